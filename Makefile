@@ -1,0 +1,36 @@
+# Two commands on a fresh machine with Python 3.11 and pip:
+#   make quickstart   create .venv, install, run the quickstart experiment
+#   make test         the same install, then the whole test suite
+PYTHON ?= python3
+VENV   ?= .venv
+PY     := $(VENV)/bin/python
+PLUGINS := $(sort $(dir $(wildcard plugins/*/pyproject.toml)))
+STAMP  := $(VENV)/.installed
+
+.PHONY: install quickstart test lint clean
+
+$(PY):
+	$(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+
+# One pip call installs the core and every plugin package, editable, so the
+# plugins' entry points are registered exactly as a third party's would be.
+$(STAMP): $(PY) pyproject.toml $(wildcard plugins/*/pyproject.toml)
+	$(PY) -m pip install --quiet -e '.[test,lint]' $(addprefix -e ,$(PLUGINS))
+	touch $(STAMP)
+
+install: $(STAMP)
+
+quickstart: install
+	$(PY) -m evalframe +experiment=quickstart
+
+test: install
+	$(PY) -m pytest -q
+
+lint: install
+	$(VENV)/bin/ruff check evalframe plugins tests
+	$(VENV)/bin/ruff format --check evalframe plugins tests
+	$(VENV)/bin/mypy evalframe
+
+clean:
+	rm -rf outputs multirun .pytest_cache .mypy_cache .ruff_cache

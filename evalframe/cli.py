@@ -1,0 +1,98 @@
+"""Command line: ``evalframe`` / ``python -m evalframe``.
+
+The first word picks a subcommand (``plugins``, ``version``); anything else is
+a Hydra run (``+experiment=quickstart retriever.k1=1.2``, ``-m`` for sweeps).
+``--help`` is answered here without importing Hydra, mlflow or any plugin so
+it stays instant.
+
+Exit codes: 0 passed, 1 a required gate failed, 2 usage/config/data error,
+3 a crash (bug) with its traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+
+from evalframe import __version__
+from evalframe.errors import EXIT_ERROR, EvalframeError
+
+__all__ = ["main"]
+
+HELP = f"""\
+evalframe {__version__}: retrieval evaluation that says whether a change is better, worse, or noise.
+
+usage:
+  evalframe [+experiment=NAME] [KEY=VALUE ...]     run an experiment (Hydra overrides)
+  evalframe -m [+experiment=NAME] [KEY=A,B ...]    sweep: one job per combination
+  evalframe plugins list                           installed plugins, by kind
+  evalframe plugins show KIND NAME                 one plugin's settings
+  evalframe version
+
+examples:
+  evalframe +experiment=quickstart
+  evalframe +experiment=quickstart retriever.k1=1.2 depth=20
+  evalframe +experiment=quickstart retriever=run_file retriever.path=my.run
+  evalframe +experiment=quickstart --cfg job       print the composed config, run nothing
+
+config groups: dataset, corpus, retriever, metrics, gates, tracking, experiment
+  (options are the <group>/*.yaml files in ./conf, evalframe's conf/ and installed plugins)
+
+Hydra's own flags (--cfg, --multirun/-m, --config-dir/-cd, ...) work as usual;
+`--hydra-help` shows them.
+
+exit codes: 0 passed · 1 a required gate failed · 2 usage, config or data error · 3 crash (a bug)
+"""
+
+SUBCOMMANDS = ("plugins", "version")
+
+
+def _plugins(argv: Sequence[str]) -> int:
+    parser = argparse.ArgumentParser(prog="evalframe plugins", description="installed plugins")
+    sub = parser.add_subparsers(dest="action", required=True)
+    sub.add_parser("list", help="every plugin with its kind, distribution and description")
+    show = sub.add_parser("show", help="one plugin's settings")
+    show.add_argument("kind")
+    show.add_argument("name")
+    args = parser.parse_args(list(argv))
+
+    from evalframe.plugins_info import list_plugins, show_plugin
+
+    if args.action == "list":
+        print(list_plugins())
+    else:
+        print(show_plugin(args.kind, args.name))
+    return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = list(sys.argv[1:] if argv is None else argv)
+    try:
+        if args and args[0] in ("-h", "--help", "help"):
+            print(HELP, end="")
+            return 0
+        if args and args[0] in ("--version", "version"):
+            print(f"evalframe {__version__}")
+            return 0
+        if args and args[0] == "plugins":
+            return _plugins(args[1:])
+        if args and not args[0].startswith("-") and "=" not in args[0]:
+            print(
+                f"error: unknown command {args[0]!r}; commands are {', '.join(SUBCOMMANDS)}, "
+                "or give Hydra overrides such as +experiment=quickstart\n"
+                "  hint: `evalframe --help` lists them",
+                file=sys.stderr,
+            )
+            return EXIT_ERROR
+        from evalframe.hydra_app import run_hydra
+
+        return run_hydra(args)
+    except EvalframeError as exc:
+        print(exc.render(), file=sys.stderr)
+        return EXIT_ERROR
+
+
+def entry() -> None:
+    """Console-script entry point."""
+    sys.exit(main())

@@ -1,0 +1,75 @@
+"""Lifecycle hooks: how trackers (MLflow, ...) follow a run without the core knowing them.
+
+A tracker is any object with some of these methods; each is optional::
+
+    on_run_start(context: RunContext)
+    on_retrieval_done(context: RunContext, run: Run)
+    on_scored(context: RunContext, evaluation: Evaluation)
+    on_gated(context: RunContext, gates: list[GateResult])
+    on_run_end(context: RunContext, outcome: RunOutcome)
+    on_error(context: RunContext, error: BaseException)
+
+Results are written to the run directory *before* ``on_run_end`` fires, and a
+tracker that raises is reported and ignored: a tracking outage must never lose
+results or change the run's exit code.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+__all__ = ["HOOKS", "HookRelay", "RunContext", "RunOutcome"]
+
+HOOKS = (
+    "on_run_start",
+    "on_retrieval_done",
+    "on_scored",
+    "on_gated",
+    "on_run_end",
+    "on_error",
+)
+
+
+@dataclass
+class RunContext:
+    """What every hook receives: the run's identity and where its outputs go."""
+
+    experiment: str
+    output_dir: Path
+    config: dict[str, Any]
+    metadata: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class RunOutcome:
+    """How the run ended: its exit code and the files it wrote."""
+
+    exit_code: int
+    outputs: dict[str, Path]
+
+
+class HookRelay:
+    """Calls a hook on every tracker that implements it, isolating failures."""
+
+    def __init__(self, trackers: Sequence[Any]) -> None:
+        self.trackers = list(trackers)
+        self.failures: list[str] = []
+
+    def emit(self, hook: str, *args: Any) -> None:
+        if hook not in HOOKS:
+            raise ValueError(f"unknown hook {hook!r}; hooks are {', '.join(HOOKS)}")
+        for tracker in self.trackers:
+            method = getattr(tracker, hook, None)
+            if method is None:
+                continue
+            try:
+                method(*args)
+            except Exception as exc:  # noqa: BLE001  # a tracker must never break the run
+                name = type(tracker).__name__
+                note = f"warning: tracker {name} failed in {hook}: {type(exc).__name__}: {exc}"
+                self.failures.append(note)
+                print(note, file=sys.stderr)

@@ -1,0 +1,210 @@
+"""Running an experiment through Hydra: search path, group checks, exit codes.
+
+The config search path, in priority order:
+
+1. ``./conf`` of the directory you run from (a user's own project with its own
+   ``conf/experiment/*.yaml``), when it exists;
+2. evalframe's own ``conf/`` (the primary ``config.yaml`` and core groups);
+3. the config folders that installed distributions declare through the
+   ``evalframe.conf`` entry-point group (plugin groups such as ``retriever/bm25``).
+
+Plugins contribute config through that entry point rather than the
+``hydra_plugins`` namespace package, so discovery is the same mechanism as
+for the plugins themselves and nothing is scanned at import time.
+"""
+
+from __future__ import annotations
+
+import difflib
+import importlib.util
+import sys
+import traceback
+from collections.abc import Sequence
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+from evalframe.errors import EXIT_ERROR, ConfigError, EvalframeError
+from evalframe.registry import CONF_GROUP
+
+__all__ = ["EXIT_CRASH", "GROUPS", "config_search_path", "core_conf_dir", "run_hydra"]
+
+#: A bug in evalframe or a plugin (a traceback is printed): distinct from 2 so
+#: CI can tell "you misconfigured it" from "it crashed".
+EXIT_CRASH = 3
+GROUPS = ("dataset", "corpus", "retriever", "metrics", "gates", "tracking", "experiment")
+
+
+def core_conf_dir() -> Path:
+    """evalframe's ``conf/``: beside the package in a checkout or editable install."""
+    here = Path(__file__).resolve().parent
+    for candidate in (here.parent / "conf", here / "conf"):
+        if (candidate / "config.yaml").is_file():
+            return candidate
+    raise ConfigError(
+        f"evalframe's config folder was not found next to {here}",
+        expected="conf/config.yaml in the project checkout",
+        hint="install evalframe from its checkout with `make install` (pip install -e .)",
+    )
+
+
+def _package_dir(package: str) -> Path | None:
+    try:
+        spec = importlib.util.find_spec(package)
+    except (ImportError, ValueError):
+        return None
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    return Path(next(iter(spec.submodule_search_locations)))
+
+
+def plugin_conf_dirs() -> list[tuple[str, Path]]:
+    """(entry-point name, folder) for every config folder a distribution declares."""
+    found = []
+    for ep in sorted(metadata.entry_points(group=CONF_GROUP), key=lambda e: e.name):
+        folder = _package_dir(ep.value)
+        if folder is None:
+            print(
+                f"warning: entry point {ep.name!r} ({CONF_GROUP}) names package {ep.value!r}, "
+                "which cannot be found; its config groups are skipped",
+                file=sys.stderr,
+            )
+            continue
+        found.append((ep.name, folder))
+    return found
+
+
+def config_search_path(cwd: Path | None = None) -> list[Path]:
+    """Folders searched for config groups, highest priority first (see module docstring)."""
+    core = core_conf_dir()
+    paths: list[Path] = []
+    user = (cwd or Path.cwd()) / "conf"
+    if user.is_dir() and user.resolve() != core.resolve():
+        paths.append(user.resolve())
+    paths.append(core)
+    paths.extend(folder for _, folder in plugin_conf_dirs())
+    return paths
+
+
+def group_options(group: str, search_path: Sequence[Path]) -> list[str]:
+    options: set[str] = set()
+    for root in search_path:
+        folder = root / group
+        if folder.is_dir():
+            options.update(p.stem for p in folder.glob("*.yaml"))
+    return sorted(options)
+
+
+def check_group_overrides(overrides: Sequence[str], search_path: Sequence[Path]) -> None:
+    """Turn ``retriever=nope`` into a clear error that lists and suggests, before Hydra runs."""
+    for item in overrides:
+        name, sep, value = item.lstrip("+~").partition("=")
+        if not sep or name not in GROUPS or item.startswith("~"):
+            continue
+        if any(tok in value for tok in ("(", "${", "[", "*")):
+            continue  # sweep functions and interpolations: leave them to Hydra
+        options = group_options(name, search_path)
+        for choice in (v.strip() for v in value.split(",")):
+            if choice in options or choice in ("null", ""):
+                continue
+            close = difflib.get_close_matches(choice, options, n=1, cutoff=0.5)
+            kind = "experiment" if name == "experiment" else f"{name} config"
+            raise ConfigError(
+                f"no {kind} named {choice!r}; available: {', '.join(options) or '(none)'}",
+                key=name,
+                hint=(f"did you mean {close[0]!r}? " if close else "")
+                + f"options are the {name}/*.yaml files on the config search path; "
+                "`evalframe plugins list` shows the installed plugins",
+            )
+
+
+def _register_resolvers() -> None:
+    from omegaconf import OmegaConf
+
+    data_root = Path(__file__).resolve().parent / "data"
+    if not OmegaConf.has_resolver("ef.data"):
+        # ${ef.data:quickstart/golden.jsonl}: data shipped inside the package,
+        # found wherever evalframe is installed and whatever the cwd.
+        OmegaConf.register_new_resolver("ef.data", lambda rel: str(data_root / rel))
+
+
+def _quote(path: Path) -> str:
+    return "'file://" + str(path).replace("'", "\\'") + "'"
+
+
+def run_hydra(argv: Sequence[str], prog: str = "evalframe") -> int:
+    """Compose the config with Hydra and run the experiment(s); return the exit code."""
+    try:
+        search_path = config_search_path()
+        check_group_overrides([a for a in argv if not a.startswith("-")], search_path)
+    except EvalframeError as exc:
+        print(exc.render(), file=sys.stderr)
+        return EXIT_ERROR
+
+    import hydra
+    from omegaconf import DictConfig
+
+    _register_resolvers()
+    codes: list[int] = []
+
+    def task(cfg: DictConfig) -> None:
+        codes.append(_run_task(cfg))
+
+    core = core_conf_dir()
+    # Hydra searches its primary config path first, then hydra.searchpath in
+    # order; a user's conf/ therefore overrides a core file only by adding new
+    # options, which is what a project needs (its own experiments and packs).
+    extra = [p for p in search_path if p != core]
+    searchpath_override = "hydra.searchpath=[" + ",".join(_quote(p) for p in extra) + "]"
+    main = hydra.main(version_base="1.3", config_path=str(core), config_name="config")(task)
+    saved = sys.argv
+    sys.argv = [prog, *argv, searchpath_override]
+    try:
+        main()
+    except SystemExit as exc:
+        code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+        if code != 0 and not codes:
+            # Hydra rejected the command line or config before any job ran.
+            return EXIT_ERROR
+        if code != 0:
+            codes.append(EXIT_ERROR)
+    finally:
+        sys.argv = saved
+    return max(codes, default=0)
+
+
+def _run_task(cfg: Any) -> int:
+    from omegaconf import OmegaConf
+    from omegaconf.errors import OmegaConfBaseException
+
+    from evalframe.config import validate_experiment
+    from evalframe.pipeline import run_experiment
+
+    try:
+        try:
+            raw = OmegaConf.to_container(cfg, resolve=True)
+        except OmegaConfBaseException as exc:
+            key = getattr(exc, "full_key", None)
+            raise ConfigError(
+                f"cannot resolve the config: {getattr(exc, 'msg', str(exc)).splitlines()[0]}",
+                key=key or None,
+                hint="a value is missing (???) or an interpolation is broken; set it on the "
+                "command line (key=value) or in your experiment YAML",
+            ) from None
+        assert isinstance(raw, dict)  # to_container of a DictConfig is a dict
+        experiment = validate_experiment(raw)
+        return run_experiment(experiment).exit_code
+    except EvalframeError as exc:
+        print(exc.render(), file=sys.stderr)
+        return EXIT_ERROR
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130
+    except Exception:  # noqa: BLE001  # a crash is reported with its traceback, not hidden
+        traceback.print_exc()
+        print(
+            "error: evalframe or a plugin crashed (above is the traceback); this is a bug, "
+            "not a mistake in your config — please report it",
+            file=sys.stderr,
+        )
+        return EXIT_CRASH

@@ -1,0 +1,181 @@
+"""The terminal report, in the spirit of B.O.B's: means ± std, slices, queries, gates.
+
+Rendering is pure (results in, text out) so it can be tested and reused by
+``rescore``/``compare`` later without re-running anything.
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from evalframe.config import Experiment, ReportSection
+    from evalframe.results import Evaluation, GateResult
+
+__all__ = ["per_query_records", "query_status", "render_report"]
+
+PASS, WARN, FAIL, NEGATIVE = "✓", "⚠", "✗", "–"
+
+
+def query_status(value: float | None, is_negative: bool, cfg: ReportSection) -> str:
+    """✓ at or above ``pass_at``, ✗ below ``fail_below``, ⚠ between; – for a negative example."""
+    if is_negative:
+        return NEGATIVE
+    if value is None or math.isnan(value):
+        return WARN
+    if value >= cfg.pass_at:
+        return PASS
+    if value < cfg.fail_below:
+        return FAIL
+    return WARN
+
+
+def _fmt(value: float) -> str:
+    return "  n/a" if math.isnan(value) else f"{value:.3f}"
+
+
+def _table(header: list[str], rows: list[list[str]]) -> list[str]:
+    widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
+    def line(cells: list[str]) -> str:
+        return "  " + "  ".join(
+            c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(cells, widths, strict=True))
+        )
+    return [line(header), *(line(r) for r in rows)]
+
+
+def _ids(ids: list[str], limit: int) -> str:
+    shown = ", ".join(ids[:limit])
+    return f"[{shown}{', …' if len(ids) > limit else ''}]"
+
+
+def render_report(
+    exp: Experiment,
+    evaluation: Evaluation,
+    gates: list[GateResult],
+    outputs: dict[str, Path],
+) -> str:
+    golden = evaluation.golden
+    cfg = exp.report
+    negatives = sum(1 for q in golden if q.is_negative)
+    out: list[str] = []
+    out.append(
+        f"evalframe · {exp.name} · {len(golden)} queries ({negatives} negative) · "
+        f"golden set {golden.name}@{golden.content_hash} · retriever {exp.retriever.spec.name}"
+    )
+    missing = evaluation.scores.missing
+    if missing:
+        out.append(
+            f"  note: {len(missing)} golden queries have no ranking in the run "
+            f"(policy missing_query={evaluation.policies.missing_query})"
+        )
+    if evaluation.scores.extra_queries:
+        out.append(f"  note: the run has {evaluation.scores.extra_queries} queries not in the golden set (ignored)")
+
+    out.append("")
+    out.append("Results (mean ± std over n queries):")
+    width = max(len(str(m)) for m in evaluation.metrics)
+    for m, agg in evaluation.overall.items():
+        extra = f", {agg.skipped} skipped" if agg.skipped else ""
+        out.append(f"  {str(m).ljust(width)}  {_fmt(agg.mean)} (±{_fmt(agg.std).strip()})  n={agg.n}{extra}")
+    if any(agg.skipped for agg in evaluation.overall.values()) and evaluation.policies.no_relevant == "skip":
+        out.append(f"  (negative examples are skipped by rank metrics: policy no_relevant=skip)")
+    if evaluation.latency:
+        lat = evaluation.latency
+        out.append(f"  latency       p50 {lat['p50_ms']:.1f} ms · p95 {lat['p95_ms']:.1f} ms")
+
+    for fname, groups in evaluation.by_slice.items():
+        out.append("")
+        out.append(f"By {fname}:")
+        header = [fname, "n", *(str(m) for m in evaluation.metrics)]
+        rows = []
+        idx = evaluation.slice_groups(fname)
+        for value, aggs in groups.items():
+            rows.append([value, str(len(idx[value])), *(_fmt(a.mean) for a in aggs.values())])
+        out.extend(_table(header, rows))
+
+    records = per_query_records(evaluation, cfg)
+    if cfg.max_queries:
+        out.append("")
+        out.append(
+            f"Per-query breakdown ({cfg.criterion}: {PASS} ≥ {cfg.pass_at:g}, "
+            f"{FAIL} < {cfg.fail_below:g}, {NEGATIVE} negative example):"
+        )
+        shown_metrics = evaluation.metrics[:4]
+        for rec in records[: cfg.max_queries]:
+            values = " ".join(f"{m}={_fmt(rec['metrics'][str(m)]).strip()}" for m in shown_metrics)
+            out.append(f"  {rec['status']} {rec['query_id']}: {values}")
+        if len(records) > cfg.max_queries:
+            out.append(f"  … {len(records) - cfg.max_queries} more in per_query.jsonl")
+
+    failed = [r for r in records if r["status"] == FAIL]
+    if failed and cfg.max_failed:
+        out.append("")
+        out.append(f"Failed queries ({cfg.criterion} < {cfg.fail_below:g}): {len(failed)}")
+        for rec in failed[: cfg.max_failed]:
+            out.append(f"  {rec['query_id']}: \"{rec['text']}\"")
+            out.append(f"      Expected:  {_ids(rec['expected'], cfg.show_k)}")
+            out.append(f"      Retrieved: {_ids(rec['retrieved'], cfg.show_k)}")
+        if len(failed) > cfg.max_failed:
+            out.append(f"  … {len(failed) - cfg.max_failed} more in per_query.jsonl")
+
+    negs = [r for r in records if r["status"] == NEGATIVE]
+    if negs and cfg.max_failed:
+        out.append("")
+        out.append(f"Negative examples (nothing should match): {len(negs)}")
+        for rec in negs[: cfg.max_failed]:
+            out.append(f"  {rec['query_id']}: \"{rec['text']}\" → top: {_ids(rec['retrieved'], 3)}")
+
+    out.append("")
+    if gates:
+        out.append("Gates:")
+        for g in gates:
+            mark = PASS if g.passed else (FAIL if g.required else WARN)
+            severity = "" if g.required else " (advisory)"
+            out.append(f"  {mark} {g.name}{severity}: {g.message}")
+            for item in g.failures[:10]:
+                out.append(f"      - {item}")
+    else:
+        out.append("Gates: none configured")
+
+    failed_required = [g.name for g in gates if g.required and not g.passed]
+    out.append("")
+    if outputs:
+        out.append(f"Saved results to: {exp.output_dir}")
+    if failed_required:
+        out.append(f"Result: FAILED — required gate(s) failed: {', '.join(failed_required)}")
+    else:
+        out.append("Result: PASSED")
+    return "\n".join(out)
+
+
+def per_query_records(evaluation: Evaluation, cfg: ReportSection) -> list[dict[str, Any]]:
+    """One record per golden query: values, status, expected and retrieved ids (trec order)."""
+    from evalframe.metrics.engine import trec_order
+
+    by_id = evaluation.golden.by_id()
+    crit = next((m for m in evaluation.metrics if str(m) == cfg.criterion), None)
+    records: list[dict[str, Any]] = []
+    for i, qid in enumerate(evaluation.scores.query_ids):
+        gq = by_id[qid]
+        values = {str(m): float(v[i]) for m, v in evaluation.scores.values.items()}
+        ranking = evaluation.run.rankings.get(qid)
+        ordered = trec_order(ranking.pairs()) if ranking is not None else []
+        value = values.get(str(crit)) if crit is not None else None
+        records.append(
+            {
+                "query_id": qid,
+                "text": gq.text,
+                "slices": {f: gq.metadata.get(f) for f in evaluation.slice_fields},
+                "metrics": values,
+                "status": query_status(value, gq.is_negative, cfg),
+                "expected": sorted(gq.relevant),
+                "judgments": dict(sorted(gq.judgments.items())),
+                "retrieved": [d for d, _ in ordered],
+                "scores": [sc for _, sc in ordered],
+                "missing": ranking is None,
+                "latency_ms": ranking.latency_ms if ranking is not None else None,
+            }
+        )
+    return records

@@ -1,0 +1,220 @@
+"""The data model: golden queries and sets, corpora, rankings and runs.
+
+Every model is a frozen pydantic model so a value that has been validated once
+cannot change under the pipeline's feet. Ids are always strings: golden sets in
+the wild (B.O.B's ``expected_chunks: [12, 13]``, TREC qrels) mix integer and
+string ids, and comparing ``12`` with ``"12"`` silently scores zero, so integer
+ids are normalised at the boundary instead.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Iterable, Iterator, Mapping
+from typing import Annotated, Any
+
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, model_validator
+
+__all__ = [
+    "Corpus",
+    "Document",
+    "GoldenQuery",
+    "GoldenSet",
+    "Id",
+    "Ranking",
+    "Run",
+    "content_hash",
+    "normalise_id",
+]
+
+
+def normalise_id(value: Any) -> Any:
+    """Turn an integer id into its decimal string; leave anything else alone.
+
+    ``bool`` is rejected on purpose: ``True`` is an ``int`` in Python but never
+    a meaningful id, and accepting it would hide a broken record.
+    """
+    if isinstance(value, bool):
+        return value  # pydantic's str check then reports it with its location
+    if isinstance(value, int):
+        return str(value)
+    return value
+
+
+Id = Annotated[str, BeforeValidator(normalise_id), Field(min_length=1)]
+
+
+def content_hash(payload: Any) -> str:
+    """SHA-256 of canonical JSON (sorted keys, no whitespace), as 16 hex digits.
+
+    The hash identifies *content*, not the file it came from: two loaders that
+    read the same queries from different formats give the same hash.
+    """
+    blob = json.dumps(payload, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    return hashlib.sha256(blob.encode("utf-8")).hexdigest()[:16]
+
+
+class _Frozen(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class GoldenQuery(_Frozen):
+    """One question with its judged documents.
+
+    ``judgments`` maps doc id to an integer label. Labels > 0 are relevant
+    (at the default threshold); labels <= 0 are judged but not relevant. An
+    empty mapping is a *negative example*: no document answers the question.
+    ``metadata`` holds free fields used for slicing (difficulty, category, ...).
+    """
+
+    id: Id
+    text: str
+    judgments: dict[Id, int] = Field(default_factory=dict)
+    metadata: dict[str, Any] = Field(default_factory=dict)
+
+    @property
+    def relevant(self) -> frozenset[str]:
+        """Doc ids with a label above zero."""
+        return frozenset(d for d, label in self.judgments.items() if label > 0)
+
+    @property
+    def is_negative(self) -> bool:
+        """True when no judged document is relevant (a negative example)."""
+        return not self.relevant
+
+    def canonical(self) -> dict[str, Any]:
+        return {
+            "id": self.id,
+            "text": self.text,
+            "judgments": dict(sorted(self.judgments.items())),
+            "metadata": self.metadata,
+        }
+
+
+class GoldenSet(_Frozen):
+    """A named, hashed collection of golden queries.
+
+    Build one with :meth:`build`, which computes the content hash; the hash
+    covers the queries only, so moving a file does not change it.
+    """
+
+    name: str
+    queries: tuple[GoldenQuery, ...]
+    provenance: dict[str, Any] = Field(default_factory=dict)
+    content_hash: str
+
+    @model_validator(mode="after")
+    def _unique_ids(self) -> GoldenSet:
+        seen: set[str] = set()
+        for q in self.queries:
+            if q.id in seen:
+                raise ValueError(f"golden set {self.name!r}: query id {q.id!r} appears twice")
+            seen.add(q.id)
+        return self
+
+    @classmethod
+    def build(
+        cls, name: str, queries: Iterable[GoldenQuery], provenance: Mapping[str, Any] | None = None
+    ) -> GoldenSet:
+        qs = tuple(queries)
+        digest = content_hash([q.canonical() for q in sorted(qs, key=lambda q: q.id)])
+        return cls(name=name, queries=qs, provenance=dict(provenance or {}), content_hash=digest)
+
+    def __len__(self) -> int:
+        return len(self.queries)
+
+    def __iter__(self) -> Iterator[GoldenQuery]:  # type: ignore[override]  # iterate queries, not fields
+        return iter(self.queries)
+
+    def by_id(self) -> dict[str, GoldenQuery]:
+        return {q.id: q for q in self.queries}
+
+    def slice_fields(self) -> list[str]:
+        """Metadata fields with scalar values in at least one query, in first-seen order."""
+        fields: dict[str, None] = {}
+        for q in self.queries:
+            for key, value in q.metadata.items():
+                if isinstance(value, (str, int, float, bool)) and key != "notes":
+                    fields.setdefault(key, None)
+        return list(fields)
+
+
+class Document(_Frozen):
+    """One retrievable unit: a passage, a chunk, a code entity, a tool."""
+
+    id: Id
+    text: str
+    metadata: dict[str, Any] = Field(default_factory=dict)
+
+
+class Corpus(_Frozen):
+    """The documents a retriever searches, with a content hash for cache keys."""
+
+    name: str
+    documents: tuple[Document, ...]
+    content_hash: str
+
+    @classmethod
+    def build(cls, name: str, documents: Iterable[Document]) -> Corpus:
+        docs = tuple(documents)
+        digest = content_hash([[d.id, d.text] for d in docs])
+        return cls(name=name, documents=docs, content_hash=digest)
+
+    def __len__(self) -> int:
+        return len(self.documents)
+
+    def ids(self) -> frozenset[str]:
+        return frozenset(d.id for d in self.documents)
+
+
+class Ranking(_Frozen):
+    """What a retriever returned for one query, best first.
+
+    ``doc_ids`` and ``scores`` are parallel tuples rather than a list of pairs:
+    a run of 100k queries x 100 docs would otherwise be ten million objects.
+    The optional fields carry what RAG and recommender systems also report.
+    """
+
+    query_id: Id
+    doc_ids: tuple[Id, ...] = ()
+    scores: tuple[float, ...] = ()
+    confidence: float | None = None
+    answer: str | None = None
+    latency_ms: float | None = None
+    tokens: int | None = None
+
+    @model_validator(mode="after")
+    def _parallel(self) -> Ranking:
+        if len(self.doc_ids) != len(self.scores):
+            raise ValueError(
+                f"ranking for query {self.query_id!r}: {len(self.doc_ids)} doc ids but "
+                f"{len(self.scores)} scores; give one score per doc id"
+            )
+        return self
+
+    @classmethod
+    def from_pairs(cls, query_id: str, pairs: Iterable[tuple[str, float]], **extra: Any) -> Ranking:
+        items = list(pairs)
+        return cls(
+            query_id=query_id,
+            doc_ids=tuple(d for d, _ in items),
+            scores=tuple(float(s) for _, s in items),
+            **extra,
+        )
+
+    def pairs(self) -> list[tuple[str, float]]:
+        return list(zip(self.doc_ids, self.scores, strict=True))
+
+    def __len__(self) -> int:
+        return len(self.doc_ids)
+
+
+class Run(_Frozen):
+    """Rankings keyed by query id, plus free metadata (system name, config, ...)."""
+
+    rankings: dict[str, Ranking]
+    metadata: dict[str, Any] = Field(default_factory=dict)
+
+    def __len__(self) -> int:
+        return len(self.rankings)

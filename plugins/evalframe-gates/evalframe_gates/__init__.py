@@ -1,0 +1,1 @@
+"""Gate plugins for evalframe; see evalframe_gates.threshold."""
