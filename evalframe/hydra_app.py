@@ -128,15 +128,47 @@ def _register_resolvers() -> None:
         OmegaConf.register_new_resolver("ef.data", lambda rel: str(data_root / rel))
 
 
+_VALUE_FLAGS = {"--cfg", "-c", "--package", "-p", "--config-path", "-cp", "--config-name", "-cn",
+                "--config-dir", "-cd", "--experimental-rerun", "--shell-completion", "-sc"}
+_INFO_VALUES = {"all", "config", "defaults", "defaults-tree", "plugins", "searchpath"}
+
+
+def split_argv(argv: Sequence[str]) -> tuple[list[str], list[str]]:
+    """Hydra's flags (with their values) apart from its overrides.
+
+    Hydra reads overrides as one positional group, so ``x=1 --cfg job y=2``
+    would be rejected; putting every flag first lets users write them in any order.
+    """
+    flags: list[str] = []
+    overrides: list[str] = []
+    items = list(argv)
+    i = 0
+    while i < len(items):
+        token = items[i]
+        if token.startswith("-"):
+            flags.append(token)
+            takes_value = token in _VALUE_FLAGS or (
+                token == "--info" and i + 1 < len(items) and items[i + 1] in _INFO_VALUES
+            )
+            if takes_value and i + 1 < len(items):
+                flags.append(items[i + 1])
+                i += 1
+        else:
+            overrides.append(token)
+        i += 1
+    return flags, overrides
+
+
 def _quote(path: Path) -> str:
     return "'file://" + str(path).replace("'", "\\'") + "'"
 
 
 def run_hydra(argv: Sequence[str], prog: str = "evalframe") -> int:
     """Compose the config with Hydra and run the experiment(s); return the exit code."""
+    flags, overrides = split_argv(argv)
     try:
         search_path = config_search_path()
-        check_group_overrides([a for a in argv if not a.startswith("-")], search_path)
+        check_group_overrides(overrides, search_path)
     except EvalframeError as exc:
         print(exc.render(), file=sys.stderr)
         return EXIT_ERROR
@@ -158,7 +190,7 @@ def run_hydra(argv: Sequence[str], prog: str = "evalframe") -> int:
     searchpath_override = "hydra.searchpath=[" + ",".join(_quote(p) for p in extra) + "]"
     main = hydra.main(version_base="1.3", config_path=str(core), config_name="config")(task)
     saved = sys.argv
-    sys.argv = [prog, *argv, searchpath_override]
+    sys.argv = [prog, *flags, *overrides, searchpath_override]
     try:
         main()
     except SystemExit as exc:

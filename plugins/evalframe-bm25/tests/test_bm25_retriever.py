@@ -1,0 +1,99 @@
+"""BM25 retriever: the contract, the on-disk index cache, and its example config."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import yaml
+from evalframe_bm25.retriever import BM25Config, BM25Retriever
+
+from evalframe.errors import ConfigError
+from evalframe.protocols import PluginContext, Query
+from evalframe.testing import RetrieverContract
+from evalframe.types import Corpus, Document
+
+CORPUS = Corpus.build(
+    "pets",
+    [
+        Document(id="d1", text="Cats sleep most of the day and purr when content."),
+        Document(id="d2", text="Dogs need daily walks and enjoy playing fetch."),
+        Document(id="d3", text="Goldfish live in water and need a clean tank."),
+        Document(id=4, text="A cat and a dog can share a home if introduced slowly."),
+    ],
+)
+
+
+def make(tmp_path: Path, **settings: object) -> BM25Retriever:
+    return BM25Retriever(BM25Config(**settings), PluginContext(corpus=CORPUS, cache_dir=tmp_path))
+
+
+class TestBM25Contract(RetrieverContract):
+    plugin_name = "bm25"
+
+    @pytest.fixture
+    def retriever(self, tmp_path: Path) -> BM25Retriever:
+        return make(tmp_path)
+
+    @pytest.fixture
+    def queries(self) -> list[Query]:
+        return [
+            Query(id="q1", text="How long do cats sleep?"),
+            Query(id="q2", text="walking the dog"),
+            Query(id="q3", text="quantum chromodynamics"),
+        ]
+
+
+def test_stemmed_match_ranks_the_right_document_first(tmp_path: Path) -> None:
+    ranking = make(tmp_path).retrieve(Query(id="q", text="sleeping cats"), 3)
+    assert ranking is not None
+    assert ranking.doc_ids[0] == "d1"
+
+
+def test_documents_without_a_shared_term_are_not_returned(tmp_path: Path) -> None:
+    """bm25s pads results with zero-score docs; those are not matches."""
+    ranking = make(tmp_path).retrieve(Query(id="q", text="quantum chromodynamics"), 4)
+    assert ranking is not None
+    assert ranking.doc_ids == ()
+
+
+def test_integer_corpus_ids_come_back_as_strings(tmp_path: Path) -> None:
+    ranking = make(tmp_path).retrieve(Query(id="q", text="share a home"), 1)
+    assert ranking is not None
+    assert ranking.doc_ids == ("4",)
+
+
+def test_index_is_built_once_and_reused_from_disk(tmp_path: Path) -> None:
+    first = make(tmp_path)
+    assert first.built and (first.index_dir / "doc_ids.json").is_file()
+    second = make(tmp_path)
+    assert not second.built
+    assert second.index_dir == first.index_dir
+    q = Query(id="q", text="dog walks")
+    assert first.retrieve(q, 3) == second.retrieve(q, 3)
+
+
+def test_index_key_changes_with_parameters_and_corpus(tmp_path: Path) -> None:
+    base = make(tmp_path).index_dir
+    assert make(tmp_path, k1=0.9).index_dir != base
+    other = Corpus.build("pets", [*CORPUS.documents, Document(id="d5", text="Parrots talk.")])
+    changed = BM25Retriever(BM25Config(), PluginContext(corpus=other, cache_dir=tmp_path))
+    assert changed.index_dir != base
+
+
+def test_needs_a_corpus() -> None:
+    with pytest.raises(ConfigError, match="needs a corpus"):
+        BM25Retriever(BM25Config(), PluginContext(corpus=None))
+
+
+def test_unknown_stemmer_names_the_key(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError) as err:
+        make(tmp_path, stemmer="klingon")
+    assert err.value.key == "retriever.stemmer"
+
+
+def test_example_config_validates() -> None:
+    path = Path(__file__).parents[1] / "evalframe_bm25" / "conf" / "retriever" / "bm25.yaml"
+    node = yaml.safe_load(path.read_text())
+    assert node.pop("name") == "bm25"
+    BM25Config.model_validate(node)

@@ -1,0 +1,85 @@
+"""threshold gate: pass/fail on an aggregate, overall and within a slice."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+from evalframe_gates.threshold import ThresholdConfig, ThresholdGate
+
+from evalframe.metrics import Policies, evaluate, parse_metrics
+from evalframe.protocols import PluginContext
+from evalframe.registry import GATES
+from evalframe.results import Evaluation, GateView
+from evalframe.testing import PluginContract
+from evalframe.types import GoldenQuery, GoldenSet, Ranking, Run
+
+GOLDEN = GoldenSet.build(
+    "g",
+    [
+        GoldenQuery(id="e1", text="", judgments={"a": 1}, metadata={"difficulty": "easy"}),
+        GoldenQuery(id="e2", text="", judgments={"b": 1}, metadata={"difficulty": "easy"}),
+        GoldenQuery(id="h1", text="", judgments={"c": 1}, metadata={"difficulty": "hard"}),
+    ],
+)
+RUN = Run(
+    rankings={
+        "e1": Ranking.from_pairs("e1", [("a", 2.0), ("x", 1.0)]),  # RR = 1
+        "e2": Ranking.from_pairs("e2", [("x", 2.0), ("b", 1.0)]),  # RR = 1/2
+        "h1": Ranking.from_pairs("h1", [("x", 2.0), ("y", 1.0)]),  # RR = 0
+    }
+)
+
+
+@pytest.fixture
+def view() -> GateView:
+    metrics = parse_metrics(["RR"])
+    scores = evaluate(metrics, GOLDEN, RUN, Policies())
+    return GateView(Evaluation.build(GOLDEN, RUN, scores, metrics, Policies()))
+
+
+def gate(**settings: object) -> ThresholdGate:
+    return ThresholdGate(ThresholdConfig(**settings), PluginContext(config_key="gates.t"))
+
+
+class TestThresholdContract(PluginContract):
+    plugin_name = "threshold"
+    registry = GATES
+
+
+def test_passes_when_the_mean_meets_the_threshold(view: GateView) -> None:
+    result = gate(metric="RR", op=">=", value=0.5).evaluate(view)
+    assert result.passed
+    assert result.value == pytest.approx((1 + 1 / 2 + 0) / 3)
+
+
+def test_fails_above_the_achievable_value(view: GateView) -> None:
+    result = gate(metric="RR", op=">=", value=0.9).evaluate(view)
+    assert not result.passed
+    assert "does not hold" in result.message
+
+
+def test_slice_restricts_the_queries(view: GateView) -> None:
+    easy = gate(metric="RR", value=0.75, slice={"difficulty": "easy"}).evaluate(view)
+    assert easy.passed and easy.value == pytest.approx((1 + 1 / 2) / 2)
+    hard = gate(metric="RR", value=0.1, slice={"difficulty": "hard"}).evaluate(view)
+    assert not hard.passed and hard.value == 0.0
+
+
+@pytest.mark.parametrize(
+    ("op", "value", "passed"),
+    [(">", 0.5, False), ("<", 0.5, False), ("<=", 0.5, True), (">=", 0.5, True), (">", 0.4, True)],
+)
+def test_operators_at_the_boundary(view: GateView, op: str, value: float, passed: bool) -> None:
+    """The mean RR is exactly (1 + 1/2 + 0) / 3 = 1/2."""
+    assert gate(metric="RR", op=op, value=value).evaluate(view).passed is passed
+
+
+def test_an_empty_slice_cannot_pass(view: GateView) -> None:
+    result = gate(metric="RR", value=0.0, slice={"difficulty": "medium"}).evaluate(view)
+    assert not result.passed and "n=0" in result.message
+    assert result.value is None or math.isnan(result.value)
+
+
+def test_declares_the_metric_it_needs() -> None:
+    assert gate(metric="nDCG@10", value=0.1).required_metrics() == ["nDCG@10"]

@@ -1,0 +1,162 @@
+"""B.O.B JSONL golden sets and JSONL corpora: what loads, and every way it is rejected."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from evalframe_jsonl.corpus import JsonlCorpus, JsonlCorpusConfig
+from evalframe_jsonl.dataset import JsonlDataset, JsonlDatasetConfig
+
+from evalframe.errors import DataError
+from evalframe.protocols import PluginContext
+from evalframe.registry import CORPORA, DATASETS
+from evalframe.testing import PluginContract
+from evalframe.types import Corpus, Document
+
+DATA = Path(__file__).parent / "data"
+
+
+def load(path: Path, context: PluginContext | None = None):  # type: ignore[no-untyped-def]  # test helper
+    return JsonlDataset(JsonlDatasetConfig(path=str(path)), context or PluginContext()).load()
+
+
+def write(tmp_path: Path, *lines: str) -> Path:
+    path = tmp_path / "gold.jsonl"
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+class TestJsonlDatasetContract(PluginContract):
+    plugin_name = "jsonl"
+    registry = DATASETS
+
+
+class TestJsonlCorpusContract(PluginContract):
+    plugin_name = "jsonl"
+    registry = CORPORA
+
+
+def test_bob_sample_loads_with_normalised_ids_and_slices() -> None:
+    golden = load(DATA / "bob_gold.jsonl")
+    assert [q.id for q in golden] == ["1", "2", "3", "4"]
+    q3 = golden.by_id()["3"]
+    assert q3.judgments == {"45": 1, "46": 1, "47": 1}
+    assert q3.metadata["difficulty"] == "hard"
+    assert q3.metadata["category"] == "api"
+    assert golden.name == "bob_gold"
+    assert golden.provenance["format"] == "jsonl"
+
+
+def test_empty_expected_chunks_is_a_negative_example() -> None:
+    golden = load(DATA / "bob_gold.jsonl")
+    assert [q.id for q in golden if q.is_negative] == ["4"]
+
+
+def test_folder_of_domains_loads_as_one_set_with_a_domain_slice() -> None:
+    golden = load(DATA / "domains")
+    assert {q.id: q.metadata["domain"] for q in golden} == {
+        "r1": "recipes",
+        "r2": "recipes",
+        "t1": "taxes",
+    }
+    assert "domain" in golden.slice_fields()
+
+
+def test_graded_judgments_as_a_mapping(tmp_path: Path) -> None:
+    path = write(tmp_path, '{"id": 1, "question": "q", "expected_chunks": {"a": 2, "b": 1}}')
+    assert load(path).queries[0].judgments == {"a": 2, "b": 1}
+
+
+def test_the_same_content_hashes_the_same_from_any_path(tmp_path: Path) -> None:
+    copy = tmp_path / "elsewhere.jsonl"
+    copy.write_text((DATA / "bob_gold.jsonl").read_text())
+    assert load(copy).content_hash == load(DATA / "bob_gold.jsonl").content_hash
+
+
+@pytest.mark.parametrize(
+    ("lines", "line", "fragment"),
+    [
+        (['{"id": 1, "question": "a", "expected_chunks": [1]}', '{"id": 1, "question": "b",'],
+         2, "not valid JSON"),
+        (['{"id": 1, "question": "a", "expected_chunks": [1]}',
+          '{"id": 1, "question": "b", "expected_chunks": [2]}'], 2, "duplicated (first at"),
+        (['{"id": 1, "question": "a", "expected_chunks": "12, 13"}'], 1, "must be a list of ids"),
+        (['{"id": 1, "question": "a"}'], 1, "'expected_chunks'"),
+        (['{"id": 1, "question": "  ", "expected_chunks": []}'], 1, "non-empty text"),
+        (['{"id": true, "question": "a", "expected_chunks": []}'], 1, "field 'id'"),
+        (['{"id": 1, "question": "a", "expected_chunks": [1, 1]}'], 1, "same chunk twice"),
+        (['[1, 2]'], 1, "JSON object"),
+    ],
+)
+def test_malformed_records_name_file_and_line(
+    tmp_path: Path, lines: list[str], line: int, fragment: str
+) -> None:
+    path = write(tmp_path, *lines)
+    with pytest.raises(DataError) as err:
+        load(path)
+    assert err.value.line == line
+    rendered = err.value.render()
+    assert f"{path}:{line}" in rendered and fragment in rendered
+
+
+def test_a_comma_separated_string_gets_a_hint(tmp_path: Path) -> None:
+    path = write(tmp_path, '{"id": 1, "question": "a", "expected_chunks": "12, 13"}')
+    with pytest.raises(DataError) as err:
+        load(path)
+    assert err.value.hint == 'write it as a JSON list: "expected_chunks": [12, 13]'
+
+
+def test_missing_file_names_the_config_key(tmp_path: Path) -> None:
+    with pytest.raises(DataError) as err:
+        load(tmp_path / "nope.jsonl")
+    assert err.value.key == "dataset.path"
+
+
+def test_expected_ids_absent_from_the_corpus_are_warned_about(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    corpus = Corpus.build("c", [Document(id="5", text="install"), Document(id="6", text="pip")])
+    load(DATA / "bob_gold.jsonl", PluginContext(corpus=corpus))
+    err = capsys.readouterr().err
+    assert "4 expected chunk id(s) are not in corpus" in err  # 23, 45, 46, 47
+    assert "23, 45, 46, 47" in err
+
+
+def corpus_load(tmp_path: Path, text: str, **settings: str) -> Corpus:
+    path = tmp_path / "corpus.jsonl"
+    path.write_text(text)
+    return JsonlCorpus(JsonlCorpusConfig(path=str(path), **settings), PluginContext()).load()
+
+
+def test_corpus_keeps_extra_fields_as_metadata_and_prepends_titles(tmp_path: Path) -> None:
+    corpus = corpus_load(
+        tmp_path,
+        '{"id": 7, "text": "body", "title": "Heading", "source": "a.md"}\n',
+        title_field="title",
+    )
+    doc = corpus.documents[0]
+    assert doc.id == "7" and doc.text == "Heading\nbody"
+    assert doc.metadata == {"title": "Heading", "source": "a.md"}
+
+
+@pytest.mark.parametrize(
+    ("text", "line", "fragment"),
+    [
+        ('{"id": "a", "text": "x"}\n{"id": "a", "text": "y"}\n', 2, "duplicated (first on line 1)"),
+        ('{"id": "a"}\n', 1, "no 'text' field"),
+        ('{"id": "a", "text": 3}\n', 1, "must be a string"),
+        ('{"id": "", "text": "x"}\n', 1, "non-empty string"),
+    ],
+)
+def test_corpus_errors_name_file_and_line(
+    tmp_path: Path, text: str, line: int, fragment: str
+) -> None:
+    with pytest.raises(DataError) as err:
+        corpus_load(tmp_path, text)
+    assert err.value.line == line and fragment in err.value.render()
+
+
+def test_empty_corpus_is_an_error(tmp_path: Path) -> None:
+    with pytest.raises(DataError, match="empty"):
+        corpus_load(tmp_path, "\n")

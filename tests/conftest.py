@@ -1,0 +1,70 @@
+"""Shared fixtures: a tiny project (corpus + golden set) and a CLI runner."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+CORPUS = [
+    {"id": "install", "text": "Install the tool with pip install and a virtual environment."},
+    {"id": "gates", "text": "A failed required gate makes the run exit with code 1."},
+    {"id": "cache", "text": "The BM25 index is cached on disk under the corpus hash."},
+    {"id": "slices", "text": "Slices group queries by difficulty or category for tables."},
+]
+GOLDEN = [
+    {"id": 1, "question": "How do I install the tool with pip?", "expected_chunks": ["install"],
+     "difficulty": "easy", "category": "setup"},
+    {"id": 2, "question": "Which exit code does a failed gate give?", "expected_chunks": ["gates"],
+     "difficulty": "easy", "category": "gates"},
+    {"id": 3, "question": "Where is the BM25 index cached?", "expected_chunks": ["cache"],
+     "difficulty": "hard", "category": "internals"},
+    {"id": 4, "question": "Can it sync to my phone in real time?", "expected_chunks": [],
+     "difficulty": "hard", "category": "usage"},
+]
+
+
+@dataclass
+class Result:
+    code: int
+    stdout: str
+    stderr: str
+
+
+@dataclass
+class Project:
+    root: Path
+    corpus: Path
+    golden: Path
+
+    def run(self, *args: str, timeout: float = 120) -> Result:
+        """Run ``python -m evalframe`` in the project folder, as a user would."""
+        env = {**os.environ, "EVALFRAME_CACHE_DIR": str(self.root / ".cache"),
+               "PYTHONIOENCODING": "utf-8"}
+        proc = subprocess.run(
+            [sys.executable, "-m", "evalframe", *args],
+            cwd=self.root, env=env, capture_output=True, text=True, timeout=timeout,
+        )
+        return Result(proc.returncode, proc.stdout, proc.stderr)
+
+    def data_args(self) -> list[str]:
+        return [f"dataset.path={self.golden}", f"corpus.path={self.corpus}"]
+
+
+def write_jsonl(path: Path, records: list[dict[str, object]]) -> Path:
+    path.write_text("".join(json.dumps(r) + "\n" for r in records))
+    return path
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Project:
+    return Project(
+        root=tmp_path,
+        corpus=write_jsonl(tmp_path / "corpus.jsonl", CORPUS),
+        golden=write_jsonl(tmp_path / "golden.jsonl", GOLDEN),
+    )

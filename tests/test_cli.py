@@ -1,0 +1,205 @@
+"""The command line as a user runs it: real Hydra composition, real subprocesses.
+
+Each test runs ``python -m evalframe`` in a temporary project folder and checks
+the exit code, the report and the files written.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import GOLDEN, Project, write_jsonl
+
+pytestmark = pytest.mark.slow
+
+
+def run_dir(project: Project) -> Path:
+    return project.root / "out"
+
+
+def test_a_run_prints_the_report_writes_outputs_and_exits_0(project: Project) -> None:
+    res = project.run(*project.data_args(), f"hydra.run.dir={run_dir(project)}")
+    assert res.code == 0, res.stderr
+    assert "Results (mean ± std" in res.stdout and "Result: PASSED" in res.stdout
+    assert "By difficulty:" in res.stdout and "Per-query breakdown" in res.stdout
+    out = run_dir(project)
+    for name in ("config.yaml", "run.trec", "per_query.jsonl", "metrics.json", "gates.json",
+                 "summary.json"):
+        assert (out / name).is_file(), name
+    metrics = json.loads((out / "metrics.json").read_text())
+    assert all(isinstance(v, (int, float)) or v is None for v in metrics.values())
+    assert metrics["queries"] == len(GOLDEN)
+    per_query = [json.loads(line) for line in (out / "per_query.jsonl").read_text().splitlines()]
+    assert [r["query_id"] for r in per_query] == ["1", "2", "3", "4"]
+    assert per_query[0]["expected"] == ["install"]
+    assert per_query[0]["retrieved"][0] == "install"
+    assert per_query[3]["status"] == "–"  # the negative example
+    assert not list(out.glob("*.tmp")), "no temporary files are left behind"
+
+
+def test_unknown_retriever_group_option_lists_the_available_ones(project: Project) -> None:
+    res = project.run(*project.data_args(), "retriever=nope")
+    assert res.code == 2
+    assert "no retriever config named 'nope'" in res.stderr
+    assert "bm25" in res.stderr and "run_file" in res.stderr
+    assert "Traceback" not in res.stderr
+
+
+def test_a_near_miss_gets_a_suggestion(project: Project) -> None:
+    res = project.run(*project.data_args(), "retriever=bm52")
+    assert res.code == 2 and "did you mean 'bm25'?" in res.stderr
+
+
+def test_unknown_plugin_name_lists_registered_plugins(project: Project) -> None:
+    res = project.run(*project.data_args(), "retriever.name=bm52")
+    assert res.code == 2
+    assert "config key retriever.name" in res.stderr
+    assert "no retriever named 'bm52'; available: bm25, run_file" in res.stderr
+    assert "did you mean 'bm25'?" in res.stderr
+
+
+def test_a_gate_above_the_achievable_value_fails_the_run_and_names_the_gate(
+    project: Project,
+) -> None:
+    res = project.run(*project.data_args(), "gates=quickstart", "gates.mrr.value=1.01")
+    assert res.code == 1, res.stderr
+    assert "✗ mrr:" in res.stdout
+    assert "required gate(s) failed: mrr" in res.stdout
+
+
+def test_advisory_gate_failure_does_not_fail_the_run(project: Project) -> None:
+    res = project.run(*project.data_args(), "gates=quickstart", "gates.mrr.value=1.01",
+                      "gates.mrr.severity=advisory")
+    assert res.code == 0 and "mrr (advisory)" in res.stdout
+
+
+@pytest.mark.parametrize(
+    ("override", "fragment"),
+    [
+        ("retriever.k11=3", "k11"),  # Hydra: not in struct
+        ("+retriever.k11=3", "retriever.k11: unknown key"),
+        ("retriever.k1=-1", "retriever.k1: Input should be greater than 0 (got -1)"),
+        ("depth=0", "depth"),
+        ("metrics.measures=[Foo]", "no metric named 'Foo'"),
+        ("report.criterion=AP@3", "report.criterion"),
+    ],
+)
+def test_config_mistakes_exit_2_with_the_key(project: Project, override: str, fragment: str) -> None:
+    res = project.run(*project.data_args(), override)
+    assert res.code == 2, (res.stdout, res.stderr)
+    assert fragment in res.stderr
+    assert "Traceback" not in res.stderr
+
+
+def test_missing_golden_file(project: Project) -> None:
+    res = project.run(f"dataset.path={project.root / 'nope.jsonl'}", f"corpus.path={project.corpus}")
+    assert res.code == 2
+    assert "golden set not found" in res.stderr and "dataset.path" in res.stderr
+
+
+def test_no_dataset_path_says_what_to_set(project: Project) -> None:
+    res = project.run(f"corpus.path={project.corpus}")
+    assert res.code == 2 and "dataset.path" in res.stderr and "Traceback" not in res.stderr
+
+
+def test_malformed_jsonl_line_gives_file_and_line(project: Project) -> None:
+    project.golden.write_text(project.golden.read_text() + '{"id": 9, "question": \n')
+    res = project.run(*project.data_args())
+    assert res.code == 2
+    assert f"{project.golden}:5: line is not valid JSON" in res.stderr
+
+
+def test_duplicate_golden_id(project: Project) -> None:
+    write_jsonl(project.golden, [*GOLDEN, {**GOLDEN[0], "question": "again?"}])
+    res = project.run(*project.data_args())
+    assert res.code == 2
+    assert f"{project.golden}:5: query id '1' is duplicated (first at {project.golden}:1)" in res.stderr
+
+
+def test_run_file_retriever_with_a_missing_query(project: Project) -> None:
+    run = project.root / "system.run"
+    run.write_text("1 Q0 install 1 2.0 sys\n2 Q0 cache 1 1.0 sys\n2 Q0 gates 2 0.5 sys\n")
+    res = project.run(*project.data_args(), "retriever=run_file", f"retriever.path={run}",
+                      f"hydra.run.dir={run_dir(project)}")
+    assert res.code == 0, res.stderr
+    assert "2 golden queries have no ranking in the run" in res.stdout
+    summary = json.loads((run_dir(project) / "summary.json").read_text())
+    assert summary["counts"]["missing_queries"] == ["3", "4"]
+    metrics = json.loads((run_dir(project) / "metrics.json").read_text())
+    # RR per query: q1 = 1, q2 = 1/2, q3 missing = 0 (missing_query=zero), q4 negative = skipped
+    assert metrics["RR"] == pytest.approx((1 + 1 / 2 + 0) / 3)
+
+
+def test_a_users_own_project_experiment(project: Project) -> None:
+    exp = project.root / "conf" / "experiment"
+    exp.mkdir(parents=True)
+    (exp / "mine.yaml").write_text(
+        "# @package _global_\n"
+        "experiment: mine\n"
+        f"dataset: {{path: {project.golden}}}\n"
+        f"corpus: {{path: {project.corpus}}}\n"
+        "retriever: {k1: 0.9, b: 0.4}\n"
+        "metrics: {measures: [R@5, RR, nDCG@10]}\n"
+    )
+    res = project.run("+experiment=mine")
+    assert res.code == 0, res.stderr
+    assert "evalframe · mine ·" in res.stdout
+    assert list((project.root / "outputs" / "mine").glob("*/metrics.json"))
+
+
+def test_unknown_experiment_lists_the_available_ones(project: Project) -> None:
+    res = project.run("+experiment=quikstart")
+    assert res.code == 2 and "did you mean 'quickstart'?" in res.stderr
+
+
+def test_sweep_runs_one_job_per_value(project: Project) -> None:
+    res = project.run("-m", *project.data_args(), "retriever.k1=0.9,1.5",
+                      f"hydra.sweep.dir={project.root / 'sweep'}")
+    assert res.code == 0, res.stderr
+    assert sorted(p.parent.name for p in (project.root / "sweep").glob("*/metrics.json")) == ["0", "1"]
+
+
+def test_cfg_job_prints_the_composed_config_and_runs_nothing(project: Project) -> None:
+    res = project.run("+experiment=quickstart", "--cfg", "job")
+    assert res.code == 0 and "experiment: quickstart" in res.stdout
+    assert "Results" not in res.stdout
+
+
+def test_unknown_subcommand_exits_2(project: Project) -> None:
+    res = project.run("frobnicate")
+    assert res.code == 2 and "unknown command 'frobnicate'" in res.stderr
+
+
+def test_plugins_list_shows_kind_distribution_and_description(project: Project) -> None:
+    res = project.run("plugins", "list")
+    assert res.code == 0
+    bm25 = next(line for line in res.stdout.splitlines() if line.startswith("retriever  bm25"))
+    assert "evalframe-bm25" in bm25 and "BM25" in bm25
+    assert any(line.startswith("metric") and " nDCG " in line for line in res.stdout.splitlines())
+
+
+def test_plugins_show_renders_settings(project: Project) -> None:
+    res = project.run("plugins", "show", "retriever", "bm25")
+    assert res.code == 0 and "k1 (float, default 1.2): term-frequency saturation" in res.stdout
+
+
+def test_help_imports_no_heavy_module() -> None:
+    code = (
+        "import sys; from evalframe.cli import main; main(['--help']); "
+        "print(sorted(m for m in ('hydra', 'mlflow', 'dvc', 'torch', 'numpy', 'bm25s') "
+        "if m in sys.modules))"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert "+experiment=NAME" in proc.stdout
+    assert proc.stdout.strip().endswith("[]")
+
+
+def test_console_script_matches_python_m() -> None:
+    script = Path(sys.executable).with_name("evalframe")
+    proc = subprocess.run([str(script), "--help"], capture_output=True, text=True, check=True)
+    assert proc.stdout.startswith("evalframe ")
