@@ -86,7 +86,7 @@ class _Schema(_Section):
     gates: dict[str, Any] = Field(default_factory=dict)
     tracking: dict[str, Any] = Field(default_factory=lambda: {"name": "none"})
     slices: list[str] | None = Field(None, description="slice fields; null = every metadata field")
-    report: ReportSection = Field(default_factory=ReportSection)  # type: ignore[arg-type]  # all fields have defaults
+    report: ReportSection = Field(default_factory=ReportSection)
     output: OutputSection
 
 
@@ -142,8 +142,8 @@ def validate_experiment(raw: Mapping[str, Any]) -> Experiment:
         schema = _Schema.model_validate(dict(raw))
     except ValidationError as exc:
         raise ConfigError(
-            "invalid configuration: " + format_validation_error(exc, "").replace(": .", ": ")
-            .lstrip("."),
+            "invalid configuration: "
+            + format_validation_error(exc, "").replace(": .", ": ").lstrip("."),
             hint="fix the key in your experiment YAML or on the command line; "
             "`python -m evalframe +experiment=NAME --cfg job` prints the composed config",
         ) from None

@@ -11,11 +11,11 @@ from __future__ import annotations
 from pathlib import Path
 
 __all__ = [
-    "ConfigError",
-    "DataError",
     "EXIT_ERROR",
     "EXIT_GATE_FAILED",
     "EXIT_OK",
+    "ConfigError",
+    "DataError",
     "EvalframeError",
     "PluginError",
 ]

@@ -68,22 +68,29 @@ def parse_gate_specs(node: Mapping[str, Any] | None) -> list[GateSpec]:
             continue  # `gates.x=null` switches a gate from a pack off
         if not isinstance(raw, Mapping):
             raise ConfigError(
-                "a gate must be a mapping", key=key, expected="{type: threshold, ...}",
+                "a gate must be a mapping",
+                key=key,
+                expected="{type: threshold, ...}",
                 got=repr(raw),
             )
         params = dict(raw)
         gtype = params.pop("type", None)
         if not isinstance(gtype, str):
             raise ConfigError(
-                "the gate has no type", key=f"{key}.type",
-                expected=f"one of: {', '.join(GATES.names())}", got=repr(gtype),
+                "the gate has no type",
+                key=f"{key}.type",
+                expected=f"one of: {', '.join(GATES.names())}",
+                got=repr(gtype),
             )
         severity = params.pop("severity", "required")
         if severity not in ("required", "advisory"):
             raise ConfigError(
-                "unknown gate severity", key=f"{key}.severity",
-                expected="'required' or 'advisory'", got=repr(severity),
+                "unknown gate severity",
+                key=f"{key}.severity",
+                expected="'required' or 'advisory'",
+                got=repr(severity),
             )
-        specs.append(GateSpec(name=str(name), type=gtype, required=severity == "required",
-                              params=params))
+        specs.append(
+            GateSpec(name=str(name), type=gtype, required=severity == "required", params=params)
+        )
     return specs

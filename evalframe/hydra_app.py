@@ -128,8 +128,21 @@ def _register_resolvers() -> None:
         OmegaConf.register_new_resolver("ef.data", lambda rel: str(data_root / rel))
 
 
-_VALUE_FLAGS = {"--cfg", "-c", "--package", "-p", "--config-path", "-cp", "--config-name", "-cn",
-                "--config-dir", "-cd", "--experimental-rerun", "--shell-completion", "-sc"}
+_VALUE_FLAGS = {
+    "--cfg",
+    "-c",
+    "--package",
+    "-p",
+    "--config-path",
+    "-cp",
+    "--config-name",
+    "-cn",
+    "--config-dir",
+    "-cd",
+    "--experimental-rerun",
+    "--shell-completion",
+    "-sc",
+}
 _INFO_VALUES = {"all", "config", "defaults", "defaults-tree", "plugins", "searchpath"}
 
 
@@ -224,7 +237,7 @@ def _run_task(cfg: Any) -> int:
                 "command line (key=value) or in your experiment YAML",
             ) from None
         assert isinstance(raw, dict)  # to_container of a DictConfig is a dict
-        experiment = validate_experiment(raw)
+        experiment = validate_experiment({str(k): v for k, v in raw.items()})
         return run_experiment(experiment).exit_code
     except EvalframeError as exc:
         print(exc.render(), file=sys.stderr)

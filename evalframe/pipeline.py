@@ -126,8 +126,8 @@ def _flat_metrics(evaluation: Evaluation, gates: list[GateResult]) -> dict[str, 
             for m, agg in aggs.items():
                 flat[f"slice.{fname}.{value}.{m}"] = agg.mean
                 flat[f"slice.{fname}.{value}.{m}.n"] = agg.n
-    for key, value in evaluation.latency.items():
-        flat[f"latency.{key}"] = value
+    for stat, ms in evaluation.latency.items():
+        flat[f"latency.{stat}"] = ms
     flat["gates.passed"] = sum(1 for g in gates if g.passed)
     flat["gates.failed"] = sum(1 for g in gates if not g.passed)
     return flat
@@ -141,9 +141,13 @@ def _write_outputs(
     out = exp.output_dir
     out.mkdir(parents=True, exist_ok=True)
     files = {
-        "config": atomic_write(out / "config.yaml", OmegaConf.to_yaml(OmegaConf.create(dict(exp.raw)))),
+        "config": atomic_write(
+            out / "config.yaml", OmegaConf.to_yaml(OmegaConf.create(dict(exp.raw)))
+        ),
         "run": write_trec_run(out / "run.trec", evaluation.run, tag=exp.run_tag),
-        "per_query": atomic_write_jsonl(out / "per_query.jsonl", per_query_records(evaluation, exp.report)),
+        "per_query": atomic_write_jsonl(
+            out / "per_query.jsonl", per_query_records(evaluation, exp.report)
+        ),
         "metrics": atomic_write_json(out / "metrics.json", _flat_metrics(evaluation, gates)),
         "gates": atomic_write_json(
             out / "gates.json",
@@ -195,8 +199,11 @@ def run_experiment(
     try:
         corpus: Corpus | None = None
         if exp.corpus is not None:
-            loader = _build(exp.corpus, PluginContext(cache_dir=exp.cache_dir, config_key="corpus"),
-                            CorpusLoader)
+            loader = _build(
+                exp.corpus,
+                PluginContext(cache_dir=exp.cache_dir, config_key="corpus"),
+                CorpusLoader,
+            )
             corpus = loader.load()
         dataset = _build(
             exp.dataset,
@@ -209,13 +216,18 @@ def run_experiment(
             PluginContext(corpus=corpus, cache_dir=exp.cache_dir, config_key="retriever"),
             Retriever,
         )
-        run = retrieve_all(retriever, golden, exp.depth, name=exp.retriever.spec.name,
-                           progress=progress)
+        run = retrieve_all(
+            retriever, golden, exp.depth, name=exp.retriever.spec.name, progress=progress
+        )
         relay.emit("on_retrieval_done", context, run)
 
         scores = evaluate(list(exp.metrics), golden, run, exp.policies)
         evaluation = Evaluation.build(
-            golden, run, scores, list(exp.metrics), exp.policies,
+            golden,
+            run,
+            scores,
+            list(exp.metrics),
+            exp.policies,
             list(exp.slices) if exp.slices is not None else None,
         )
         relay.emit("on_scored", context, evaluation)

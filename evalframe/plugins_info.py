@@ -29,8 +29,10 @@ def list_plugins() -> str:
         dist = f"{s.distribution} {s.version}" if s.distribution else s.module
         rows.append([s.kind, s.name, dist, s.description])
     widths = [max(len(r[i]) for r in rows) for i in range(3)]
-    lines = ["  ".join(c.ljust(w) for c, w in zip(r[:3], widths, strict=True)) + "  " + r[3]
-             for r in rows]
+    lines = [
+        "  ".join(c.ljust(w) for c, w in zip(r[:3], widths, strict=True)) + "  " + r[3]
+        for r in rows
+    ]
     lines.extend(f"broken: {b}" for b in broken)
     return "\n".join(lines)
 
@@ -40,7 +42,11 @@ def describe_config(model: Any) -> list[str]:
         return ["  (no settings)"]
     lines = []
     for name, field in model.model_fields.items():
-        default = "required" if field.is_required() else f"default {field.get_default(call_default_factory=True)!r}"
+        default = (
+            "required"
+            if field.is_required()
+            else f"default {field.get_default(call_default_factory=True)!r}"
+        )
         ann = getattr(field.annotation, "__name__", str(field.annotation))
         desc = f": {field.description}" if field.description else ""
         lines.append(f"  {name} ({ann}, {default}){desc}")
@@ -54,5 +60,11 @@ def show_plugin(kind: str, name: str) -> str:
     spec = registry.get(name)
     head = f"{spec.kind} {spec.name} — {spec.description}"
     where = f"provided by {spec.distribution} {spec.version}" if spec.distribution else ""
-    return "\n".join([head, f"  module {spec.module} {where}".rstrip(), "settings:",
-                      *describe_config(spec.config)])
+    return "\n".join(
+        [
+            head,
+            f"  module {spec.module} {where}".rstrip(),
+            "settings:",
+            *describe_config(spec.config),
+        ]
+    )

@@ -32,15 +32,15 @@ __all__ = [
     "DATASETS",
     "GATES",
     "METRICS",
-    "PluginSpec",
     "REGISTRIES",
     "RETRIEVERS",
-    "Registry",
     "TRACKERS",
+    "PluginSpec",
+    "Registry",
     "configure",
-    "format_validation_error",
     "corpus",
     "dataset",
+    "format_validation_error",
     "gate",
     "retriever",
     "tracker",
@@ -66,7 +66,7 @@ class PluginSpec:
 
     @property
     def distribution(self) -> str | None:
-        """The installed distribution that ships this plugin (computed on demand: it scans metadata)."""
+        """The distribution that ships this plugin (computed on demand: it scans metadata)."""
         return _distribution_of(self.module)
 
     @property
@@ -270,7 +270,6 @@ def tracker(name: str, *, config: type[BaseModel] | None = None) -> Callable[[T]
     return TRACKERS.decorator(name, config=config)
 
 
-
 def format_validation_error(exc: ValidationError, key: str) -> str:
     """``retriever.k1: Input should be greater than 0 (got -1)``, one per problem."""
     lines = []
@@ -302,8 +301,7 @@ def configure(spec: PluginSpec, params: Mapping[str, Any], key: str) -> BaseMode
     except ValidationError as exc:
         fields = ", ".join(spec.config.model_fields)
         raise ConfigError(
-            f"invalid settings for {spec.kind} {spec.name!r}: "
-            + format_validation_error(exc, key),
+            f"invalid settings for {spec.kind} {spec.name!r}: " + format_validation_error(exc, key),
             hint=f"{spec.kind} {spec.name!r} accepts: {fields or '(nothing)'}; "
             f"see `evalframe plugins show {spec.kind} {spec.name}`",
         ) from None

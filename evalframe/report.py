@@ -38,10 +38,13 @@ def _fmt(value: float) -> str:
 
 def _table(header: list[str], rows: list[list[str]]) -> list[str]:
     widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
+
     def line(cells: list[str]) -> str:
         return "  " + "  ".join(
-            c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(cells, widths, strict=True))
+            c.ljust(w) if i == 0 else c.rjust(w)
+            for i, (c, w) in enumerate(zip(cells, widths, strict=True))
         )
+
     return [line(header), *(line(r) for r in rows)]
 
 
@@ -71,16 +74,25 @@ def render_report(
             f"(policy missing_query={evaluation.policies.missing_query})"
         )
     if evaluation.scores.extra_queries:
-        out.append(f"  note: the run has {evaluation.scores.extra_queries} queries not in the golden set (ignored)")
+        out.append(
+            f"  note: the run has {evaluation.scores.extra_queries} queries not in the golden set"
+            " (ignored)"
+        )
 
     out.append("")
     out.append("Results (mean ± std over n queries):")
     width = max(len(str(m)) for m in evaluation.metrics)
     for m, agg in evaluation.overall.items():
         extra = f", {agg.skipped} skipped" if agg.skipped else ""
-        out.append(f"  {str(m).ljust(width)}  {_fmt(agg.mean)} (±{_fmt(agg.std).strip()})  n={agg.n}{extra}")
-    if any(agg.skipped for agg in evaluation.overall.values()) and evaluation.policies.no_relevant == "skip":
-        out.append(f"  (negative examples are skipped by rank metrics: policy no_relevant=skip)")
+        out.append(
+            f"  {str(m).ljust(width)}  {_fmt(agg.mean)} (±{_fmt(agg.std).strip()})"
+            f"  n={agg.n}{extra}"
+        )
+    if (
+        any(agg.skipped for agg in evaluation.overall.values())
+        and evaluation.policies.no_relevant == "skip"
+    ):
+        out.append("  (negative examples are skipped by rank metrics: policy no_relevant=skip)")
     if evaluation.latency:
         lat = evaluation.latency
         out.append(f"  latency       p50 {lat['p50_ms']:.1f} ms · p95 {lat['p95_ms']:.1f} ms")
@@ -114,7 +126,7 @@ def render_report(
         out.append("")
         out.append(f"Failed queries ({cfg.criterion} < {cfg.fail_below:g}): {len(failed)}")
         for rec in failed[: cfg.max_failed]:
-            out.append(f"  {rec['query_id']}: \"{rec['text']}\"")
+            out.append(f'  {rec["query_id"]}: "{rec["text"]}"')
             out.append(f"      Expected:  {_ids(rec['expected'], cfg.show_k)}")
             out.append(f"      Retrieved: {_ids(rec['retrieved'], cfg.show_k)}")
         if len(failed) > cfg.max_failed:
@@ -125,7 +137,7 @@ def render_report(
         out.append("")
         out.append(f"Negative examples (nothing should match): {len(negs)}")
         for rec in negs[: cfg.max_failed]:
-            out.append(f"  {rec['query_id']}: \"{rec['text']}\" → top: {_ids(rec['retrieved'], 3)}")
+            out.append(f'  {rec["query_id"]}: "{rec["text"]}" → top: {_ids(rec["retrieved"], 3)}')
 
     out.append("")
     if gates:

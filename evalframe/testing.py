@@ -103,7 +103,9 @@ class RetrieverContract(PluginContract):
         answers = self._answers(retriever, queries, self.k)
         assert any(len(a) for a in answers), self._rule("it must find something for some query")
 
-    def test_ranking_is_for_the_query_asked(self, retriever: Retriever, queries: list[Query]) -> None:
+    def test_ranking_is_for_the_query_asked(
+        self, retriever: Retriever, queries: list[Query]
+    ) -> None:
         for q in queries:
             r = retriever.retrieve(q, self.k)
             if r is not None:
@@ -134,4 +136,3 @@ class RetrieverContract(PluginContract):
         first = self._answers(retriever, queries, self.k)
         second = self._answers(retriever, queries, self.k)
         assert first == second, self._rule("the same query gives the same ranking every time")
-

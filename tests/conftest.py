@@ -18,14 +18,34 @@ CORPUS = [
     {"id": "slices", "text": "Slices group queries by difficulty or category for tables."},
 ]
 GOLDEN = [
-    {"id": 1, "question": "How do I install the tool with pip?", "expected_chunks": ["install"],
-     "difficulty": "easy", "category": "setup"},
-    {"id": 2, "question": "Which exit code does a failed gate give?", "expected_chunks": ["gates"],
-     "difficulty": "easy", "category": "gates"},
-    {"id": 3, "question": "Where is the BM25 index cached?", "expected_chunks": ["cache"],
-     "difficulty": "hard", "category": "internals"},
-    {"id": 4, "question": "Can it sync to my phone in real time?", "expected_chunks": [],
-     "difficulty": "hard", "category": "usage"},
+    {
+        "id": 1,
+        "question": "How do I install the tool with pip?",
+        "expected_chunks": ["install"],
+        "difficulty": "easy",
+        "category": "setup",
+    },
+    {
+        "id": 2,
+        "question": "Which exit code does a failed gate give?",
+        "expected_chunks": ["gates"],
+        "difficulty": "easy",
+        "category": "gates",
+    },
+    {
+        "id": 3,
+        "question": "Where is the BM25 index cached?",
+        "expected_chunks": ["cache"],
+        "difficulty": "hard",
+        "category": "internals",
+    },
+    {
+        "id": 4,
+        "question": "Can it sync to my phone in real time?",
+        "expected_chunks": [],
+        "difficulty": "hard",
+        "category": "usage",
+    },
 ]
 
 
@@ -44,11 +64,18 @@ class Project:
 
     def run(self, *args: str, timeout: float = 120) -> Result:
         """Run ``python -m evalframe`` in the project folder, as a user would."""
-        env = {**os.environ, "EVALFRAME_CACHE_DIR": str(self.root / ".cache"),
-               "PYTHONIOENCODING": "utf-8"}
+        env = {
+            **os.environ,
+            "EVALFRAME_CACHE_DIR": str(self.root / ".cache"),
+            "PYTHONIOENCODING": "utf-8",
+        }
         proc = subprocess.run(
             [sys.executable, "-m", "evalframe", *args],
-            cwd=self.root, env=env, capture_output=True, text=True, timeout=timeout,
+            cwd=self.root,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=timeout,
         )
         return Result(proc.returncode, proc.stdout, proc.stderr)
 

@@ -25,11 +25,19 @@ def run_dir(project: Project) -> Path:
 def test_a_run_prints_the_report_writes_outputs_and_exits_0(project: Project) -> None:
     res = project.run(*project.data_args(), f"hydra.run.dir={run_dir(project)}")
     assert res.code == 0, res.stderr
-    assert "Results (mean ± std" in res.stdout and "Result: PASSED" in res.stdout
-    assert "By difficulty:" in res.stdout and "Per-query breakdown" in res.stdout
+    assert "Results (mean ± std" in res.stdout
+    assert "Result: PASSED" in res.stdout
+    assert "By difficulty:" in res.stdout
+    assert "Per-query breakdown" in res.stdout
     out = run_dir(project)
-    for name in ("config.yaml", "run.trec", "per_query.jsonl", "metrics.json", "gates.json",
-                 "summary.json"):
+    for name in (
+        "config.yaml",
+        "run.trec",
+        "per_query.jsonl",
+        "metrics.json",
+        "gates.json",
+        "summary.json",
+    ):
         assert (out / name).is_file(), name
     metrics = json.loads((out / "metrics.json").read_text())
     assert all(isinstance(v, (int, float)) or v is None for v in metrics.values())
@@ -46,13 +54,15 @@ def test_unknown_retriever_group_option_lists_the_available_ones(project: Projec
     res = project.run(*project.data_args(), "retriever=nope")
     assert res.code == 2
     assert "no retriever config named 'nope'" in res.stderr
-    assert "bm25" in res.stderr and "run_file" in res.stderr
+    assert "bm25" in res.stderr
+    assert "run_file" in res.stderr
     assert "Traceback" not in res.stderr
 
 
 def test_a_near_miss_gets_a_suggestion(project: Project) -> None:
     res = project.run(*project.data_args(), "retriever=bm52")
-    assert res.code == 2 and "did you mean 'bm25'?" in res.stderr
+    assert res.code == 2
+    assert "did you mean 'bm25'?" in res.stderr
 
 
 def test_unknown_plugin_name_lists_registered_plugins(project: Project) -> None:
@@ -73,9 +83,14 @@ def test_a_gate_above_the_achievable_value_fails_the_run_and_names_the_gate(
 
 
 def test_advisory_gate_failure_does_not_fail_the_run(project: Project) -> None:
-    res = project.run(*project.data_args(), "gates=quickstart", "gates.mrr.value=1.01",
-                      "gates.mrr.severity=advisory")
-    assert res.code == 0 and "mrr (advisory)" in res.stdout
+    res = project.run(
+        *project.data_args(),
+        "gates=quickstart",
+        "gates.mrr.value=1.01",
+        "gates.mrr.severity=advisory",
+    )
+    assert res.code == 0
+    assert "mrr (advisory)" in res.stdout
 
 
 @pytest.mark.parametrize(
@@ -89,7 +104,9 @@ def test_advisory_gate_failure_does_not_fail_the_run(project: Project) -> None:
         ("report.criterion=AP@3", "report.criterion"),
     ],
 )
-def test_config_mistakes_exit_2_with_the_key(project: Project, override: str, fragment: str) -> None:
+def test_config_mistakes_exit_2_with_the_key(
+    project: Project, override: str, fragment: str
+) -> None:
     res = project.run(*project.data_args(), override)
     assert res.code == 2, (res.stdout, res.stderr)
     assert fragment in res.stderr
@@ -97,14 +114,19 @@ def test_config_mistakes_exit_2_with_the_key(project: Project, override: str, fr
 
 
 def test_missing_golden_file(project: Project) -> None:
-    res = project.run(f"dataset.path={project.root / 'nope.jsonl'}", f"corpus.path={project.corpus}")
+    res = project.run(
+        f"dataset.path={project.root / 'nope.jsonl'}", f"corpus.path={project.corpus}"
+    )
     assert res.code == 2
-    assert "golden set not found" in res.stderr and "dataset.path" in res.stderr
+    assert "golden set not found" in res.stderr
+    assert "dataset.path" in res.stderr
 
 
 def test_no_dataset_path_says_what_to_set(project: Project) -> None:
     res = project.run(f"corpus.path={project.corpus}")
-    assert res.code == 2 and "dataset.path" in res.stderr and "Traceback" not in res.stderr
+    assert res.code == 2
+    assert "dataset.path" in res.stderr
+    assert "Traceback" not in res.stderr
 
 
 def test_malformed_jsonl_line_gives_file_and_line(project: Project) -> None:
@@ -118,14 +140,21 @@ def test_duplicate_golden_id(project: Project) -> None:
     write_jsonl(project.golden, [*GOLDEN, {**GOLDEN[0], "question": "again?"}])
     res = project.run(*project.data_args())
     assert res.code == 2
-    assert f"{project.golden}:5: query id '1' is duplicated (first at {project.golden}:1)" in res.stderr
+    assert (
+        f"{project.golden}:5: query id '1' is duplicated (first at {project.golden}:1)"
+        in res.stderr
+    )
 
 
 def test_run_file_retriever_with_a_missing_query(project: Project) -> None:
     run = project.root / "system.run"
     run.write_text("1 Q0 install 1 2.0 sys\n2 Q0 cache 1 1.0 sys\n2 Q0 gates 2 0.5 sys\n")
-    res = project.run(*project.data_args(), "retriever=run_file", f"retriever.path={run}",
-                      f"hydra.run.dir={run_dir(project)}")
+    res = project.run(
+        *project.data_args(),
+        "retriever=run_file",
+        f"retriever.path={run}",
+        f"hydra.run.dir={run_dir(project)}",
+    )
     assert res.code == 0, res.stderr
     assert "2 golden queries have no ranking in the run" in res.stdout
     summary = json.loads((run_dir(project) / "summary.json").read_text())
@@ -154,38 +183,50 @@ def test_a_users_own_project_experiment(project: Project) -> None:
 
 def test_unknown_experiment_lists_the_available_ones(project: Project) -> None:
     res = project.run("+experiment=quikstart")
-    assert res.code == 2 and "did you mean 'quickstart'?" in res.stderr
+    assert res.code == 2
+    assert "did you mean 'quickstart'?" in res.stderr
 
 
 def test_sweep_runs_one_job_per_value(project: Project) -> None:
-    res = project.run("-m", *project.data_args(), "retriever.k1=0.9,1.5",
-                      f"hydra.sweep.dir={project.root / 'sweep'}")
+    res = project.run(
+        "-m",
+        *project.data_args(),
+        "retriever.k1=0.9,1.5",
+        f"hydra.sweep.dir={project.root / 'sweep'}",
+    )
     assert res.code == 0, res.stderr
-    assert sorted(p.parent.name for p in (project.root / "sweep").glob("*/metrics.json")) == ["0", "1"]
+    assert sorted(p.parent.name for p in (project.root / "sweep").glob("*/metrics.json")) == [
+        "0",
+        "1",
+    ]
 
 
 def test_cfg_job_prints_the_composed_config_and_runs_nothing(project: Project) -> None:
     res = project.run("+experiment=quickstart", "--cfg", "job")
-    assert res.code == 0 and "experiment: quickstart" in res.stdout
+    assert res.code == 0
+    assert "experiment: quickstart" in res.stdout
     assert "Results" not in res.stdout
 
 
 def test_unknown_subcommand_exits_2(project: Project) -> None:
     res = project.run("frobnicate")
-    assert res.code == 2 and "unknown command 'frobnicate'" in res.stderr
+    assert res.code == 2
+    assert "unknown command 'frobnicate'" in res.stderr
 
 
 def test_plugins_list_shows_kind_distribution_and_description(project: Project) -> None:
     res = project.run("plugins", "list")
     assert res.code == 0
     bm25 = next(line for line in res.stdout.splitlines() if line.startswith("retriever  bm25"))
-    assert "evalframe-bm25" in bm25 and "BM25" in bm25
+    assert "evalframe-bm25" in bm25
+    assert "BM25" in bm25
     assert any(line.startswith("metric") and " nDCG " in line for line in res.stdout.splitlines())
 
 
 def test_plugins_show_renders_settings(project: Project) -> None:
     res = project.run("plugins", "show", "retriever", "bm25")
-    assert res.code == 0 and "k1 (float, default 1.2): term-frequency saturation" in res.stdout
+    assert res.code == 0
+    assert "k1 (float, default 1.2): term-frequency saturation" in res.stdout
 
 
 def test_help_imports_no_heavy_module() -> None:

@@ -18,7 +18,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from evalframe.io import atomic_write  # noqa: E402  # needs the repo root on sys.path first
+from evalframe.io import atomic_write  # needs the repo root on sys.path first
 
 MAX_WORDS = 220
 HEADING = re.compile(r"^(#{1,3})\s+(.*\S)\s*$")
@@ -49,7 +49,7 @@ def sections(path: Path) -> list[tuple[str, str]]:
 def split_long(body: str) -> list[str]:
     parts, current = [], []
     for para in re.split(r"\n\s*\n", body):
-        if current and len(" ".join(current + [para]).split()) > MAX_WORDS:
+        if current and len(" ".join([*current, para]).split()) > MAX_WORDS:
             parts.append("\n\n".join(current))
             current = []
         current.append(para)
@@ -69,8 +69,14 @@ def chunk(paths: list[Path]) -> list[dict[str, str]]:
                 while doc_id in seen:
                     doc_id, n = f"{base}~{n}", n + 1
                 seen.add(doc_id)
-                records.append({"id": doc_id, "title": f"{path.name} › {heading}",
-                                "text": part, "source": str(path)})
+                records.append(
+                    {
+                        "id": doc_id,
+                        "title": f"{path.name} › {heading}",
+                        "text": part,
+                        "source": str(path),
+                    }
+                )
     return records
 
 

@@ -33,7 +33,7 @@ def _safe_div(num: np.ndarray, den: np.ndarray) -> np.ndarray:
 @metric("P", params=RelParams, k="required")
 def precision(m: ScoreMatrix, k: int, p: RelParams) -> np.ndarray:
     """Precision at k: the fraction of the top k that is relevant."""
-    return m.relevant(p.rel, k).sum(axis=1) / float(k)
+    return np.asarray(m.relevant(p.rel, k).sum(axis=1) / float(k), dtype=np.float64)
 
 
 @metric("R", params=RelParams, k="required", vacuous=1.0)
@@ -72,10 +72,11 @@ def ndcg(m: ScoreMatrix, k: int | None, p: MetricParams) -> np.ndarray:
     ideal = m.ideal if k is None else m.ideal[:, :k]
     igains = np.clip(ideal, 0, None).astype(np.float64)
     idiscount = 1.0 / np.log2(np.arange(2, igains.shape[1] + 2, dtype=np.float64))
-    return _safe_div(dcg, (igains * idiscount).sum(axis=1))
+    idcg = np.asarray((igains * idiscount).sum(axis=1), dtype=np.float64)
+    return _safe_div(np.asarray(dcg, dtype=np.float64), idcg)
 
 
 @metric("Hit", params=RelParams, k="required")
 def hit(m: ScoreMatrix, k: int, p: RelParams) -> np.ndarray:
     """Hit (success) at k: 1 if any relevant doc is in the top k."""
-    return m.relevant(p.rel, k).any(axis=1).astype(np.float64)
+    return np.asarray(m.relevant(p.rel, k).any(axis=1), dtype=np.float64)

@@ -92,7 +92,7 @@ class ScoreMatrix:
 
     def num_rel(self, rel: int = 1) -> np.ndarray:
         """Judged relevant docs per query at threshold ``rel``."""
-        return (self.ideal >= rel).sum(axis=1)
+        return np.asarray((self.ideal >= rel).sum(axis=1))
 
 
 @dataclass
@@ -135,7 +135,7 @@ def _flatten_run(
             scores.extend(ranking.scores)
             n = len(ranking.doc_ids)
         else:
-            pairs = list(ranking)  # type: ignore[call-overload]  # a sequence of (doc, score)
+            pairs = list(ranking)  # type: ignore[call-overload,unused-ignore]  # (doc, score) pairs
             docs.extend(str(d) for d, _ in pairs)
             scores.extend(float(s) for _, s in pairs)
             n = len(pairs)
@@ -296,7 +296,6 @@ def evaluate(
         extra_queries=matrix.extra_queries,
         skipped=skipped,
     )
-
 
 
 def trec_order(pairs: Sequence[tuple[str, float]]) -> list[tuple[str, float]]:

@@ -191,9 +191,7 @@ def parse_metric(text: str | Metric, *, key: str | None = None) -> Metric:
             f"metric {name!r} needs a cutoff", key=key, expected=f"{name}@k", got=repr(raw)
         )
     if definition.k == "none" and k is not None:
-        raise ConfigError(
-            f"metric {name!r} takes no cutoff", key=key, expected=name, got=repr(raw)
-        )
+        raise ConfigError(f"metric {name!r} takes no cutoff", key=key, expected=name, got=repr(raw))
     given: dict[str, Any] = {}
     if match["params"]:
         for part in match["params"].split(","):

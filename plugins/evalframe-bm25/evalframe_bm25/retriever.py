@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
-import os
 import shutil
 import tempfile
 from pathlib import Path
@@ -106,10 +106,8 @@ class BM25Retriever:
         try:
             model.save(str(tmp))
             (tmp / "doc_ids.json").write_text(json.dumps(ids), encoding="utf-8")
-            try:
-                os.rename(tmp, self.index_dir)
-            except OSError:
-                pass  # another process won the race; its index is identical
+            with contextlib.suppress(OSError):  # another process won the race: same index
+                tmp.rename(self.index_dir)
         finally:
             shutil.rmtree(tmp, ignore_errors=True)
         self.built = True

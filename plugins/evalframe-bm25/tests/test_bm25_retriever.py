@@ -65,7 +65,8 @@ def test_integer_corpus_ids_come_back_as_strings(tmp_path: Path) -> None:
 
 def test_index_is_built_once_and_reused_from_disk(tmp_path: Path) -> None:
     first = make(tmp_path)
-    assert first.built and (first.index_dir / "doc_ids.json").is_file()
+    assert first.built
+    assert (first.index_dir / "doc_ids.json").is_file()
     second = make(tmp_path)
     assert not second.built
     assert second.index_dir == first.index_dir

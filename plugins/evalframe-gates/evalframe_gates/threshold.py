@@ -52,13 +52,19 @@ class ThresholdGate:
             where = " where " + ", ".join(f"{k}={v}" for k, v in cfg.slice.items())
         if agg.n == 0 or math.isnan(agg.mean):
             return GateResult(
-                name="", type="threshold", passed=False, required=True,
+                name="",
+                type="threshold",
+                passed=False,
+                required=True,
                 message=f"{cfg.metric}{where}: no query to score (n=0), so the gate cannot pass",
                 threshold=cfg.value,
             )
         passed = OPERATORS[cfg.op](agg.mean, cfg.value)
         return GateResult(
-            name="", type="threshold", passed=passed, required=True,
+            name="",
+            type="threshold",
+            passed=passed,
+            required=True,
             message=(
                 f"{cfg.metric}{where} = {agg.mean:.3f} {SYMBOLS[cfg.op]} {cfg.value:g} "
                 f"{'holds' if passed else 'does not hold'} (n={agg.n})"

@@ -61,9 +61,11 @@ def test_fails_above_the_achievable_value(view: GateView) -> None:
 
 def test_slice_restricts_the_queries(view: GateView) -> None:
     easy = gate(metric="RR", value=0.75, slice={"difficulty": "easy"}).evaluate(view)
-    assert easy.passed and easy.value == pytest.approx((1 + 1 / 2) / 2)
+    assert easy.passed
+    assert easy.value == pytest.approx((1 + 1 / 2) / 2)
     hard = gate(metric="RR", value=0.1, slice={"difficulty": "hard"}).evaluate(view)
-    assert not hard.passed and hard.value == 0.0
+    assert not hard.passed
+    assert hard.value == 0.0
 
 
 @pytest.mark.parametrize(
@@ -77,7 +79,8 @@ def test_operators_at_the_boundary(view: GateView, op: str, value: float, passed
 
 def test_an_empty_slice_cannot_pass(view: GateView) -> None:
     result = gate(metric="RR", value=0.0, slice={"difficulty": "medium"}).evaluate(view)
-    assert not result.passed and "n=0" in result.message
+    assert not result.passed
+    assert "n=0" in result.message
     assert result.value is None or math.isnan(result.value)
 
 

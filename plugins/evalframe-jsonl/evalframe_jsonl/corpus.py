@@ -38,31 +38,47 @@ class JsonlCorpus:
         first_line: dict[str, int] = {}
         for lineno, record in read_jsonl(path, what="corpus file"):
             if not isinstance(record, dict):
-                raise DataError("a corpus line must be a JSON object", path=path, line=lineno,
-                                got=type(record).__name__)
+                raise DataError(
+                    "a corpus line must be a JSON object",
+                    path=path,
+                    line=lineno,
+                    got=type(record).__name__,
+                )
             for needed in (cfg.id_field, cfg.text_field):
                 if needed not in record:
                     raise DataError(
-                        f"document has no {needed!r} field", path=path, line=lineno,
+                        f"document has no {needed!r} field",
+                        path=path,
+                        line=lineno,
                         expected=f"fields {cfg.id_field!r} and {cfg.text_field!r}",
                         got=f"fields {sorted(record)}",
-                        hint="set corpus.id_field / corpus.text_field if yours are named differently",
+                        hint="set corpus.id_field / corpus.text_field to your field names",
                     )
             raw_id = record[cfg.id_field]
             if not isinstance(raw_id, (str, int)) or isinstance(raw_id, bool) or raw_id == "":
-                raise DataError("document id must be a non-empty string or an integer",
-                                path=path, line=lineno, got=repr(raw_id))
+                raise DataError(
+                    "document id must be a non-empty string or an integer",
+                    path=path,
+                    line=lineno,
+                    got=repr(raw_id),
+                )
             doc_id = str(raw_id)
             if doc_id in first_line:
                 raise DataError(
                     f"document id {doc_id!r} is duplicated (first on line {first_line[doc_id]})",
-                    path=path, line=lineno, hint="document ids must be unique",
+                    path=path,
+                    line=lineno,
+                    hint="document ids must be unique",
                 )
             first_line[doc_id] = lineno
             text = record[cfg.text_field]
             if not isinstance(text, str):
-                raise DataError("document text must be a string", path=path, line=lineno,
-                                got=type(text).__name__)
+                raise DataError(
+                    "document text must be a string",
+                    path=path,
+                    line=lineno,
+                    got=type(text).__name__,
+                )
             if cfg.title_field and record.get(cfg.title_field):
                 text = f"{record[cfg.title_field]}\n{text}"
             meta = {k: v for k, v in record.items() if k not in (cfg.id_field, cfg.text_field)}

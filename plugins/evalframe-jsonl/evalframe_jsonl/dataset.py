@@ -45,13 +45,18 @@ def _judgments(value: Any, path: Path, line: int) -> dict[str, int]:
             if isinstance(item, bool) or not isinstance(item, (str, int)) or item == "":
                 raise DataError(
                     "field 'expected_chunks' must list chunk ids (strings or integers)",
-                    path=path, line=line, got=repr(item),
+                    path=path,
+                    line=line,
+                    got=repr(item),
                 )
             out[str(item)] = 1
         if len(out) != len(value):
             raise DataError(
-                "field 'expected_chunks' lists the same chunk twice", path=path, line=line,
-                got=repr(value), hint="list each expected chunk once",
+                "field 'expected_chunks' lists the same chunk twice",
+                path=path,
+                line=line,
+                got=repr(value),
+                hint="list each expected chunk once",
             )
         return out
     if isinstance(value, dict):
@@ -59,7 +64,9 @@ def _judgments(value: Any, path: Path, line: int) -> dict[str, int]:
         for key, label in value.items():
             if isinstance(label, bool) or not isinstance(label, int):
                 raise DataError(
-                    f"graded label for chunk {key!r} must be an integer", path=path, line=line,
+                    f"graded label for chunk {key!r} must be an integer",
+                    path=path,
+                    line=line,
                     got=repr(label),
                 )
             graded[str(key)] = label
@@ -69,7 +76,10 @@ def _judgments(value: Any, path: Path, line: int) -> dict[str, int]:
         hint = f'write it as a JSON list: "expected_chunks": [{value}]'
     raise DataError(
         "field 'expected_chunks' must be a list of ids (or {id: label} for graded judgments)",
-        path=path, line=line, got=repr(value), hint=hint,
+        path=path,
+        line=line,
+        got=repr(value),
+        hint=hint,
     )
 
 
@@ -86,8 +96,11 @@ class JsonlDataset:
         if root.is_dir():
             files = sorted(root.glob("*.jsonl"))
             if not files:
-                raise DataError("the golden-set folder has no *.jsonl files", path=root,
-                                hint="put one <domain>.jsonl file per domain in it")
+                raise DataError(
+                    "the golden-set folder has no *.jsonl files",
+                    path=root,
+                    hint="put one <domain>.jsonl file per domain in it",
+                )
             return [(f, f.stem) for f in files]
         return [(root, None)]
 
@@ -109,36 +122,53 @@ class JsonlDataset:
         )
 
     def _query(
-        self, record: Any, path: Path, line: int, domain: str | None,
+        self,
+        record: Any,
+        path: Path,
+        line: int,
+        domain: str | None,
         seen: dict[str, tuple[Path, int]],
     ) -> GoldenQuery:
         if not isinstance(record, dict):
-            raise DataError("a golden-set line must be a JSON object", path=path, line=line,
-                            got=type(record).__name__)
+            raise DataError(
+                "a golden-set line must be a JSON object",
+                path=path,
+                line=line,
+                got=type(record).__name__,
+            )
         missing = [f for f in REQUIRED if f not in record]
         if missing:
             raise DataError(
                 f"record has no {', '.join(repr(m) for m in missing)} field",
-                path=path, line=line, expected=f"fields {', '.join(REQUIRED)}",
+                path=path,
+                line=line,
+                expected=f"fields {', '.join(REQUIRED)}",
                 got=f"fields {', '.join(sorted(record))}",
-                hint="a negative example still needs \"expected_chunks\": []",
+                hint='a negative example still needs "expected_chunks": []',
             )
         raw_id = record["id"]
         if isinstance(raw_id, bool) or not isinstance(raw_id, (str, int)) or raw_id == "":
-            raise DataError("field 'id' must be a non-empty string or an integer",
-                            path=path, line=line, got=repr(raw_id))
+            raise DataError(
+                "field 'id' must be a non-empty string or an integer",
+                path=path,
+                line=line,
+                got=repr(raw_id),
+            )
         qid = str(raw_id)
         if qid in seen:
             first_path, first_line = seen[qid]
             raise DataError(
                 f"query id {qid!r} is duplicated (first at {first_path}:{first_line})",
-                path=path, line=line, hint="give every question its own id",
+                path=path,
+                line=line,
+                hint="give every question its own id",
             )
         seen[qid] = (path, line)
         question = record["question"]
         if not isinstance(question, str) or not question.strip():
-            raise DataError("field 'question' must be non-empty text", path=path, line=line,
-                            got=repr(question))
+            raise DataError(
+                "field 'question' must be non-empty text", path=path, line=line, got=repr(question)
+            )
         metadata = {k: v for k, v in record.items() if k not in REQUIRED}
         if domain is not None:
             metadata.setdefault(self.config.domain_field, domain)

@@ -77,16 +77,25 @@ def test_the_same_content_hashes_the_same_from_any_path(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("lines", "line", "fragment"),
     [
-        (['{"id": 1, "question": "a", "expected_chunks": [1]}', '{"id": 1, "question": "b",'],
-         2, "not valid JSON"),
-        (['{"id": 1, "question": "a", "expected_chunks": [1]}',
-          '{"id": 1, "question": "b", "expected_chunks": [2]}'], 2, "duplicated (first at"),
+        (
+            ['{"id": 1, "question": "a", "expected_chunks": [1]}', '{"id": 1, "question": "b",'],
+            2,
+            "not valid JSON",
+        ),
+        (
+            [
+                '{"id": 1, "question": "a", "expected_chunks": [1]}',
+                '{"id": 1, "question": "b", "expected_chunks": [2]}',
+            ],
+            2,
+            "duplicated (first at",
+        ),
         (['{"id": 1, "question": "a", "expected_chunks": "12, 13"}'], 1, "must be a list of ids"),
         (['{"id": 1, "question": "a"}'], 1, "'expected_chunks'"),
         (['{"id": 1, "question": "  ", "expected_chunks": []}'], 1, "non-empty text"),
         (['{"id": true, "question": "a", "expected_chunks": []}'], 1, "field 'id'"),
         (['{"id": 1, "question": "a", "expected_chunks": [1, 1]}'], 1, "same chunk twice"),
-        (['[1, 2]'], 1, "JSON object"),
+        (["[1, 2]"], 1, "JSON object"),
     ],
 )
 def test_malformed_records_name_file_and_line(
@@ -97,7 +106,8 @@ def test_malformed_records_name_file_and_line(
         load(path)
     assert err.value.line == line
     rendered = err.value.render()
-    assert f"{path}:{line}" in rendered and fragment in rendered
+    assert f"{path}:{line}" in rendered
+    assert fragment in rendered
 
 
 def test_a_comma_separated_string_gets_a_hint(tmp_path: Path) -> None:
@@ -136,7 +146,8 @@ def test_corpus_keeps_extra_fields_as_metadata_and_prepends_titles(tmp_path: Pat
         title_field="title",
     )
     doc = corpus.documents[0]
-    assert doc.id == "7" and doc.text == "Heading\nbody"
+    assert doc.id == "7"
+    assert doc.text == "Heading\nbody"
     assert doc.metadata == {"title": "Heading", "source": "a.md"}
 
 
@@ -154,7 +165,8 @@ def test_corpus_errors_name_file_and_line(
 ) -> None:
     with pytest.raises(DataError) as err:
         corpus_load(tmp_path, text)
-    assert err.value.line == line and fragment in err.value.render()
+    assert err.value.line == line
+    assert fragment in err.value.render()
 
 
 def test_empty_corpus_is_an_error(tmp_path: Path) -> None:
