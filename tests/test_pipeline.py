@@ -1,0 +1,182 @@
+"""The pipeline in-process: hook order, tracker isolation, latency and outputs.
+
+Experiments are validated from plain dicts (the shape Hydra composes), so these
+tests exercise the same boundary as the CLI without a subprocess.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+from typing import Any
+
+import pytest
+
+from evalframe.config import validate_experiment
+from evalframe.errors import EXIT_GATE_FAILED, EXIT_OK, ConfigError, PluginError
+from evalframe.pipeline import run_experiment
+from evalframe.protocols import PluginConfig, PluginContext
+from evalframe.registry import RETRIEVERS, TRACKERS
+from evalframe.types import Ranking
+from tests.conftest import Project
+
+
+def raw_config(project: Project, **overrides: Any) -> dict[str, Any]:
+    cfg: dict[str, Any] = {
+        "experiment": "unit",
+        "dataset": {"name": "jsonl", "path": str(project.golden)},
+        "corpus": {"name": "jsonl", "path": str(project.corpus)},
+        "retriever": {"name": "bm25"},
+        "depth": 5,
+        "metrics": {"measures": ["R@5", "RR", "nDCG@10"]},
+        "gates": {},
+        "tracking": {"name": "none"},
+        "output": {"dir": str(project.root / "out"), "cache_dir": str(project.root / "cache")},
+    }
+    cfg.update(overrides)
+    return cfg
+
+
+class Recorder:
+    """A tracker that records which hooks fired, and whether outputs existed at the end."""
+
+    calls: list[str] = []
+    outputs_present_at_end: bool = False
+
+    def __init__(self, config: Any, context: PluginContext) -> None:
+        Recorder.calls = []
+
+    def on_run_start(self, ctx: Any) -> None:
+        Recorder.calls.append("on_run_start")
+
+    def on_retrieval_done(self, ctx: Any, run: Any) -> None:
+        Recorder.calls.append("on_retrieval_done")
+
+    def on_scored(self, ctx: Any, evaluation: Any) -> None:
+        Recorder.calls.append("on_scored")
+
+    def on_gated(self, ctx: Any, gates: Any) -> None:
+        Recorder.calls.append("on_gated")
+
+    def on_run_end(self, ctx: Any, outcome: Any) -> None:
+        Recorder.calls.append("on_run_end")
+        Recorder.outputs_present_at_end = all(p.is_file() for p in outcome.outputs.values())
+
+    def on_error(self, ctx: Any, error: BaseException) -> None:
+        Recorder.calls.append("on_error")
+
+
+class Broken:
+    """A tracker whose every hook raises, like a tracking server that is down."""
+
+    def __init__(self, config: Any, context: PluginContext) -> None:
+        pass
+
+    def on_scored(self, ctx: Any, evaluation: Any) -> None:
+        raise ConnectionError("tracking server unreachable")
+
+
+def test_hooks_fire_in_order_after_outputs_are_written(project: Project) -> None:
+    with TRACKERS.scoped() as reg:
+        reg.add("recorder", Recorder)
+        exp = validate_experiment(raw_config(project, tracking={"name": "recorder"}))
+        result = run_experiment(exp, stream=io.StringIO(), progress=False)
+    assert result.exit_code == EXIT_OK
+    assert Recorder.calls == [
+        "on_run_start",
+        "on_retrieval_done",
+        "on_scored",
+        "on_gated",
+        "on_run_end",
+    ]
+    assert Recorder.outputs_present_at_end
+
+
+def test_a_failing_tracker_changes_neither_results_nor_exit_code(
+    project: Project, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with TRACKERS.scoped() as reg:
+        reg.add("broken", Broken)
+        exp = validate_experiment(raw_config(project, tracking={"name": "broken"}))
+        result = run_experiment(exp, stream=io.StringIO(), progress=False)
+    assert result.exit_code == EXIT_OK
+    assert "tracker Broken failed in on_scored: ConnectionError" in capsys.readouterr().err
+    assert (project.root / "out" / "metrics.json").is_file()
+
+
+def test_latency_is_measured_per_query_and_summarised(project: Project) -> None:
+    exp = validate_experiment(raw_config(project))
+    result = run_experiment(exp, stream=io.StringIO(), progress=False)
+    rankings = result.evaluation.run.rankings
+    assert all(r.latency_ms is not None and r.latency_ms >= 0 for r in rankings.values())
+    assert set(result.evaluation.latency) == {"p50_ms", "p95_ms", "mean_ms", "max_ms"}
+    metrics = json.loads((project.root / "out" / "metrics.json").read_text())
+    assert metrics["latency.p50_ms"] == pytest.approx(result.evaluation.latency["p50_ms"])
+
+
+def test_failed_required_gate_gives_exit_1(project: Project) -> None:
+    gates = {"floor": {"type": "threshold", "metric": "RR", "value": 2.0}}
+    exp = validate_experiment(raw_config(project, gates=gates))
+    result = run_experiment(exp, stream=io.StringIO(), progress=False)
+    assert result.exit_code == EXIT_GATE_FAILED
+    written = json.loads((project.root / "out" / "gates.json").read_text())
+    assert written["passed"] is False and written["gates"][0]["name"] == "floor"
+
+
+def test_gate_on_an_uncomputed_metric_is_rejected_before_running(project: Project) -> None:
+    gates = {"floor": {"type": "threshold", "metric": "AP", "value": 0.1}}
+    with pytest.raises(ConfigError, match="needs metric 'AP', which is not computed") as err:
+        validate_experiment(raw_config(project, gates=gates))
+    assert err.value.key == "gates.floor.metric"
+
+
+class _LyingConfig(PluginConfig):
+    pass
+
+
+class Lying:
+    """A retriever that breaks the contract by returning more than k documents."""
+
+    def __init__(self, config: Any, context: PluginContext) -> None:
+        pass
+
+    def retrieve(self, query: Any, k: int) -> Ranking:
+        return Ranking.from_pairs(query.id, [(f"d{i}", 1.0 / (i + 1)) for i in range(k + 1)])
+
+
+def test_a_retriever_returning_too_many_docs_is_named(project: Project) -> None:
+    with RETRIEVERS.scoped() as reg:
+        reg.add("lying", Lying, _LyingConfig)
+        exp = validate_experiment(raw_config(project, retriever={"name": "lying"}))
+        with pytest.raises(PluginError, match="retriever 'lying' returned 6 docs"):
+            run_experiment(exp, stream=io.StringIO(), progress=False)
+
+
+def test_outputs_are_replaced_atomically(project: Project) -> None:
+    exp = validate_experiment(raw_config(project))
+    run_experiment(exp, stream=io.StringIO(), progress=False)
+    run_experiment(exp, stream=io.StringIO(), progress=False)
+    out = project.root / "out"
+    assert sorted(p.name for p in out.iterdir()) == sorted(
+        ["config.yaml", "run.trec", "per_query.jsonl", "metrics.json", "gates.json", "summary.json"]
+    )
+
+
+def test_run_file_is_trec_format(project: Project) -> None:
+    exp = validate_experiment(raw_config(project))
+    run_experiment(exp, stream=io.StringIO(), progress=False)
+    lines = (project.root / "out" / "run.trec").read_text().splitlines()
+    cols = lines[0].split()
+    assert len(cols) == 6 and cols[1] == "Q0" and cols[3] == "1"
+    assert cols[5] == "evalframe"  # output.run_tag's default
+
+
+def test_unknown_top_level_key_is_named(project: Project) -> None:
+    with pytest.raises(ConfigError, match="depht: unknown key"):
+        validate_experiment(raw_config(project, depht=3))
+
+
+def test_missing_retriever_name_says_how_to_pick(project: Project) -> None:
+    with pytest.raises(ConfigError, match="no retriever selected") as err:
+        validate_experiment(raw_config(project, retriever={"k1": 1.0}))
+    assert "bm25" in str(err.value)
