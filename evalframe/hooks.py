@@ -59,6 +59,24 @@ class HookRelay:
         self.trackers = list(trackers)
         self.failures: list[str] = []
 
+    @classmethod
+    def build(cls, trackers: Sequence[Any]) -> HookRelay:
+        """Construct each configured tracker; one that fails to start is reported and skipped."""
+        from evalframe.protocols import PluginContext
+
+        relay = cls([])
+        for t in trackers:
+            try:
+                relay.trackers.append(t.spec.obj(t.config, PluginContext(config_key=t.key)))
+            except Exception as exc:  # noqa: BLE001  # tracking must never break the run
+                relay._warn(f"tracker {t.spec.name!r} could not start: {type(exc).__name__}: {exc}")
+        return relay
+
+    def _warn(self, note: str) -> None:
+        note = f"warning: {note}"
+        self.failures.append(note)
+        print(note, file=sys.stderr)
+
     def emit(self, hook: str, *args: Any) -> None:
         if hook not in HOOKS:
             raise ValueError(f"unknown hook {hook!r}; hooks are {', '.join(HOOKS)}")
@@ -70,6 +88,4 @@ class HookRelay:
                 method(*args)
             except Exception as exc:  # noqa: BLE001  # a tracker must never break the run
                 name = type(tracker).__name__
-                note = f"warning: tracker {name} failed in {hook}: {type(exc).__name__}: {exc}"
-                self.failures.append(note)
-                print(note, file=sys.stderr)
+                self._warn(f"tracker {name} failed in {hook}: {type(exc).__name__}: {exc}")

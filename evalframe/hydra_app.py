@@ -1,10 +1,13 @@
 """Running an experiment through Hydra: search path, group checks, exit codes.
 
-The config search path, in priority order:
+Where Hydra looks for config, in the order it searches:
 
-1. ``./conf`` of the directory you run from (a user's own project with its own
-   ``conf/experiment/*.yaml``), when it exists;
-2. evalframe's own ``conf/`` (the primary ``config.yaml`` and core groups);
+1. evalframe's own ``conf/``: the primary ``config.yaml`` and the core groups.
+   Hydra always searches its primary path first, so a file here wins over a
+   file of the same name elsewhere;
+2. ``./conf`` of the directory you run from, when it exists: a user's own
+   project adds experiments, gate packs and metric packs under new names
+   (``conf/experiment/mine.yaml``);
 3. the config folders that installed distributions declare through the
    ``evalframe.conf`` entry-point group (plugin groups such as ``retriever/bm25``).
 
@@ -75,13 +78,12 @@ def plugin_conf_dirs() -> list[tuple[str, Path]]:
 
 
 def config_search_path(cwd: Path | None = None) -> list[Path]:
-    """Folders searched for config groups, highest priority first (see module docstring)."""
+    """Folders searched for config groups, in Hydra's search order (see module docstring)."""
     core = core_conf_dir()
-    paths: list[Path] = []
+    paths: list[Path] = [core]
     user = (cwd or Path.cwd()) / "conf"
     if user.is_dir() and user.resolve() != core.resolve():
         paths.append(user.resolve())
-    paths.append(core)
     paths.extend(folder for _, folder in plugin_conf_dirs())
     return paths
 
@@ -195,11 +197,7 @@ def run_hydra(argv: Sequence[str], prog: str = "evalframe") -> int:
     def task(cfg: DictConfig) -> None:
         codes.append(_run_task(cfg))
 
-    core = core_conf_dir()
-    # Hydra searches its primary config path first, then hydra.searchpath in
-    # order; a user's conf/ therefore overrides a core file only by adding new
-    # options, which is what a project needs (its own experiments and packs).
-    extra = [p for p in search_path if p != core]
+    core, extra = search_path[0], search_path[1:]
     searchpath_override = "hydra.searchpath=[" + ",".join(_quote(p) for p in extra) + "]"
     main = hydra.main(version_base="1.3", config_path=str(core), config_name="config")(task)
     saved = sys.argv

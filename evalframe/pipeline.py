@@ -194,7 +194,7 @@ def run_experiment(
 ) -> PipelineResult:
     """Run one validated experiment end to end and print its report to ``stream``."""
     context = RunContext(experiment=exp.name, output_dir=exp.output_dir, config=dict(exp.raw))
-    relay = HookRelay([t.spec.obj(t.config, PluginContext(config_key=t.key)) for t in exp.trackers])
+    relay = HookRelay.build(exp.trackers)
     relay.emit("on_run_start", context)
     try:
         corpus: Corpus | None = None

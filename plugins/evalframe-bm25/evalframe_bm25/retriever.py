@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import logging
 import shutil
 import tempfile
 from pathlib import Path
@@ -58,6 +59,9 @@ class BM25Retriever:
                 hint="select one, e.g. corpus=jsonl corpus.path=docs.jsonl",
             )
         import bm25s  # heavy import inside the factory, never at module top
+
+        # bm25s logs index building at DEBUG on its own handler; keep the report clean.
+        logging.getLogger("bm25s").setLevel(logging.WARNING)
 
         self._bm25s = bm25s
         self.config = config
