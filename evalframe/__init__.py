@@ -44,7 +44,6 @@ _EXPORTS: dict[str, str] = {
 }
 
 __all__ = [
-    "__version__",
     "ConfigError",
     "Corpus",
     "DataError",
@@ -62,6 +61,7 @@ __all__ = [
     "Query",
     "Ranking",
     "Run",
+    "__version__",
     "corpus",
     "dataset",
     "evaluate",
