@@ -1,0 +1,70 @@
+"""Hydra glue: argv ordering, group-option checks and the config search path."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from evalframe.errors import ConfigError
+from evalframe.hydra_app import (
+    check_group_overrides,
+    config_search_path,
+    core_conf_dir,
+    group_options,
+    plugin_conf_dirs,
+    split_argv,
+)
+
+
+def test_flags_move_before_overrides_whatever_order_the_user_wrote() -> None:
+    flags, overrides = split_argv(["+experiment=q", "--cfg", "job", "depth=3", "-m", "x=1,2"])
+    assert flags == ["--cfg", "job", "-m"]
+    assert overrides == ["+experiment=q", "depth=3", "x=1,2"]
+
+
+def test_info_takes_an_optional_value() -> None:
+    assert split_argv(["--info", "searchpath", "a=1"]) == (["--info", "searchpath"], ["a=1"])
+    assert split_argv(["--info", "a=1"]) == (["--info"], ["a=1"])
+
+
+def test_search_path_is_core_then_user_then_plugins(tmp_path: Path) -> None:
+    (tmp_path / "conf").mkdir()
+    paths = config_search_path(tmp_path)
+    assert paths[0] == core_conf_dir()
+    assert paths[1] == (tmp_path / "conf").resolve()
+    assert {name for name, _ in plugin_conf_dirs()} >= {"bm25", "jsonl", "run_file"}
+
+
+def test_plugin_groups_are_found_through_the_conf_entry_point(tmp_path: Path) -> None:
+    options = group_options("retriever", config_search_path(tmp_path))
+    assert {"bm25", "run_file"} <= set(options)
+
+
+@pytest.mark.parametrize(
+    ("override", "message"),
+    [
+        ("retriever=nope", "no retriever config named 'nope'"),
+        ("retriever=bm25,nope", "no retriever config named 'nope'"),
+        ("+experiment=quikstart", "no experiment named 'quikstart'"),
+    ],
+)
+def test_unknown_group_options_are_errors(tmp_path: Path, override: str, message: str) -> None:
+    with pytest.raises(ConfigError, match=message) as err:
+        check_group_overrides([override], config_search_path(tmp_path))
+    assert "available:" in err.value.message
+
+
+def test_known_options_sweeps_and_plain_keys_pass(tmp_path: Path) -> None:
+    check_group_overrides(
+        [
+            "retriever=bm25",
+            "retriever=bm25,run_file",
+            "retriever.k1=3",
+            "depth=4",
+            "+experiment=quickstart",
+            "retriever=glob(*)",
+            "~corpus",
+        ],
+        config_search_path(tmp_path),
+    )
