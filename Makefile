@@ -7,7 +7,7 @@ PY     := $(VENV)/bin/python
 PLUGINS := $(sort $(dir $(wildcard plugins/*/pyproject.toml)))
 STAMP  := $(VENV)/.installed
 
-.PHONY: install quickstart test lint clean
+.PHONY: install quickstart quickstart-corpus test lint clean
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -34,3 +34,8 @@ lint: install
 
 clean:
 	rm -rf outputs multirun .pytest_cache .mypy_cache .ruff_cache
+
+# Re-chunk the docs into the quickstart corpus (then re-check golden.jsonl's ids).
+quickstart-corpus: install
+	$(PY) tools/chunk_docs.py README.md docs/architecture.md docs/plugins.md docs/metrics.md \
+		-o evalframe/data/quickstart/corpus.jsonl

@@ -100,7 +100,7 @@ def render_report(
     for fname, groups in evaluation.by_slice.items():
         out.append("")
         out.append(f"By {fname}:")
-        header = [fname, "n", *(str(m) for m in evaluation.metrics)]
+        header = [fname, "queries", *(str(m) for m in evaluation.metrics)]
         rows = []
         idx = evaluation.slice_groups(fname)
         for value, aggs in groups.items():

@@ -12,7 +12,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Iterable, Iterator, Mapping
-from typing import Annotated, Any
+from typing import Annotated, Any, ClassVar
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, model_validator
 
@@ -130,14 +130,29 @@ class GoldenSet(_Frozen):
     def by_id(self) -> dict[str, GoldenQuery]:
         return {q.id: q for q in self.queries}
 
+    #: Metadata fields that describe a query rather than group it.
+    NOT_SLICES: ClassVar[frozenset[str]] = frozenset(
+        {"notes", "expected_answer", "answer", "rationale", "source"}
+    )
+    #: A field with more distinct values than this is a label, not a slice.
+    MAX_SLICE_VALUES: ClassVar[int] = 20
+
     def slice_fields(self) -> list[str]:
-        """Metadata fields with scalar values in at least one query, in first-seen order."""
-        fields: dict[str, None] = {}
+        """Metadata fields that group queries, in first-seen order.
+
+        A field qualifies when its values are scalars, it is not free text
+        (``notes``, ``expected_answer``, ...), and it has at most
+        :attr:`MAX_SLICE_VALUES` distinct values, fewer than the number of
+        queries: a field unique per query would give tables of n = 1.
+        """
+        values: dict[str, set[str]] = {}
         for q in self.queries:
             for key, value in q.metadata.items():
-                if isinstance(value, (str, int, float, bool)) and key != "notes":
-                    fields.setdefault(key, None)
-        return list(fields)
+                if key in self.NOT_SLICES or not isinstance(value, (str, int, float, bool)):
+                    continue
+                values.setdefault(key, set()).add(str(value))
+        limit = min(self.MAX_SLICE_VALUES, max(len(self.queries) - 1, 1))
+        return [k for k, seen in values.items() if len(seen) <= limit]
 
 
 class Document(_Frozen):
