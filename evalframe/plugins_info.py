@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from evalframe.errors import EvalframeError, PluginError
+from evalframe.errors import PluginError
 from evalframe.registry import REGISTRIES, PluginSpec
 
 __all__ = ["describe_config", "list_plugins", "show_plugin"]
@@ -14,11 +14,9 @@ def _specs() -> tuple[list[PluginSpec], list[str]]:
     specs: list[PluginSpec] = []
     broken: list[str] = []
     for registry in REGISTRIES.values():
-        for name in registry.names():
-            try:
-                specs.append(registry.get(name))
-            except EvalframeError as exc:
-                broken.append(f"{registry.kind} {name}: {exc.message}")
+        found, problems = registry.load_all()
+        specs.extend(found)
+        broken.extend(problems)
     return specs, broken
 
 

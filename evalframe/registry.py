@@ -106,9 +106,8 @@ class Registry(Generic[T]):
         existing = self._specs.get(name)
         module = module or getattr(obj, "__module__", "") or ""
         if existing is not None and existing.obj is not obj:
-            if existing.module == module and getattr(
-                existing.obj, "__qualname__", getattr(existing.obj, "name", None)
-            ) == getattr(obj, "__qualname__", getattr(obj, "name", None)):
+            same = _definition_id(existing.obj, existing.module)
+            if same is not None and same == _definition_id(obj, module):
                 pass  # the same definition re-imported (module reloaded): replace quietly
             else:
                 raise PluginError(
@@ -183,12 +182,20 @@ class Registry(Generic[T]):
                 )
         return self._specs[name]
 
-    def load_all(self) -> list[PluginSpec]:
-        """Import every discoverable plugin (for ``plugins list``); skip broken ones loudly."""
-        specs = []
+    def load_all(self) -> tuple[list[PluginSpec], list[str]]:
+        """Import every discoverable plugin (for ``plugins list``).
+
+        A plugin that fails to load does not hide the others: it is returned
+        as a one-line problem instead, for the caller to show.
+        """
+        specs: list[PluginSpec] = []
+        broken: list[str] = []
         for name in self.names():
-            specs.append(self.get(name))
-        return specs
+            try:
+                specs.append(self.get(name))
+            except PluginError as exc:
+                broken.append(f"{self.kind} {name}: {exc.message}")
+        return specs, broken
 
     def _unknown(self, name: str, key: str | None) -> PluginError:
         available = self.names()
@@ -210,6 +217,17 @@ class Registry(Generic[T]):
             yield self
         finally:
             self._specs = saved
+
+
+def _definition_id(obj: Any, module: str) -> tuple[str, str] | None:
+    """Where a plugin is defined: (module, qualified name) of the class or kernel.
+
+    Two registrations with the same id are one definition imported twice (a
+    reloaded module); anything without a qualified name is never "the same".
+    """
+    target = getattr(obj, "kernel", obj)  # a metric registers a MetricDef around its kernel
+    qualname = getattr(target, "__qualname__", None)
+    return (module, qualname) if isinstance(qualname, str) else None
 
 
 def _distribution_of(module: str) -> str | None:

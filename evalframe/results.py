@@ -37,6 +37,11 @@ class Aggregate:
         return {"mean": self.mean, "std": self.std, "n": self.n, "skipped": self.skipped}
 
 
+def slice_label(value: Any) -> str:
+    """The label of a slice value in tables and gates; a query without the field is 'unset'."""
+    return "unset" if value is None else str(value)
+
+
 def aggregate(values: np.ndarray) -> Aggregate:
     """Aggregate one per-query vector, ignoring NaN (queries a policy skipped)."""
     arr = np.asarray(values, dtype=np.float64)
@@ -135,9 +140,7 @@ class Evaluation:
         by_id = self.golden.by_id()
         groups: dict[str, list[int]] = {}
         for i, qid in enumerate(self.scores.query_ids):
-            value = by_id[qid].metadata.get(name)
-            label = "unset" if value is None else str(value)
-            groups.setdefault(label, []).append(i)
+            groups.setdefault(slice_label(by_id[qid].metadata.get(name)), []).append(i)
         return {k: np.asarray(v, dtype=np.int64) for k, v in sorted(groups.items())}
 
     def per_query_value(self, m: Metric, qid: str) -> float:
@@ -198,6 +201,6 @@ class GateView:
         idx = [
             i
             for i, qid in enumerate(self._ev.scores.query_ids)
-            if all(str(by_id[qid].metadata.get(f)) == v for f, v in wanted.items())
+            if all(slice_label(by_id[qid].metadata.get(f)) == v for f, v in wanted.items())
         ]
         return np.asarray(idx, dtype=np.int64)

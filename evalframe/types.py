@@ -228,8 +228,18 @@ class Ranking(_Frozen):
 class Run(_Frozen):
     """Rankings keyed by query id, plus free metadata (system name, config, ...)."""
 
-    rankings: dict[str, Ranking]
+    rankings: dict[Id, Ranking]
     metadata: dict[str, Any] = Field(default_factory=dict)
+
+    @model_validator(mode="after")
+    def _keys_match(self) -> Run:
+        for qid, ranking in self.rankings.items():
+            if ranking.query_id != qid:
+                raise ValueError(
+                    f"run: the ranking stored under query {qid!r} is for query "
+                    f"{ranking.query_id!r}; key each ranking by its own query_id"
+                )
+        return self
 
     def __len__(self) -> int:
         return len(self.rankings)

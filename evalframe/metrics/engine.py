@@ -28,6 +28,10 @@ from evalframe.types import GoldenSet, Ranking, Run
 __all__ = ["Policies", "ScoreMatrix", "Scores", "build_matrix", "evaluate", "trec_order"]
 
 Qrels = Mapping[str, Mapping[str, int]]
+
+#: Padding of the ``ideal`` matrix: below every real label, so it is never
+#: relevant, never judged and never a gain.
+PAD = np.iinfo(np.int64).min // 2
 RunLike = Run | Mapping[str, Ranking] | Mapping[str, Sequence[tuple[str, float]]]
 
 
@@ -69,8 +73,10 @@ class ScoreMatrix:
 
     ``labels[q, r]`` is the label of the doc at rank ``r + 1`` of query ``q``
     (0 when unjudged or past the end of the ranking); ``judged`` tells which
-    were judged. ``ideal[q]`` holds the query's judged labels sorted
-    descending, for normalisers such as the ideal DCG.
+    were judged, where a negative label means "pooled but unjudged" as in
+    trec_eval and so is *not* judged. ``ideal[q]`` holds the query's labels
+    sorted descending, padded with :data:`PAD`, for normalisers such as the
+    ideal DCG and for counting relevant and judged non-relevant documents.
     """
 
     query_ids: tuple[str, ...]
@@ -93,6 +99,16 @@ class ScoreMatrix:
     def num_rel(self, rel: int = 1) -> np.ndarray:
         """Judged relevant docs per query at threshold ``rel``."""
         return np.asarray((self.ideal >= rel).sum(axis=1))
+
+    def num_nonrel(self, rel: int = 1) -> np.ndarray:
+        """Judged non-relevant docs per query (0 <= label < rel); negative labels are unjudged."""
+        return np.asarray(((self.ideal >= 0) & (self.ideal < rel)).sum(axis=1))
+
+    def nonrelevant(self, rel: int = 1, k: int | None = None) -> np.ndarray:
+        """Boolean (queries x k): the doc at this rank is judged and not relevant."""
+        labels = self.labels if k is None else self.labels[:, :k]
+        judged = self.judged if k is None else self.judged[:, :k]
+        return judged & (labels < rel)
 
 
 @dataclass
@@ -231,13 +247,14 @@ def build_matrix(
     labels = np.zeros((nq, depth), dtype=np.int64)
     judged_mat = np.zeros((nq, depth), dtype=bool)
     if run_key.size and qrel_key_sorted.size:
-        labels[run_q[found], rank[found]] = qrel_labels_sorted[pos_clip[found]]
-        judged_mat[run_q[found], rank[found]] = True
+        found_labels = qrel_labels_sorted[pos_clip[found]]
+        labels[run_q[found], rank[found]] = found_labels
+        judged_mat[run_q[found], rank[found]] = found_labels >= 0
 
     # Ideal ordering: each query's judged labels, descending.
     counts = np.bincount(qrel_q, minlength=nq) if qrel_q.size else np.zeros(nq, dtype=np.int64)
     width = int(counts.max()) if counts.size and counts.max() > 0 else 0
-    ideal = np.zeros((nq, width), dtype=np.int64)
+    ideal = np.full((nq, width), PAD, dtype=np.int64)
     if qrel_q.size:
         iorder = np.lexsort((-qrel_labels, qrel_q))
         iq, il = qrel_q[iorder], qrel_labels[iorder]

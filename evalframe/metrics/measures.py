@@ -50,9 +50,9 @@ ALIASES: dict[str, str] = {
 
 ParamValue = int | float | str
 _SYNTAX = re.compile(
-    r"^(?P<name>[A-Za-z_][A-Za-z0-9_]*)"
+    r"^(?P<name>[A-Za-z0-9_]+)"
     r"(?:\((?P<params>[^()]*)\))?"
-    r"(?:@(?P<k>[0-9]+))?$"
+    r"(?:@(?P<k>[0-9]+(?:\.[0-9]+)?))?$"
 )
 
 
@@ -76,6 +76,10 @@ class MetricDef:
     ``k`` says whether ``@k`` is ``"required"``, ``"optional"`` or ``"none"``.
     ``vacuous`` is the value the B.O.B convention gives a query with nothing
     relevant (recall of an empty set is 1.0); ``None`` means "compute as usual".
+    ``cutoff`` says what ``@k`` means: a rank (an integer, ``P@5``) or a recall
+    level (a number in [0, 1], ``IPrec@0.5``). ``aggregate`` is how the
+    per-query values combine across queries in trec_eval's ``all`` line:
+    counts (``NumRel``) are summed, everything else is averaged.
     """
 
     name: str
@@ -84,6 +88,8 @@ class MetricDef:
     k: Literal["required", "optional", "none"]
     description: str
     vacuous: float | None = None
+    cutoff: Literal["rank", "recall"] = "rank"
+    aggregate: Literal["mean", "sum"] = "mean"
 
 
 def metric(
@@ -92,6 +98,8 @@ def metric(
     params: type[MetricParams] = MetricParams,
     k: Literal["required", "optional", "none"] = "optional",
     vacuous: float | None = None,
+    cutoff: Literal["rank", "recall"] = "rank",
+    aggregate: Literal["mean", "sum"] = "mean",
 ) -> Callable[[Callable[..., np.ndarray]], Callable[..., np.ndarray]]:
     """Register a vectorized metric kernel under ``name`` in the metric registry.
 
@@ -109,6 +117,8 @@ def metric(
             k=k,
             description=description,
             vacuous=vacuous,
+            cutoff=cutoff,
+            aggregate=aggregate,
         )
         METRICS.add(name, definition, params, description=description, module=kernel.__module__)
         return kernel
@@ -137,7 +147,7 @@ class Metric:
 
     name: str
     params: tuple[tuple[str, ParamValue], ...] = ()
-    k: int | None = None
+    k: int | float | None = None
 
     def __str__(self) -> str:
         text = self.name
@@ -183,9 +193,24 @@ def parse_metric(text: str | Metric, *, key: str | None = None) -> Metric:
     except PluginError as exc:
         raise ConfigError(exc.message, key=key, hint=exc.hint) from None
     definition: MetricDef = spec.obj
-    k = int(match["k"]) if match["k"] is not None else None
-    if k is not None and k < 1:
-        raise ConfigError(f"metric {raw!r}: the cutoff must be at least 1", key=key, got=str(k))
+    k: int | float | None = None
+    if match["k"] is not None and definition.cutoff == "recall":
+        k = float(match["k"])
+        if not 0.0 <= k <= 1.0:
+            raise ConfigError(
+                f"metric {raw!r}: the recall level must be between 0 and 1", key=key, got=str(k)
+            )
+    elif match["k"] is not None:
+        if "." in match["k"]:
+            raise ConfigError(
+                f"metric {raw!r}: the cutoff is a rank, a whole number",
+                key=key,
+                expected=f"{name}@<integer>",
+                got=match["k"],
+            )
+        k = int(match["k"])
+        if k < 1:
+            raise ConfigError(f"metric {raw!r}: the cutoff must be at least 1", key=key, got=str(k))
     if definition.k == "required" and k is None:
         raise ConfigError(
             f"metric {name!r} needs a cutoff", key=key, expected=f"{name}@k", got=repr(raw)

@@ -1,0 +1,273 @@
+"""The data model: id normalisation, immutability, content hashes and shape checks."""
+
+from __future__ import annotations
+
+import pytest
+from pydantic import ValidationError
+
+from evalframe.types import (
+    Corpus,
+    Document,
+    GoldenQuery,
+    GoldenSet,
+    Ranking,
+    Run,
+    content_hash,
+    normalise_id,
+)
+
+
+def q(qid: object, judgments: dict[object, int] | None = None, **metadata: object) -> GoldenQuery:
+    return GoldenQuery(id=qid, text=f"question {qid}", judgments=judgments or {}, metadata=metadata)
+
+
+# -- id normalisation ----------------------------------------------------------
+
+
+def test_normalise_id_turns_ints_into_decimal_strings_and_leaves_the_rest() -> None:
+    assert normalise_id(12) == "12"
+    assert normalise_id(-3) == "-3"
+    assert normalise_id("12") == "12"
+    assert normalise_id(True) is True  # left for pydantic to reject with a location
+
+
+def test_integer_query_id_becomes_a_string() -> None:
+    query = q(7)
+    assert query.id == "7"
+    assert isinstance(query.id, str)
+
+
+def test_integer_judgment_keys_become_strings() -> None:
+    """B.O.B's ``expected_chunks: [12, 13]`` must match a retriever's ``"12"``."""
+    query = q("q1", {12: 1, "13": 2})
+    assert query.judgments == {"12": 1, "13": 2}
+    assert all(isinstance(k, str) for k in query.judgments)
+    assert query.relevant == frozenset({"12", "13"})
+
+
+def test_integer_ranking_ids_become_strings() -> None:
+    ranking = Ranking(query_id=5, doc_ids=(1, "2", 30), scores=(3.0, 2.0, 1.0))
+    assert ranking.query_id == "5"
+    assert ranking.doc_ids == ("1", "2", "30")
+    assert all(isinstance(d, str) for d in ranking.doc_ids)
+
+
+def test_ranking_from_pairs_normalises_ids_and_scores() -> None:
+    ranking = Ranking.from_pairs(9, [(1, 2), ("b", 0.5)])  # type: ignore[arg-type,list-item]
+    assert ranking.query_id == "9"
+    assert ranking.doc_ids == ("1", "b")
+    assert ranking.scores == (2.0, 0.5)
+    assert all(isinstance(s, float) for s in ranking.scores)
+    assert ranking.pairs() == [("1", 2.0), ("b", 0.5)]
+    assert len(ranking) == 2
+
+
+def test_integer_document_id_becomes_a_string() -> None:
+    assert Document(id=4, text="x").id == "4"
+
+
+@pytest.mark.parametrize("bad", [True, False])
+def test_bool_query_id_is_rejected(bad: bool) -> None:
+    with pytest.raises(ValidationError) as info:
+        GoldenQuery(id=bad, text="t")
+    assert info.value.errors()[0]["loc"] == ("id",)
+
+
+def test_bool_judgment_key_is_rejected() -> None:
+    with pytest.raises(ValidationError):
+        GoldenQuery(id="q", text="t", judgments={True: 1})
+
+
+def test_bool_doc_id_in_a_ranking_is_rejected() -> None:
+    with pytest.raises(ValidationError) as info:
+        Ranking(query_id="q", doc_ids=("a", False), scores=(1.0, 0.5))
+    assert info.value.errors()[0]["loc"] == ("doc_ids", 1)
+
+
+def test_bool_ranking_query_id_is_rejected() -> None:
+    with pytest.raises(ValidationError):
+        Ranking(query_id=True)
+
+
+def test_empty_id_is_rejected() -> None:
+    with pytest.raises(ValidationError):
+        GoldenQuery(id="", text="t")
+
+
+# -- frozen models -------------------------------------------------------------
+
+
+def test_golden_query_is_frozen() -> None:
+    query = q("q1", {"a": 1})
+    with pytest.raises(ValidationError):
+        query.text = "changed"  # type: ignore[misc]
+
+
+def test_golden_set_is_frozen() -> None:
+    gs = GoldenSet.build("g", [q("q1", {"a": 1})])
+    with pytest.raises(ValidationError):
+        gs.name = "other"  # type: ignore[misc]
+    with pytest.raises(ValidationError):
+        gs.content_hash = "0" * 16  # type: ignore[misc]
+
+
+def test_ranking_and_run_are_frozen() -> None:
+    ranking = Ranking.from_pairs("q1", [("a", 1.0)])
+    with pytest.raises(ValidationError):
+        ranking.doc_ids = ("b",)  # type: ignore[misc]
+    run = Run(rankings={"q1": ranking})
+    with pytest.raises(ValidationError):
+        run.metadata = {}  # type: ignore[misc]
+
+
+def test_unknown_fields_are_rejected() -> None:
+    with pytest.raises(ValidationError):
+        GoldenQuery(id="q", text="t", judgment={"a": 1})  # type: ignore[call-arg]  # typo
+
+
+# -- GoldenQuery ---------------------------------------------------------------
+
+
+def test_is_negative_for_empty_judgments() -> None:
+    assert q("q1").is_negative
+    assert q("q1").relevant == frozenset()
+
+
+def test_is_negative_when_every_judged_label_is_zero_or_below() -> None:
+    query = q("q1", {"a": 0, "b": -1})
+    assert query.is_negative
+    assert query.relevant == frozenset()
+
+
+def test_query_with_a_positive_label_is_not_negative() -> None:
+    query = q("q1", {"a": 0, "b": 2})
+    assert not query.is_negative
+    assert query.relevant == frozenset({"b"})
+
+
+# -- GoldenSet -----------------------------------------------------------------
+
+
+def test_content_hash_is_16_hex_digits() -> None:
+    digest = GoldenSet.build("g", [q("q1", {"a": 1})]).content_hash
+    assert len(digest) == 16
+    int(digest, 16)
+
+
+def test_content_hash_ignores_query_order() -> None:
+    a = GoldenSet.build("g", [q("q1", {"a": 1}), q("q2", {"b": 2}), q("q3")])
+    b = GoldenSet.build("g", [q("q3"), q("q2", {"b": 2}), q("q1", {"a": 1})])
+    assert a.content_hash == b.content_hash
+    assert [x.id for x in b] == ["q3", "q2", "q1"]  # the given order is still kept
+
+
+def test_content_hash_ignores_judgment_and_metadata_key_order() -> None:
+    a = GoldenSet.build("g", [q("q1", {"a": 1, "b": 0}, x=1, y="z")])
+    b = GoldenSet.build("g", [q("q1", {"b": 0, "a": 1}, y="z", x=1)])
+    assert a.content_hash == b.content_hash
+
+
+def test_content_hash_covers_content_not_name_or_provenance() -> None:
+    a = GoldenSet.build("first", [q("q1", {"a": 1})], provenance={"path": "/a.jsonl"})
+    b = GoldenSet.build("second", [q("q1", {"a": 1})], provenance={"path": "/b.jsonl"})
+    assert a.content_hash == b.content_hash
+
+
+def test_content_hash_changes_when_a_label_changes() -> None:
+    a = GoldenSet.build("g", [q("q1", {"a": 1, "b": 0})])
+    b = GoldenSet.build("g", [q("q1", {"a": 2, "b": 0})])
+    assert a.content_hash != b.content_hash
+
+
+@pytest.mark.parametrize(
+    "changed",
+    [
+        q("q1", {"a": 1, "c": 0}),  # a different judged doc
+        q("q1", {"a": 1}),  # a judgment removed
+        GoldenQuery(id="q1", text="other text", judgments={"a": 1, "b": 0}),
+        q("q1", {"a": 1, "b": 0}, difficulty="hard"),
+        q("q9", {"a": 1, "b": 0}),
+    ],
+)
+def test_content_hash_changes_with_any_query_content(changed: GoldenQuery) -> None:
+    base = GoldenSet.build("g", [q("q1", {"a": 1, "b": 0})])
+    assert GoldenSet.build("g", [changed]).content_hash != base.content_hash
+
+
+def test_integer_and_string_ids_hash_the_same() -> None:
+    a = GoldenSet.build("g", [q(1, {12: 1})])
+    b = GoldenSet.build("g", [q("1", {"12": 1})])
+    assert a.content_hash == b.content_hash
+
+
+def test_content_hash_function_is_canonical_json() -> None:
+    assert content_hash({"b": 1, "a": [1, 2]}) == content_hash({"a": [1, 2], "b": 1})
+    assert content_hash({"a": 1}) != content_hash({"a": 2})
+
+
+def test_duplicate_query_ids_are_rejected() -> None:
+    with pytest.raises(ValidationError, match=r"query id 'q1' appears twice"):
+        GoldenSet.build("g", [q("q1", {"a": 1}), q("q2"), q("q1", {"b": 1})])
+
+
+def test_duplicate_query_ids_after_normalisation_are_rejected() -> None:
+    with pytest.raises(ValidationError, match="appears twice"):
+        GoldenSet.build("g", [q(1), q("1")])
+
+
+def test_golden_set_container_helpers() -> None:
+    gs = GoldenSet.build(
+        "g",
+        [
+            q("q1", {"a": 1}, difficulty="easy", notes="free text", tags=["x"], qnum=1),
+            q("q2", category="setup", difficulty="hard", qnum=2),
+            q("q3", category="setup", difficulty="easy", qnum=3),
+        ],
+    )
+    assert len(gs) == 3
+    assert [x.id for x in gs] == ["q1", "q2", "q3"]
+    assert set(gs.by_id()) == {"q1", "q2", "q3"}
+    # scalar fields in first-seen order; never free text ("notes") or lists ("tags"),
+    # nor a field with a distinct value per query ("qnum": tables of n = 1)
+    assert gs.slice_fields() == ["difficulty", "category"]
+
+
+# -- Ranking, Run, Corpus ------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("doc_ids", "scores"),
+    [(("a", "b"), (1.0,)), (("a",), (1.0, 0.5)), ((), (1.0,)), (("a",), ())],
+)
+def test_ranking_with_mismatched_lengths_is_rejected(
+    doc_ids: tuple[str, ...], scores: tuple[float, ...]
+) -> None:
+    with pytest.raises(ValidationError, match="give one score per doc id"):
+        Ranking(query_id="q1", doc_ids=doc_ids, scores=scores)
+
+
+def test_empty_ranking_is_allowed() -> None:
+    ranking = Ranking(query_id="q1")
+    assert len(ranking) == 0
+    assert ranking.pairs() == []
+
+
+def test_run_holds_rankings_by_query_id() -> None:
+    run = Run(rankings={"q1": Ranking.from_pairs("q1", [("a", 1.0)])}, metadata={"system": "x"})
+    assert len(run) == 1
+    assert run.rankings["q1"].doc_ids == ("a",)
+
+
+def test_corpus_hash_depends_on_ids_and_texts() -> None:
+    a = Corpus.build("c", [Document(id=1, text="one"), Document(id="2", text="two")])
+    b = Corpus.build("other-name", [Document(id="1", text="one"), Document(id=2, text="two")])
+    c = Corpus.build("c", [Document(id=1, text="one"), Document(id="2", text="TWO")])
+    assert a.content_hash == b.content_hash
+    assert a.content_hash != c.content_hash
+    assert a.ids() == frozenset({"1", "2"})
+    assert len(a) == 2
+
+
+def test_integer_run_keys_become_strings() -> None:
+    run = Run(rankings={7: Ranking.from_pairs("7", [("a", 1.0)])})
+    assert list(run.rankings) == ["7"]
