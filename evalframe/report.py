@@ -173,7 +173,8 @@ def per_query_records(evaluation: Evaluation, cfg: ReportSection) -> list[dict[s
         gq = by_id[qid]
         values = {str(m): float(v[i]) for m, v in evaluation.scores.values.items()}
         ranking = evaluation.run.rankings.get(qid)
-        ordered = trec_order(ranking.pairs()) if ranking is not None else []
+        precision = evaluation.policies.score_precision
+        ordered = trec_order(ranking.pairs(), precision) if ranking is not None else []
         value = values.get(str(crit)) if crit is not None else None
         records.append(
             {

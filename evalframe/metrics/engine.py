@@ -58,6 +58,13 @@ class Policies(BaseModel):
             "'skip' leaves it out (trec_eval's default)"
         ),
     )
+    score_precision: Literal["float32", "float64"] = Field(
+        "float32",
+        description=(
+            "precision at which scores are compared when ranking: 'float32' makes scores "
+            "equal in float32 ties, as trec_eval does (it stores scores as float)"
+        ),
+    )
     duplicates: Literal["error", "keep_first"] = Field(
         "error",
         description=(
@@ -165,6 +172,7 @@ def build_matrix(
     run: RunLike,
     *,
     duplicates: Literal["error", "keep_first"] = "error",
+    score_precision: Literal["float32", "float64"] = "float32",
 ) -> ScoreMatrix:
     """Join a run with judgments into a :class:`ScoreMatrix` (see module docstring)."""
     if isinstance(qrels, GoldenSet):
@@ -224,7 +232,9 @@ def build_matrix(
             )
 
     # trec_eval order: query, then score descending, then doc id descending.
-    order = np.lexsort((-run_codes, -run_scores, run_q))
+    # trec_eval stores scores as C floats, so scores equal in float32 tie.
+    sort_scores = run_scores.astype(np.float32) if score_precision == "float32" else run_scores
+    order = np.lexsort((-run_codes, -sort_scores, run_q))
     run_q, run_codes, run_key = run_q[order], run_codes[order], run_key[order]
     n_ret = np.bincount(run_q, minlength=nq).astype(np.int64)
     starts = np.zeros(nq, dtype=np.int64)
@@ -283,7 +293,9 @@ def evaluate(
 ) -> Scores:
     """Per-query values of every metric under the given policies."""
     pol = policies or Policies()
-    matrix = build_matrix(qrels, run, duplicates=pol.duplicates)
+    matrix = build_matrix(
+        qrels, run, duplicates=pol.duplicates, score_precision=pol.score_precision
+    )
     values: dict[Metric, np.ndarray] = {}
     skipped: dict[Metric, int] = {}
     for m in metrics:
@@ -315,9 +327,14 @@ def evaluate(
     )
 
 
-def trec_order(pairs: Sequence[tuple[str, float]]) -> list[tuple[str, float]]:
+def trec_order(
+    pairs: Sequence[tuple[str, float]],
+    score_precision: Literal["float32", "float64"] = "float32",
+) -> list[tuple[str, float]]:
     """One ranking in trec_eval order: score descending, then doc id descending.
 
     The same order :func:`build_matrix` produces, for displaying a ranking.
     """
+    if score_precision == "float32":
+        return sorted(pairs, key=lambda p: (float(np.float32(p[1])), p[0]), reverse=True)
     return sorted(pairs, key=lambda p: (p[1], p[0]), reverse=True)
