@@ -67,6 +67,14 @@ class ReportSection(_Section):
     show_k: int = Field(5, ge=1, description="retrieved ids to show for a failed query")
 
 
+class StatsSection(_Section):
+    """``stats:`` how uncertainty in the means is estimated."""
+
+    bootstrap: int = Field(1000, ge=0, description="bootstrap resamples for CIs (0: none)")
+    confidence: float = Field(0.95, gt=0, lt=1, description="confidence level of the CIs")
+    seed: int = Field(0, description="random seed: the same seed gives the same CIs")
+
+
 class OutputSection(_Section):
     """``output:`` where results and caches go."""
 
@@ -87,6 +95,7 @@ class _Schema(_Section):
     tracking: dict[str, Any] = Field(default_factory=lambda: {"name": "none"})
     slices: list[str] | None = Field(None, description="slice fields; null = every metadata field")
     report: ReportSection = Field(default_factory=ReportSection)
+    stats: StatsSection = Field(default_factory=StatsSection)
     output: OutputSection
 
 
@@ -115,6 +124,7 @@ class Experiment:
     gates: tuple[GateSpec, ...]
     slices: tuple[str, ...] | None
     report: ReportSection
+    stats: StatsSection
     output_dir: Path
     cache_dir: Path
     run_tag: str
@@ -177,6 +187,7 @@ def validate_experiment(raw: Mapping[str, Any]) -> Experiment:
         gates=gates,
         slices=tuple(schema.slices) if schema.slices is not None else None,
         report=schema.report.model_copy(update={"criterion": str(criterion)}),
+        stats=schema.stats,
         output_dir=Path(schema.output.dir),
         cache_dir=Path(schema.output.cache_dir).expanduser(),
         run_tag=schema.output.run_tag,

@@ -121,6 +121,8 @@ def _flat_metrics(evaluation: Evaluation, gates: list[GateResult]) -> dict[str, 
         flat[str(m)] = agg.mean
         flat[f"{m}.std"] = agg.std
         flat[f"{m}.n"] = agg.n
+        flat[f"{m}.ci_low"] = agg.ci_low
+        flat[f"{m}.ci_high"] = agg.ci_high
     for fname, groups in evaluation.by_slice.items():
         for value, aggs in groups.items():
             for m, agg in aggs.items():
@@ -229,6 +231,9 @@ def run_experiment(
             list(exp.metrics),
             exp.policies,
             list(exp.slices) if exp.slices is not None else None,
+            bootstrap=exp.stats.bootstrap,
+            seed=exp.stats.seed,
+            confidence=exp.stats.confidence,
         )
         relay.emit("on_scored", context, evaluation)
 

@@ -80,12 +80,15 @@ def render_report(
         )
 
     out.append("")
-    out.append("Results (mean ± std over n queries):")
+    has_ci = any(not math.isnan(a.ci_low) for a in evaluation.overall.values())
+    level = f"{exp.stats.confidence:.0%} CI" if has_ci else ""
+    out.append(f"Results (mean ± std{', ' + level if level else ''} over n queries):")
     width = max(len(str(m)) for m in evaluation.metrics)
     for m, agg in evaluation.overall.items():
         extra = f", {agg.skipped} skipped" if agg.skipped else ""
+        ci = f"  [{_fmt(agg.ci_low)}, {_fmt(agg.ci_high)}]" if has_ci else ""
         out.append(
-            f"  {str(m).ljust(width)}  {_fmt(agg.mean)} (±{_fmt(agg.std).strip()})"
+            f"  {str(m).ljust(width)}  {_fmt(agg.mean)} (±{_fmt(agg.std).strip()}){ci}"
             f"  n={agg.n}{extra}"
         )
     if (

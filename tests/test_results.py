@@ -42,7 +42,39 @@ def test_aggregate_std_uses_n_minus_one() -> None:
 
 def test_aggregate_single_value_has_zero_std() -> None:
     agg = aggregate(np.array([0.7]))
-    assert agg == Aggregate(mean=0.7, std=0.0, n=1, skipped=0)
+    assert (agg.mean, agg.std, agg.n, agg.skipped) == (0.7, 0.0, 1, 0)
+    assert math.isnan(agg.ci_low) and math.isnan(agg.ci_high)  # no bootstrap asked for
+
+
+def test_bootstrap_ci_is_reproducible_under_a_seed_and_brackets_the_mean() -> None:
+    values = np.array([0.0, 1.0, 0.5, 1.0, 0.0, 1.0, 0.25, 0.75])
+    first = aggregate(values, bootstrap=500, seed=7)
+    again = aggregate(values, bootstrap=500, seed=7)
+    other = aggregate(values, bootstrap=500, seed=8)
+    assert (first.ci_low, first.ci_high) == (again.ci_low, again.ci_high)
+    assert (first.ci_low, first.ci_high) != (other.ci_low, other.ci_high)
+    assert first.ci_low < first.mean < first.ci_high
+    assert first.ci_low >= 0.0 and first.ci_high <= 1.0
+
+
+def test_bootstrap_ci_of_a_constant_is_that_constant() -> None:
+    agg = aggregate(np.full(30, 0.4), bootstrap=200, seed=0)
+    assert agg.ci_low == pytest.approx(0.4) and agg.ci_high == pytest.approx(0.4)
+
+
+def test_bootstrap_ci_covers_the_true_mean_about_95_percent_of_the_time() -> None:
+    """Bernoulli(0.3) samples of 200 queries: the 95% interval should cover 0.3 in ~95% of trials."""
+    rng = np.random.default_rng(123)
+    covered = 0
+    for trial in range(100):
+        sample = (rng.random(200) < 0.3).astype(float)
+        agg = aggregate(sample, bootstrap=400, seed=trial)
+        covered += agg.ci_low <= 0.3 <= agg.ci_high
+    assert 88 <= covered <= 100
+
+
+def test_total_is_the_sum_trec_eval_reports_for_counts() -> None:
+    assert aggregate(np.array([3.0, math.nan, 4.0])).total == 7.0
 
 
 def test_aggregate_ignores_nan_and_counts_it_as_skipped() -> None:
@@ -74,12 +106,15 @@ def test_aggregate_empty() -> None:
 
 def test_aggregate_accepts_a_list_and_serialises() -> None:
     agg = aggregate([1, 0])  # type: ignore[arg-type]
-    assert agg.as_dict() == {
+    as_dict = agg.as_dict()
+    ci = (as_dict.pop("ci_low"), as_dict.pop("ci_high"))
+    assert as_dict == {
         "mean": 0.5,
         "std": pytest.approx(math.sqrt(0.5)),
         "n": 2,
         "skipped": 0,
     }
+    assert all(math.isnan(v) for v in ci)
 
 
 def test_latency_summary() -> None:
