@@ -63,7 +63,7 @@ def test_bootstrap_ci_of_a_constant_is_that_constant() -> None:
 
 
 def test_bootstrap_ci_covers_the_true_mean_about_95_percent_of_the_time() -> None:
-    """Bernoulli(0.3) samples of 200 queries: the 95% interval should cover 0.3 in ~95% of trials."""
+    """Bernoulli(0.3) samples of 200 queries: a 95% interval covers 0.3 in ~95% of trials."""
     rng = np.random.default_rng(123)
     covered = 0
     for trial in range(100):
