@@ -16,7 +16,7 @@ from typing import Any, TextIO
 
 from evalframe import __version__
 from evalframe.config import Experiment, ResolvedPlugin
-from evalframe.errors import EXIT_GATE_FAILED, EXIT_OK, PluginError
+from evalframe.errors import EXIT_GATE_FAILED, EXIT_OK, ConfigError, PluginError
 from evalframe.gates import run_gates, verdict
 from evalframe.hooks import HookRelay, RunContext, RunOutcome
 from evalframe.io import atomic_write, atomic_write_json, atomic_write_jsonl, write_trec_run
@@ -191,6 +191,18 @@ def _write_outputs(
     return files
 
 
+def _check_views(exp: Experiment, golden: GoldenSet) -> None:
+    """A metric on a view the golden set lacks fails now, not after a long retrieval."""
+    for i, m in enumerate(exp.metrics):
+        if m.view is not None and m.view not in golden.projections:
+            raise ConfigError(
+                f"metric {str(m)!r} is scored on view {m.view!r}, which golden set "
+                f"{golden.name!r} does not declare",
+                key=f"metrics.measures[{i}]",
+                expected=f"one of: {', '.join(sorted(golden.projections)) or '(no views)'}",
+            )
+
+
 def run_experiment(
     exp: Experiment, *, stream: TextIO | None = None, progress: bool = True
 ) -> PipelineResult:
@@ -213,6 +225,7 @@ def run_experiment(
             DatasetLoader,
         )
         golden = dataset.load()
+        _check_views(exp, golden)
         retriever = _build(
             exp.retriever,
             PluginContext(corpus=corpus, cache_dir=exp.cache_dir, config_key="retriever"),

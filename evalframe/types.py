@@ -72,6 +72,10 @@ class GoldenQuery(_Frozen):
     text: str
     judgments: dict[Id, int] = Field(default_factory=dict)
     metadata: dict[str, Any] = Field(default_factory=dict)
+    views: dict[str, dict[Id, int]] = Field(
+        default_factory=dict,
+        description="other judgments of the same query, e.g. {'files': {...}} beside entities",
+    )
 
     @property
     def relevant(self) -> frozenset[str]:
@@ -84,12 +88,15 @@ class GoldenQuery(_Frozen):
         return not self.relevant
 
     def canonical(self) -> dict[str, Any]:
-        return {
+        out: dict[str, Any] = {
             "id": self.id,
             "text": self.text,
             "judgments": dict(sorted(self.judgments.items())),
             "metadata": self.metadata,
         }
+        if self.views:  # only when present, so sets without views keep their hash
+            out["views"] = {v: dict(sorted(j.items())) for v, j in sorted(self.views.items())}
+        return out
 
 
 class GoldenSet(_Frozen):
@@ -102,6 +109,10 @@ class GoldenSet(_Frozen):
     name: str
     queries: tuple[GoldenQuery, ...]
     provenance: dict[str, Any] = Field(default_factory=dict)
+    projections: dict[str, str] = Field(
+        default_factory=dict,
+        description="view name -> regex mapping a retrieved id into the view (group 1)",
+    )
     content_hash: str
 
     @model_validator(mode="after")
@@ -115,11 +126,24 @@ class GoldenSet(_Frozen):
 
     @classmethod
     def build(
-        cls, name: str, queries: Iterable[GoldenQuery], provenance: Mapping[str, Any] | None = None
+        cls,
+        name: str,
+        queries: Iterable[GoldenQuery],
+        provenance: Mapping[str, Any] | None = None,
+        projections: Mapping[str, str] | None = None,
     ) -> GoldenSet:
+        """A golden set with its content hash (queries, and views' projections if any)."""
         qs = tuple(queries)
-        digest = content_hash([q.canonical() for q in sorted(qs, key=lambda q: q.id)])
-        return cls(name=name, queries=qs, provenance=dict(provenance or {}), content_hash=digest)
+        payload: Any = [q.canonical() for q in sorted(qs, key=lambda q: q.id)]
+        if projections:
+            payload = {"queries": payload, "projections": dict(sorted(projections.items()))}
+        return cls(
+            name=name,
+            queries=qs,
+            provenance=dict(provenance or {}),
+            projections=dict(projections or {}),
+            content_hash=content_hash(payload),
+        )
 
     def __len__(self) -> int:
         return len(self.queries)

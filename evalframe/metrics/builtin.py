@@ -272,3 +272,21 @@ def eleven_point(m: ScoreMatrix, k: None, p: IPrecParams) -> np.ndarray:
     """Mean interpolated precision at recall 0.0, 0.1, ..., 1.0 (trec_eval 11pt_avg)."""
     levels = np.array([0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0])
     return np.asarray(_iprec(m, p, levels).mean(axis=1), dtype=np.float64)
+
+
+class AbstainParams(MetricParams):
+    """What counts as returning something."""
+
+    threshold: float = Field(
+        0.0, description="a doc counts as returned only with a score above this"
+    )
+
+
+@metric("Abstained", params=AbstainParams, k="required", applies_to="negatives")
+def abstained(m: ScoreMatrix, k: int, p: AbstainParams) -> np.ndarray:
+    """On negative examples: 1 if nothing in the top k scores above the threshold."""
+    if m.scores is None:
+        raise ValueError("Abstained needs the matrix's scores")
+    top = m.scores[:, :k]
+    returned = np.where(np.isnan(top), False, top > p.threshold)
+    return np.asarray(~returned.any(axis=1), dtype=np.float64)

@@ -13,6 +13,7 @@ here in one place rather than inside each kernel.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
@@ -20,12 +21,22 @@ from typing import Literal
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
-from evalframe.errors import DataError
+from evalframe.errors import ConfigError, DataError
 from evalframe.metrics.measures import Metric
 from evalframe.registry import METRICS
 from evalframe.types import GoldenSet, Ranking, Run
 
-__all__ = ["Policies", "ScoreMatrix", "Scores", "build_matrix", "evaluate", "trec_order"]
+__all__ = [
+    "Columns",
+    "Policies",
+    "ScoreMatrix",
+    "Scores",
+    "build_matrix",
+    "evaluate",
+    "project_ids",
+    "to_columns",
+    "trec_order",
+]
 
 Qrels = Mapping[str, Mapping[str, int]]
 
@@ -65,6 +76,13 @@ class Policies(BaseModel):
             "equal in float32 ties, as trec_eval does (it stores scores as float)"
         ),
     )
+    drop_self_matches: bool = Field(
+        False,
+        description=(
+            "drop a retrieved doc whose id equals the query id before scoring (BEIR does "
+            "this silently; here it is an explicit choice, off by default)"
+        ),
+    )
     duplicates: Literal["error", "keep_first"] = Field(
         "error",
         description=(
@@ -93,6 +111,7 @@ class ScoreMatrix:
     ideal: np.ndarray
     present: np.ndarray
     extra_queries: int = 0
+    scores: np.ndarray | None = None
 
     @property
     def depth(self) -> int:
@@ -139,20 +158,65 @@ class Scores:
         return out
 
 
-def _flatten_run(
-    run: RunLike, qindex: Mapping[str, int]
-) -> tuple[np.ndarray, list[str], np.ndarray, int]:
+@dataclass(frozen=True)
+class Columns:
+    """A run and its judgments as flat columns, the engine's input format.
+
+    ``run_q``/``qrel_q`` index into ``query_ids``. Readers of large files
+    build these directly (no per-ranking Python objects); the mapping and
+    model inputs of :func:`evaluate` are flattened into them first.
+    """
+
+    query_ids: tuple[str, ...]
+    run_q: np.ndarray
+    run_docs: np.ndarray
+    run_scores: np.ndarray
+    qrel_q: np.ndarray
+    qrel_docs: np.ndarray
+    qrel_labels: np.ndarray
+    present: np.ndarray
+    extra_queries: int = 0
+
+
+def _judgments(qrels: GoldenSet | Qrels, view: str | None) -> dict[str, Mapping[str, int]]:
+    if isinstance(qrels, GoldenSet):
+        if view is None:
+            return {q.id: q.judgments for q in qrels.queries}
+        if view not in qrels.projections:
+            raise ConfigError(
+                f"metric view {view!r} is not declared by golden set {qrels.name!r}",
+                key="metrics.measures",
+                expected=f"one of: {', '.join(sorted(qrels.projections)) or '(no views)'}",
+                hint="a dataset declares views (e.g. 'files' for KnowCode); drop (view=...) "
+                "or pick a dataset that has it",
+            )
+        return {q.id: q.views.get(view, {}) for q in qrels.queries}
+    if view is not None:
+        raise ConfigError(
+            f"metric view {view!r} needs a golden set that declares views, not plain qrels",
+            key="metrics.measures",
+        )
+    return {str(k): v for k, v in qrels.items()}
+
+
+def to_columns(qrels: GoldenSet | Qrels, run: RunLike, view: str | None = None) -> Columns:
+    """Flatten judgments (optionally one named view of them) and a run into :class:`Columns`."""
+    judgments = _judgments(qrels, view)
+    query_ids = tuple(judgments)
+    qindex = {qid: i for i, qid in enumerate(query_ids)}
     rankings: Iterable[tuple[str, object]]
     rankings = run.rankings.items() if isinstance(run, Run) else run.items()
     qs: list[np.ndarray] = []
     docs: list[str] = []
     scores: list[float] = []
+    present = np.zeros(len(query_ids), dtype=bool)
     extra = 0
     for qid, ranking in rankings:
         i = qindex.get(str(qid))
         if i is None:
             extra += 1
             continue
+        present[i] = True
         if isinstance(ranking, Ranking):
             docs.extend(ranking.doc_ids)
             scores.extend(ranking.scores)
@@ -163,50 +227,95 @@ def _flatten_run(
             scores.extend(float(s) for _, s in pairs)
             n = len(pairs)
         qs.append(np.full(n, i, dtype=np.int64))
-    q = np.concatenate(qs) if qs else np.zeros(0, dtype=np.int64)
-    return q, docs, np.asarray(scores, dtype=np.float64), extra
+    qrel_q: list[int] = []
+    qrel_docs: list[str] = []
+    qrel_labels: list[int] = []
+    for qid, judged in judgments.items():
+        qrel_q.extend([qindex[qid]] * len(judged))
+        qrel_docs.extend(str(d) for d in judged)
+        qrel_labels.extend(int(v) for v in judged.values())
+    if view is not None and isinstance(qrels, GoldenSet):
+        docs = project_ids(docs, qrels.projections[view])
+    return Columns(
+        query_ids=query_ids,
+        run_q=np.concatenate(qs) if qs else np.zeros(0, dtype=np.int64),
+        run_docs=np.asarray(docs, dtype=str),
+        run_scores=np.asarray(scores, dtype=np.float64),
+        qrel_q=np.asarray(qrel_q, dtype=np.int64),
+        qrel_docs=np.asarray(qrel_docs, dtype=str),
+        qrel_labels=np.asarray(qrel_labels, dtype=np.int64),
+        present=present,
+        extra_queries=extra,
+    )
+
+
+def project_ids(ids: Sequence[str], pattern: str) -> list[str]:
+    """Map ids into a view: the regex's first group, or the whole id when it does not match.
+
+    ``^(.*?)::`` maps the KnowCode entity ``pkg/mod.py::Class.method`` to the
+    file ``pkg/mod.py``. Each distinct id is matched once.
+    """
+    regex = re.compile(pattern)
+    cache: dict[str, str] = {}
+    out = []
+    for doc in ids:
+        mapped = cache.get(doc)
+        if mapped is None:
+            match = regex.search(doc)
+            mapped = match.group(1) if match and match.groups() else doc
+            cache[doc] = mapped
+        out.append(mapped)
+    return out
 
 
 def build_matrix(
-    qrels: GoldenSet | Qrels,
-    run: RunLike,
+    qrels: GoldenSet | Qrels | Columns,
+    run: RunLike | None = None,
     *,
-    duplicates: Literal["error", "keep_first"] = "error",
+    duplicates: Literal["error", "keep_first", "keep_position"] = "error",
     score_precision: Literal["float32", "float64"] = "float32",
+    drop_self_matches: bool = False,
 ) -> ScoreMatrix:
-    """Join a run with judgments into a :class:`ScoreMatrix` (see module docstring)."""
-    if isinstance(qrels, GoldenSet):
-        judgments: dict[str, Mapping[str, int]] = {q.id: q.judgments for q in qrels.queries}
-    else:
-        judgments = {str(k): v for k, v in qrels.items()}
-    query_ids = tuple(judgments)
-    qindex = {qid: i for i, qid in enumerate(query_ids)}
-    nq = len(query_ids)
+    """Join a run with judgments into a :class:`ScoreMatrix` (see module docstring).
 
-    run_q, run_docs, run_scores, extra = _flatten_run(run, qindex)
-    qrel_q_list: list[int] = []
-    qrel_docs: list[str] = []
-    qrel_labels_list: list[int] = []
-    for qid, judged in judgments.items():
-        i = qindex[qid]
-        qrel_q_list.extend([i] * len(judged))
-        qrel_docs.extend(str(d) for d in judged)
-        qrel_labels_list.extend(int(v) for v in judged.values())
-    qrel_q = np.asarray(qrel_q_list, dtype=np.int64)
-    qrel_labels = np.asarray(qrel_labels_list, dtype=np.int64)
+    ``duplicates="keep_position"`` is for views: a second entity of the same
+    file keeps its rank but counts as neither relevant nor judged, so
+    "files among the top k results" is counted once per file.
+    """
+    if isinstance(qrels, Columns):
+        cols = qrels
+    else:
+        if run is None:
+            raise TypeError("build_matrix needs a run unless given Columns")
+        cols = to_columns(qrels, run)
+    query_ids = cols.query_ids
+    nq = len(query_ids)
+    run_q, run_scores = cols.run_q, cols.run_scores
+    qrel_q, qrel_labels = cols.qrel_q, cols.qrel_labels
+
+    if drop_self_matches and run_q.size:
+        # BEIR drops a retrieved doc whose id equals the query id; only on request here.
+        qid_arr = np.asarray(query_ids, dtype=str)
+        keep_self = cols.run_docs != qid_arr[run_q]
+        run_q, run_scores = run_q[keep_self], run_scores[keep_self]
+        run_docs_arr = cols.run_docs[keep_self]
+    else:
+        run_docs_arr = cols.run_docs
 
     # One shared integer code per doc id. np.unique sorts by code point, which
     # equals the byte order trec_eval's strcmp uses for UTF-8 ids.
-    all_docs = np.asarray(run_docs + qrel_docs, dtype=str)
+    all_docs = np.concatenate([run_docs_arr.astype(str), cols.qrel_docs.astype(str)])
     if all_docs.size:
         _, codes = np.unique(all_docs, return_inverse=True)
         codes = codes.astype(np.int64).ravel()
     else:
         codes = np.zeros(0, dtype=np.int64)
     ndocs = int(codes.max()) + 1 if codes.size else 1
-    run_codes, qrel_codes = codes[: len(run_docs)], codes[len(run_docs) :]
+    n_run = run_docs_arr.size
+    run_codes, qrel_codes = codes[:n_run], codes[n_run:]
 
     run_key = run_q * ndocs + run_codes
+    shadowed = np.zeros(run_key.size, dtype=bool)
     if run_key.size:
         order = np.argsort(run_key, kind="stable")
         sorted_key = run_key[order]
@@ -215,27 +324,40 @@ def build_matrix(
         if dup.any():
             if duplicates == "error":
                 first = order[np.flatnonzero(dup)[0]]
+                doc = str(run_docs_arr[first])
                 raise DataError(
-                    f"query {query_ids[run_q[first]]!r} lists doc {run_docs[first]!r} more than "
-                    f"once ({int(dup.sum())} duplicate entries in the run)",
+                    f"query {query_ids[run_q[first]]!r} lists doc {doc!r} more "
+                    f"than once ({int(dup.sum())} duplicate entries in the run)",
                     key="metrics.policies.duplicates",
                     hint="fix the retriever, or set metrics.policies.duplicates=keep_first "
                     "to keep each doc's first occurrence",
                 )
-            keep = np.ones(run_key.size, dtype=bool)
-            keep[order[dup]] = False  # stable sort: the first occurrence is never marked
-            run_q, run_codes, run_scores, run_key = (
-                run_q[keep],
-                run_codes[keep],
-                run_scores[keep],
-                run_key[keep],
-            )
+            if duplicates == "keep_first":
+                keep = np.ones(run_key.size, dtype=bool)
+                keep[order[dup]] = False  # stable sort: the first occurrence is never marked
+                run_q, run_codes, run_scores, run_key = (
+                    run_q[keep],
+                    run_codes[keep],
+                    run_scores[keep],
+                    run_key[keep],
+                )
+                shadowed = np.zeros(run_key.size, dtype=bool)
+            else:
+                shadowed[order[dup]] = True  # keep_position: decided after sorting below
 
     # trec_eval order: query, then score descending, then doc id descending.
     # trec_eval stores scores as C floats, so scores equal in float32 tie.
     sort_scores = run_scores.astype(np.float32) if score_precision == "float32" else run_scores
     order = np.lexsort((-run_codes, -sort_scores, run_q))
     run_q, run_codes, run_key = run_q[order], run_codes[order], run_key[order]
+    run_scores, shadowed = run_scores[order], shadowed[order]
+    if shadowed.any():
+        # In rank order, every occurrence of a (query, doc) after the first is shadowed.
+        by_key = np.argsort(run_key, kind="stable")
+        later = np.zeros(run_key.size, dtype=bool)
+        later[1:] = run_key[by_key][1:] == run_key[by_key][:-1]
+        shadowed = np.zeros(run_key.size, dtype=bool)
+        shadowed[by_key[later]] = True
     n_ret = np.bincount(run_q, minlength=nq).astype(np.int64)
     starts = np.zeros(nq, dtype=np.int64)
     if nq:
@@ -249,13 +371,15 @@ def build_matrix(
     pos = np.searchsorted(qrel_key_sorted, run_key)
     pos_clip = np.minimum(pos, max(qrel_key_sorted.size - 1, 0))
     found = (
-        (pos < qrel_key_sorted.size) & (qrel_key_sorted[pos_clip] == run_key)
+        (pos < qrel_key_sorted.size) & (qrel_key_sorted[pos_clip] == run_key) & ~shadowed
         if qrel_key_sorted.size
         else np.zeros(run_key.size, dtype=bool)
     )
 
     labels = np.zeros((nq, depth), dtype=np.int64)
     judged_mat = np.zeros((nq, depth), dtype=bool)
+    score_mat = np.full((nq, depth), np.nan, dtype=np.float64)
+    score_mat[run_q, rank] = run_scores
     if run_key.size and qrel_key_sorted.size:
         found_labels = qrel_labels_sorted[pos_clip[found]]
         labels[run_q[found], rank[found]] = found_labels
@@ -272,16 +396,15 @@ def build_matrix(
         istarts[1:] = np.cumsum(counts)[:-1]
         ideal[iq, np.arange(iq.size) - istarts[iq]] = il
 
-    present_ids = set(run.rankings) if isinstance(run, Run) else {str(k) for k in run}
-    present = np.array([qid in present_ids for qid in query_ids], dtype=bool)
     return ScoreMatrix(
         query_ids=query_ids,
         labels=labels,
         judged=judged_mat,
         n_ret=n_ret,
         ideal=ideal,
-        present=present,
-        extra_queries=extra,
+        present=cols.present,
+        extra_queries=cols.extra_queries,
+        scores=score_mat,
     )
 
 
@@ -291,14 +414,25 @@ def evaluate(
     run: RunLike,
     policies: Policies | None = None,
 ) -> Scores:
-    """Per-query values of every metric under the given policies."""
+    """Per-query values of every metric under the given policies.
+
+    Metrics on a view (``R(view=files)@5``) are scored on that view's
+    judgments, with run ids projected into it; one matrix is built per view.
+    """
     pol = policies or Policies()
-    matrix = build_matrix(
-        qrels, run, duplicates=pol.duplicates, score_precision=pol.score_precision
-    )
+    matrices: dict[str | None, ScoreMatrix] = {}
+    for view in dict.fromkeys(m.view for m in metrics) or [None]:
+        matrices[view] = build_matrix(
+            to_columns(qrels, run, view),
+            duplicates="keep_position" if view is not None else pol.duplicates,
+            score_precision=pol.score_precision,
+            drop_self_matches=pol.drop_self_matches,
+        )
+    base = matrices.get(None) or next(iter(matrices.values()))
     values: dict[Metric, np.ndarray] = {}
     skipped: dict[Metric, int] = {}
     for m in metrics:
+        matrix = matrices[m.view]
         definition = m.definition
         raw = np.asarray(definition.kernel(matrix, m.k, m.param_model()), dtype=np.float64)
         if raw.shape != (len(matrix.query_ids),):
@@ -309,20 +443,24 @@ def evaluate(
             )
         out = raw.copy()
         no_rel = matrix.num_rel(m.rel) == 0
-        if pol.no_relevant == "skip":
+        if definition.applies_to == "negatives":
+            out[~no_rel] = np.nan  # scored on negative examples only, whatever the policy
+        elif pol.no_relevant == "skip":
             out[no_rel] = np.nan
         elif pol.no_relevant == "bob" and definition.vacuous is not None:
             out[no_rel] = definition.vacuous
         if pol.missing_query == "skip":
             out[~matrix.present] = np.nan
+        # under "zero" a missing query is scored as an empty ranking, which
+        # every rank metric scores 0 (and Abstained, rightly, scores 1)
         values[m] = out
         skipped[m] = int(np.isnan(out).sum())
-    missing = tuple(q for q, p in zip(matrix.query_ids, matrix.present, strict=True) if not p)
+    missing = tuple(q for q, p in zip(base.query_ids, base.present, strict=True) if not p)
     return Scores(
-        query_ids=matrix.query_ids,
+        query_ids=base.query_ids,
         values=values,
         missing=missing,
-        extra_queries=matrix.extra_queries,
+        extra_queries=base.extra_queries,
         skipped=skipped,
     )
 

@@ -90,6 +90,7 @@ class MetricDef:
     vacuous: float | None = None
     cutoff: Literal["rank", "recall"] = "rank"
     aggregate: Literal["mean", "sum"] = "mean"
+    applies_to: Literal["positives", "negatives"] = "positives"
 
 
 def metric(
@@ -100,6 +101,7 @@ def metric(
     vacuous: float | None = None,
     cutoff: Literal["rank", "recall"] = "rank",
     aggregate: Literal["mean", "sum"] = "mean",
+    applies_to: Literal["positives", "negatives"] = "positives",
 ) -> Callable[[Callable[..., np.ndarray]], Callable[..., np.ndarray]]:
     """Register a vectorized metric kernel under ``name`` in the metric registry.
 
@@ -119,6 +121,7 @@ def metric(
             vacuous=vacuous,
             cutoff=cutoff,
             aggregate=aggregate,
+            applies_to=applies_to,
         )
         METRICS.add(name, definition, params, description=description, module=kernel.__module__)
         return kernel
@@ -165,7 +168,13 @@ class Metric:
         return METRICS.get(self.name).obj  # type: ignore[no-any-return]  # registry holds Any
 
     def param_model(self) -> MetricParams:
-        return self.definition.params(**dict(self.params))
+        return self.definition.params(**{k: v for k, v in self.params if k != "view"})
+
+    @property
+    def view(self) -> str | None:
+        """The judgment view this metric is scored on (``R(view=files)@5``), if any."""
+        value = dict(self.params).get("view")
+        return None if value is None else str(value)
 
     @property
     def rel(self) -> int:
@@ -228,6 +237,11 @@ def parse_metric(text: str | Metric, *, key: str | None = None) -> Metric:
                     expected="NAME(key=value,...)",
                 )
             given[pkey.strip()] = _coerce(pval.strip())
+    view = given.pop("view", None)
+    if view is not None and not (isinstance(view, str) and view.isidentifier()):
+        raise ConfigError(
+            f"metric {raw!r}: a view is a name such as 'files'", key=key, got=repr(view)
+        )
     try:
         model = definition.params(**given)
     except ValidationError as exc:
@@ -239,7 +253,10 @@ def parse_metric(text: str | Metric, *, key: str | None = None) -> Metric:
             key=key,
             hint=f"{name} accepts: {', '.join(definition.params.model_fields) or 'no parameters'}",
         ) from None
-    canonical = tuple(sorted(model.model_dump(exclude_defaults=True).items()))
+    dumped = model.model_dump(exclude_defaults=True)
+    if view is not None:
+        dumped["view"] = view  # any metric can be scored on a view of the judgments
+    canonical = tuple(sorted(dumped.items()))
     return Metric(name=name, params=canonical, k=k)
 
 
