@@ -22,6 +22,7 @@ __all__ = [
     "atomic_write",
     "atomic_write_json",
     "atomic_write_jsonl",
+    "read_json_array",
     "read_jsonl",
     "read_trec_run",
     "require_file",
@@ -97,6 +98,49 @@ def read_jsonl(path: str | Path, *, what: str = "JSONL file") -> Iterator[tuple[
                     got=repr(line.strip()[:80]),
                     hint="each line must be one complete JSON object",
                 ) from None
+
+
+def read_json_array(path: str | Path, *, what: str = "JSON file") -> list[tuple[int, Any]]:
+    """``(line_number, element)`` for each element of a top-level JSON array.
+
+    The line numbers let a loader say ``golden_v1.0.json:42`` about the record
+    that starts on line 42, which plain ``json.load`` cannot.
+    """
+    p = require_file(path, what=what)
+    text = p.read_text(encoding="utf-8")
+    try:
+        json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise DataError(
+            f"not valid JSON ({exc.msg} at column {exc.colno})",
+            path=p,
+            line=exc.lineno,
+            hint="check the brackets and commas around this line",
+        ) from None
+    decoder = json.JSONDecoder()
+    i = _skip_ws(text, 0)
+    if i >= len(text) or text[i] != "[":
+        raise DataError(
+            f"the {what} must be a JSON list of records",
+            path=p,
+            line=1,
+            got=f"a JSON {type(json.loads(text)).__name__}",
+        )
+    out: list[tuple[int, Any]] = []
+    i = _skip_ws(text, i + 1)
+    while i < len(text) and text[i] != "]":
+        value, end = decoder.raw_decode(text, i)
+        out.append((text.count("\n", 0, i) + 1, value))
+        i = _skip_ws(text, end)
+        if i < len(text) and text[i] == ",":
+            i = _skip_ws(text, i + 1)
+    return out
+
+
+def _skip_ws(text: str, i: int) -> int:
+    while i < len(text) and text[i] in " \t\r\n":
+        i += 1
+    return i
 
 
 def write_trec_run(path: str | Path, run: Run, tag: str = "evalframe") -> Path:

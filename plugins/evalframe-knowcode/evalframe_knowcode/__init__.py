@@ -1,0 +1,1 @@
+"""KnowCode golden sets for evalframe; see evalframe_knowcode.dataset."""

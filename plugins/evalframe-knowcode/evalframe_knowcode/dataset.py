@@ -1,0 +1,270 @@
+"""KnowCode golden sets: code entities judged in two views, guarded against source drift.
+
+``golden_v1.0.json`` is a JSON list of records::
+
+    {"query_id": "q1", "query_text": "Find the function that parses markdown files.",
+     "task_type": "locate", "difficulty": "easy",
+     "expected_entities": ["src/pkg/md.py::MarkdownParser.parse_file", ...],
+     "expected_files": ["src/pkg/md.py"],
+     "must_mention_facts": [], "must_not_mention_facts": []}
+
+``expected_entities`` may also hold objects ``{"entity_id", "role", "rationale"}``.
+The entities are the query's judgments; the expected files are its ``files``
+view, with retrieved entity ids projected to their file (the part before
+``::``), so ``R(view=files)@5`` is KnowCode's file coverage@5.
+
+``golden_v1.0.meta.json`` records a SHA-256 per source file
+(``source_file_hashes``). When a listed file has changed or vanished under
+``source_root``, the golden set's line ranges and entity ids may no longer be
+true, so loading stops and lists the files, unless ``allow_drift`` is set: then
+the run proceeds, warns, and records the drift in the golden set's provenance
+(and so in ``summary.json``).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import sys
+from pathlib import Path
+from typing import Any
+
+from pydantic import Field
+
+from evalframe.errors import DataError
+from evalframe.io import read_json_array, require_file
+from evalframe.protocols import PluginConfig, PluginContext
+from evalframe.registry import dataset
+from evalframe.types import GoldenQuery, GoldenSet
+
+REQUIRED = ("query_id", "query_text", "expected_entities", "expected_files")
+#: Retrieved entity ids map to their file: everything before the first "::".
+FILES_PROJECTION = r"^(.*?)::"
+
+
+class KnowCodeConfig(PluginConfig):
+    """Where the golden set, its meta file and the code under evaluation are."""
+
+    path: str = Field(description="golden_v1.0.json (a JSON list of records)")
+    meta_path: str | None = Field(
+        None, description="meta file with source_file_hashes (default: <stem>.meta.json)"
+    )
+    source_root: str = Field(".", description="root the meta file's source paths are relative to")
+    allow_drift: bool = Field(
+        False, description="run even if source files changed; the drift is warned and recorded"
+    )
+    require_meta: bool = Field(
+        True, description="a missing meta file is an error (false: skip the drift guard)"
+    )
+
+
+def sha256_file(path: Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def source_drift(hashes: dict[str, str], root: Path) -> list[str]:
+    """Files whose current SHA-256 differs from the recorded one (or that are gone).
+
+    A recorded value may carry a ``sha256:`` prefix.
+    """
+    changed = []
+    for rel, recorded in sorted(hashes.items()):
+        expected = recorded.split(":", 1)[1] if recorded.startswith("sha256:") else recorded
+        target = root / rel
+        if not target.is_file():
+            changed.append(f"{rel} (missing)")
+        elif sha256_file(target) != expected.lower():
+            changed.append(f"{rel} (changed)")
+    return changed
+
+
+def _entities(value: Any, path: Path, line: int) -> tuple[dict[str, int], dict[str, str]]:
+    if not isinstance(value, list) or not value:
+        raise DataError(
+            "field 'expected_entities' must be a non-empty list",
+            path=path,
+            line=line,
+            got=repr(value)[:80],
+            hint='list entity ids like "src/pkg/mod.py::Class.method"',
+        )
+    judgments: dict[str, int] = {}
+    roles: dict[str, str] = {}
+    for item in value:
+        if isinstance(item, dict):
+            entity = item.get("entity_id")
+            role = item.get("role")
+            if isinstance(role, str):
+                roles[str(entity)] = role
+        else:
+            entity = item
+        if not isinstance(entity, str) or "::" not in entity:
+            raise DataError(
+                "an expected entity must be 'file_path::symbol'",
+                path=path,
+                line=line,
+                got=repr(entity),
+                hint="objects need an 'entity_id' field in that form",
+            )
+        if entity in judgments:
+            raise DataError(f"expected entity {entity!r} is listed twice", path=path, line=line)
+        judgments[entity] = 1
+    return judgments, roles
+
+
+def _files(value: Any, path: Path, line: int) -> dict[str, int]:
+    if not isinstance(value, list) or not all(isinstance(f, str) and f for f in value):
+        raise DataError(
+            "field 'expected_files' must be a list of relative file paths",
+            path=path,
+            line=line,
+            got=repr(value)[:80],
+        )
+    return dict.fromkeys(value, 1)
+
+
+@dataset("knowcode", config=KnowCodeConfig)
+class KnowCodeDataset:
+    """KnowCode golden_v1.0.json: entities and files views, with the source drift guard."""
+
+    def __init__(self, config: KnowCodeConfig, context: PluginContext) -> None:
+        self.config = config
+
+    def _meta_path(self, golden: Path) -> Path:
+        if self.config.meta_path:
+            return Path(self.config.meta_path)
+        return golden.with_name(f"{golden.stem}.meta.json")
+
+    def load(self) -> GoldenSet:
+        golden_path = require_file(self.config.path, what="golden set", key="dataset.path")
+        queries = self._queries(golden_path)
+        provenance: dict[str, Any] = {"format": "knowcode", "path": str(golden_path)}
+        meta_path = self._meta_path(golden_path)
+        if meta_path.is_file():
+            provenance.update(self._check_meta(meta_path, len(queries)))
+        elif self.config.require_meta:
+            raise DataError(
+                f"meta file not found: {meta_path}",
+                key="dataset.meta_path",
+                expected="golden_v1.0.meta.json with source_file_hashes beside the golden set",
+                hint="set dataset.meta_path, or dataset.require_meta=false to skip the drift guard",
+            )
+        return GoldenSet.build(
+            golden_path.stem,
+            queries,
+            provenance=provenance,
+            projections={"files": FILES_PROJECTION},
+        )
+
+    def _queries(self, path: Path) -> list[GoldenQuery]:
+        queries: list[GoldenQuery] = []
+        seen: dict[str, int] = {}
+        for line, record in read_json_array(path, what="KnowCode golden set"):
+            if not isinstance(record, dict):
+                raise DataError(
+                    "a record must be a JSON object",
+                    path=path,
+                    line=line,
+                    got=type(record).__name__,
+                )
+            missing = [f for f in REQUIRED if f not in record]
+            if missing:
+                raise DataError(
+                    f"record has no {', '.join(repr(m) for m in missing)} field",
+                    path=path,
+                    line=line,
+                    expected=f"fields {', '.join(REQUIRED)}",
+                    got=f"fields {', '.join(sorted(record))}",
+                )
+            qid = record["query_id"]
+            if isinstance(qid, bool) or not isinstance(qid, (str, int)) or qid == "":
+                raise DataError(
+                    "field 'query_id' must be a non-empty string or integer",
+                    path=path,
+                    line=line,
+                    got=repr(qid),
+                )
+            qid = str(qid)
+            if qid in seen:
+                raise DataError(
+                    f"query id {qid!r} is duplicated (first on line {seen[qid]})",
+                    path=path,
+                    line=line,
+                )
+            seen[qid] = line
+            text = record["query_text"]
+            if not isinstance(text, str) or not text.strip():
+                raise DataError(
+                    "field 'query_text' must be non-empty text",
+                    path=path,
+                    line=line,
+                    got=repr(text),
+                )
+            judgments, roles = _entities(record["expected_entities"], path, line)
+            files = _files(record["expected_files"], path, line)
+            metadata = {k: v for k, v in record.items() if k not in (*REQUIRED, "query_id")}
+            if roles:
+                metadata["entity_roles"] = roles
+            queries.append(
+                GoldenQuery(
+                    id=qid,
+                    text=text,
+                    judgments=judgments,
+                    metadata=metadata,
+                    views={"files": files},
+                )
+            )
+        if not queries:
+            raise DataError("the golden set has no records", path=path)
+        return queries
+
+    def _check_meta(self, meta_path: Path, count: int) -> dict[str, Any]:
+        import json
+
+        try:
+            meta = json.loads(meta_path.read_text(encoding="utf-8"))
+        except json.JSONDecodeError as exc:
+            raise DataError(
+                f"meta file is not valid JSON ({exc.msg})", path=meta_path, line=exc.lineno
+            ) from None
+        hashes = meta.get("source_file_hashes") if isinstance(meta, dict) else None
+        if not isinstance(hashes, dict):
+            raise DataError(
+                "meta file has no 'source_file_hashes' mapping",
+                path=meta_path,
+                expected='{"source_file_hashes": {"src/pkg/mod.py": "<sha256>"}}',
+            )
+        recorded_count = meta.get("query_count")
+        if isinstance(recorded_count, int) and recorded_count != count:
+            print(
+                f"warning: {meta_path}: query_count is {recorded_count} but the golden set has "
+                f"{count} records; update the meta file",
+                file=sys.stderr,
+            )
+        root = Path(self.config.source_root)
+        drift = source_drift(hashes, root)
+        info: dict[str, Any] = {
+            "meta_path": str(meta_path),
+            "source_root": str(root.resolve()),
+            "dataset_status": meta.get("dataset_status"),
+            "source_files_checked": len(hashes),
+            "drift": drift,
+        }
+        if drift and not self.config.allow_drift:
+            shown = "; ".join(drift[:10]) + (" …" if len(drift) > 10 else "")
+            raise DataError(
+                f"the code under evaluation has drifted from the golden set: {len(drift)} "
+                f"source file(s) differ from {meta_path.name}: {shown}",
+                key="dataset.allow_drift",
+                hint="re-verify the affected records and refresh source_file_hashes, or run "
+                "with dataset.allow_drift=true to evaluate anyway (the drift is recorded)",
+            )
+        if drift:
+            print(
+                f"warning: evaluating despite source drift in {len(drift)} file(s) "
+                f"(dataset.allow_drift=true): {'; '.join(drift[:5])}",
+                file=sys.stderr,
+            )
+        return info

@@ -1,0 +1,190 @@
+"""KnowCode golden sets: two judgment views, file coverage, and the drift guard."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from evalframe_knowcode.dataset import KnowCodeConfig, KnowCodeDataset, source_drift
+
+from evalframe.errors import DataError
+from evalframe.io import read_trec_run
+from evalframe.metrics import Policies, evaluate, parse_metrics
+from evalframe.protocols import PluginContext
+from evalframe.registry import DATASETS
+from evalframe.testing import PluginContract
+
+DATA = Path(__file__).parent / "data"
+GOLDEN = DATA / "golden_v1.0.json"
+
+
+def load(tmp_root: Path | None = None, **settings: object):  # type: ignore[no-untyped-def]  # test helper
+    root = tmp_root or DATA
+    config = KnowCodeConfig(path=str(root / "golden_v1.0.json"), source_root=str(root), **settings)
+    return KnowCodeDataset(config, PluginContext()).load()
+
+
+@pytest.fixture
+def workspace(tmp_path: Path) -> Path:
+    """A copy of the sample golden set and codebase that a test may edit."""
+    shutil.copytree(DATA, tmp_path / "ws")
+    return tmp_path / "ws"
+
+
+class TestKnowCodeContract(PluginContract):
+    plugin_name = "knowcode"
+    registry = DATASETS
+
+
+def test_entities_are_judgments_and_files_are_a_view() -> None:
+    golden = load()
+    q2 = golden.by_id()["q2"]
+    assert q2.judgments == {"src/knowcode/llm/agent.py::Agent.smart_answer": 1}
+    assert q2.views == {"files": {"src/knowcode/llm/agent.py": 1, "src/knowcode/config.py": 1}}
+    assert q2.metadata["task_type"] == "locate" and q2.metadata["difficulty"] == "medium"
+    assert q2.metadata["entity_roles"] == {
+        "src/knowcode/llm/agent.py::Agent.smart_answer": "primary"
+    }
+    assert golden.projections == {"files": r"^(.*?)::"}
+    assert set(golden.slice_fields()) == {"task_type", "difficulty"}
+
+
+def test_knowcode_metrics_on_the_sample_run() -> None:
+    """Worked by hand from tests/data/system.run (see the data README)."""
+    golden = load()
+    run = read_trec_run(DATA / "system.run")
+    metrics = parse_metrics(["P@1", "RR", "R@10", "R(view=files)@5"])
+    scores = evaluate(metrics, golden, run, Policies())
+    means = {str(m): float(v.mean()) for m, v in scores.values.items()}
+    assert means["P@1"] == (1 + 0 + 0 + 1) / 4
+    assert means["RR"] == (1 + 1 / 2 + 1 / 2 + 1) / 4
+    assert means["R@10"] == (2 / 2 + 1 / 1 + 1 / 2 + 1 / 1) / 4
+    # q2 finds agent.py twice but not config.py: 1/2; q3's first file is not expected
+    assert means["R(view=files)@5"] == (1 + 1 / 2 + 1 + 1) / 4
+
+
+def test_unchanged_sources_pass_the_drift_guard() -> None:
+    golden = load()
+    assert golden.provenance["drift"] == []
+    assert golden.provenance["source_files_checked"] == 4
+
+
+def test_a_changed_source_file_stops_the_load_and_is_named(workspace: Path) -> None:
+    agent = workspace / "src/knowcode/llm/agent.py"
+    agent.write_text(agent.read_text() + "\n# refactored\n")
+    (workspace / "src/knowcode/config.py").unlink()
+    with pytest.raises(DataError) as err:
+        load(workspace)
+    message = err.value.render()
+    assert "2 source file(s) differ" in message
+    assert "src/knowcode/llm/agent.py (changed)" in message
+    assert "src/knowcode/config.py (missing)" in message
+    assert "dataset.allow_drift=true" in message
+
+
+def test_allow_drift_proceeds_warns_and_records(
+    workspace: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    agent = workspace / "src/knowcode/llm/agent.py"
+    agent.write_text(agent.read_text().replace("0.8", "0.9"))
+    golden = load(workspace, allow_drift=True)
+    assert golden.provenance["drift"] == []  # the text changed, the file did not
+    agent.write_text(agent.read_text() + "# edited\n")
+    golden = load(workspace, allow_drift=True)
+    assert golden.provenance["drift"] == ["src/knowcode/llm/agent.py (changed)"]
+    assert "evaluating despite source drift in 1 file(s)" in capsys.readouterr().err
+
+
+def test_sha256_prefix_is_accepted(workspace: Path) -> None:
+    meta_path = workspace / "golden_v1.0.meta.json"
+    meta = json.loads(meta_path.read_text())
+    meta["source_file_hashes"] = {k: f"sha256:{v}" for k, v in meta["source_file_hashes"].items()}
+    assert source_drift(meta["source_file_hashes"], workspace) == []
+
+
+def test_missing_meta_file_is_an_error_unless_waived(workspace: Path) -> None:
+    (workspace / "golden_v1.0.meta.json").unlink()
+    with pytest.raises(DataError, match="meta file not found") as err:
+        load(workspace)
+    assert err.value.key == "dataset.meta_path"
+    assert "drift" not in load(workspace, require_meta=False).provenance
+
+
+@pytest.mark.parametrize(
+    ("edit", "bad_record", "fragment"),
+    [
+        (lambda r: r[1].pop("expected_files"), 1, "'expected_files'"),
+        (lambda r: r[2].update(query_id="q1"), 2, "duplicated (first on line 2)"),
+        (lambda r: r[0].update(expected_entities=["MarkdownParser"]), 0, "file_path::symbol"),
+        (lambda r: r[3].update(expected_files="src/knowcode/config.py"), 3, "list of relative"),
+        (lambda r: r[0].update(query_text=""), 0, "non-empty text"),
+    ],
+)
+def test_malformed_records_name_file_and_line(  # type: ignore[no-untyped-def]  # parametrized lambdas
+    workspace: Path, edit, bad_record: int, fragment: str
+) -> None:
+    records = json.loads(GOLDEN.read_text())
+    edit(records)
+    text = json.dumps(records, indent=2)
+    (workspace / "golden_v1.0.json").write_text(text)
+    # with indent=2 each record opens on its own line as "  {"
+    starts = [i + 1 for i, line in enumerate(text.splitlines()) if line == "  {"]
+    with pytest.raises(DataError) as err:
+        load(workspace)
+    assert fragment in err.value.render()
+    assert err.value.path is not None and err.value.path.endswith("golden_v1.0.json")
+    assert err.value.line == starts[bad_record]
+
+
+def test_invalid_json_gives_the_line(workspace: Path) -> None:
+    (workspace / "golden_v1.0.json").write_text('[\n  {"query_id": "q1",\n  "x" 1}\n]\n')
+    with pytest.raises(DataError) as err:
+        load(workspace)
+    assert err.value.line == 3
+
+
+def run_cli(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "EVALFRAME_CACHE_DIR": str(cwd / ".cache")}
+    return subprocess.run(
+        [sys.executable, "-m", "evalframe", *args],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+def test_end_to_end_with_the_drift_guard(workspace: Path) -> None:
+    args = [
+        "dataset=knowcode",
+        f"dataset.path={workspace / 'golden_v1.0.json'}",
+        f"dataset.source_root={workspace}",
+        "corpus=none",
+        "metrics=knowcode",
+        "retriever=run_file",
+        f"retriever.path={workspace / 'system.run'}",
+        f"hydra.run.dir={workspace / 'out'}",
+    ]
+    ok = run_cli(workspace, *args)
+    assert ok.returncode == 0, ok.stderr
+    metrics = json.loads((workspace / "out" / "metrics.json").read_text())
+    assert metrics["R(view=files)@5"] == (1 + 1 / 2 + 1 + 1) / 4
+    assert metrics["slice.task_type.locate.RR"] == (1 + 1 / 2 + 1) / 3
+
+    config = workspace / "src/knowcode/config.py"
+    config.write_text(config.read_text() + "# drift\n")
+    stopped = run_cli(workspace, *args)
+    assert stopped.returncode == 2
+    assert "src/knowcode/config.py (changed)" in stopped.stderr
+    assert "Traceback" not in stopped.stderr
+
+    allowed = run_cli(workspace, *args, "dataset.allow_drift=true")
+    assert allowed.returncode == 0, allowed.stderr
+    summary = json.loads((workspace / "out" / "summary.json").read_text())
+    assert summary["golden_set"]["provenance"]["drift"] == ["src/knowcode/config.py (changed)"]
