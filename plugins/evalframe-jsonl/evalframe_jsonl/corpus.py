@@ -9,6 +9,7 @@ from pydantic import Field
 from evalframe.errors import DataError
 from evalframe.io import read_jsonl
 from evalframe.protocols import PluginConfig, PluginContext
+from evalframe.records import At, UniqueIds
 from evalframe.registry import corpus
 from evalframe.types import Corpus, Document
 
@@ -35,53 +36,21 @@ class JsonlCorpus:
         cfg = self.config
         path = Path(cfg.path)
         docs: list[Document] = []
-        first_line: dict[str, int] = {}
+        seen = UniqueIds("document id", hint="document ids must be unique")
         for lineno, record in read_jsonl(path, what="corpus file"):
-            if not isinstance(record, dict):
-                raise DataError(
-                    "a corpus line must be a JSON object",
-                    path=path,
-                    line=lineno,
-                    got=type(record).__name__,
-                )
-            for needed in (cfg.id_field, cfg.text_field):
-                if needed not in record:
-                    raise DataError(
-                        f"document has no {needed!r} field",
-                        path=path,
-                        line=lineno,
-                        expected=f"fields {cfg.id_field!r} and {cfg.text_field!r}",
-                        got=f"fields {sorted(record)}",
-                        hint="set corpus.id_field / corpus.text_field to your field names",
-                    )
-            raw_id = record[cfg.id_field]
-            if not isinstance(raw_id, (str, int)) or isinstance(raw_id, bool) or raw_id == "":
-                raise DataError(
-                    "document id must be a non-empty string or an integer",
-                    path=path,
-                    line=lineno,
-                    got=repr(raw_id),
-                )
-            doc_id = str(raw_id)
-            if doc_id in first_line:
-                raise DataError(
-                    f"document id {doc_id!r} is duplicated (first on line {first_line[doc_id]})",
-                    path=path,
-                    line=lineno,
-                    hint="document ids must be unique",
-                )
-            first_line[doc_id] = lineno
-            text = record[cfg.text_field]
-            if not isinstance(text, str):
-                raise DataError(
-                    "document text must be a string",
-                    path=path,
-                    line=lineno,
-                    got=type(text).__name__,
-                )
-            if cfg.title_field and record.get(cfg.title_field):
-                text = f"{record[cfg.title_field]}\n{text}"
-            meta = {k: v for k, v in record.items() if k not in (cfg.id_field, cfg.text_field)}
+            at = At(path, lineno)
+            fields = at.mapping(record, "corpus line")
+            at.require(
+                fields,
+                (cfg.id_field, cfg.text_field),
+                hint="set corpus.id_field / corpus.text_field to your field names",
+            )
+            doc_id = at.ident(fields[cfg.id_field], cfg.id_field)
+            seen.add(doc_id, at)
+            text = at.text(fields[cfg.text_field], cfg.text_field, allow_empty=True)
+            if cfg.title_field and fields.get(cfg.title_field):
+                text = f"{fields[cfg.title_field]}\n{text}"
+            meta = {k: v for k, v in fields.items() if k not in (cfg.id_field, cfg.text_field)}
             docs.append(Document(id=doc_id, text=text, metadata=meta))
         if not docs:
             raise DataError("the corpus is empty", path=path, expected="at least one document")

@@ -24,6 +24,7 @@ from pydantic import Field
 from evalframe.errors import DataError
 from evalframe.io import read_jsonl, require_file
 from evalframe.protocols import PluginConfig, PluginContext
+from evalframe.records import At, UniqueIds
 from evalframe.registry import dataset
 from evalframe.types import GoldenQuery, GoldenSet
 
@@ -106,11 +107,11 @@ class JsonlDataset:
 
     def load(self) -> GoldenSet:
         queries: list[GoldenQuery] = []
-        seen: dict[str, tuple[Path, int]] = {}
+        seen = UniqueIds("query id", hint="give every question its own id")
         files = self._files()
         for path, domain in files:
             for lineno, record in read_jsonl(path, what="golden set"):
-                queries.append(self._query(record, path, lineno, domain, seen))
+                queries.append(self._query(record, At(path, lineno), domain, seen))
         if not queries:
             raise DataError("the golden set has no queries", path=files[0][0])
         root = Path(self.config.path)
@@ -121,61 +122,19 @@ class JsonlDataset:
             provenance={"format": "jsonl", "path": str(root), "files": [str(p) for p, _ in files]},
         )
 
-    def _query(
-        self,
-        record: Any,
-        path: Path,
-        line: int,
-        domain: str | None,
-        seen: dict[str, tuple[Path, int]],
-    ) -> GoldenQuery:
-        if not isinstance(record, dict):
-            raise DataError(
-                "a golden-set line must be a JSON object",
-                path=path,
-                line=line,
-                got=type(record).__name__,
-            )
-        missing = [f for f in REQUIRED if f not in record]
-        if missing:
-            raise DataError(
-                f"record has no {', '.join(repr(m) for m in missing)} field",
-                path=path,
-                line=line,
-                expected=f"fields {', '.join(REQUIRED)}",
-                got=f"fields {', '.join(sorted(record))}",
-                hint='a negative example still needs "expected_chunks": []',
-            )
-        raw_id = record["id"]
-        if isinstance(raw_id, bool) or not isinstance(raw_id, (str, int)) or raw_id == "":
-            raise DataError(
-                "field 'id' must be a non-empty string or an integer",
-                path=path,
-                line=line,
-                got=repr(raw_id),
-            )
-        qid = str(raw_id)
-        if qid in seen:
-            first_path, first_line = seen[qid]
-            raise DataError(
-                f"query id {qid!r} is duplicated (first at {first_path}:{first_line})",
-                path=path,
-                line=line,
-                hint="give every question its own id",
-            )
-        seen[qid] = (path, line)
-        question = record["question"]
-        if not isinstance(question, str) or not question.strip():
-            raise DataError(
-                "field 'question' must be non-empty text", path=path, line=line, got=repr(question)
-            )
-        metadata = {k: v for k, v in record.items() if k not in REQUIRED}
+    def _query(self, record: Any, at: At, domain: str | None, seen: UniqueIds) -> GoldenQuery:
+        fields = at.mapping(record, "golden-set line")
+        at.require(fields, REQUIRED, hint='a negative example still needs "expected_chunks": []')
+        qid = at.ident(fields["id"], "id")
+        seen.add(qid, at)
+        question = at.text(fields["question"], "question")
+        metadata = {k: v for k, v in fields.items() if k not in REQUIRED}
         if domain is not None:
             metadata.setdefault(self.config.domain_field, domain)
         return GoldenQuery(
             id=qid,
             text=question,
-            judgments=_judgments(record["expected_chunks"], path, line),
+            judgments=_judgments(fields["expected_chunks"], at.path, at.line),
             metadata=metadata,
         )
 

@@ -154,9 +154,9 @@ def test_corpus_keeps_extra_fields_as_metadata_and_prepends_titles(tmp_path: Pat
 @pytest.mark.parametrize(
     ("text", "line", "fragment"),
     [
-        ('{"id": "a", "text": "x"}\n{"id": "a", "text": "y"}\n', 2, "duplicated (first on line 1)"),
-        ('{"id": "a"}\n', 1, "no 'text' field"),
-        ('{"id": "a", "text": 3}\n', 1, "must be a string"),
+        ('{"id": "a", "text": "x"}\n{"id": "a", "text": "y"}\n', 2, "duplicated (first at "),
+        ('{"id": "a"}\n', 1, "record has no 'text' field"),
+        ('{"id": "a", "text": 3}\n', 1, "field 'text' must be text"),
         ('{"id": "", "text": "x"}\n', 1, "non-empty string"),
     ],
 )

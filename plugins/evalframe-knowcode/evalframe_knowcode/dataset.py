@@ -33,6 +33,7 @@ from pydantic import Field
 from evalframe.errors import DataError
 from evalframe.io import read_json_array, require_file
 from evalframe.protocols import PluginConfig, PluginContext
+from evalframe.records import At, UniqueIds
 from evalframe.registry import dataset
 from evalframe.types import GoldenQuery, GoldenSet
 
@@ -160,48 +161,14 @@ class KnowCodeDataset:
 
     def _queries(self, path: Path) -> list[GoldenQuery]:
         queries: list[GoldenQuery] = []
-        seen: dict[str, int] = {}
+        seen = UniqueIds("query id")
         for line, record in read_json_array(path, what="KnowCode golden set"):
-            if not isinstance(record, dict):
-                raise DataError(
-                    "a record must be a JSON object",
-                    path=path,
-                    line=line,
-                    got=type(record).__name__,
-                )
-            missing = [f for f in REQUIRED if f not in record]
-            if missing:
-                raise DataError(
-                    f"record has no {', '.join(repr(m) for m in missing)} field",
-                    path=path,
-                    line=line,
-                    expected=f"fields {', '.join(REQUIRED)}",
-                    got=f"fields {', '.join(sorted(record))}",
-                )
-            qid = record["query_id"]
-            if isinstance(qid, bool) or not isinstance(qid, (str, int)) or qid == "":
-                raise DataError(
-                    "field 'query_id' must be a non-empty string or integer",
-                    path=path,
-                    line=line,
-                    got=repr(qid),
-                )
-            qid = str(qid)
-            if qid in seen:
-                raise DataError(
-                    f"query id {qid!r} is duplicated (first on line {seen[qid]})",
-                    path=path,
-                    line=line,
-                )
-            seen[qid] = line
-            text = record["query_text"]
-            if not isinstance(text, str) or not text.strip():
-                raise DataError(
-                    "field 'query_text' must be non-empty text",
-                    path=path,
-                    line=line,
-                    got=repr(text),
-                )
+            at = At(path, line)
+            record = at.mapping(record)
+            at.require(record, REQUIRED)
+            qid = at.ident(record["query_id"], "query_id")
+            seen.add(qid, at)
+            text = at.text(record["query_text"], "query_text")
             judgments, roles = _entities(record["expected_entities"], path, line)
             files = _files(record["expected_files"], path, line)
             metadata = {k: v for k, v in record.items() if k not in (*REQUIRED, "query_id")}

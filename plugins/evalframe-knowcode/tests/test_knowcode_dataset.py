@@ -119,7 +119,7 @@ def test_missing_meta_file_is_an_error_unless_waived(workspace: Path) -> None:
     ("edit", "bad_record", "fragment"),
     [
         (lambda r: r[1].pop("expected_files"), 1, "'expected_files'"),
-        (lambda r: r[2].update(query_id="q1"), 2, "duplicated (first on line 2)"),
+        (lambda r: r[2].update(query_id="q1"), 2, "duplicated (first at "),
         (lambda r: r[0].update(expected_entities=["MarkdownParser"]), 0, "file_path::symbol"),
         (lambda r: r[3].update(expected_files="src/knowcode/config.py"), 3, "list of relative"),
         (lambda r: r[0].update(query_text=""), 0, "non-empty text"),
