@@ -75,6 +75,14 @@ class StatsSection(_Section):
     seed: int = Field(0, description="random seed: the same seed gives the same CIs")
 
 
+class CacheSection(_Section):
+    """``cache:`` what is reused between runs."""
+
+    retrieval: bool = Field(
+        True, description="reuse cached rankings (keyed by retriever, config, corpus, query, k)"
+    )
+
+
 class OutputSection(_Section):
     """``output:`` where results and caches go."""
 
@@ -96,6 +104,7 @@ class _Schema(_Section):
     slices: list[str] | None = Field(None, description="slice fields; null = every metadata field")
     report: ReportSection = Field(default_factory=ReportSection)
     stats: StatsSection = Field(default_factory=StatsSection)
+    cache: CacheSection = Field(default_factory=CacheSection)
     output: OutputSection
 
 
@@ -125,6 +134,7 @@ class Experiment:
     slices: tuple[str, ...] | None
     report: ReportSection
     stats: StatsSection
+    cache_retrieval: bool
     output_dir: Path
     cache_dir: Path
     run_tag: str
@@ -188,6 +198,7 @@ def validate_experiment(raw: Mapping[str, Any]) -> Experiment:
         slices=tuple(schema.slices) if schema.slices is not None else None,
         report=schema.report.model_copy(update={"criterion": str(criterion)}),
         stats=schema.stats,
+        cache_retrieval=schema.cache.retrieval,
         output_dir=Path(schema.output.dir),
         cache_dir=Path(schema.output.cache_dir).expanduser(),
         run_tag=schema.output.run_tag,

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from evalframe import __version__
+from evalframe.cache import RunCache, retriever_fingerprint
 from evalframe.config import Experiment, ResolvedPlugin
 from evalframe.errors import EXIT_GATE_FAILED, EXIT_OK, ConfigError, PluginError
 from evalframe.gates import run_gates, verdict
@@ -64,6 +65,7 @@ def retrieve_all(
     *,
     name: str = "retriever",
     progress: bool = True,
+    cache: RunCache | None = None,
 ) -> Run:
     """Ask the retriever for every golden query, timing each call.
 
@@ -71,6 +73,10 @@ def retrieve_all(
     retriever reports its own ``latency_ms`` (a remote service may know better).
     A retriever returns ``None`` for a query it has no answer for (a run file
     without that query); the query is then *missing*, not empty.
+
+    With a ``cache``, a query whose ranking is cached is not retrieved again,
+    and each new ranking is stored as soon as it arrives, so an interrupted
+    run resumes where it stopped.
     """
     from tqdm import tqdm
 
@@ -84,6 +90,11 @@ def retrieve_all(
         leave=False,
     )
     for gq in bar:
+        if cache is not None:
+            cached = cache.get(gq.id, gq.text, depth)
+            if cached is not None:
+                rankings[gq.id] = cached
+                continue
         query = Query(id=gq.id, text=gq.text, metadata=gq.metadata)
         start = time.perf_counter()
         ranking = retriever.retrieve(query, depth)
@@ -111,6 +122,8 @@ def retrieve_all(
         if ranking.latency_ms is None:
             ranking = ranking.model_copy(update={"latency_ms": elapsed_ms})
         rankings[gq.id] = ranking
+        if cache is not None:
+            cache.put(gq.text, depth, ranking)
     return Run(rankings=rankings, metadata={"retriever": name})
 
 
@@ -185,10 +198,25 @@ def _write_outputs(
                 for f, groups in evaluation.by_slice.items()
             },
             "latency": evaluation.latency,
+            "retrieval_cache": evaluation.run.metadata.get("cache"),
             "gates_passed": verdict(gates),
         },
     )
     return files
+
+
+def _run_cache(exp: Experiment, corpus: Corpus | None) -> RunCache | None:
+    """The retrieval cache for this experiment, unless disabled or pointless for the plugin."""
+    spec = exp.retriever.spec
+    if not exp.cache_retrieval or not getattr(spec.obj, "cacheable", True):
+        return None
+    fingerprint = retriever_fingerprint(
+        spec.name,
+        spec.version,
+        exp.retriever.config,
+        corpus.content_hash if corpus is not None else None,
+    )
+    return RunCache(exp.cache_dir, fingerprint)
 
 
 def _check_views(exp: Experiment, golden: GoldenSet) -> None:
@@ -231,9 +259,24 @@ def run_experiment(
             PluginContext(corpus=corpus, cache_dir=exp.cache_dir, config_key="retriever"),
             Retriever,
         )
+        cache = _run_cache(exp, corpus)
         run = retrieve_all(
-            retriever, golden, exp.depth, name=exp.retriever.spec.name, progress=progress
+            retriever,
+            golden,
+            exp.depth,
+            name=exp.retriever.spec.name,
+            progress=progress,
+            cache=cache,
         )
+        if cache is not None:
+            run = run.model_copy(
+                update={
+                    "metadata": {
+                        **run.metadata,
+                        "cache": {"hits": cache.hits, "misses": cache.misses},
+                    }
+                }
+            )
         relay.emit("on_retrieval_done", context, run)
 
         scores = evaluate(list(exp.metrics), golden, run, exp.policies)

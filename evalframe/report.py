@@ -96,6 +96,12 @@ def render_report(
         and evaluation.policies.no_relevant == "skip"
     ):
         out.append("  (negative examples are skipped by rank metrics: policy no_relevant=skip)")
+    cache = evaluation.run.metadata.get("cache")
+    if cache and cache.get("hits"):
+        out.append(
+            f"  retrieval     {cache['misses']} retrieved, {cache['hits']} from cache "
+            "(cache.retrieval=false to re-run all)"
+        )
     if evaluation.latency:
         lat = evaluation.latency
         out.append(f"  latency       p50 {lat['p50_ms']:.1f} ms · p95 {lat['p95_ms']:.1f} ms")

@@ -24,6 +24,9 @@ class RunFileConfig(PluginConfig):
 class RunFileRetriever:
     """Reads a TREC run file; a query absent from it is reported missing, not empty."""
 
+    #: Reading the file is the retrieval: nothing to save by caching it.
+    cacheable = False
+
     def __init__(self, config: RunFileConfig, context: PluginContext) -> None:
         self.config = config
         self.run = read_trec_run(config.path, key="retriever.path")

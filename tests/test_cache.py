@@ -1,0 +1,166 @@
+"""The retrieval cache: keys, resume after a crash, corrupt entries, concurrent writers."""
+
+from __future__ import annotations
+
+import io
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from pydantic import Field
+
+from evalframe.cache import RunCache, cache_info, clear_cache, retriever_fingerprint
+from evalframe.config import validate_experiment
+from evalframe.pipeline import run_experiment
+from evalframe.protocols import PluginConfig, PluginContext, Query
+from evalframe.registry import RETRIEVERS
+from evalframe.types import Ranking
+from tests.conftest import Project
+from tests.test_pipeline import raw_config
+
+
+class CountingConfig(PluginConfig):
+    fail_after: int = Field(-1, description="raise after this many calls (-1: never)")
+    api_key: str = Field("s3cret", description="a secret that must never be cached")
+
+
+class Counting:
+    """Counts real retrievals; can crash midway like an outage or Ctrl-C."""
+
+    calls: list[str] = []
+    #: the outage is outside the config, as in life: the same command is re-run
+    outage_after: int = -1
+
+    def __init__(self, config: CountingConfig, context: PluginContext) -> None:
+        self.config = config
+
+    def retrieve(self, query: Query, k: int) -> Ranking:
+        if Counting.outage_after >= 0 and len(Counting.calls) >= Counting.outage_after:
+            raise ConnectionError("service went away")
+        Counting.calls.append(query.id)
+        return Ranking.from_pairs(query.id, [("install", 2.0), ("gates", 1.0)][:k])
+
+
+def fingerprint(**changes: Any) -> dict[str, Any]:
+    base: dict[str, Any] = {
+        "name": "bm25",
+        "version": "1.0",
+        "config": CountingConfig(),
+        "corpus_hash": "abc",
+    }
+    base.update(changes)
+    return retriever_fingerprint(base["name"], base["version"], base["config"], base["corpus_hash"])
+
+
+def test_key_covers_retriever_config_corpus_query_and_k(tmp_path: Path) -> None:
+    key = RunCache(tmp_path, fingerprint()).key("how?", 10)
+    assert RunCache(tmp_path, fingerprint()).key("how?", 10) == key
+    for other in (
+        RunCache(tmp_path, fingerprint(name="dense")).key("how?", 10),
+        RunCache(tmp_path, fingerprint(version="1.1")).key("how?", 10),
+        RunCache(tmp_path, fingerprint(config=CountingConfig(fail_after=3))).key("how?", 10),
+        RunCache(tmp_path, fingerprint(corpus_hash="def")).key("how?", 10),
+        RunCache(tmp_path, fingerprint()).key("how??", 10),
+        RunCache(tmp_path, fingerprint()).key("how?", 11),
+    ):
+        assert other != key
+
+
+def test_secrets_stay_out_of_keys_and_files(tmp_path: Path) -> None:
+    assert RunCache(tmp_path, fingerprint(config=CountingConfig(api_key="other"))).key(
+        "q", 5
+    ) == RunCache(tmp_path, fingerprint()).key("q", 5)
+    cache = RunCache(tmp_path, fingerprint())
+    cache.put("q", 5, Ranking.from_pairs("1", [("a", 1.0)]))
+    assert "s3cret" not in "".join(p.read_text() for p in tmp_path.rglob("*.json"))
+
+
+def test_a_corrupt_entry_is_a_miss_and_is_rewritten(tmp_path: Path) -> None:
+    cache = RunCache(tmp_path, fingerprint())
+    cache.put("q", 5, Ranking.from_pairs("1", [("a", 1.0)]))
+    entry = next(tmp_path.rglob("*.json"))
+    entry.write_text('{"key": "trunc')
+    assert cache.get("1", "q", 5) is None and cache.misses == 1
+    cache.put("q", 5, Ranking.from_pairs("1", [("a", 1.0)]))
+    assert cache.get("7", "q", 5) == Ranking.from_pairs("7", [("a", 1.0)])
+
+
+def test_an_interrupted_run_resumes_with_only_the_missing_queries(project: Project) -> None:
+    """The golden set has 4 queries; the first run dies after 2 retrievals."""
+    with RETRIEVERS.scoped() as reg:
+        reg.add("counting", Counting, CountingConfig)
+        Counting.calls = []
+        Counting.outage_after = 2
+        command = validate_experiment(raw_config(project, retriever={"name": "counting"}))
+        with pytest.raises(ConnectionError):
+            run_experiment(command, stream=io.StringIO(), progress=False)
+        assert Counting.calls == ["1", "2"]
+
+        Counting.calls = []
+        Counting.outage_after = -1
+        resumed = command
+        result = run_experiment(resumed, stream=io.StringIO(), progress=False)
+        assert Counting.calls == ["3", "4"]  # 1 and 2 came from the cache
+        assert result.evaluation.run.metadata["cache"] == {"hits": 2, "misses": 2}
+
+        Counting.calls = []
+        run_experiment(resumed, stream=io.StringIO(), progress=False)
+        assert Counting.calls == []
+
+        Counting.calls = []
+        fresh = validate_experiment(
+            raw_config(project, retriever={"name": "counting"}, cache={"retrieval": False})
+        )
+        run_experiment(fresh, stream=io.StringIO(), progress=False)
+        assert Counting.calls == ["1", "2", "3", "4"]
+
+
+def test_changing_only_metrics_keeps_the_cache(project: Project) -> None:
+    with RETRIEVERS.scoped() as reg:
+        reg.add("counting", Counting, CountingConfig)
+        Counting.calls = []
+        first = validate_experiment(raw_config(project, retriever={"name": "counting"}))
+        run_experiment(first, stream=io.StringIO(), progress=False)
+        Counting.calls = []
+        other_metrics = validate_experiment(
+            raw_config(project, retriever={"name": "counting"}, metrics={"measures": ["AP", "RR"]})
+        )
+        run_experiment(other_metrics, stream=io.StringIO(), progress=False)
+        assert Counting.calls == []
+
+
+WRITER = """
+import sys
+from pathlib import Path
+from evalframe.cache import RunCache
+from evalframe.types import Ranking
+cache = RunCache(Path(sys.argv[1]), {"retriever": "shared"})
+for round_ in range(30):
+    for q in range(20):
+        cache.put(f"query {q}", 10, Ranking.from_pairs(str(q), [(f"d{q}", 1.0), ("x", 0.5)]))
+"""
+
+
+def test_concurrent_writers_leave_only_whole_entries(tmp_path: Path) -> None:
+    """Four real processes write the same 20 keys 30 times each, at once."""
+    procs = [subprocess.Popen([sys.executable, "-c", WRITER, str(tmp_path)]) for _ in range(4)]
+    assert all(p.wait(timeout=120) == 0 for p in procs)
+    entries = list(tmp_path.rglob("*.json"))
+    assert len(entries) == 20
+    for entry in entries:
+        json.loads(entry.read_text())  # every entry is complete JSON
+    assert not list(tmp_path.rglob("*.tmp"))
+    cache = RunCache(tmp_path, {"retriever": "shared"})
+    assert all(cache.get(str(q), f"query {q}", 10) is not None for q in range(20))
+
+
+def test_info_and_clear(tmp_path: Path) -> None:
+    cache = RunCache(tmp_path, fingerprint())
+    cache.put("q", 5, Ranking.from_pairs("1", [("a", 1.0)]))
+    info = cache_info(tmp_path)
+    assert info["kinds"]["runs"]["files"] == 1 and info["bytes"] > 0
+    assert clear_cache(tmp_path) == info["bytes"]
+    assert cache_info(tmp_path)["bytes"] == 0
