@@ -28,6 +28,10 @@ usage:
   evalframe -m [+experiment=NAME] [KEY=A,B ...]    sweep: one job per combination
   evalframe plugins list                           installed plugins, by kind
   evalframe plugins show KIND NAME                 one plugin's settings
+  evalframe trec-eval [-q] [-m MEASURE]... QRELS RUN  NIST trec_eval's output, exactly
+  evalframe rescore RUN_DIR [KEY=VALUE ...]        re-score a stored run, no retrieval
+  evalframe golden validate|stats|diff|create|sample|review-check ...   curate golden sets
+  evalframe cache info|clear                       the retrieval and index cache
   evalframe version
 
 examples:
@@ -45,7 +49,7 @@ Hydra's own flags (--cfg, --multirun/-m, --config-dir/-cd, ...) work as usual;
 exit codes: 0 passed · 1 a required gate failed · 2 usage, config or data error · 3 crash (a bug)
 """
 
-SUBCOMMANDS = ("plugins", "version")
+SUBCOMMANDS = ("cache", "golden", "plugins", "rescore", "trec-eval", "version")
 
 
 def _plugins(argv: Sequence[str]) -> int:
@@ -77,6 +81,22 @@ def main(argv: Sequence[str] | None = None) -> int:
             return 0
         if args and args[0] == "plugins":
             return _plugins(args[1:])
+        if args and args[0] == "rescore":
+            from evalframe.commands import rescore_main
+
+            return rescore_main(args[1:])
+        if args and args[0] == "cache":
+            from evalframe.commands import cache_main
+
+            return cache_main(args[1:])
+        if args and args[0] == "golden":
+            from evalframe.golden.cli import main as golden_main
+
+            return golden_main(args[1:])
+        if args and args[0] == "trec-eval":
+            from evalframe.trec_eval import main as trec_eval_main
+
+            return trec_eval_main(args[1:])
         if args and not args[0].startswith("-") and "=" not in args[0]:
             print(
                 f"error: unknown command {args[0]!r}; commands are {', '.join(SUBCOMMANDS)}, "

@@ -231,6 +231,24 @@ def _check_views(exp: Experiment, golden: GoldenSet) -> None:
             )
 
 
+def load_golden(exp: Experiment) -> tuple[GoldenSet, Corpus | None]:
+    """Load the corpus (if configured) and the golden set, and check metric views."""
+    corpus: Corpus | None = None
+    if exp.corpus is not None:
+        loader = _build(
+            exp.corpus, PluginContext(cache_dir=exp.cache_dir, config_key="corpus"), CorpusLoader
+        )
+        corpus = loader.load()
+    dataset = _build(
+        exp.dataset,
+        PluginContext(corpus=corpus, cache_dir=exp.cache_dir, config_key="dataset"),
+        DatasetLoader,
+    )
+    golden = dataset.load()
+    _check_views(exp, golden)
+    return golden, corpus
+
+
 def run_experiment(
     exp: Experiment, *, stream: TextIO | None = None, progress: bool = True
 ) -> PipelineResult:
@@ -239,21 +257,7 @@ def run_experiment(
     relay = HookRelay.build(exp.trackers)
     relay.emit("on_run_start", context)
     try:
-        corpus: Corpus | None = None
-        if exp.corpus is not None:
-            loader = _build(
-                exp.corpus,
-                PluginContext(cache_dir=exp.cache_dir, config_key="corpus"),
-                CorpusLoader,
-            )
-            corpus = loader.load()
-        dataset = _build(
-            exp.dataset,
-            PluginContext(corpus=corpus, cache_dir=exp.cache_dir, config_key="dataset"),
-            DatasetLoader,
-        )
-        golden = dataset.load()
-        _check_views(exp, golden)
+        golden, corpus = load_golden(exp)
         retriever = _build(
             exp.retriever,
             PluginContext(corpus=corpus, cache_dir=exp.cache_dir, config_key="retriever"),
@@ -269,39 +273,48 @@ def run_experiment(
             cache=cache,
         )
         if cache is not None:
-            run = run.model_copy(
-                update={
-                    "metadata": {
-                        **run.metadata,
-                        "cache": {"hits": cache.hits, "misses": cache.misses},
-                    }
-                }
-            )
+            stats = {"hits": cache.hits, "misses": cache.misses}
+            run = run.model_copy(update={"metadata": {**run.metadata, "cache": stats}})
         relay.emit("on_retrieval_done", context, run)
-
-        scores = evaluate(list(exp.metrics), golden, run, exp.policies)
-        evaluation = Evaluation.build(
-            golden,
-            run,
-            scores,
-            list(exp.metrics),
-            exp.policies,
-            list(exp.slices) if exp.slices is not None else None,
-            bootstrap=exp.stats.bootstrap,
-            seed=exp.stats.seed,
-            confidence=exp.stats.confidence,
-        )
-        relay.emit("on_scored", context, evaluation)
-
-        gates = run_gates(list(exp.gates), evaluation)
-        relay.emit("on_gated", context, gates)
-        exit_code = EXIT_OK if verdict(gates) else EXIT_GATE_FAILED
-
-        outputs = _write_outputs(exp, evaluation, gates, exit_code)
-        report = render_report(exp, evaluation, gates, outputs)
-        print(report, file=stream or sys.stdout)
-        relay.emit("on_run_end", context, RunOutcome(exit_code=exit_code, outputs=outputs))
-        return PipelineResult(exit_code, evaluation, gates, outputs, report)
+        return score_and_report(exp, golden, run, relay, context, stream)
     except BaseException as exc:
         relay.emit("on_error", context, exc)
         raise
+
+
+def score_and_report(
+    exp: Experiment,
+    golden: GoldenSet,
+    run: Run,
+    relay: HookRelay,
+    context: RunContext,
+    stream: TextIO | None = None,
+) -> PipelineResult:
+    """Score a run, gate it, write the outputs, print the report: everything after retrieval.
+
+    ``rescore`` calls this directly on a stored run, so a re-scored run and a
+    fresh one go through exactly the same steps.
+    """
+    scores = evaluate(list(exp.metrics), golden, run, exp.policies)
+    evaluation = Evaluation.build(
+        golden,
+        run,
+        scores,
+        list(exp.metrics),
+        exp.policies,
+        list(exp.slices) if exp.slices is not None else None,
+        bootstrap=exp.stats.bootstrap,
+        seed=exp.stats.seed,
+        confidence=exp.stats.confidence,
+    )
+    relay.emit("on_scored", context, evaluation)
+
+    gates = run_gates(list(exp.gates), evaluation)
+    relay.emit("on_gated", context, gates)
+    exit_code = EXIT_OK if verdict(gates) else EXIT_GATE_FAILED
+
+    outputs = _write_outputs(exp, evaluation, gates, exit_code)
+    report = render_report(exp, evaluation, gates, outputs)
+    print(report, file=stream or sys.stdout)
+    relay.emit("on_run_end", context, RunOutcome(exit_code=exit_code, outputs=outputs))
+    return PipelineResult(exit_code, evaluation, gates, outputs, report)

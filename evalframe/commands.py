@@ -1,0 +1,155 @@
+"""``evalframe rescore`` and ``evalframe cache``: work on what earlier runs left behind."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from evalframe.errors import ConfigError, DataError
+from evalframe.io import read_jsonl, read_trec_run, require_file
+from evalframe.types import Ranking, Run
+
+__all__ = ["cache_main", "default_cache_dir", "load_stored_run", "rescore_main"]
+
+
+def default_cache_dir() -> Path:
+    """The cache folder a run uses unless ``output.cache_dir`` says otherwise."""
+    env = os.environ.get("EVALFRAME_CACHE_DIR")
+    return Path(env) if env else Path.home() / ".cache" / "evalframe"
+
+
+def load_stored_run(run_dir: Path) -> Run:
+    """The rankings a run wrote, with latencies, empty rankings and missing queries restored.
+
+    ``per_query.jsonl`` keeps what ``run.trec`` cannot say (a query that was
+    answered with nothing, latency); ``run.trec`` alone is the fallback.
+    """
+    per_query = run_dir / "per_query.jsonl"
+    if not per_query.is_file():
+        return read_trec_run(require_file(run_dir / "run.trec", what="stored run"))
+    rankings: dict[str, Ranking] = {}
+    for line, record in read_jsonl(per_query, what="per-query results"):
+        try:
+            if record.get("missing"):
+                continue
+            rankings[str(record["query_id"])] = Ranking(
+                query_id=str(record["query_id"]),
+                doc_ids=tuple(record["retrieved"]),
+                scores=tuple(float(s) for s in record["scores"]),
+                latency_ms=record.get("latency_ms"),
+            )
+        except (KeyError, TypeError, ValueError, AttributeError) as exc:
+            raise DataError(
+                "this is not a per-query record written by evalframe",
+                path=per_query,
+                line=line,
+                got=f"{type(exc).__name__}: {exc}",
+            ) from None
+    return Run(rankings=rankings, metadata={"source": str(run_dir), "rescored": True})
+
+
+def rescore_main(argv: Sequence[str]) -> int:
+    parser = argparse.ArgumentParser(
+        prog="evalframe rescore",
+        description="Recompute metrics, gates and the report from a stored run, without "
+        "calling the retriever. KEY=VALUE overrides change the stored config (for example "
+        "'metrics.measures=[R@10,nDCG@10]' or gates=...).",
+    )
+    parser.add_argument("run_dir", type=Path, help="a run directory written by evalframe")
+    parser.add_argument("overrides", nargs="*", help="KEY=VALUE changes to the stored config")
+    parser.add_argument("--out", type=Path, help="write outputs here (default: RUN_DIR)")
+    args = parser.parse_args(list(argv))
+
+    from omegaconf import OmegaConf
+    from omegaconf.errors import OmegaConfBaseException
+
+    from evalframe.config import validate_experiment
+    from evalframe.hooks import HookRelay, RunContext
+    from evalframe.hydra_app import _register_resolvers
+    from evalframe.pipeline import load_golden, score_and_report
+
+    run_dir: Path = args.run_dir
+    config_file = require_file(run_dir / "config.yaml", what="stored run config")
+    _register_resolvers()
+    try:
+        cfg = OmegaConf.merge(OmegaConf.load(config_file), OmegaConf.from_dotlist(args.overrides))
+        cfg.output.dir = str(args.out or run_dir)
+        raw: Any = OmegaConf.to_container(cfg, resolve=True)
+    except OmegaConfBaseException as exc:
+        raise ConfigError(
+            f"cannot apply the overrides to {config_file}: {str(exc).splitlines()[0]}",
+            hint="write overrides as key=value, e.g. 'metrics.measures=[R@10,RR]'",
+        ) from None
+    exp = validate_experiment({str(k): v for k, v in raw.items()})
+    golden, _ = load_golden(exp)
+    run = load_stored_run(run_dir)
+    _note_golden_change(run_dir, golden.content_hash)
+    context = RunContext(experiment=exp.name, output_dir=exp.output_dir, config=dict(exp.raw))
+    relay = HookRelay.build(exp.trackers)
+    relay.emit("on_run_start", context)
+    try:
+        return score_and_report(exp, golden, run, relay, context).exit_code
+    except BaseException as exc:
+        relay.emit("on_error", context, exc)
+        raise
+
+
+def _note_golden_change(run_dir: Path, current: str) -> None:
+    summary = run_dir / "summary.json"
+    if not summary.is_file():
+        return
+    try:
+        stored = json.loads(summary.read_text(encoding="utf-8"))["golden_set"]["content_hash"]
+    except (ValueError, KeyError, TypeError):
+        return
+    if stored != current:
+        print(
+            f"note: the golden set changed since this run ({stored} -> {current}); the run is "
+            "re-scored against the current judgments, and queries it never saw count as missing",
+            file=sys.stderr,
+        )
+
+
+def cache_main(argv: Sequence[str]) -> int:
+    parser = argparse.ArgumentParser(
+        prog="evalframe cache", description="Where the cache is, how big, and emptying it."
+    )
+    parser.add_argument("action", choices=("info", "clear"))
+    parser.add_argument(
+        "--dir",
+        type=Path,
+        help="cache folder (default: $EVALFRAME_CACHE_DIR or ~/.cache/evalframe)",
+    )
+    parser.add_argument("--json", action="store_true", help="print info as JSON")
+    args = parser.parse_args(list(argv))
+
+    from evalframe.cache import cache_info, clear_cache
+
+    root = args.dir or default_cache_dir()
+    if args.action == "clear":
+        freed = clear_cache(root)
+        print(f"cleared {root} ({_size(freed)} freed)")
+        return 0
+    info = cache_info(root)
+    if args.json:
+        print(json.dumps(info, indent=2))
+        return 0
+    print(f"cache: {root}{'' if info['exists'] else ' (empty: not created yet)'}")
+    for kind, stats in info["kinds"].items():
+        print(f"  {kind:<8} {stats['files']:>7} files  {_size(stats['bytes']):>10}")
+    print(f"  total    {_size(info['bytes']):>24}")
+    return 0
+
+
+def _size(n: int) -> str:
+    value = float(n)
+    for unit in ("B", "KB", "MB", "GB"):
+        if value < 1024 or unit == "GB":
+            return f"{value:.0f} {unit}" if unit == "B" else f"{value:.1f} {unit}"
+        value /= 1024
+    return f"{n} B"

@@ -1,0 +1,84 @@
+"""``evalframe rescore`` and ``evalframe cache`` as a user runs them."""
+
+from __future__ import annotations
+
+import io
+import json
+from pathlib import Path
+
+import pytest
+
+from evalframe.cli import main
+from evalframe.config import validate_experiment
+from evalframe.pipeline import run_experiment
+from evalframe.registry import RETRIEVERS
+from tests.conftest import Project
+from tests.test_cache import Counting, CountingConfig
+from tests.test_pipeline import raw_config
+
+
+def stored_run(project: Project) -> Path:
+    """A run made by a retriever whose calls are counted."""
+    exp = validate_experiment(
+        raw_config(
+            project,
+            retriever={"name": "counting"},
+            cache={"retrieval": False},
+            metrics={"measures": ["R@5", "RR", "nDCG@10", "AP"]},
+        )
+    )
+    run_experiment(exp, stream=io.StringIO(), progress=False)
+    return project.root / "out"
+
+
+def test_rescore_reproduces_every_number_without_retrieving(
+    project: Project, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with RETRIEVERS.scoped() as reg:
+        reg.add("counting", Counting, CountingConfig)
+        run_dir = stored_run(project)
+        before = json.loads((run_dir / "metrics.json").read_text())
+        Counting.calls = []
+        code = main(["rescore", str(run_dir), "--out", str(project.root / "again")])
+        assert code == 0
+        assert Counting.calls == []  # the retriever was never called
+    after = json.loads((project.root / "again" / "metrics.json").read_text())
+    assert after == before
+    assert "Result: PASSED" in capsys.readouterr().out
+
+
+def test_rescore_with_other_metrics_and_a_gate(project: Project) -> None:
+    with RETRIEVERS.scoped() as reg:
+        reg.add("counting", Counting, CountingConfig)
+        run_dir = stored_run(project)
+        code = main(
+            [
+                "rescore",
+                str(run_dir),
+                "metrics.measures=[P@1,R@10,RR]",
+                "gates.floor.type=threshold",
+                "gates.floor.metric=P@1",
+                "gates.floor.value=0.99",
+            ]
+        )
+    assert code == 1  # the new gate fails: P@1 is 1/3 (only q1 has "install" first)
+    metrics = json.loads((run_dir / "metrics.json").read_text())
+    assert set(metrics) >= {"P@1", "R@10"} and "AP" not in metrics
+    assert metrics["P@1"] == pytest.approx((1 + 0 + 0) / 3)
+
+
+def test_rescore_of_a_folder_that_is_not_a_run(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["rescore", str(tmp_path)]) == 2
+    assert "stored run config not found" in capsys.readouterr().err
+
+
+def test_cache_info_and_clear(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "runs" / "ab").mkdir(parents=True)
+    (tmp_path / "runs" / "ab" / "abc.json").write_text("{}")
+    assert main(["cache", "info", "--dir", str(tmp_path), "--json"]) == 0
+    info = json.loads(capsys.readouterr().out)
+    assert info["kinds"]["runs"] == {"files": 1, "bytes": 2}
+    assert main(["cache", "clear", "--dir", str(tmp_path)]) == 0
+    assert not (tmp_path / "runs").exists()
