@@ -1,0 +1,446 @@
+"""The ADK ``retrieval_dataset.yaml``: queries with Monte-Carlo-verified candidates.
+
+The file mined by ADK's benchmark pipeline looks like::
+
+    pairs:
+      - id: "fix_errors:01"
+        query: "How do I create a minimal LlmAgent?"
+        candidates:
+          - fqn: "google.adk.agents.llm_agent.LlmAgent"
+            text: "..."
+            empirical_relevance: "YES"
+            delta_p: 0.85
+          - fqn: "google.adk.plugins.RetryPlugin"
+            text: "..."
+            empirical_relevance: "NO"
+            delta_p: 0.02
+        metadata:
+          trials: 10
+          base_success_rate: 0.1
+
+As a **dataset**, each pair is a golden query: ``YES`` candidates are relevant
+(label 1), ``NO`` candidates are judged non-relevant (label 0); any other value
+is an error. Each candidate's ``delta_p`` is kept in the query's metadata as
+``delta_p: {fqn: value}``; the pair's ``metadata`` mapping and any other
+pair field (``source``, ...) are query metadata too. A pair without a ``YES``
+candidate is a negative example.
+
+As a **corpus**, the documents are the union of every pair's candidates,
+keyed by ``fqn``, in first-seen order; the same fqn with two different texts
+is an error naming both pairs.
+
+Errors give the file, the line (read from YAML's marks) and the location in
+the document (``pairs[3].candidates[1].empirical_relevance``).
+
+The file is read with PyYAML's safe loader, with one change: only
+``true``/``false`` are booleans (YAML 1.2), so an unquoted ``YES`` or ``NO``
+is the string it looks like rather than YAML 1.1's ``True``/``False``.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import Field
+
+from evalframe.errors import DataError
+from evalframe.io import require_file
+from evalframe.protocols import PluginConfig, PluginContext
+from evalframe.registry import corpus, dataset
+from evalframe.types import Corpus, Document, GoldenQuery, GoldenSet
+
+from ._common import SeenIds, fields_of, is_id, warn_unknown_ids
+
+__all__ = [
+    "LABELS",
+    "AdkCorpus",
+    "AdkCorpusConfig",
+    "AdkDataset",
+    "AdkDatasetConfig",
+    "AdkPair",
+    "read_pairs",
+]
+
+#: ``empirical_relevance`` value -> label. Anything else is an error.
+LABELS: dict[str, int] = {"YES": 1, "NO": 0}
+
+PAIR_FIELDS = ("id", "query", "candidates", "metadata")
+CANDIDATE_FIELDS = ("fqn", "text", "empirical_relevance", "delta_p")
+
+
+# -- YAML with line numbers -------------------------------------------------
+
+
+class _MarkedLoader(yaml.SafeLoader):  # type: ignore[misc]  # PyYAML ships no stubs here
+    """PyYAML's safe loader that remembers where every mapping and value starts."""
+
+    def __init__(self, stream: str) -> None:
+        super().__init__(stream)
+        self.lines: dict[int, int] = {}  # id(dict or list) -> 1-based line
+        # (id(dict), key) or (id(list), index) -> line where that value starts
+        self.value_lines: dict[tuple[int, Any], int] = {}
+
+
+def _construct_map(loader: _MarkedLoader, node: yaml.MappingNode) -> Iterator[dict[Any, Any]]:
+    data: dict[Any, Any] = {}
+    loader.lines[id(data)] = node.start_mark.line + 1
+    yield data
+    data.update(loader.construct_mapping(node))
+    for key_node, value_node in node.value:
+        if isinstance(key_node, yaml.ScalarNode):
+            loader.value_lines[(id(data), key_node.value)] = value_node.start_mark.line + 1
+
+
+def _construct_seq(loader: _MarkedLoader, node: yaml.SequenceNode) -> Iterator[list[Any]]:
+    data: list[Any] = []
+    loader.lines[id(data)] = node.start_mark.line + 1
+    yield data
+    data.extend(loader.construct_sequence(node))
+    for index, item_node in enumerate(node.value):
+        loader.value_lines[(id(data), index)] = item_node.start_mark.line + 1
+
+
+_MarkedLoader.add_constructor("tag:yaml.org,2002:map", _construct_map)
+_MarkedLoader.add_constructor("tag:yaml.org,2002:seq", _construct_seq)
+# YAML 1.2 booleans: only true/false. YAML 1.1 (PyYAML's default) also reads
+# yes/no/on/off as booleans, which would turn `empirical_relevance: YES` into True.
+_MarkedLoader.yaml_implicit_resolvers = {
+    first: [(tag, rx) for tag, rx in resolvers if tag != "tag:yaml.org,2002:bool"]
+    for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()
+}
+_MarkedLoader.add_implicit_resolver(
+    "tag:yaml.org,2002:bool",
+    re.compile(r"^(?:true|True|TRUE|false|False|FALSE)$"),
+    list("tTfF"),
+)
+
+
+@dataclass
+class _Doc:
+    """A parsed YAML document and the line lookups for its mappings."""
+
+    path: Path
+    data: Any
+    lines: dict[int, int]
+    value_lines: dict[tuple[int, Any], int]
+
+    def line(self, obj: Any, key: str | int | None = None) -> int | None:
+        if key is not None and (id(obj), key) in self.value_lines:
+            return self.value_lines[(id(obj), key)]
+        return self.lines.get(id(obj))
+
+
+def _parse(path: Path) -> _Doc:
+    text = path.read_text(encoding="utf-8-sig")
+    loader = _MarkedLoader(text)
+    try:
+        data = loader.get_single_data()
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
+        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+        context, context_mark = getattr(exc, "context", None), getattr(exc, "context_mark", None)
+        if context and context_mark is not None and context_mark is not mark:
+            problem = f"{context} started on line {context_mark.line + 1}: {problem}"
+        raise DataError(
+            f"the file is not valid YAML ({problem})",
+            path=path,
+            line=mark.line + 1 if mark is not None else None,
+            hint="check the indentation and quoting around this line",
+        ) from None
+    finally:
+        loader.dispose()
+    return _Doc(path, data, loader.lines, loader.value_lines)
+
+
+# -- pairs ------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class AdkCandidate:
+    """One judged candidate of a pair."""
+
+    fqn: str
+    text: str
+    label: int
+    delta_p: float | None
+    extra: dict[str, Any]
+    where: str
+    line: int | None
+
+
+@dataclass(frozen=True)
+class AdkPair:
+    """One query with its candidates, as read from the file."""
+
+    id: str
+    query: str
+    candidates: tuple[AdkCandidate, ...]
+    metadata: dict[str, Any]
+    index: int
+    line: int | None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+def _error(doc: _Doc, message: str, obj: Any, key: str | int | None = None, **kw: Any) -> DataError:
+    return DataError(message, path=doc.path, line=doc.line(obj, key), **kw)
+
+
+def read_pairs(path: str | Path, *, key: str | None = None) -> list[AdkPair]:
+    """Every pair of a ``retrieval_dataset.yaml``, checked; errors name file, line and location."""
+    p = require_file(path, what="ADK retrieval dataset", key=key)
+    doc = _parse(p)
+    data = doc.data
+    if not isinstance(data, dict) or "pairs" not in data:
+        got = f"fields {fields_of(data)}" if isinstance(data, dict) else type(data).__name__
+        raise DataError(
+            "the file must be a mapping with a top-level 'pairs' list",
+            path=p,
+            line=doc.line(data) if isinstance(data, (dict, list)) else 1,
+            got=got,
+            hint="see the schema: pairs: [{id, query, candidates: [...], metadata}]",
+        )
+    pairs = data["pairs"]
+    if not isinstance(pairs, list):
+        raise _error(doc, "'pairs' must be a list", data, "pairs", got=type(pairs).__name__)
+    seen = SeenIds()
+    out = [_pair(doc, raw, i, seen, pairs) for i, raw in enumerate(pairs)]
+    if not out:
+        raise _error(doc, "'pairs' is empty", data, "pairs", expected="at least one pair")
+    return out
+
+
+def _pair(doc: _Doc, raw: Any, index: int, seen: SeenIds, parent: list[Any]) -> AdkPair:
+    where = f"pairs[{index}]"
+    if not isinstance(raw, dict):
+        raise _error(doc, f"{where} must be a mapping", parent, index, got=repr(raw))
+    raw_id = raw.get("id")
+    label = f"pair {str(raw_id)!r} ({where})" if is_id(raw_id) else where
+    missing = [f for f in ("id", "query", "candidates") if f not in raw]
+    if missing:
+        raise _error(
+            doc,
+            f"{label} has no {' or '.join(repr(m) for m in missing)} field",
+            raw,
+            expected="fields id, query, candidates",
+            got=f"fields {fields_of(raw)}",
+        )
+    if not is_id(raw_id):
+        raise _error(
+            doc,
+            f"{where}.id must be a non-empty string or an integer",
+            raw,
+            "id",
+            got=repr(raw_id),
+        )
+    pid = str(raw_id)
+    seen.add(
+        pid,
+        f"{where}, {doc.path}:{doc.line(raw)}",
+        path=doc.path,
+        line=doc.line(raw, "id"),
+        hint="give every pair its own id",
+    )
+    query = raw["query"]
+    if not isinstance(query, str) or not query.strip():
+        raise _error(
+            doc, f"{label}: {where}.query must be non-empty text", raw, "query", got=repr(query)
+        )
+    metadata = raw.get("metadata")
+    if metadata is None:
+        metadata = {}
+    if not isinstance(metadata, dict):
+        raise _error(
+            doc,
+            f"{label}: {where}.metadata must be a mapping",
+            raw,
+            "metadata",
+            got=type(metadata).__name__,
+        )
+    candidates = raw["candidates"]
+    if candidates is None:
+        candidates = []
+    if not isinstance(candidates, list):
+        raise _error(
+            doc,
+            f"{label}: {where}.candidates must be a list",
+            raw,
+            "candidates",
+            got=type(candidates).__name__,
+        )
+    parsed: list[AdkCandidate] = []
+    first: dict[str, AdkCandidate] = {}
+    for j, cand in enumerate(candidates):
+        c = _candidate(doc, cand, f"{where}.candidates[{j}]", label, candidates, j)
+        if c.fqn in first:
+            raise DataError(
+                f"{label}: candidate {c.fqn!r} appears twice ({first[c.fqn].where} and {c.where})",
+                path=doc.path,
+                line=c.line,
+                hint="list each candidate once per pair",
+            )
+        first[c.fqn] = c
+        parsed.append(c)
+    extra = {k: v for k, v in raw.items() if k not in PAIR_FIELDS}
+    return AdkPair(
+        id=pid,
+        query=query,
+        candidates=tuple(parsed),
+        metadata=dict(metadata),
+        index=index,
+        line=doc.line(raw),
+        extra=extra,
+    )
+
+
+def _candidate(
+    doc: _Doc, raw: Any, where: str, label: str, parent: list[Any], index: int
+) -> AdkCandidate:
+    if not isinstance(raw, dict):
+        raise _error(doc, f"{label}: {where} must be a mapping", parent, index, got=repr(raw))
+    missing = [f for f in ("fqn", "text", "empirical_relevance") if f not in raw]
+    if missing:
+        raise _error(
+            doc,
+            f"{label}: {where} has no {' or '.join(repr(m) for m in missing)} field",
+            raw,
+            expected="fields fqn, text, empirical_relevance",
+            got=f"fields {fields_of(raw)}",
+        )
+    fqn = raw["fqn"]
+    if not isinstance(fqn, str) or not fqn.strip():
+        raise _error(
+            doc, f"{label}: {where}.fqn must be a non-empty string", raw, "fqn", got=repr(fqn)
+        )
+    text = raw["text"]
+    if not isinstance(text, str):
+        raise _error(doc, f"{label}: {where}.text must be a string", raw, "text", got=repr(text))
+    relevance = raw["empirical_relevance"]
+    if not isinstance(relevance, str) or relevance not in LABELS:
+        raise _error(
+            doc,
+            f"{label}: {where}.empirical_relevance is not YES or NO",
+            raw,
+            "empirical_relevance",
+            expected='"YES" (relevant) or "NO" (judged not relevant)',
+            got=repr(relevance),
+            hint="run the Monte Carlo verification on this pair, or drop the candidate",
+        )
+    delta_p = raw.get("delta_p")
+    if delta_p is not None and (isinstance(delta_p, bool) or not isinstance(delta_p, (int, float))):
+        raise _error(
+            doc,
+            f"{label}: {where}.delta_p must be a number",
+            raw,
+            "delta_p",
+            got=repr(delta_p),
+        )
+    return AdkCandidate(
+        fqn=fqn,
+        text=text,
+        label=LABELS[relevance],
+        delta_p=None if delta_p is None else float(delta_p),
+        extra={k: v for k, v in raw.items() if k not in CANDIDATE_FIELDS},
+        where=where,
+        line=doc.line(raw),
+    )
+
+
+# -- plugins ----------------------------------------------------------------
+
+
+class AdkDatasetConfig(PluginConfig):
+    """Where the retrieval dataset is."""
+
+    path: str = Field(description="the retrieval_dataset.yaml file")
+    name: str | None = Field(None, description="golden-set name (default: the file name)")
+
+
+@dataset("adk", config=AdkDatasetConfig)
+class AdkDataset:
+    """ADK retrieval_dataset.yaml: pairs whose candidates are judged YES (1) or NO (0)."""
+
+    def __init__(self, config: AdkDatasetConfig, context: PluginContext) -> None:
+        self.config = config
+        self.context = context
+
+    def load(self) -> GoldenSet:
+        path = Path(self.config.path)
+        pairs = read_pairs(path, key="dataset.path")
+        queries = [self._query(p, path) for p in pairs]
+        warn_unknown_ids(queries, self.context, "candidate")
+        return GoldenSet.build(
+            self.config.name or path.stem,
+            queries,
+            provenance={"format": "adk", "path": str(path)},
+        )
+
+    @staticmethod
+    def _query(pair: AdkPair, path: Path) -> GoldenQuery:
+        metadata: dict[str, Any] = dict(pair.metadata)
+        delta_p = {c.fqn: c.delta_p for c in pair.candidates if c.delta_p is not None}
+        extra: dict[str, Any] = {**pair.extra, **({"delta_p": delta_p} if delta_p else {})}
+        clash = sorted(set(metadata) & set(extra))
+        if clash:
+            raise DataError(
+                f"pair {pair.id!r} (pairs[{pair.index}]): metadata key(s) "
+                f"{', '.join(repr(c) for c in clash)} clash with the pair's own fields",
+                path=path,
+                line=pair.line,
+                hint="rename the key inside the pair's metadata",
+            )
+        metadata.update(extra)
+        return GoldenQuery(
+            id=pair.id,
+            text=pair.query,
+            judgments={c.fqn: c.label for c in pair.candidates},
+            metadata=metadata,
+        )
+
+
+class AdkCorpusConfig(PluginConfig):
+    """Where the retrieval dataset is."""
+
+    path: str = Field(description="the retrieval_dataset.yaml file (candidates become documents)")
+    name: str | None = Field(None, description="corpus name (default: the file name)")
+
+
+@corpus("adk", config=AdkCorpusConfig)
+class AdkCorpus:
+    """Documents from an ADK retrieval_dataset.yaml: every pair's candidates, keyed by fqn."""
+
+    def __init__(self, config: AdkCorpusConfig, context: PluginContext) -> None:
+        self.config = config
+
+    def load(self) -> Corpus:
+        path = Path(self.config.path)
+        pairs = read_pairs(path, key="corpus.path")
+        docs: dict[str, Document] = {}
+        owner: dict[str, tuple[AdkPair, AdkCandidate]] = {}
+        for pair in pairs:
+            for cand in pair.candidates:
+                if cand.fqn not in docs:
+                    docs[cand.fqn] = Document(id=cand.fqn, text=cand.text, metadata=cand.extra)
+                    owner[cand.fqn] = (pair, cand)
+                    continue
+                if docs[cand.fqn].text != cand.text:
+                    first_pair, first_cand = owner[cand.fqn]
+                    raise DataError(
+                        f"candidate {cand.fqn!r} has a different text in pair {pair.id!r} "
+                        f"({cand.where}) than in pair {first_pair.id!r} "
+                        f"({first_cand.where}, line {first_cand.line})",
+                        path=path,
+                        line=cand.line,
+                        hint="a corpus document has one text: make both candidates' text equal",
+                    )
+        if not docs:
+            raise DataError(
+                "the retrieval dataset has no candidates, so the corpus is empty",
+                path=path,
+                expected="at least one candidate",
+            )
+        return Corpus.build(self.config.name or path.stem, docs.values())

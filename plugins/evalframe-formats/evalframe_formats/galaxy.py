@@ -1,0 +1,260 @@
+"""The Galaxy tool-recommendation gold file: JSON Lines of queries and gold tool ids.
+
+One record per line (the benchmark items file, e.g. ``data/benchmark/v1_items.jsonl``)::
+
+    {"id": "example-q01", "query": "Check the quality of my FASTQ reads",
+     "tools": ["toolshed.g2.bx.psu.edu/repos/iuc/fastqc/fastqc/0.73+galaxy0"],
+     "topic": "sequence-analysis"}
+
+``id`` and ``tools`` are required; the query text is read from ``query`` (set
+``text_field`` for another name) and every other field becomes metadata. Any
+gold tool is relevant (label 1). ``"tools": []`` is a query no tool answers:
+it is kept as a negative example, which Galaxy's evaluator scores 0 (set
+``metrics.policies.no_relevant=zero`` to do the same).
+
+Tool ids can be normalised before scoring (Galaxy's ``--normalize-tools``):
+``normalise: [strip_version]`` drops the version segment of Tool Shed ids. The
+*run* side must apply the same normalisers to predicted ids, or nothing matches;
+:func:`normalise_id` is public so a run reader can do exactly that.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from pydantic import Field, field_validator
+from pydantic_core import PydanticCustomError
+
+from evalframe.errors import ConfigError, DataError
+from evalframe.io import read_jsonl, require_file
+from evalframe.protocols import PluginConfig, PluginContext
+from evalframe.registry import dataset
+from evalframe.types import GoldenQuery, GoldenSet
+
+from ._common import SeenIds, fields_of, is_id, warn, warn_unknown_ids
+
+__all__ = [
+    "NORMALISERS",
+    "GalaxyDataset",
+    "GalaxyDatasetConfig",
+    "describe_normalisers",
+    "lowercase",
+    "normalise_id",
+    "normalise_ids",
+    "strip_version",
+]
+
+TOOLSHED_PREFIX = "toolshed.g2.bx.psu.edu/"
+
+
+def strip_version(tool_id: str) -> str:
+    """Drop the version segment of a Tool Shed id (Galaxy's --normalize-tools).
+
+    ``toolshed.g2.bx.psu.edu/repos/<owner>/<repo>/<tool>/<version>`` becomes
+    ``toolshed.g2.bx.psu.edu/repos/<owner>/<repo>/<tool>``. Exactly Galaxy's
+    rule: only ids that start with ``toolshed.g2.bx.psu.edu/``, whose second
+    segment is ``repos`` and that have at least six segments lose their last
+    segment; an id already without a version (five segments) and every
+    non-Tool-Shed id (``upload1``, ``Cut1``) are left alone.
+    """
+    if tool_id.startswith(TOOLSHED_PREFIX):
+        parts = tool_id.split("/")
+        if len(parts) >= 6 and parts[1] == "repos":
+            return "/".join(parts[:-1])
+    return tool_id
+
+
+def lowercase(tool_id: str) -> str:
+    """Lower-case the whole id (Cut1 and cut1 become the same tool)."""
+    return tool_id.lower()
+
+
+#: Named tool-id normalisers, applied in the order the config lists them.
+NORMALISERS: dict[str, Callable[[str], str]] = {
+    "strip_version": strip_version,
+    "lowercase": lowercase,
+}
+
+
+def describe_normalisers() -> dict[str, str]:
+    """Each normaliser's name and the first line of its docstring (for listings)."""
+    return {
+        name: (fn.__doc__ or "").strip().splitlines()[0].rstrip(".")
+        for name, fn in NORMALISERS.items()
+    }
+
+
+def _unknown(name: str) -> str:
+    return f"unknown normaliser {name!r}; valid normalisers: {', '.join(NORMALISERS)}"
+
+
+def normalise_id(name: str, tool_id: str) -> str:
+    """Apply the normaliser called ``name`` to one id.
+
+    Use this (or :func:`normalise_ids`) on predicted ids too: gold and run must
+    be normalised the same way. An unknown name is a :class:`ConfigError`
+    listing the valid ones.
+    """
+    fn = NORMALISERS.get(name)
+    if fn is None:
+        raise ConfigError(_unknown(name), hint="pick normalisers from the list above")
+    return fn(tool_id)
+
+
+def normalise_ids(names: Sequence[str], tool_id: str) -> str:
+    """Apply several normalisers to one id, in order."""
+    for name in names:
+        tool_id = normalise_id(name, tool_id)
+    return tool_id
+
+
+class GalaxyDatasetConfig(PluginConfig):
+    """Where the gold file is, which field holds the query text, how ids are normalised."""
+
+    path: str = Field(description='gold JSONL file, one {"id", "tools", ...} per line')
+    name: str | None = Field(None, description="golden-set name (default: the file name)")
+    text_field: str = Field(
+        "query",
+        description="field holding the query text; records without it get empty text "
+        "(fine with a run-file retriever) and a warning",
+    )
+    normalise: list[str] = Field(
+        default_factory=list,
+        description="tool-id normalisers applied to gold ids, in order; a run must apply the "
+        "same ones to its predictions. Available: "
+        + "; ".join(f"{n}: {d}" for n, d in describe_normalisers().items()),
+    )
+
+    @field_validator("normalise")
+    @classmethod
+    def _known_normalisers(cls, names: list[str]) -> list[str]:
+        for name in names:
+            if name not in NORMALISERS:
+                raise PydanticCustomError("unknown_normaliser", _unknown(name))
+        return names
+
+
+REQUIRED = ("id", "tools")
+
+
+@dataset("galaxy", config=GalaxyDatasetConfig)
+class GalaxyDataset:
+    """Galaxy tool-recommendation gold JSONL ({id, query, tools}) with tool-id normalisers."""
+
+    def __init__(self, config: GalaxyDatasetConfig, context: PluginContext) -> None:
+        self.config = config
+        self.context = context
+        for name in config.normalise:  # a config built with model_construct skips validation
+            if name not in NORMALISERS:
+                raise ConfigError(_unknown(name), key="dataset.normalise")
+
+    def load(self) -> GoldenSet:
+        cfg = self.config
+        path = require_file(cfg.path, what="Galaxy gold file", key="dataset.path")
+        seen = SeenIds()
+        queries: list[GoldenQuery] = []
+        duplicates: list[tuple[int, str, int]] = []  # (line, query id, tools removed)
+        no_text = 0
+        for lineno, record in read_jsonl(path, what="Galaxy gold file"):
+            query, removed = self._query(record, path, lineno, seen)
+            if removed:
+                duplicates.append((lineno, query.id, removed))
+            if cfg.text_field not in record:
+                no_text += 1
+            queries.append(query)
+        if not queries:
+            raise DataError("the gold file has no queries", path=path, expected="one per line")
+        if duplicates:
+            total = sum(n for _, _, n in duplicates)
+            shown = ", ".join(f"{path}:{line} ({qid!r}: {n})" for line, qid, n in duplicates[:5])
+            more = " …" if len(duplicates) > 5 else ""
+            after = f" after normalisation ({', '.join(cfg.normalise)})" if cfg.normalise else ""
+            warn(
+                f"{total} duplicate gold tool id(s){after} removed in {len(duplicates)} "
+                f"quer{'y' if len(duplicates) == 1 else 'ies'}, keeping the first of each: "
+                f"{shown}{more}"
+            )
+        if no_text:
+            warn(
+                f"{no_text} of {len(queries)} gold record(s) in {path} have no "
+                f"{cfg.text_field!r} field, so their query text is empty: only a run-file "
+                "retriever can answer them (set dataset.text_field if the text is elsewhere)"
+            )
+        warn_unknown_ids(queries, self.context, "gold tool")
+        return GoldenSet.build(
+            cfg.name or path.stem,
+            queries,
+            provenance={
+                "format": "galaxy",
+                "path": str(path),
+                "normalise": list(cfg.normalise),
+            },
+        )
+
+    def _query(self, record: Any, path: Path, line: int, seen: SeenIds) -> tuple[GoldenQuery, int]:
+        cfg = self.config
+        if not isinstance(record, dict):
+            raise DataError(
+                "a gold line must be a JSON object",
+                path=path,
+                line=line,
+                got=type(record).__name__,
+            )
+        missing = [f for f in REQUIRED if f not in record]
+        if missing:
+            raise DataError(
+                f"gold record has no {' or '.join(repr(m) for m in missing)} field",
+                path=path,
+                line=line,
+                expected='fields "id" and "tools"',
+                got=f"fields {fields_of(record)}",
+                hint='a query that no tool answers still needs "tools": []',
+            )
+        raw_id = record["id"]
+        if not is_id(raw_id):
+            raise DataError(
+                "field 'id' must be a non-empty string or an integer",
+                path=path,
+                line=line,
+                got=repr(raw_id),
+            )
+        qid = str(raw_id)
+        seen.add(qid, f"{path}:{line}", path=path, line=line, hint="give every query its own id")
+        tools = record["tools"]
+        if not isinstance(tools, list):
+            raise DataError(
+                "field 'tools' must be a list of tool ids",
+                path=path,
+                line=line,
+                got=repr(tools),
+                hint='write "tools": [] for a query that no tool answers',
+            )
+        judgments: dict[str, int] = {}
+        removed = 0
+        for i, tool in enumerate(tools):
+            if not isinstance(tool, str) or not tool.strip():
+                raise DataError(
+                    f"tools[{i}] of query {qid!r} is not a tool id",
+                    path=path,
+                    line=line,
+                    expected="a non-empty string",
+                    got=repr(tool),
+                )
+            tool_id = normalise_ids(cfg.normalise, tool)
+            if tool_id in judgments:
+                removed += 1
+                continue
+            judgments[tool_id] = 1
+        text = record.get(cfg.text_field, "")
+        if not isinstance(text, str):
+            raise DataError(
+                f"field {cfg.text_field!r} (the query text) must be a string",
+                path=path,
+                line=line,
+                got=repr(text),
+                hint="set dataset.text_field to the field that holds the query text",
+            )
+        metadata = {k: v for k, v in record.items() if k not in (*REQUIRED, cfg.text_field)}
+        return GoldenQuery(id=qid, text=text, judgments=judgments, metadata=metadata), removed
