@@ -36,6 +36,18 @@ from evalframe.metrics.measures import MetricParams, RelParams, metric
 __all__: list[str] = []
 
 
+def _rank_order_sum(terms: np.ndarray) -> np.ndarray:
+    """Row sums added rank by rank, as trec_eval's loops add them.
+
+    ``ndarray.sum`` adds pairwise, which can differ in the last bit; when the
+    exact value ends in 5 at the fifth decimal, that flips trec_eval's
+    printed fourth decimal. A cumulative sum is sequential.
+    """
+    if terms.shape[1] == 0:
+        return np.zeros(terms.shape[0], dtype=np.float64)
+    return np.asarray(np.cumsum(terms, axis=1)[:, -1], dtype=np.float64)
+
+
 def _safe_div(num: np.ndarray, den: np.ndarray) -> np.ndarray:
     out = np.zeros(num.shape, dtype=np.float64)
     np.divide(num, den, out=out, where=den > 0)
@@ -70,7 +82,7 @@ def average_precision(m: ScoreMatrix, k: int | None, p: RelParams) -> np.ndarray
     rel = m.relevant(p.rel, k)
     ranks = np.arange(1, rel.shape[1] + 1, dtype=np.float64)
     precision_at_rank = np.cumsum(rel, axis=1) / ranks
-    total = (precision_at_rank * rel).sum(axis=1)
+    total = _rank_order_sum(precision_at_rank * rel)
     return _safe_div(total, m.num_rel(p.rel))
 
 
@@ -124,7 +136,7 @@ def ndcg(m: ScoreMatrix, k: int | None, p: GainParams) -> np.ndarray:
     labels = m.labels if k is None else m.labels[:, :k]
     gains = p.table(labels)
     discount = 1.0 / np.log2(np.arange(2, gains.shape[1] + 2, dtype=np.float64))
-    dcg = (gains * discount).sum(axis=1)
+    dcg = _rank_order_sum(gains * discount)
     # The ideal ranking orders the judged documents by gain, which differs
     # from label order only for a non-monotone custom map.
     igains = -np.sort(-p.table(m.ideal), axis=1)
@@ -164,7 +176,7 @@ def bpref(m: ScoreMatrix, k: None, p: RelParams) -> np.ndarray:
     denom = np.minimum(n_rel, n_nonrel)
     penalty = np.zeros(above.shape, dtype=np.float64)
     np.divide(np.minimum(above, n_rel), denom, out=penalty, where=(above > 0) & (denom > 0))
-    total = np.where(rel, 1.0 - penalty, 0.0).sum(axis=1)
+    total = _rank_order_sum(np.where(rel, 1.0 - penalty, 0.0))
     return _safe_div(total, n_rel[:, 0])
 
 
