@@ -235,3 +235,20 @@ class KnowCodeDataset:
                 file=sys.stderr,
             )
         return info
+
+    def mechanical_checks(self, source_root: str | Path) -> list[Any]:
+        """KnowCode's mechanical validation gate (§5) on every record, against the
+        Python source under ``source_root`` (read with ``ast``, never imported).
+
+        Returns :class:`evalframe.golden.findings.Finding` objects located at
+        ``golden_v1.0.json:<line>``; see :mod:`evalframe_knowcode.checks`.
+        """
+        from evalframe_knowcode.checks import check_records
+
+        path = require_file(self.config.path, what="golden set", key="dataset.path")
+        records = [
+            (line, record)
+            for line, record in read_json_array(path, what="KnowCode golden set")
+            if isinstance(record, dict)
+        ]
+        return check_records(records, source_root, path)

@@ -1,0 +1,193 @@
+"""Load a golden set through its dataset plugin, keeping where each record lives.
+
+The dataset plugins turn files into a :class:`~evalframe.types.GoldenSet` and
+drop the line numbers on the way; curation needs them back (a duplicate is
+reported as ``golden.jsonl:12``). For the two formats the curation tools write
+(B.O.B JSONL and KnowCode JSON) the raw records are re-read with their line
+numbers after the plugin has validated the file; any other registered format
+still loads, and its findings name the query id instead.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+
+from evalframe.errors import ConfigError, DataError
+from evalframe.golden.findings import Finding
+from evalframe.io import read_json_array, read_jsonl, require_file
+from evalframe.protocols import PluginContext
+from evalframe.registry import CORPORA, DATASETS, configure
+from evalframe.types import Corpus, GoldenSet
+
+__all__ = [
+    "LoadedSet",
+    "infer_format",
+    "load_corpus",
+    "load_golden",
+    "parse_params",
+]
+
+
+@dataclass
+class LoadedSet:
+    """A golden set plus what curation needs beside it."""
+
+    golden: GoldenSet
+    format: str
+    path: Path
+    loader: Any
+    #: query id -> "file:line" (empty for formats whose records cannot be located)
+    locations: dict[str, str] = field(default_factory=dict)
+    #: query id -> the record as written in the file (or rebuilt from the model)
+    records: dict[str, dict[str, Any]] = field(default_factory=dict)
+    #: warnings the plugin printed while loading, as findings (never lost)
+    findings: list[Finding] = field(default_factory=list)
+    #: "format jsonl (inferred from the .jsonl suffix)" when --format was omitted
+    inferred: str | None = None
+
+    def where(self, qid: str) -> str:
+        return self.locations.get(qid, f"query {qid}")
+
+
+def infer_format(path: Path) -> tuple[str, str]:
+    """``(format, reason)`` from the path.
+
+    A folder or ``*.jsonl`` is B.O.B JSONL, ``*.json`` KnowCode.
+    """
+    if path.is_dir():
+        return "jsonl", "a folder (of per-domain *.jsonl files)"
+    suffix = path.suffix.lower()
+    if suffix == ".jsonl":
+        return "jsonl", "the .jsonl suffix"
+    if suffix == ".json":
+        return "knowcode", "the .json suffix"
+    raise ConfigError(
+        f"cannot tell the golden-set format of {path.name!r} from its name",
+        key="--format",
+        expected="a .jsonl file, a folder of .jsonl files, or a .json file",
+        hint=f"give --format explicitly; installed formats: {', '.join(DATASETS.names())}",
+    )
+
+
+def parse_params(items: list[str] | None, flag: str) -> dict[str, Any]:
+    """``["k=v", ...]`` from a repeated flag as a dict (strings; pydantic converts)."""
+    out: dict[str, Any] = {}
+    for item in items or []:
+        key, sep, value = item.partition("=")
+        if not sep or not key:
+            raise ConfigError(
+                f"{flag} takes KEY=VALUE", key=flag, got=repr(item), hint=f"e.g. {flag} name=my-set"
+            )
+        out[key.strip()] = value
+    return out
+
+
+def load_corpus(path: str, fmt: str = "jsonl", params: Mapping[str, Any] | None = None) -> Corpus:
+    """A corpus through the CORPORA registry (``--corpus``/``--corpus-format``)."""
+    spec = CORPORA.get(fmt, key="--corpus-format")
+    config = configure(spec, {"path": path, **(params or {})}, key="corpus")
+    corpus: Corpus = spec.obj(config, PluginContext(config_key="corpus")).load()
+    return corpus
+
+
+def load_golden(
+    path: str | Path,
+    fmt: str | None = None,
+    params: Mapping[str, Any] | None = None,
+    *,
+    source_root: str | Path | None = None,
+) -> LoadedSet:
+    """Load ``path`` with dataset plugin ``fmt`` (inferred from the path when None).
+
+    For KnowCode, ``source_root`` switches the drift guard on (drift becomes a
+    warning finding, not a stop: ``validate`` reports it instead of refusing
+    to look); without it the meta file is not read.
+    """
+    p = require_file(path, what="golden set")
+    inferred = None
+    if fmt is None:
+        fmt, reason = infer_format(p)
+        inferred = f"format {fmt} (inferred from {reason}; use --format to choose)"
+    spec = DATASETS.get(fmt, key="--format")
+    settings: dict[str, Any] = {"path": str(p)}
+    if fmt == "knowcode":
+        settings.update({"require_meta": False, "allow_drift": True})
+        if source_root is not None:
+            settings["source_root"] = str(source_root)
+        else:
+            settings["meta_path"] = os.devnull  # not a file: the drift guard is skipped
+    settings.update(params or {})
+    config = configure(spec, settings, key="dataset")
+    loader = spec.obj(config, PluginContext(config_key="dataset"))
+    captured = io.StringIO()
+    try:
+        with contextlib.redirect_stderr(captured):
+            golden = loader.load()
+    except ValidationError as exc:  # e.g. a plugin that lets a duplicate id through
+        raise DataError(
+            f"the {fmt} plugin built an invalid golden set: {exc.errors()[0]['msg']}", path=p
+        ) from None
+    if not isinstance(golden, GoldenSet):
+        raise DataError(f"dataset plugin {fmt!r} did not return a GoldenSet", path=p)
+    loaded = LoadedSet(golden=golden, format=fmt, path=p, loader=loader, inferred=inferred)
+    drift = golden.provenance.get("drift") or []
+    for item in drift:
+        loaded.findings.append(
+            Finding(
+                "warning",
+                "drift",
+                f"source file {item} since the meta file's source_file_hashes were recorded; "
+                "re-verify the records that cite it, then refresh the hash",
+                location=str(golden.provenance.get("meta_path", p)),
+            )
+        )
+    for line in captured.getvalue().splitlines():
+        if not line.strip() or (drift and "despite source drift" in line):
+            continue  # the drift itself is reported above, one finding per file
+        text = line.strip().removeprefix("warning:").strip()
+        loaded.findings.append(Finding("warning", "loader", text, location=str(p)))
+    _locate(loaded)
+    return loaded
+
+
+def _locate(loaded: LoadedSet) -> None:
+    """Fill ``locations`` and ``records`` from the files the plugin read."""
+    golden = loaded.golden
+    by_id = golden.by_id()
+    if loaded.format == "jsonl":
+        files = golden.provenance.get("files") or [str(loaded.path)]
+        for name in files:
+            for lineno, record in read_jsonl(name, what="golden set"):
+                if isinstance(record, dict) and "id" in record:
+                    qid = str(record["id"])
+                    loaded.locations[qid] = f"{name}:{lineno}"
+                    loaded.records[qid] = dict(record)
+    elif loaded.format == "knowcode":
+        for lineno, record in read_json_array(loaded.path, what="KnowCode golden set"):
+            if isinstance(record, dict) and "query_id" in record:
+                qid = str(record["query_id"])
+                loaded.locations[qid] = f"{loaded.path}:{lineno}"
+                loaded.records[qid] = dict(record)
+    for qid, query in by_id.items():
+        record = loaded.records.get(qid)
+        if record is None:
+            loaded.records[qid] = {
+                "id": qid,
+                "text": query.text,
+                "judgments": dict(query.judgments),
+                **({"views": query.views} if query.views else {}),
+                **query.metadata,
+            }
+        else:
+            # fields the plugin derived (a folder's domain) belong in the record too
+            for key, value in query.metadata.items():
+                if key != "entity_roles":
+                    record.setdefault(key, value)

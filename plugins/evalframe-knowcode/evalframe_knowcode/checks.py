@@ -1,0 +1,392 @@
+"""KnowCode's mechanical validation gate (§5), candidate de-duplication and label agreement.
+
+All pure code, no LLM, and no import of the code under evaluation: Python
+source is read with :mod:`ast` only. Each check returns
+:class:`~evalframe.golden.findings.Finding` objects so ``evalframe golden
+validate --format knowcode --source-root DIR`` reports them beside the generic
+checks; the functions also work on their own (in a pipeline step that writes
+``03_validation_failures.jsonl``, for instance).
+
+Gate checks on one record (``check_record``):
+
+1. ``entity``: every ``path::Symbol.member`` resolves in the parsed source
+   (top-level functions, classes and assignments; class members, nested at
+   any depth: methods, nested classes, class attributes).
+2. ``file``: every ``expected_files`` entry exists under the source root.
+3. ``line-range``: every ``expected_line_ranges`` item ``{file, start, end}``
+   has 1 <= start <= end <= the file's line count (``source_evidence`` too).
+4. ``entity-file``: each entity's file is among ``expected_files``.
+5. ``narrative``: ``canonical_narrative`` names no ``*.py`` path and no
+   ``Name.member`` (capitalised first part, backticked or not) that the
+   structured fields do not contain.
+
+Plus the pipeline's two set-level rules: :func:`deduplicate_candidates`
+(Step C: reject a candidate whose targets overlap an accepted one by more
+than 50%) and :func:`labels_agree` (§6: structural Jaccard >= 0.8 on both
+entities and files).
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from evalframe.golden.findings import Finding
+
+__all__ = [
+    "Agreement",
+    "Dedup",
+    "SourceIndex",
+    "check_record",
+    "check_records",
+    "deduplicate_candidates",
+    "entity_ids",
+    "jaccard",
+    "labels_agree",
+    "narrative_mentions",
+    "split_entity",
+]
+
+
+def split_entity(entity: str) -> tuple[str, str]:
+    """``"src/a.py::Cls.meth"`` -> ``("src/a.py", "Cls.meth")``."""
+    file, _, symbol = entity.partition("::")
+    return file, symbol
+
+
+def entity_ids(value: Any) -> list[str]:
+    """Entity ids from ``expected_entities`` / ``target_entity_ids`` (strings or
+    ``{"entity_id": ...}`` objects); anything else is skipped."""
+    out: list[str] = []
+    for item in value if isinstance(value, list) else []:
+        entity = item.get("entity_id") if isinstance(item, dict) else item
+        if isinstance(entity, str):
+            out.append(entity)
+    return out
+
+
+def _members(body: Iterable[ast.stmt], prefix: str, out: set[str]) -> None:
+    for node in body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            out.add(prefix + node.name)
+        elif isinstance(node, ast.ClassDef):
+            out.add(prefix + node.name)
+            _members(node.body, f"{prefix}{node.name}.", out)
+        elif isinstance(node, ast.Assign):
+            for target in node.targets:
+                if isinstance(target, ast.Name):
+                    out.add(prefix + target.id)
+        elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
+            out.add(prefix + node.target.id)
+        elif isinstance(node, (ast.If, ast.Try)):
+            # definitions under `if TYPE_CHECKING:` / `try: import ...` still exist
+            _members(node.body, prefix, out)
+            _members(node.orelse, prefix, out)
+            for handler in getattr(node, "handlers", []):
+                _members(handler.body, prefix, out)
+            _members(getattr(node, "finalbody", []), prefix, out)
+
+
+@dataclass
+class SourceIndex:
+    """Parsed source files under ``root``, each parsed once."""
+
+    root: Path
+    _symbols: dict[str, set[str] | str] = field(default_factory=dict)
+    _lines: dict[str, int | None] = field(default_factory=dict)
+
+    def exists(self, rel: str) -> bool:
+        return (self.root / rel).is_file()
+
+    def line_count(self, rel: str) -> int | None:
+        """Lines in the file, or None when it does not exist or cannot be read."""
+        if rel not in self._lines:
+            try:
+                text = (self.root / rel).read_text(encoding="utf-8")
+            except (OSError, UnicodeDecodeError):
+                self._lines[rel] = None
+            else:
+                self._lines[rel] = len(text.splitlines())
+        return self._lines[rel]
+
+    def symbols(self, rel: str) -> set[str] | str:
+        """Qualified names defined in a Python file, or a reason why there are none."""
+        if rel not in self._symbols:
+            path = self.root / rel
+            if not path.is_file():
+                self._symbols[rel] = "the file does not exist"
+            else:
+                try:
+                    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+                except (SyntaxError, UnicodeDecodeError, ValueError) as exc:
+                    self._symbols[rel] = f"the file does not parse ({exc})"
+                else:
+                    names: set[str] = set()
+                    _members(tree.body, "", names)
+                    self._symbols[rel] = names
+        return self._symbols[rel]
+
+
+_PATH = re.compile(r"(?<![\w/.-])((?:[\w.-]+/)*[\w.-]+\.py)\b")
+_BACKTICK = re.compile(r"`([^`\n]+)`")
+_DOTTED = re.compile(r"(?<![\w.])([A-Z]\w*(?:\.[A-Za-z_]\w*)+)")
+
+
+def narrative_mentions(text: str) -> tuple[set[str], set[str]]:
+    """``(paths, names)`` a narrative mentions: ``*.py`` paths (a ``:160-221``
+    line suffix is ignored) and ``Name.member`` references (capitalised first
+    part, so ``self.x`` and ``os.path`` are not taken for entities). A call's
+    ``()`` is dropped."""
+    paths = set(_PATH.findall(text))
+    names: set[str] = set()
+    candidates = [m.group(1) for m in _BACKTICK.finditer(text)]
+    candidates += _DOTTED.findall(_BACKTICK.sub(" ", _PATH.sub(" ", text)))
+    for raw in candidates:
+        token = raw.strip().removesuffix("()")
+        match = _DOTTED.fullmatch(token)
+        if match and not _PATH.fullmatch(token):
+            names.add(token)
+    return paths, names
+
+
+def _range_findings(value: Any, name: str, index: SourceIndex, loc: str, qid: str) -> list[Finding]:
+    out: list[Finding] = []
+    if value is None:
+        return out
+    if not isinstance(value, list):
+        return [Finding("error", "line-range", f"{name} must be a list", loc, qid)]
+    for i, item in enumerate(value):
+        label = f"{name}[{i}]"
+        if not isinstance(item, dict) or not {"file", "start", "end"} <= set(item):
+            out.append(
+                Finding("error", "line-range", f"{label} needs file, start and end", loc, qid)
+            )
+            continue
+        file, start, end = item["file"], item["start"], item["end"]
+        if not all(isinstance(v, int) and not isinstance(v, bool) for v in (start, end)):
+            out.append(
+                Finding("error", "line-range", f"{label}: start and end must be integers", loc, qid)
+            )
+            continue
+        count = index.line_count(str(file))
+        if count is None:
+            out.append(Finding("error", "line-range", f"{label}: {file} does not exist", loc, qid))
+        elif not 1 <= start <= end <= count:
+            out.append(
+                Finding(
+                    "error",
+                    "line-range",
+                    f"{label}: lines {start}-{end} of {file} are not a range within its "
+                    f"{count} lines (need 1 <= start <= end <= {count})",
+                    loc,
+                    qid,
+                )
+            )
+    return out
+
+
+def check_record(
+    record: Mapping[str, Any], index: SourceIndex, location: str | None = None
+) -> list[Finding]:
+    """The mechanical gate on one golden record (or OracleAnswer); errors only."""
+    qid = str(record.get("query_id", "?"))
+    loc = location or f"query {qid}"
+    out: list[Finding] = []
+    entities = entity_ids(record.get("expected_entities"))
+    files_value = record.get("expected_files")
+    files = [f for f in files_value if isinstance(f, str)] if isinstance(files_value, list) else []
+    for f in files:
+        if not index.exists(f):
+            out.append(
+                Finding(
+                    "error",
+                    "file",
+                    f"expected file {f} does not exist under the source root",
+                    loc,
+                    qid,
+                )
+            )
+    for entity in entities:
+        file, symbol = split_entity(entity)
+        if not symbol:
+            out.append(Finding("error", "entity", f"{entity}: no symbol after '::'", loc, qid))
+            continue
+        symbols = index.symbols(file)
+        if isinstance(symbols, str):
+            out.append(
+                Finding("error", "entity", f"{entity} does not resolve: {symbols}", loc, qid)
+            )
+        elif symbol not in symbols:
+            close = sorted(s for s in symbols if s.split(".")[-1] == symbol.split(".")[-1])
+            hint = f" (defined there: {', '.join(close)})" if close else ""
+            out.append(
+                Finding("error", "entity", f"{entity} does not resolve in {file}{hint}", loc, qid)
+            )
+        if file not in files:
+            out.append(
+                Finding(
+                    "error",
+                    "entity-file",
+                    f"{entity}: its file {file} is not in expected_files",
+                    loc,
+                    qid,
+                )
+            )
+    out += _range_findings(
+        record.get("expected_line_ranges"), "expected_line_ranges", index, loc, qid
+    )
+    out += _range_findings(record.get("source_evidence"), "source_evidence", index, loc, qid)
+    narrative = record.get("canonical_narrative")
+    if isinstance(narrative, str) and narrative.strip():
+        paths, names = narrative_mentions(narrative)
+        known_files = set(files) | {split_entity(e)[0] for e in entities}
+        known_names: set[str] = set()
+        for e in entities:
+            parts = split_entity(e)[1].split(".")
+            known_names.update(
+                ".".join(parts[i:j])
+                for i in range(len(parts))
+                for j in range(i + 1, len(parts) + 1)
+            )
+        for p in sorted(paths):
+            if p not in known_files and not any(k.endswith("/" + p) for k in known_files):
+                out.append(
+                    Finding(
+                        "error",
+                        "narrative",
+                        f"canonical_narrative names {p}, which is not in expected_files "
+                        "or expected_entities",
+                        loc,
+                        qid,
+                    )
+                )
+        for n in sorted(names):
+            if n not in known_names:
+                out.append(
+                    Finding(
+                        "error",
+                        "narrative",
+                        f"canonical_narrative names {n}, which is not among expected_entities",
+                        loc,
+                        qid,
+                    )
+                )
+    return out
+
+
+def check_records(
+    records: Iterable[tuple[int | None, Mapping[str, Any]]],
+    source_root: str | Path,
+    path: str | Path | None = None,
+) -> list[Finding]:
+    """:func:`check_record` over ``(line, record)`` pairs, one source index for all."""
+    index = SourceIndex(Path(source_root))
+    out: list[Finding] = []
+    for line, record in records:
+        loc = f"{path}:{line}" if path is not None and line is not None else None
+        out += check_record(record, index, loc)
+    return out
+
+
+# -- candidate de-duplication (pipeline Step C) -------------------------------------
+
+
+@dataclass
+class Dedup:
+    """Accepted candidates, and rejected ones with the reason."""
+
+    accepted: list[Mapping[str, Any]] = field(default_factory=list)
+    rejected: list[tuple[Mapping[str, Any], str]] = field(default_factory=list)
+
+
+def _targets(candidate: Mapping[str, Any]) -> set[str]:
+    for key in ("target_entity_ids", "expected_entities"):
+        if key in candidate:
+            return set(entity_ids(candidate[key]))
+    return set()
+
+
+def deduplicate_candidates(
+    candidates: Iterable[Mapping[str, Any]],
+    *,
+    max_overlap: float = 0.5,
+    targets: Callable[[Mapping[str, Any]], set[str]] = _targets,
+) -> Dedup:
+    """Accept candidates in order; reject one whose target entities overlap an
+    already-accepted candidate's by more than ``max_overlap``.
+
+    Overlap is the fraction of the *candidate's* targets that the accepted one
+    already has (``|C ∩ A| / |C|``): a candidate adding nothing new is rejected
+    however many targets the accepted one has. A candidate without targets is
+    rejected too (every query must name a target entity).
+    """
+    result = Dedup()
+    kept: list[tuple[str, set[str]]] = []
+    for cand in candidates:
+        mine = targets(cand)
+        cid = str(
+            cand.get(
+                "query_id", cand.get("id", f"#{len(result.accepted) + len(result.rejected) + 1}")
+            )
+        )
+        if not mine:
+            result.rejected.append((cand, "no target entities"))
+            continue
+        reason = None
+        for other_id, theirs in kept:
+            overlap = len(mine & theirs) / len(mine)
+            if overlap > max_overlap:
+                reason = f"{overlap:.0%} of its targets overlap accepted candidate {other_id}"
+                break
+        if reason:
+            result.rejected.append((cand, reason))
+        else:
+            result.accepted.append(cand)
+            kept.append((cid, mine))
+    return result
+
+
+# -- structural agreement (§6) ---------------------------------------------------------
+
+
+def jaccard(a: Iterable[str], b: Iterable[str]) -> float:
+    """|A ∩ B| / |A ∪ B|; two empty sets agree (1.0)."""
+    sa, sb = set(a), set(b)
+    if not sa and not sb:
+        return 1.0
+    return len(sa & sb) / len(sa | sb)
+
+
+@dataclass(frozen=True)
+class Agreement:
+    entities: float
+    files: float
+    threshold: float
+
+    @property
+    def passed(self) -> bool:
+        return self.entities >= self.threshold and self.files >= self.threshold
+
+
+def labels_agree(
+    first: Mapping[str, Any], second: Mapping[str, Any], *, threshold: float = 0.8
+) -> Agreement:
+    """Structural agreement of two labels of one query (e.g. Oracle vs the entities
+    and files the Adversary supported): Jaccard of ``expected_entities`` and of
+    ``expected_files``, each >= ``threshold`` to pass."""
+
+    def files(label: Mapping[str, Any]) -> Sequence[str]:
+        value = label.get("expected_files")
+        return [f for f in value if isinstance(f, str)] if isinstance(value, list) else []
+
+    return Agreement(
+        entities=jaccard(
+            entity_ids(first.get("expected_entities")), entity_ids(second.get("expected_entities"))
+        ),
+        files=jaccard(files(first), files(second)),
+        threshold=threshold,
+    )

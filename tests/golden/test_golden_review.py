@@ -1,0 +1,180 @@
+"""`sample` (stratified review files) and `review-check` (KnowCode's spot-check ceilings)."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from evalframe.golden.cli import main
+from evalframe.golden.review import allocate
+from tests.golden.golden_helpers import KNOWCODE_DATA, question, read_jsonl, write_jsonl
+
+CELLS = {
+    ("locate", "easy"): 6,
+    ("locate", "medium"): 4,
+    ("explain", "hard"): 4,
+    ("review", "easy"): 1,
+}
+
+
+def knowcode_set(path: Path) -> Path:
+    records = []
+    n = 0
+    for (task, difficulty), count in CELLS.items():
+        for _ in range(count):
+            n += 1
+            records.append(
+                {
+                    "query_id": f"q{n}",
+                    "query_text": question(n),
+                    "task_type": task,
+                    "difficulty": difficulty,
+                    "expected_entities": [f"src/m{n}.py::f{n}"],
+                    "expected_files": [f"src/m{n}.py"],
+                }
+            )
+    path.write_text(json.dumps(records, indent=2))
+    return path
+
+
+@settings(max_examples=100, deadline=None, database=None)
+@given(
+    st.dictionaries(st.integers(0, 9), st.integers(0, 30), max_size=8),
+    st.floats(0.01, 1.0),
+)
+def test_allocation_covers_every_cell_and_the_fraction(sizes: dict[int, int], f: float) -> None:
+    alloc = allocate(sizes, f)
+    for cell, n in sizes.items():
+        if n:
+            assert 1 <= alloc[cell] <= n
+        else:
+            assert cell not in alloc
+    total = sum(sizes.values())
+    assert sum(alloc.values()) >= min(total, math.ceil(f * total - 1e-9))
+
+
+def test_sample_writes_a_review_file_covering_every_cell(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    golden = knowcode_set(tmp_path / "golden.json")
+    out = tmp_path / "review.jsonl"
+    assert main(["sample", str(golden), "--out", str(out), "--seed", "3"]) == 0
+    assert "across 4 task_type/difficulty cell(s)" in capsys.readouterr().out
+    review = read_jsonl(out)
+    assert {(r["task_type"], r["difficulty"]) for r in review} == set(CELLS)
+    assert len(review) >= 0.15 * 15
+    first = review[0]
+    assert first["verdict"] is None and first["reviewer"] is None and first["notes"] == ""
+    assert first["query_id"].startswith("q") and first["location"].startswith(f"{golden}:")
+    # same seed, same sample; an existing review file is not overwritten without --force
+    assert main(["sample", str(golden), "--out", str(out), "--seed", "3"]) == 2
+    assert "already exists" in capsys.readouterr().err
+    assert main(["sample", str(golden), "--out", str(out), "--seed", "3", "--force"]) == 0
+    assert read_jsonl(out) == review
+
+
+def test_sample_keeps_a_bob_records_own_notes(tmp_path: Path) -> None:
+    golden = write_jsonl(
+        tmp_path / "g.jsonl",
+        [{"id": 1, "question": "q?", "expected_chunks": [], "notes": "negative"}],
+    )
+    out = tmp_path / "r.jsonl"
+    assert main(["sample", str(golden), "--out", str(out), "--fraction", "1"]) == 0
+    (record,) = read_jsonl(out)
+    assert record["record_notes"] == "negative" and record["notes"] == ""
+
+
+def test_sample_rejects_an_unknown_stratum(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    out = tmp_path / "r.jsonl"
+    golden = str(KNOWCODE_DATA / "golden_v1.0.json")
+    assert main(["sample", golden, "--out", str(out), "--strata", "task_typ"]) == 2
+    assert "no query has the stratum field(s) task_typ" in capsys.readouterr().err
+
+
+def review_file(path: Path, verdicts: list[tuple[str, str]]) -> Path:
+    records: list[dict[str, Any]] = [
+        {"query_id": f"q{i}", "difficulty": d, "verdict": v, "reviewer": "deepg", "notes": ""}
+        for i, (v, d) in enumerate(verdicts)
+    ]
+    return write_jsonl(path, records)
+
+
+def test_review_check_passes_within_the_ceilings(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    path = review_file(
+        tmp_path / "r.jsonl", [("correct", "easy")] * 18 + [("minor_issue", "hard")] * 2
+    )
+    assert main(["review-check", str(path)]) == 0
+    out = capsys.readouterr().out
+    assert "minor_issue      2   10.0%" in out
+    assert "result: PASSED" in out
+
+
+@pytest.mark.parametrize(
+    ("verdicts", "flags", "breach"),
+    [
+        ([("correct", "hard")] * 19 + [("major_issue", "hard")], [], "major_issue + wrong is 5.0%"),
+        ([("correct", "hard")] * 17 + [("minor_issue", "hard")] * 3, [], "minor_issue is 15.0%"),
+        ([("correct", "hard")] * 39 + [("wrong", "easy")], [], "1 `wrong` verdict(s) on easy"),
+        (
+            [("correct", "hard")] * 30 + [("major_issue", "hard")],
+            ["--max-major-wrong", "0.03"],
+            "3.2%",
+        ),
+    ],
+)
+def test_review_check_fails_on_a_breach(
+    capsys: pytest.CaptureFixture[str],
+    tmp_path: Path,
+    verdicts: list[tuple[str, str]],
+    flags: list[str],
+    breach: str,
+) -> None:
+    path = review_file(tmp_path / "r.jsonl", verdicts)
+    assert main(["review-check", str(path), *flags, "--json"]) == 1
+    report = json.loads(capsys.readouterr().out)
+    assert report["passed"] is False
+    assert any(breach in b for b in report["breaches"]), report["breaches"]
+
+
+@pytest.mark.parametrize(
+    ("line", "got"),
+    [
+        ('{"query_id": "q9", "verdict": null}', "None"),
+        ('{"query_id": "q9", "verdict": "fine"}', "'fine'"),
+        ('{"query_id": "q9"}', "None"),
+    ],
+)
+def test_a_missing_or_unknown_verdict_is_exit_2_at_its_line(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, line: str, got: str
+) -> None:
+    path = review_file(tmp_path / "r.jsonl", [("correct", "easy")])
+    with open(path, "a") as handle:
+        handle.write(line + "\n")
+    assert main(["review-check", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"error: {path}:2: record q9 has")
+    assert f"got {got}" in err
+
+
+def test_a_full_sample_then_check_round_trip(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    golden = knowcode_set(tmp_path / "golden.json")
+    out = tmp_path / "review.jsonl"
+    assert main(["sample", str(golden), "--out", str(out)]) == 0
+    records = read_jsonl(out)
+    for r in records:
+        r.update(verdict="correct", reviewer="deepg")
+    write_jsonl(out, records)
+    assert main(["review-check", str(out)]) == 0
+    assert "correct          " in capsys.readouterr().out

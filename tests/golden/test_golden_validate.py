@@ -1,0 +1,196 @@
+"""`evalframe golden validate`: reports, exit codes, inference, thresholds and bad input."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from evalframe.golden.cli import main
+from tests.golden.golden_helpers import (
+    BOB_DATA,
+    KNOWCODE_DATA,
+    bob_records,
+    copy_knowcode,
+    corpus_for,
+    write_jsonl,
+)
+
+
+def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    code = main(list(argv))
+    out = capsys.readouterr()
+    return code, out.out, out.err
+
+
+def test_a_good_bob_set_passes_with_exit_0(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    records = bob_records(22, negatives=3)
+    golden = write_jsonl(tmp_path / "gold.jsonl", records)
+    corpus = corpus_for(records, tmp_path / "corpus.jsonl")
+    code, out, err = run(capsys, "validate", str(golden), "--corpus", str(corpus))
+    assert code == 0, out + err
+    assert "result: PASSED" in out
+    assert "22 queries, 3 negative example(s); label 1: 19" in out
+    assert "format jsonl (inferred from the .jsonl suffix" in err
+
+
+def test_the_bob_sample_is_too_small_and_says_so(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run(capsys, "validate", str(BOB_DATA / "bob_gold.jsonl"))
+    assert code == 1
+    assert "the golden set has 4 queries; at least 20 are required (--min-queries)" in out
+    assert "result: FAILED (1 error(s)" in out
+    code, out, _ = run(capsys, "validate", str(BOB_DATA / "bob_gold.jsonl"), "--min-queries", "4")
+    assert code == 0, out
+
+
+def test_findings_name_file_and_line(capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    records = bob_records(20)
+    records[5]["question"] = records[2]["question"].upper()
+    records[7]["expected_chunks"] = ["nowhere"]
+    golden = write_jsonl(tmp_path / "gold.jsonl", records)
+    corpus = corpus_for(bob_records(20), tmp_path / "corpus.jsonl")
+    code, out, _ = run(capsys, "validate", str(golden), "--corpus", str(corpus), "--json")
+    assert code == 1
+    report = json.loads(out)
+    assert report["passed"] is False
+    assert report["format"] == "jsonl"
+    got = {(f["check"], f["location"]) for f in report["findings"] if f["level"] == "error"}
+    assert got == {("duplicate", f"{golden}:6"), ("corpus", f"{golden}:8")}
+
+
+def test_domain_folders_are_checked_per_domain(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    folder = tmp_path / "domains"
+    write_jsonl(folder / "food.jsonl", bob_records(10, negatives=2, prefix="f"))
+    write_jsonl(folder / "travel.jsonl", bob_records(12, negatives=1, start=100, prefix="t"))
+    code, out, err = run(capsys, "validate", str(folder))
+    assert code == 1
+    assert "inferred from a folder" in err
+    assert "domain 'travel' has 1 negative example(s)" in out
+    assert "domain 'food'" not in out
+    code, out, _ = run(capsys, "validate", str(folder), "--min-domain-negatives", "1")
+    assert code == 0, out
+
+
+def test_knowcode_with_a_plan_and_the_mechanical_gate(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    data = copy_knowcode(tmp_path)
+    plan = tmp_path / "plan.yaml"
+    plan.write_text("locate: {easy: 2, medium: 1}\nexplain: {hard: 1}\n")
+    golden = str(data / "golden_v1.0.json")
+    args = ["validate", golden, "--plan", str(plan), "--min-queries", "4"]
+    code, out, _ = run(capsys, *args, "--source-root", str(data))
+    assert code == 0, out
+    assert "source" not in out  # the gate ran, so no "skipped" note
+    # break an entity and grow the plan: both show up, with the record's line
+    records = json.loads((data / "golden_v1.0.json").read_text())
+    records[3]["expected_entities"] = ["src/knowcode/config.py::AppConfig.missing"]
+    (data / "golden_v1.0.json").write_text(json.dumps(records, indent=2))
+    plan.write_text("locate: {easy: 4, medium: 1}\nexplain: {hard: 1}\n")
+    code, out, _ = run(capsys, *args, "--source-root", str(data), "--json")
+    assert code == 1
+    errors = [f for f in json.loads(out)["findings"] if f["level"] == "error"]
+    assert {f["check"] for f in errors} == {"entity", "plan"}
+    entity = next(f for f in errors if f["check"] == "entity")
+    lines = (data / "golden_v1.0.json").read_text().splitlines()
+    line = [i for i, text in enumerate(lines, start=1) if text == "  {"][3]  # 4th record
+    assert entity["location"] == f"{golden}:{line}"
+
+
+def test_knowcode_drift_is_a_warning_not_a_stop(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    data = copy_knowcode(tmp_path)
+    with open(data / "src/knowcode/config.py", "a") as handle:
+        handle.write("# edited\n")
+    code, out, _ = run(
+        capsys,
+        "validate",
+        str(data / "golden_v1.0.json"),
+        "--source-root",
+        str(data),
+        "--min-queries",
+        "0",
+    )
+    assert code == 0, out
+    assert "src/knowcode/config.py (changed)" in out
+
+
+def test_knowcode_without_source_root_notes_the_skipped_gate(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    code, out, _ = run(capsys, "validate", str(KNOWCODE_DATA / "golden_v1.0.json"))
+    assert code == 1  # 4 queries < 20
+    assert "give --source-root DIR" in out
+
+
+@pytest.mark.parametrize(
+    ("content", "where"),
+    [
+        ('{"id": 1, "question": "ok", "expected_chunks": []}\n{"id": 2, "question": \n', ":2"),
+        ('{"id": 1, "question": "ok", "expected_chunks": "5, 6"}\n', ":1"),
+        (
+            '{"id": 1, "question": "a", "expected_chunks": []}\n{"id": 1, "question": "b", '
+            '"expected_chunks": []}\n',
+            ":2",
+        ),
+    ],
+)
+def test_malformed_input_is_exit_2_with_file_and_line(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, content: str, where: str
+) -> None:
+    path = tmp_path / "bad.jsonl"
+    path.write_text(content)
+    code, out, err = run(capsys, "validate", str(path))
+    assert code == 2
+    assert out == ""
+    assert err.splitlines()[-2 if "hint" in err else -1].startswith(f"error: {path}{where}:")
+    assert "Traceback" not in err
+
+
+def test_unknowable_format_missing_file_and_bad_flags_are_exit_2(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    odd = tmp_path / "gold.csv"
+    odd.write_text("x")
+    code, _, err = run(capsys, "validate", str(odd))
+    assert code == 2 and "give --format explicitly" in err
+    code, _, err = run(capsys, "validate", str(tmp_path / "absent.jsonl"))
+    assert code == 2 and "golden set not found" in err
+    code, _, err = run(capsys, "validate", str(odd), "--format", "nosuch")
+    assert code == 2 and "no dataset named 'nosuch'" in err
+    code, _, err = run(capsys, "validate", str(odd), "--plan-fill", "3")
+    assert code == 2 and "not between 0 and 1" in err
+    code, _, err = run(
+        capsys, "validate", str(BOB_DATA / "bob_gold.jsonl"), "--source-root", str(tmp_path)
+    )
+    assert code == 2 and "--source-root applies to --format knowcode" in err
+
+
+def test_help_lists_every_command(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run(capsys, "--help")
+    assert code == 0
+    for command in ("validate", "stats", "diff", "create", "sample", "review-check"):
+        assert command in out
+    code, out, _ = run(capsys, "validate", "--help")
+    assert code == 0 and "--min-domain-negatives" in out
+
+
+def test_as_a_subprocess_the_exit_code_and_streams_are_right(tmp_path: Path) -> None:
+    path = tmp_path / "bad.jsonl"
+    path.write_text("not json\n")
+    code = (
+        "from evalframe.golden.cli import main; "
+        f"raise SystemExit(main(['validate', {str(path)!r}]))"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 2
+    assert f"error: {path}:1: line is not valid JSON" in proc.stderr
+    assert "Traceback" not in proc.stderr
