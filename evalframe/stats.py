@@ -29,7 +29,7 @@ def _diffs(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     if a.shape != b.shape:
         raise ValueError(f"paired vectors differ in length: {a.shape} vs {b.shape}")
     keep = ~(np.isnan(a) | np.isnan(b))  # a query a policy skipped in either run
-    return b[keep] - a[keep]
+    return np.asarray(b[keep] - a[keep], dtype=np.float64)
 
 
 def paired_t_test(a: np.ndarray, b: np.ndarray) -> tuple[float, float]:
@@ -110,7 +110,7 @@ def adjust_pvalues(pvalues: Sequence[float], method: str = "holm") -> list[float
     valid = np.flatnonzero(~np.isnan(p))
     m = valid.size
     if m == 0:
-        return out.tolist()
+        return [float(x) for x in out]
     order = valid[np.argsort(p[valid], kind="stable")]
     ranked = p[order]
     if method == "holm":
@@ -121,7 +121,7 @@ def adjust_pvalues(pvalues: Sequence[float], method: str = "holm") -> list[float
     else:
         raise ValueError(f"unknown p-value adjustment {method!r}; use 'holm' or 'bh'")
     out[order] = np.minimum(adj, 1.0)
-    return out.tolist()
+    return [float(x) for x in out]
 
 
 @dataclass(frozen=True)

@@ -1,11 +1,13 @@
 """The metric engine: build a (queries x depth) label matrix once, then score.
 
 Retrieval results arrive as rankings keyed by query. The engine flattens them
-into columns, encodes doc ids as integers, sorts every ranking into trec_eval
-order (score descending, then doc id descending) with one ``lexsort``, and
-looks every retrieved doc up in the judgments with one ``searchsorted``. Every
+into columns, sorts every ranking into trec_eval order (score descending,
+then doc id descending) with one argsort of packed integer keys, and looks
+every retrieved doc up in the judgments with one ``searchsorted`` on
+(query, doc-id hash) keys, confirming each match against the ids. Every
 metric kernel is then plain array arithmetic on the resulting matrix: there is
-no per-query Python loop in scoring.
+no per-query Python loop in scoring. (See ``docs/performance.md`` for why the
+join hashes ids instead of sorting them.)
 
 Conventions that differ between tools are explicit :class:`Policies`, applied
 here in one place rather than inside each kernel.
@@ -164,7 +166,10 @@ class Columns:
 
     ``run_q``/``qrel_q`` index into ``query_ids``. Readers of large files
     build these directly (no per-ranking Python objects); the mapping and
-    model inputs of :func:`evaluate` are flattened into them first.
+    model inputs of :func:`evaluate` are flattened into them first. Doc ids
+    are NumPy strings; when both id columns are UTF-8 bytes (dtype ``S``)
+    they are compared as bytes, which is trec_eval's order, so a file reader
+    need not decode them.
     """
 
     query_ids: tuple[str, ...]
@@ -223,17 +228,20 @@ def to_columns(qrels: GoldenSet | Qrels, run: RunLike, view: str | None = None) 
             n = len(ranking.doc_ids)
         else:
             pairs = list(ranking)  # type: ignore[call-overload,unused-ignore]  # (doc, score) pairs
-            docs.extend(str(d) for d, _ in pairs)
-            scores.extend(float(s) for _, s in pairs)
             n = len(pairs)
+            if n:
+                # zip/map run in C: about twice as fast as a generator per pair
+                ids, values = zip(*pairs, strict=True)
+                docs.extend(map(str, ids))
+                scores.extend(map(float, values))
         qs.append(np.full(n, i, dtype=np.int64))
     qrel_q: list[int] = []
     qrel_docs: list[str] = []
     qrel_labels: list[int] = []
     for qid, judged in judgments.items():
         qrel_q.extend([qindex[qid]] * len(judged))
-        qrel_docs.extend(str(d) for d in judged)
-        qrel_labels.extend(int(v) for v in judged.values())
+        qrel_docs.extend(map(str, judged))
+        qrel_labels.extend(map(int, judged.values()))
     if view is not None and isinstance(qrels, GoldenSet):
         docs = project_ids(docs, qrels.projections[view])
     return Columns(
@@ -268,6 +276,167 @@ def project_ids(ids: Sequence[str], pattern: str) -> list[str]:
     return out
 
 
+# --------------------------------------------------------------------------
+# build_matrix internals. At 10^7 run lines the cost of evaluation is in id
+# handling and sorting, not in metric arithmetic, so the join avoids sorting
+# strings: doc ids are hashed to integers (vectorised over their characters),
+# every hashed match is verified against the ids themselves, and strings are
+# only compared where the order depends on them (ties in score).
+
+_FNV = np.uint64(0x100000001B3)
+_MIX1 = np.uint64(0xBF58476D1CE4E5B9)
+_MIX2 = np.uint64(0x94D049BB133111EB)
+_LOW32 = np.uint64(0xFFFFFFFF)
+_SHIFT32 = np.uint64(32)
+
+
+def _id_arrays(run_docs: np.ndarray, qrel_docs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Both id columns as one NumPy string kind.
+
+    UTF-8 bytes (``S``, what a file reader has without decoding) are kept as
+    bytes when both columns are bytes: byte order is trec_eval's strcmp order
+    and equality is the same. Anything else becomes unicode, as before.
+    """
+    run_docs, qrel_docs = np.asarray(run_docs), np.asarray(qrel_docs)
+    if run_docs.dtype.kind == "S" and qrel_docs.dtype.kind == "S":
+        return run_docs, qrel_docs
+    return run_docs.astype(str, copy=False), qrel_docs.astype(str, copy=False)
+
+
+def _words(ids: np.ndarray) -> int:
+    """How many uint64 words an id of this array's width spans."""
+    return -(-ids.dtype.itemsize // 8)
+
+
+def _hash_ids(ids: np.ndarray, n_words: int) -> np.ndarray:
+    """A 64-bit hash of every fixed-width id, computed a machine word at a time.
+
+    The ids are viewed as rows of uint64 words (padded with zeros to a whole
+    word, which is how NumPy pads short strings anyway), so an 8-byte id
+    costs one multiply: no Python object per id and no string sort. Both id
+    columns are hashed over the same ``n_words``, the missing words of the
+    narrower one being zeros, so equal ids hash equal whatever the widths.
+    """
+    n = ids.size
+    if n == 0:
+        return np.zeros(0, dtype=np.uint64)
+    ids = np.ascontiguousarray(ids)
+    if not ids.dtype.isnative:
+        ids = ids.astype(ids.dtype.newbyteorder("="))
+    size, unit = ids.dtype.itemsize, (4 if ids.dtype.kind == "U" else 1)
+    if size % 8:
+        ids = ids.astype(f"{ids.dtype.kind}{(-(-size // 8) * 8) // unit}")
+    words = ids.view(np.uint64).reshape(n, -1)
+    h = words[:, 0] * _FNV
+    for j in range(1, words.shape[1]):
+        h ^= words[:, j]
+        h *= _FNV
+    for _ in range(words.shape[1], n_words):
+        h *= _FNV  # a zero word: h ^= 0, then the multiply
+    # finaliser (splitmix64): spread every input bit into the top 32 bits used below
+    h ^= h >> np.uint64(30)
+    h *= _MIX1
+    h ^= h >> np.uint64(27)
+    h *= _MIX2
+    h ^= h >> np.uint64(31)
+    return h
+
+
+def _descending_key(scores: np.ndarray) -> np.ndarray:
+    """Unsigned integers whose ascending order is the scores' descending order.
+
+    The IEEE bit pattern, with negatives' bits flipped, orders like the
+    numbers. -0.0 ties with 0.0 and NaN sorts last, as ``lexsort`` on
+    ``-scores`` does.
+    """
+    utype = np.uint32 if scores.dtype == np.float32 else np.uint64
+    top = utype(1) << utype(8 * scores.dtype.itemsize - 1)
+    bits = (scores + scores.dtype.type(0)).view(utype)  # + 0 turns -0.0 into 0.0
+    ascending = np.where(bits & top, ~bits, bits | top)
+    key = ~ascending
+    key[np.isnan(scores)] = ~utype(0)
+    return np.asarray(key)
+
+
+def _trec_sort(run_q: np.ndarray, sort_scores: np.ndarray, run_docs: np.ndarray) -> np.ndarray:
+    """Permutation into trec_eval order: query, score descending, doc id descending.
+
+    One stable argsort of a packed uint64 (query in the high 32 bits, the
+    score's descending key, or its top 32 bits for float64, in the low 32):
+    a run already in that order, as most run files are, sorts in linear
+    time. Rows whose packed keys tie are then re-sorted by the full score
+    and the doc id; only they have their strings compared.
+    """
+    desc = _descending_key(sort_scores)
+    low = desc.astype(np.uint64) if desc.dtype == np.uint32 else desc >> _SHIFT32
+    packed = (run_q.astype(np.uint64) << _SHIFT32) | low
+    order = np.argsort(packed, kind="stable")
+    sorted_packed = packed[order]
+    tie = sorted_packed[1:] == sorted_packed[:-1]
+    if tie.any():
+        in_group = np.zeros(order.size, dtype=bool)
+        in_group[1:] |= tie
+        in_group[:-1] |= tie
+        group = np.cumsum(np.concatenate([[True], ~tie]))  # group id per sorted position
+        pos = np.flatnonzero(in_group)
+        rows = order[pos]
+        # np.unique sorts by code point (or byte), trec_eval's strcmp order for UTF-8.
+        _, doc_rank = np.unique(run_docs[rows], return_inverse=True)
+        # stable, so rows equal in everything keep the order they were given in
+        sub = np.lexsort((-doc_rank.ravel().astype(np.int64), desc[rows], group[pos]))
+        order[pos] = rows[sub]
+    return order
+
+
+def _later_occurrences(q: np.ndarray, docs: np.ndarray) -> tuple[np.ndarray, int | None]:
+    """Exact duplicate (query, doc) pairs among a few rows, in the order given.
+
+    Returns a mask of every occurrence after the first, and the row to name
+    in an error: the second occurrence of the smallest (query, doc id) pair.
+    """
+    _, codes = np.unique(docs, return_inverse=True)
+    key = q.astype(np.int64) * (int(codes.max()) + 1) + codes.ravel()
+    order = np.argsort(key, kind="stable")
+    dup = np.zeros(key.size, dtype=bool)
+    dup[1:] = key[order][1:] == key[order][:-1]
+    later = np.zeros(key.size, dtype=bool)
+    later[order[dup]] = True  # stable sort: the first occurrence is never marked
+    first = int(order[np.flatnonzero(dup)[0]]) if dup.any() else None
+    return later, first
+
+
+def _duplicate_candidates(
+    run_q: np.ndarray, rank: np.ndarray, h32: np.ndarray, nq: int, depth: int
+) -> np.ndarray:
+    """Positions (in the given row order) whose (query, doc hash) occurs more than once.
+
+    Sorting each query's hashes in a (queries x depth) matrix finds repeats
+    with one vectorised row-wise sort; the padding is distinct and above
+    every 32-bit hash so it never matches.
+    """
+    if run_q.size < 2:
+        return np.zeros(0, dtype=np.int64)
+    if run_q.size == nq * depth:  # every query has `depth` rows, in order: a reshape
+        mat = h32.reshape(nq, depth).copy()
+    else:
+        pad = np.arange(depth, dtype=np.uint64) + (_LOW32 + np.uint64(1))
+        mat = np.broadcast_to(pad, (nq, depth)).copy()
+        mat[run_q, rank] = h32
+    mat.sort(axis=1)
+    rep = mat[:, 1:] == mat[:, :-1]
+    if not rep.any():
+        return np.zeros(0, dtype=np.int64)
+    qi, ci = np.nonzero(rep)
+    wanted = np.unique((qi.astype(np.uint64) << _SHIFT32) | mat[qi, ci + 1])
+    packed = (run_q.astype(np.uint64) << _SHIFT32) | h32
+    at = np.minimum(np.searchsorted(wanted, packed), wanted.size - 1)
+    return np.flatnonzero(wanted[at] == packed)
+
+
+def _as_text(doc: object) -> str:
+    return doc.decode("utf-8", "replace") if isinstance(doc, bytes) else str(doc)
+
+
 def build_matrix(
     qrels: GoldenSet | Qrels | Columns,
     run: RunLike | None = None,
@@ -290,100 +459,104 @@ def build_matrix(
         cols = to_columns(qrels, run)
     query_ids = cols.query_ids
     nq = len(query_ids)
-    run_q, run_scores = cols.run_q, cols.run_scores
-    qrel_q, qrel_labels = cols.qrel_q, cols.qrel_labels
+    run_q, run_scores = np.asarray(cols.run_q, dtype=np.int64), cols.run_scores
+    qrel_q = np.asarray(cols.qrel_q, dtype=np.int64)
+    qrel_labels = np.asarray(cols.qrel_labels, dtype=np.int64)
+    run_docs, qrel_docs = _id_arrays(cols.run_docs, cols.qrel_docs)
 
     if drop_self_matches and run_q.size:
         # BEIR drops a retrieved doc whose id equals the query id; only on request here.
         qid_arr = np.asarray(query_ids, dtype=str)
-        keep_self = cols.run_docs != qid_arr[run_q]
-        run_q, run_scores = run_q[keep_self], run_scores[keep_self]
-        run_docs_arr = cols.run_docs[keep_self]
-    else:
-        run_docs_arr = cols.run_docs
-
-    # One shared integer code per doc id. np.unique sorts by code point, which
-    # equals the byte order trec_eval's strcmp uses for UTF-8 ids.
-    all_docs = np.concatenate([run_docs_arr.astype(str), cols.qrel_docs.astype(str)])
-    if all_docs.size:
-        _, codes = np.unique(all_docs, return_inverse=True)
-        codes = codes.astype(np.int64).ravel()
-    else:
-        codes = np.zeros(0, dtype=np.int64)
-    ndocs = int(codes.max()) + 1 if codes.size else 1
-    n_run = run_docs_arr.size
-    run_codes, qrel_codes = codes[:n_run], codes[n_run:]
-
-    run_key = run_q * ndocs + run_codes
-    shadowed = np.zeros(run_key.size, dtype=bool)
-    if run_key.size:
-        order = np.argsort(run_key, kind="stable")
-        sorted_key = run_key[order]
-        dup = np.zeros(run_key.size, dtype=bool)
-        dup[1:] = sorted_key[1:] == sorted_key[:-1]
-        if dup.any():
-            if duplicates == "error":
-                first = order[np.flatnonzero(dup)[0]]
-                doc = str(run_docs_arr[first])
-                raise DataError(
-                    f"query {query_ids[run_q[first]]!r} lists doc {doc!r} more "
-                    f"than once ({int(dup.sum())} duplicate entries in the run)",
-                    key="metrics.policies.duplicates",
-                    hint="fix the retriever, or set metrics.policies.duplicates=keep_first "
-                    "to keep each doc's first occurrence",
-                )
-            if duplicates == "keep_first":
-                keep = np.ones(run_key.size, dtype=bool)
-                keep[order[dup]] = False  # stable sort: the first occurrence is never marked
-                run_q, run_codes, run_scores, run_key = (
-                    run_q[keep],
-                    run_codes[keep],
-                    run_scores[keep],
-                    run_key[keep],
-                )
-                shadowed = np.zeros(run_key.size, dtype=bool)
-            else:
-                shadowed[order[dup]] = True  # keep_position: decided after sorting below
+        if run_docs.dtype.kind == "S":
+            qid_arr = np.char.encode(qid_arr, "utf-8")
+        keep_self = run_docs != qid_arr[run_q]
+        run_q, run_scores, run_docs = run_q[keep_self], run_scores[keep_self], run_docs[keep_self]
 
     # trec_eval order: query, then score descending, then doc id descending.
     # trec_eval stores scores as C floats, so scores equal in float32 tie.
-    sort_scores = run_scores.astype(np.float32) if score_precision == "float32" else run_scores
-    order = np.lexsort((-run_codes, -sort_scores, run_q))
-    run_q, run_codes, run_key = run_q[order], run_codes[order], run_key[order]
-    run_scores, shadowed = run_scores[order], shadowed[order]
-    if shadowed.any():
-        # In rank order, every occurrence of a (query, doc) after the first is shadowed.
-        by_key = np.argsort(run_key, kind="stable")
-        later = np.zeros(run_key.size, dtype=bool)
-        later[1:] = run_key[by_key][1:] == run_key[by_key][:-1]
-        shadowed = np.zeros(run_key.size, dtype=bool)
-        shadowed[by_key[later]] = True
-    n_ret = np.bincount(run_q, minlength=nq).astype(np.int64)
-    starts = np.zeros(nq, dtype=np.int64)
-    if nq:
-        starts[1:] = np.cumsum(n_ret)[:-1]
-    rank = np.arange(run_q.size, dtype=np.int64) - starts[run_q]
-    depth = int(n_ret.max()) if nq and n_ret.size else 0
-
-    qrel_key = qrel_q * ndocs + qrel_codes
-    qorder = np.argsort(qrel_key, kind="stable")
-    qrel_key_sorted, qrel_labels_sorted = qrel_key[qorder], qrel_labels[qorder]
-    pos = np.searchsorted(qrel_key_sorted, run_key)
-    pos_clip = np.minimum(pos, max(qrel_key_sorted.size - 1, 0))
-    found = (
-        (pos < qrel_key_sorted.size) & (qrel_key_sorted[pos_clip] == run_key) & ~shadowed
-        if qrel_key_sorted.size
-        else np.zeros(run_key.size, dtype=bool)
+    sort_scores = (
+        np.asarray(run_scores, dtype=np.float32)
+        if score_precision == "float32"
+        else np.asarray(run_scores, dtype=np.float64)
     )
+    # `order` maps rank-ordered rows back to input rows; the (large) string
+    # column is never permuted, only read where a row needs its id.
+    in_q = run_q  # input order, for the keep_first policy and error messages
+    order = _trec_sort(in_q, sort_scores, run_docs)
+    run_q, run_scores = in_q[order], np.asarray(run_scores, dtype=np.float64)[order]
+    n_words = max(_words(run_docs), _words(qrel_docs))
+    run_h32 = (_hash_ids(run_docs, n_words) >> _SHIFT32)[order]
 
+    def ranks(q: np.ndarray) -> tuple[np.ndarray, np.ndarray, int]:
+        n_ret = np.bincount(q, minlength=nq).astype(np.int64)
+        starts = np.zeros(nq, dtype=np.int64)
+        if nq:
+            starts[1:] = np.cumsum(n_ret)[:-1]
+        depth = int(n_ret.max()) if nq and n_ret.size else 0
+        return n_ret, np.arange(q.size, dtype=np.int64) - starts[q], depth
+
+    n_ret, rank, depth = ranks(run_q)
+
+    # Duplicate (query, doc) pairs: hashes find the candidates, the ids decide.
+    shadowed = np.zeros(run_q.size, dtype=bool)
+    cand = _duplicate_candidates(run_q, rank, run_h32, nq, depth)
+    if cand.size and duplicates == "keep_position":
+        # In rank order, every occurrence of a (query, doc) after the first is shadowed.
+        later, _ = _later_occurrences(run_q[cand], run_docs[order[cand]])
+        shadowed[cand[later]] = True
+    elif cand.size:
+        inputs = np.sort(order[cand])  # the same rows, in the order they were given
+        later, first = _later_occurrences(in_q[inputs], run_docs[inputs])
+        if first is not None and duplicates == "error":
+            row = int(inputs[first])
+            raise DataError(
+                f"query {query_ids[in_q[row]]!r} lists doc {_as_text(run_docs[row])!r} more "
+                f"than once ({int(later.sum())} duplicate entries in the run)",
+                key="metrics.policies.duplicates",
+                hint="fix the retriever, or set metrics.policies.duplicates=keep_first "
+                "to keep each doc's first occurrence",
+            )
+        if first is not None:  # keep_first: drop the later occurrences, in input order
+            drop = np.zeros(in_q.size, dtype=bool)
+            drop[inputs[later]] = True
+            keep = ~drop[order]  # what remains is still in trec order
+            order, run_q, run_scores = order[keep], run_q[keep], run_scores[keep]
+            run_h32, shadowed = run_h32[keep], shadowed[keep]
+            n_ret, rank, depth = ranks(run_q)
+
+    # Join with the judgments on (query, doc hash) packed into one uint64,
+    # then confirm each match with the ids (a 32-bit hash can collide).
+    qrel_key = (qrel_q.astype(np.uint64) << _SHIFT32) | (_hash_ids(qrel_docs, n_words) >> _SHIFT32)
+    qorder = np.argsort(qrel_key, kind="stable")
+    qrel_key_sorted = qrel_key[qorder]
+    same = np.flatnonzero(qrel_key_sorted[1:] == qrel_key_sorted[:-1])
+    if same.size and (qrel_docs[qorder[same]] != qrel_docs[qorder[same + 1]]).any():
+        # Two judged docs of one query share a hash: the lookup would be
+        # ambiguous, so use exact codes (np.unique over the ids) instead.
+        _, codes = np.unique(np.concatenate([qrel_docs, run_docs]), return_inverse=True)
+        codes = codes.ravel().astype(np.uint64)
+        qrel_key = (qrel_q.astype(np.uint64) << _SHIFT32) | codes[: qrel_docs.size]
+        run_h32 = codes[qrel_docs.size :][order]
+        qorder = np.argsort(qrel_key, kind="stable")
+        qrel_key_sorted = qrel_key[qorder]
+    run_key = (run_q.astype(np.uint64) << _SHIFT32) | run_h32
     labels = np.zeros((nq, depth), dtype=np.int64)
     judged_mat = np.zeros((nq, depth), dtype=bool)
-    score_mat = np.full((nq, depth), np.nan, dtype=np.float64)
-    score_mat[run_q, rank] = run_scores
+    flat = run_q * depth + rank  # rows are in rank order: one flat scatter per matrix
+    if run_q.size == nq * depth:  # every ranking is full: the scores are the matrix
+        score_mat = run_scores.reshape(nq, depth)
+    else:
+        score_mat = np.full((nq, depth), np.nan, dtype=np.float64)
+        score_mat.ravel()[flat] = run_scores
     if run_key.size and qrel_key_sorted.size:
-        found_labels = qrel_labels_sorted[pos_clip[found]]
-        labels[run_q[found], rank[found]] = found_labels
-        judged_mat[run_q[found], rank[found]] = found_labels >= 0
+        pos = np.minimum(np.searchsorted(qrel_key_sorted, run_key), qrel_key_sorted.size - 1)
+        hit = np.flatnonzero((qrel_key_sorted[pos] == run_key) & ~shadowed)
+        qrow = qorder[pos[hit]]
+        exact = qrel_docs[qrow] == run_docs[order[hit]]
+        hit, qrow = hit[exact], qrow[exact]
+        found_labels = qrel_labels[qrow]
+        labels.ravel()[flat[hit]] = found_labels
+        judged_mat.ravel()[flat[hit]] = found_labels >= 0
 
     # Ideal ordering: each query's judged labels, descending.
     counts = np.bincount(qrel_q, minlength=nq) if qrel_q.size else np.zeros(nq, dtype=np.int64)
