@@ -418,3 +418,21 @@ def test_load_all_reports_a_broken_plugin_without_hiding_the_others(
     assert len(broken) == 1
     assert broken[0].startswith("retriever broken: ")
     assert "could not be imported" in broken[0]
+
+
+def test_a_config_field_called_name_is_refused_because_yaml_cannot_reach_it() -> None:
+    """`name` selects the plugin (retriever.name=bm25), so a setting with that name is dead."""
+    from pydantic import BaseModel
+
+    from evalframe.errors import PluginError
+    from evalframe.registry import Registry
+
+    class Shadowed(BaseModel):
+        name: str = "x"
+
+    class Plugin:
+        """A plugin whose setting would be shadowed."""
+
+    reg: Registry[object] = Registry("dataset", "evalframe.test_nothing")
+    with pytest.raises(PluginError, match="selects the plugin"):
+        reg.add("shadowed", Plugin, Shadowed)

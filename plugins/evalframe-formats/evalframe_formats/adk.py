@@ -357,7 +357,7 @@ class AdkDatasetConfig(PluginConfig):
     """Where the retrieval dataset is."""
 
     path: str = Field(description="the retrieval_dataset.yaml file")
-    name: str | None = Field(None, description="golden-set name (default: the file name)")
+    set_name: str | None = Field(None, description="golden-set name (default: the file name)")
 
 
 @dataset("adk", config=AdkDatasetConfig)
@@ -374,7 +374,7 @@ class AdkDataset:
         queries = [self._query(p, path) for p in pairs]
         warn_unknown_ids(queries, self.context, "candidate")
         return GoldenSet.build(
-            self.config.name or path.stem,
+            self.config.set_name or path.stem,
             queries,
             provenance={"format": "adk", "path": str(path)},
         )
@@ -406,7 +406,7 @@ class AdkCorpusConfig(PluginConfig):
     """Where the retrieval dataset is."""
 
     path: str = Field(description="the retrieval_dataset.yaml file (candidates become documents)")
-    name: str | None = Field(None, description="corpus name (default: the file name)")
+    corpus_name: str | None = Field(None, description="corpus name (default: the file name)")
 
 
 @corpus("adk", config=AdkCorpusConfig)
@@ -443,4 +443,4 @@ class AdkCorpus:
                 path=path,
                 expected="at least one candidate",
             )
-        return Corpus.build(self.config.name or path.stem, docs.values())
+        return Corpus.build(self.config.corpus_name or path.stem, docs.values())

@@ -114,7 +114,7 @@ class GalaxyDatasetConfig(PluginConfig):
     """Where the gold file is, which field holds the query text, how ids are normalised."""
 
     path: str = Field(description='gold JSONL file, one {"id", "tools", ...} per line')
-    name: str | None = Field(None, description="golden-set name (default: the file name)")
+    set_name: str | None = Field(None, description="golden-set name (default: the file name)")
     text_field: str = Field(
         "query",
         description="field holding the query text; records without it get empty text "
@@ -184,7 +184,7 @@ class GalaxyDataset:
             )
         warn_unknown_ids(queries, self.context, "gold tool")
         return GoldenSet.build(
-            cfg.name or path.stem,
+            cfg.set_name or path.stem,
             queries,
             provenance={
                 "format": "galaxy",

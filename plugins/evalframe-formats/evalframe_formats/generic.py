@@ -45,7 +45,7 @@ class GenericDatasetConfig(PluginConfig):
     """Where the file is, its format, and which fields hold what."""
 
     path: str = Field(description="the golden-set file (.jsonl, .json or .csv)")
-    name: str | None = Field(None, description="golden-set name (default: the file name)")
+    set_name: str | None = Field(None, description="golden-set name (default: the file name)")
     format: Literal["auto", "jsonl", "json", "csv"] = Field(
         "auto",
         description="file format; 'auto' picks it from the suffix "
@@ -287,7 +287,7 @@ class GenericDataset:
             raise DataError("the golden set has no queries", path=path, expected="records")
         warn_unknown_ids(queries, self.context, "judged")
         return GoldenSet.build(
-            cfg.name or path.stem,
+            cfg.set_name or path.stem,
             queries,
             provenance={
                 "format": f"generic/{fmt}",

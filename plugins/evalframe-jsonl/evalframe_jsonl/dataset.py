@@ -35,7 +35,7 @@ class JsonlDatasetConfig(PluginConfig):
     """Where the golden set is."""
 
     path: str = Field(description="a .jsonl file, or a folder of per-domain *.jsonl files")
-    name: str | None = Field(None, description="golden-set name (default: the file name)")
+    set_name: str | None = Field(None, description="golden-set name (default: the file name)")
     domain_field: str = Field("domain", description="slice field set from each file's name")
 
 
@@ -117,7 +117,7 @@ class JsonlDataset:
         root = Path(self.config.path)
         self._warn_unknown_ids(queries)
         return GoldenSet.build(
-            self.config.name or root.stem,
+            self.config.set_name or root.stem,
             queries,
             provenance={"format": "jsonl", "path": str(root), "files": [str(p) for p, _ in files]},
         )
