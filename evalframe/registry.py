@@ -115,13 +115,18 @@ class Registry(Generic[T]):
                     f"{existing.module} and {module}",
                     hint="rename one of them; plugin names are unique per kind",
                 )
-        if config is not None and isinstance(config, type) and issubclass(config, BaseModel):
-            if self.kind != "metric" and "name" in config.model_fields:
-                raise PluginError(
-                    f"{self.kind} plugin {name!r} ({module}): its config has a field 'name', "
-                    "but that key selects the plugin in YAML and can never reach it",
-                    hint="rename the field, e.g. set_name or corpus_name",
-                )
+        shadowed = (
+            self.kind != "metric"  # a metric's parameters are not a YAML node
+            and isinstance(config, type)
+            and issubclass(config, BaseModel)
+            and "name" in config.model_fields
+        )
+        if shadowed:
+            raise PluginError(
+                f"{self.kind} plugin {name!r} ({module}): its config has a field 'name', "
+                "but that key selects the plugin in YAML and can never reach it",
+                hint="rename the field, e.g. set_name or corpus_name",
+            )
         if config is not None and not (isinstance(config, type) and issubclass(config, BaseModel)):
             raise PluginError(
                 f"{self.kind} plugin {name!r}: config must be a pydantic model class",
