@@ -246,6 +246,16 @@ class GateView:
         values = self._ev.scores.values[m]
         return {self._ev.scores.query_ids[i]: float(values[i]) for i in idx}
 
+    def slice_values(self, field: str, *, key: str = "gates") -> list[str]:
+        """The values a slice field takes (as the report labels them)."""
+        if not any(field in q.metadata for q in self._ev.golden.queries):
+            raise ConfigError(
+                f"slice field {field!r} is not in any golden query's metadata",
+                key=key,
+                expected=f"one of: {', '.join(self._ev.golden.slice_fields()) or '(none)'}",
+            )
+        return list(self._ev.slice_groups(field))
+
     def select(self, where: Mapping[str, Any] | None, *, key: str = "gates") -> np.ndarray:
         """Indices of queries whose metadata matches every ``field: value`` in ``where``."""
         by_id = self._ev.golden.by_id()

@@ -188,3 +188,43 @@ def test_end_to_end_with_the_drift_guard(workspace: Path) -> None:
     assert allowed.returncode == 0, allowed.stderr
     summary = json.loads((workspace / "out" / "summary.json").read_text())
     assert summary["golden_set"]["provenance"]["drift"] == ["src/knowcode/config.py (changed)"]
+
+
+def test_knowcode_gate_pack_reproduces_the_quality_tests(workspace: Path) -> None:
+    """On the sample run every KnowCode rule holds (RR 0.75 >= 0.40, R@10 0.875 >= 0.50,
+    file coverage 0.875 >= 0.50, both easy queries at rank 1, locate RR (1 + 1/2 + 1)/3 >= 0.60,
+    explain R@10 = 1/2 > 0). Dropping q3's relevant entity blinds the 'explain' task type."""
+    args = [
+        "dataset=knowcode",
+        f"dataset.path={workspace / 'golden_v1.0.json'}",
+        f"dataset.source_root={workspace}",
+        "corpus=none",
+        "metrics=knowcode",
+        "gates=knowcode",
+        "retriever=run_file",
+        f"retriever.path={workspace / 'system.run'}",
+        f"hydra.run.dir={workspace / 'out'}",
+    ]
+    ok = run_cli(workspace, *args)
+    assert ok.returncode == 0, ok.stdout + ok.stderr
+    gates = json.loads((workspace / "out" / "gates.json").read_text())
+    assert [g["name"] for g in gates["gates"]] == [
+        "mrr",
+        "recall_at_10",
+        "file_coverage_at_5",
+        "easy_right_at_rank_1",
+        "locate_mrr",
+        "no_task_type_blind",
+    ]
+    assert gates["passed"] is True
+
+    run = workspace / "system.run"
+    run.write_text(
+        "".join(
+            line for line in run.read_text().splitlines(keepends=True) if "parse_module" not in line
+        )
+    )
+    blind = run_cli(workspace, *args)
+    assert blind.returncode == 1
+    assert "✗ no_task_type_blind" in blind.stdout
+    assert "task_type=explain: R@10 = 0 (n=1)" in blind.stdout
