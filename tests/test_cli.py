@@ -69,7 +69,8 @@ def test_unknown_plugin_name_lists_registered_plugins(project: Project) -> None:
     res = project.run(*project.data_args(), "retriever.name=bm52")
     assert res.code == 2
     assert "config key retriever.name" in res.stderr
-    assert "no retriever named 'bm52'; available: bm25, run_file" in res.stderr
+    assert "no retriever named 'bm52'; available: " in res.stderr
+    assert "bm25" in res.stderr and "run_file" in res.stderr
     assert "did you mean 'bm25'?" in res.stderr
 
 

@@ -1,0 +1,1 @@
+"""evalframe retriever adapters: python, http, llm_recommender, fusion."""

@@ -1,0 +1,297 @@
+"""Evaluate a retrieval service over HTTP: POST a JSON body per query, read the results.
+
+The request body is built from ``body_template``: any string value equal to
+``"{query}"``, ``"{query_id}"``, ``"{k}"`` or ``"{metadata}"`` is replaced by
+the value itself (``"{k}"`` stays a number); inside a longer string the
+placeholders are substituted as text; ``"{metadata.topic}"`` reads one
+metadata field. Everything else in the template is sent as written.
+
+The response is read with dotted paths: ``results_path`` (the list of hits),
+then ``id_path`` and ``score_path`` inside each hit (``score_path: null``, or
+hits that are bare ids, means the order is the ranking).
+
+Credentials come from environment variables only (``headers_from_env``), are
+left out of cache keys (only the variable *names* are in the config) and are
+never logged: error texts are redacted.
+
+Concurrency: the pipeline calls ``retrieve()`` one query at a time. A runner
+that knows all queries up front MAY call :meth:`HttpRetriever.prefetch` first,
+which sends them with ``max_concurrency`` parallel requests; ``retrieve()``
+then returns the prefetched answers. The rate limit holds across both paths.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import threading
+from collections.abc import Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any, Literal
+
+from pydantic import Field, ValidationInfo, field_validator, model_validator
+
+from evalframe.errors import PluginError
+from evalframe.protocols import PluginContext, Query
+from evalframe.registry import retriever
+from evalframe.types import Ranking
+
+from ._common import Item, build_ranking, dotted
+from ._http import (
+    JsonClient,
+    RateLimiter,
+    RequestError,
+    RetryPolicy,
+    RetrySettings,
+    check_literal_headers,
+    env_headers,
+)
+
+__all__ = ["HttpConfig", "HttpRetriever", "fill_template"]
+
+PLACEHOLDER = re.compile(r"\{(query|query_id|k|metadata(?:\.[\w-]+)?)\}")
+
+
+def _default_template() -> dict[str, Any]:
+    return {"query": "{query}", "query_id": "{query_id}", "k": "{k}"}
+
+
+def _mentions_query(value: Any) -> bool:
+    if isinstance(value, str):
+        return "{query}" in value or "{query_id}" in value
+    if isinstance(value, Mapping):
+        return any(_mentions_query(v) for v in value.values())
+    if isinstance(value, list):
+        return any(_mentions_query(v) for v in value)
+    return False
+
+
+class HttpConfig(RetrySettings):
+    """Where the service is, how to ask it, and where the results are in its answer."""
+
+    url: str = Field(description="endpoint; every query is one POST to it")
+    body_template: dict[str, Any] = Field(
+        default_factory=_default_template,
+        description='JSON body; "{query}", "{query_id}", "{k}", "{metadata}" and '
+        '"{metadata.<field>}" are substituted, everything else is sent as written',
+    )
+    results_path: str = Field(
+        "results", description='dotted path of the result list in the response ("" = the body)'
+    )
+    id_path: str = Field("id", description="dotted path of the document id inside one result")
+    score_path: str | None = Field(
+        "score", description="dotted path of the score inside one result; null = order only"
+    )
+    answer_path: str | None = Field(None, description="dotted path of a generated answer")
+    confidence_path: str | None = Field(None, description="dotted path of a confidence value")
+    tokens_path: str | None = Field(None, description="dotted path of a token count")
+    headers: dict[str, str] = Field(
+        default_factory=dict,
+        description="literal, non-secret headers (credentials belong in headers_from_env)",
+    )
+    headers_from_env: dict[str, str] = Field(
+        default_factory=dict,
+        description="header -> environment variable name, e.g. {Authorization: MY_TOKEN}, or "
+        'a text with references: {Authorization: "Bearer $MY_TOKEN"}',
+    )
+    duplicates: Literal["error", "first"] = Field(
+        "error", description="a document returned twice: error, or keep its first occurrence"
+    )
+
+    @field_validator("body_template", "headers", "headers_from_env", mode="before")
+    @classmethod
+    def _null_is_default(cls, value: Any, info: ValidationInfo) -> Any:
+        # The YAML defaults are null so a Hydra override replaces the mapping
+        # instead of merging into it (a merge would keep the default's keys).
+        if value is None:
+            return _default_template() if info.field_name == "body_template" else {}
+        return value
+
+    @field_validator("url")
+    @classmethod
+    def _http_url(cls, value: str) -> str:
+        if not value.startswith(("http://", "https://")):
+            raise ValueError(f"url must start with http:// or https:// (got {value!r})")
+        return value
+
+    @field_validator("headers")
+    @classmethod
+    def _no_literal_secrets(cls, value: dict[str, str]) -> dict[str, str]:
+        check_literal_headers(value)
+        return value
+
+    @model_validator(mode="after")
+    def _template_uses_the_query(self) -> HttpConfig:
+        if not _mentions_query(self.body_template):
+            raise ValueError('body_template must contain "{query}" or "{query_id}" somewhere')
+        return self
+
+
+def fill_template(template: Any, query: Query, k: int) -> Any:
+    """The template with the query's values substituted (see the module docstring)."""
+
+    def value(name: str) -> Any:
+        if name == "query":
+            return query.text
+        if name == "query_id":
+            return query.id
+        if name == "k":
+            return k
+        if name == "metadata":
+            return query.metadata
+        return query.metadata.get(name.split(".", 1)[1])
+
+    def text(match: re.Match[str]) -> str:
+        v = value(match.group(1))
+        return v if isinstance(v, str) else json.dumps(v)
+
+    if isinstance(template, str):
+        whole = PLACEHOLDER.fullmatch(template)
+        if whole:
+            return value(whole.group(1))
+        return PLACEHOLDER.sub(text, template)
+    if isinstance(template, Mapping):
+        return {key: fill_template(v, query, k) for key, v in template.items()}
+    if isinstance(template, list):
+        return [fill_template(v, query, k) for v in template]
+    return template
+
+
+@retriever("http", config=HttpConfig)
+class HttpRetriever:
+    """POSTs each query to an HTTP service and reads the ranked results from its JSON answer."""
+
+    def __init__(self, config: HttpConfig, context: PluginContext) -> None:
+        self.config = config
+        self.context = context
+        secret_headers, secrets = env_headers(config.headers_from_env, "retriever.headers_from_env")
+        self.client = JsonClient(
+            config.url,
+            headers={**config.headers, **secret_headers},
+            secrets=secrets,
+            timeout=config.timeout_seconds,
+            policy=RetryPolicy.from_settings(config),
+            limiter=RateLimiter(config.rate_limit),
+        )
+        #: Queries that failed after the retries and were counted missing.
+        self.failed_queries = 0
+        self._count_lock = threading.Lock()
+        self._prefetched: dict[tuple[str, str, int], Ranking | PluginError | None] = {}
+
+    # -- one query ------------------------------------------------------------
+    def retrieve(self, query: Query, k: int) -> Ranking | None:
+        """The ranking for one query; None if it failed and allow_failed_queries is set."""
+        key = (query.id, query.text, k)
+        if key in self._prefetched:
+            answer = self._prefetched.pop(key)
+            if isinstance(answer, PluginError):
+                raise answer
+            return answer
+        return self._ask(query, k)
+
+    def _ask(self, query: Query, k: int) -> Ranking | None:
+        body = fill_template(self.config.body_template, query, k)
+        try:
+            response = self.client.post(body, what=f"http retriever, query {query.id!r}")
+        except RequestError as exc:
+            if self.config.allow_failed_queries and not exc.fatal:
+                with self._count_lock:
+                    self.failed_queries += 1
+                return None
+            raise self._failure(query, exc) from None
+        return self.parse(query.id, response, k)
+
+    def _failure(self, query: Query, exc: RequestError) -> PluginError:
+        tries = f"after {exc.attempts} attempts" if exc.attempts > 1 else "(not retried)"
+        if exc.fatal:
+            hint = "check retriever.url and the credentials in retriever.headers_from_env"
+        else:
+            hint = (
+                "set retriever.allow_failed_queries=true to count failed queries as missing"
+                if exc.status is None or exc.status >= 500 or exc.status == 429
+                else "the service rejected this request; check retriever.body_template"
+            )
+        return PluginError(
+            f"http retriever: query {query.id!r} failed {tries}: {exc.message}",
+            hint=hint,
+        )
+
+    # -- many queries -----------------------------------------------------------
+    def prefetch(self, queries: Sequence[Query], k: int) -> None:
+        """Ask for all ``queries`` with ``max_concurrency`` parallel requests.
+
+        Optional: the pipeline MAY call it before retrieve(); retrieve() then
+        returns the stored answers (a failure is raised when its query is
+        retrieved, so the order of errors is the same as without prefetch).
+        """
+        todo = [q for q in queries if (q.id, q.text, k) not in self._prefetched]
+        if not todo:
+            return
+
+        def one(q: Query) -> Ranking | PluginError | None:
+            try:
+                return self._ask(q, k)
+            except PluginError as exc:
+                return exc
+
+        with ThreadPoolExecutor(max_workers=self.config.max_concurrency) as pool:
+            for q, answer in zip(todo, pool.map(one, todo), strict=True):
+                self._prefetched[(q.id, q.text, k)] = answer
+
+    # -- reading the answer -------------------------------------------------------
+    def _shape_error(self, query_id: str, message: str, response: Any) -> PluginError:
+        shown = self.client.redact(json.dumps(response)[:200])
+        return PluginError(
+            f"http retriever: the answer for query {query_id!r} {message}",
+            got=shown,
+            hint="set retriever.results_path / id_path / score_path to where the service puts "
+            "them (dotted paths, e.g. data.hits)",
+        )
+
+    def parse(self, query_id: str, response: Any, k: int) -> Ranking:
+        """The ranking in a decoded JSON response (paths from the config)."""
+        cfg = self.config
+        try:
+            hits = dotted(response, cfg.results_path)
+        except KeyError as exc:
+            raise self._shape_error(
+                query_id, f"has no {cfg.results_path!r} (missing {exc.args[0]!r})", response
+            ) from None
+        if not isinstance(hits, list):
+            raise self._shape_error(
+                query_id,
+                f"has a {type(hits).__name__} at {cfg.results_path!r}, not a list",
+                response,
+            )
+        items: list[Item] = []
+        for i, hit in enumerate(hits, start=1):
+            if isinstance(hit, (str, int)) and not isinstance(hit, bool):
+                items.append((hit, None))
+                continue
+            try:
+                doc = dotted(hit, cfg.id_path)
+                score = dotted(hit, cfg.score_path) if cfg.score_path else None
+            except KeyError as exc:
+                raise self._shape_error(
+                    query_id, f"has result {i} without {exc.args[0]!r}", hit
+                ) from None
+            items.append((doc, score))
+        extra: dict[str, Any] = {}
+        for name, path in (
+            ("answer", cfg.answer_path),
+            ("confidence", cfg.confidence_path),
+            ("tokens", cfg.tokens_path),
+        ):
+            if path:
+                try:
+                    extra[name] = dotted(response, path)
+                except KeyError:
+                    extra[name] = None
+        return build_ranking(
+            query_id,
+            items,
+            k,
+            source=f"http retriever ({cfg.url})",
+            duplicates=cfg.duplicates,
+            **extra,
+        )

@@ -1,0 +1,339 @@
+"""An LLM as a recommender: ask an OpenAI-compatible chat endpoint to rank candidates.
+
+For each query the prompt lists the candidate catalogue (ids, with
+descriptions when the catalogue has them) and asks for the ``k`` best ids.
+The answer is parsed robustly: the first JSON list anywhere in the text (also
+inside a ```json fence or an object such as ``{"tools": [...]}``), otherwise
+numbered or bulleted lines. Ids not in the catalogue are dropped and counted
+(``dropped_ids``), repeated ids are kept once, in order; the order is the
+ranking (synthetic scores ``n - i``).
+
+Galaxy's ``generate_llm_predictions.py`` options map as follows: ``--model``
+-> ``model``, ``--api-url`` -> ``api_url``, ``OPENAI_API_KEY`` ->
+``api_key_env``, ``--delay`` -> ``delay_seconds``, ``--max-queries`` ->
+``max_queries``, ``--skip-existing`` -> the retrieval cache (answers are
+stored per query as they arrive, so a re-run asks only the queries not yet
+answered).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+from pydantic import Field, field_validator
+
+from evalframe.errors import ConfigError, DataError, PluginError
+from evalframe.io import read_json_array, read_jsonl, require_file
+from evalframe.protocols import PluginContext, Query
+from evalframe.registry import retriever
+from evalframe.types import Ranking
+
+from ._common import build_ranking, coerce_id, warn
+from ._http import JsonClient, RateLimiter, RequestError, RetryPolicy, RetrySettings, env_headers
+
+__all__ = ["LLMRecommender", "LLMRecommenderConfig", "load_catalogue", "parse_answer"]
+
+DEFAULT_PROMPT = """\
+You recommend items from a fixed catalogue.
+
+Catalogue (one per line, "id: description"):
+{catalogue}
+
+Request: {query}
+
+Answer with the ids of the {k} most useful catalogue items, best first, as a JSON list
+of strings, e.g. ["id-1", "id-2"]. Use only ids from the catalogue."""
+
+DEFAULT_SYSTEM = "You are a precise recommender. Answer only with catalogue ids."
+
+
+class LLMRecommenderConfig(RetrySettings):
+    """The endpoint, the model, the catalogue and the prompt."""
+
+    api_url: str = Field(
+        "https://api.openai.com/v1",
+        description="base URL of an OpenAI-compatible API; requests go to "
+        "{api_url}/chat/completions",
+    )
+    model: str = Field(description="model name sent with every request")
+    api_key_env: str | None = Field(
+        "OPENAI_API_KEY",
+        description="name of the environment variable holding the API key (null: no key, "
+        "e.g. a local server)",
+    )
+    catalogue_path: str | None = Field(
+        None,
+        description="candidate ids: JSONL or JSON ({id, description} records, ids, or "
+        "{id: description}) or TXT (one id per line, optional TAB description); "
+        "default: the configured corpus",
+    )
+    id_field: str = Field("id", description="id field of a catalogue record")
+    description_field: str = Field("description", description="description field of a record")
+    max_description_chars: int = Field(
+        300, ge=0, description="descriptions are cut to this length in the prompt"
+    )
+    prompt_template: str = Field(
+        DEFAULT_PROMPT, description="user prompt; {query}, {catalogue} and {k} are substituted"
+    )
+    system_prompt: str | None = Field(DEFAULT_SYSTEM, description="system message (null: none)")
+    temperature: float = Field(0.0, ge=0, le=2, description="sampling temperature")
+    max_tokens: int | None = Field(None, gt=0, description="cap on the answer's tokens")
+    delay_seconds: float = Field(
+        0.0, ge=0, description="at least this long between the starts of two requests"
+    )
+    max_queries: int | None = Field(
+        None,
+        gt=0,
+        description="ask at most this many queries per run; later ones count as missing "
+        "(re-run to continue: answered queries come from the retrieval cache)",
+    )
+    timeout_seconds: float = Field(60.0, gt=0, description="timeout of one request (seconds)")
+
+    @field_validator("prompt_template")
+    @classmethod
+    def _has_query(cls, value: str) -> str:
+        if "{query}" not in value:
+            raise ValueError("prompt_template must contain {query}")
+        return value
+
+
+def load_catalogue(
+    path: str, id_field: str = "id", text_field: str = "description"
+) -> dict[str, str]:
+    """Candidate id -> description ("" when none), in file order."""
+    p = require_file(path, what="catalogue", key="retriever.catalogue_path")
+    out: dict[str, str] = {}
+
+    def add(value: Any, where: int) -> None:
+        if isinstance(value, dict):
+            ident = coerce_id(value.get(id_field))
+            text = value.get(text_field, "")
+            text = text if isinstance(text, str) else json.dumps(text)
+        else:
+            ident, text = coerce_id(value), ""
+        if ident is None:
+            raise DataError(
+                f"catalogue entry has no usable id (field {id_field!r})",
+                path=p,
+                line=where,
+                got=repr(value)[:80],
+                hint="each entry is an id or a record with an id field (retriever.id_field)",
+            )
+        out.setdefault(ident, text)
+
+    suffix = p.suffix.lower()
+    if suffix == ".jsonl":
+        for line, value in read_jsonl(p, what="catalogue"):
+            add(value, line)
+    elif suffix == ".json":
+        data = json.loads(p.read_text(encoding="utf-8") or "null")
+        if isinstance(data, dict):
+            for ident, text in data.items():
+                out.setdefault(ident, text if isinstance(text, str) else json.dumps(text))
+        else:
+            for line, value in read_json_array(p, what="catalogue"):
+                add(value, line)
+    else:
+        with open(p, encoding="utf-8") as handle:
+            for raw in handle:
+                stripped = raw.strip()
+                if stripped and not stripped.startswith("#"):
+                    ident, _, text = stripped.partition("\t")
+                    out.setdefault(ident.strip(), text.strip())
+    if not out:
+        raise DataError("the catalogue is empty", path=p, hint="list the candidate ids")
+    return out
+
+
+LIST_LINE = re.compile(r"^\s*(?:\d+\s*[.):]|[-*•+])\s+(.*\S)\s*$")
+ID_KEYS = ("id", "tool_id", "tool", "name")
+STRIP = "`*\"'[](),;:<>"
+
+
+def _ids_of(value: list[Any]) -> list[str]:
+    out: list[str] = []
+    for v in value:
+        if isinstance(v, dict):
+            v = next((v[key] for key in ID_KEYS if key in v), None)
+        ident = coerce_id(v)
+        if ident is not None:
+            out.append(ident.strip())
+    return out
+
+
+def _json_list(text: str) -> list[str] | None:
+    """The first JSON list of ids in the text; a list of numbers only (``[1]`` may be a
+    citation mark) is used only when no list holds a string or an object."""
+    decoder = json.JSONDecoder()
+    numbers_only: list[Any] | None = None
+    start = text.find("[")
+    while start != -1:
+        try:
+            value, _ = decoder.raw_decode(text, start)
+        except json.JSONDecodeError:
+            value = None
+        if isinstance(value, list) and all(isinstance(v, (str, int, dict)) for v in value):
+            if not value or any(isinstance(v, (str, dict)) for v in value):
+                return _ids_of(value)
+            if numbers_only is None:
+                numbers_only = value
+        start = text.find("[", start + 1)
+    return None if numbers_only is None else _ids_of(numbers_only)
+
+
+def parse_answer(text: str) -> list[str]:
+    """Candidate ids in the order the model gave them (unchecked, may repeat).
+
+    A JSON list anywhere in the text wins; otherwise each numbered or bulleted
+    line gives one candidate (the whole line, cleaned of markdown; the
+    catalogue match in :class:`LLMRecommender` also tries its first word).
+    """
+    found = _json_list(text)
+    if found is not None:
+        return found
+    out = []
+    for line in text.splitlines():
+        m = LIST_LINE.match(line)
+        if m:
+            out.append(m.group(1).replace("**", "").strip().strip(STRIP))
+    return out
+
+
+@retriever("llm_recommender", config=LLMRecommenderConfig)
+class LLMRecommender:
+    """Asks an OpenAI-compatible chat model to pick the best candidates from a catalogue."""
+
+    def __init__(self, config: LLMRecommenderConfig, context: PluginContext) -> None:
+        self.config = config
+        if config.catalogue_path is not None:
+            self.catalogue = load_catalogue(
+                config.catalogue_path, config.id_field, config.description_field
+            )
+        elif context.corpus is not None:
+            self.catalogue = {d.id: d.text for d in context.corpus.documents}
+        else:
+            raise ConfigError(
+                "llm_recommender needs candidates: set catalogue_path or configure a corpus",
+                key="retriever.catalogue_path",
+            )
+        self._folded = {ident.lower(): ident for ident in reversed(self.catalogue)}
+        headers: dict[str, str] = {}
+        secrets: list[str] = []
+        if config.api_key_env:
+            headers, secrets = env_headers(
+                {"Authorization": f"Bearer ${{{config.api_key_env}}}"}, "retriever.api_key_env"
+            )
+        interval = max(1.0 / config.rate_limit if config.rate_limit else 0.0, config.delay_seconds)
+        self.client = JsonClient(
+            config.api_url.rstrip("/") + "/chat/completions",
+            headers=headers,
+            secrets=secrets,
+            timeout=config.timeout_seconds,
+            policy=RetryPolicy.from_settings(config),
+            limiter=RateLimiter(1.0 / interval if interval > 0 else None),
+        )
+        self.catalogue_text = "\n".join(self._line(i, t) for i, t in self.catalogue.items())
+        #: Ids the model gave that are not in the catalogue (dropped), in total and per query.
+        self.dropped_ids = 0
+        self.dropped: dict[str, list[str]] = {}
+        self.asked = 0
+        self.failed_queries = 0
+        self._warned_limit = False
+
+    def _line(self, ident: str, text: str) -> str:
+        limit = self.config.max_description_chars
+        text = " ".join(text.split())
+        if len(text) > limit:
+            text = text[: max(limit - 1, 0)] + "…"
+        return f"{ident}: {text}" if text else ident
+
+    def prompt(self, query: Query, k: int) -> str:
+        return (
+            self.config.prompt_template.replace("{catalogue}", self.catalogue_text)
+            .replace("{k}", str(k))
+            .replace("{query}", query.text)
+        )
+
+    def _match(self, candidate: str) -> str | None:
+        tries = [candidate]
+        words = candidate.split()
+        if words:
+            tries.append(words[0].strip(STRIP))
+        for t in tries:
+            if t in self.catalogue:
+                return t
+            folded = self._folded.get(t.lower())
+            if folded is not None:
+                return folded
+        return None
+
+    def retrieve(self, query: Query, k: int) -> Ranking | None:
+        """Ask the model; None once max_queries is reached (the query is then missing)."""
+        cfg = self.config
+        if cfg.max_queries is not None and self.asked >= cfg.max_queries:
+            if not self._warned_limit:
+                warn(
+                    f"llm_recommender: max_queries={cfg.max_queries} reached; later queries "
+                    "are missing (re-run to continue from the retrieval cache)"
+                )
+                self._warned_limit = True
+            return None
+        self.asked += 1
+        messages = [{"role": "user", "content": self.prompt(query, k)}]
+        if cfg.system_prompt:
+            messages.insert(0, {"role": "system", "content": cfg.system_prompt})
+        body: dict[str, Any] = {
+            "model": cfg.model,
+            "messages": messages,
+            "temperature": cfg.temperature,
+        }
+        if cfg.max_tokens is not None:
+            body["max_tokens"] = cfg.max_tokens
+        try:
+            response = self.client.post(body, what=f"llm_recommender, query {query.id!r}")
+        except RequestError as exc:
+            if cfg.allow_failed_queries and not exc.fatal:
+                self.failed_queries += 1
+                return None
+            hint = (
+                f"check retriever.api_url, retriever.model and the key in ${cfg.api_key_env}"
+                if exc.fatal
+                else "set retriever.allow_failed_queries=true to count failed queries as missing"
+            )
+            raise PluginError(
+                f"llm_recommender: query {query.id!r} failed after {exc.attempts} attempt(s): "
+                f"{exc.message}",
+                hint=hint,
+            ) from None
+        try:
+            content = response["choices"][0]["message"]["content"] or ""
+        except (KeyError, IndexError, TypeError):
+            raise PluginError(
+                f"llm_recommender: the answer for query {query.id!r} has no "
+                "choices[0].message.content",
+                got=self.client.redact(json.dumps(response)[:200]),
+                hint="is retriever.api_url an OpenAI-compatible endpoint?",
+            ) from None
+        return self.rank(query.id, str(content), k, response.get("usage"))
+
+    def rank(self, query_id: str, content: str, k: int, usage: Any = None) -> Ranking:
+        """The ranking in one answer text: catalogue ids only, each once, in order."""
+        kept: list[str] = []
+        for candidate in parse_answer(content):
+            ident = self._match(candidate)
+            if ident is None:
+                self.dropped_ids += 1
+                self.dropped.setdefault(query_id, []).append(candidate)
+            elif ident not in kept:
+                kept.append(ident)
+        tokens = usage.get("total_tokens") if isinstance(usage, dict) else None
+        return build_ranking(
+            query_id,
+            [(i, None) for i in kept],
+            k,
+            source="llm_recommender",
+            answer=content,
+            tokens=tokens if isinstance(tokens, int) else None,
+        )

@@ -1,0 +1,309 @@
+"""Evaluate a Python function or class as a retriever: ``target: "mymodule:search"``.
+
+The smallest possible retriever::
+
+    # my_retriever.py
+    def search(query, k):
+        return ["doc-3", "doc-1"]          # best first
+
+Accepted return values, per query: a list of ids (the order is the ranking),
+a list of ``(id, score)`` pairs or ``{"id", "score"}`` dicts (sorted by score),
+a ``{id: score}`` mapping, an :class:`evalframe.Ranking`, or ``None`` (no
+answer: the query counts as missing).
+
+The first argument is the query *text*, unless the function annotates it as
+:class:`evalframe.Query` (then it gets the query with its id and metadata);
+``query_arg`` overrides the guess. A function with a single parameter is
+called without ``k`` and its answer is cut at ``k``.
+"""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+import re
+import sys
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import Field, field_validator
+
+from evalframe.errors import ConfigError, PluginError
+from evalframe.protocols import PluginConfig, PluginContext, Query
+from evalframe.registry import retriever
+from evalframe.types import Ranking
+
+from ._common import Item, build_ranking
+
+__all__ = ["PythonConfig", "PythonRetriever", "load_target"]
+
+KEY = "retriever.target"
+TARGET = re.compile(r"^[A-Za-z_][\w.]*:[A-Za-z_][\w.]*$")
+
+
+class PythonConfig(PluginConfig):
+    """Which function or class to call, and how."""
+
+    target: str = Field(
+        description='"module:function" or "module:Class" (a class is built once with '
+        "init_kwargs and its retrieve() or __call__ is used)"
+    )
+    init_kwargs: dict[str, Any] = Field(
+        default_factory=dict, description="keyword arguments for the class (classes only)"
+    )
+    query_arg: Literal["auto", "text", "query"] = Field(
+        "auto",
+        description="what the first argument is: the query text, the evalframe Query, or auto "
+        "(Query when the parameter is annotated as Query, else text)",
+    )
+    batch: bool = Field(
+        False,
+        description="the callable takes a list of queries and returns a list of results (or "
+        "{query_id: result}); used whole by prefetch(), else one query at a time",
+    )
+    python_path: list[str] = Field(
+        default_factory=lambda: ["."],
+        description="folders put on sys.path before importing (relative to the working "
+        "directory), so a module next to your config is found",
+    )
+
+    @field_validator("init_kwargs", mode="before")
+    @classmethod
+    def _null_is_empty(cls, value: Any) -> Any:
+        return {} if value is None else value  # YAML null: a Hydra override replaces, not merges
+
+    @field_validator("target")
+    @classmethod
+    def _target_shape(cls, value: str) -> str:
+        if not TARGET.match(value):
+            raise ValueError(
+                f'target must look like "package.module:function" or "module:Class" (got {value!r})'
+            )
+        return value
+
+
+def load_target(target: str, python_path: Sequence[str] = (".",)) -> Any:
+    """Import ``module:attr`` (attr may be dotted), or raise a ConfigError naming it."""
+    module_name, _, attr_path = target.partition(":")
+    for folder in reversed(list(python_path)):
+        resolved = str(Path(folder).expanduser().resolve())
+        if resolved not in sys.path:
+            sys.path.insert(0, resolved)
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError as exc:
+        missing = isinstance(exc, ModuleNotFoundError) and exc.name is not None
+        missing = missing and module_name.startswith(str(exc.name))
+        raise ConfigError(
+            f"cannot import module {module_name!r} for retriever target {target!r}"
+            if missing
+            else f"importing module {module_name!r} (retriever target {target!r}) failed",
+            key=KEY,
+            got=f"{type(exc).__name__}: {exc}",
+            hint="run evalframe from the folder that holds the module, or list its folder in "
+            "retriever.python_path"
+            if missing
+            else "fix the import inside the module (is a dependency missing?)",
+        ) from None
+    obj: Any = module
+    for part in attr_path.split("."):
+        if not hasattr(obj, part):
+            public = sorted(n for n in dir(module) if not n.startswith("_"))[:20]
+            raise ConfigError(
+                f"module {module_name!r} has no attribute {attr_path!r}",
+                key=KEY,
+                got=f"names in the module: {', '.join(public) or '(none)'}",
+                hint="check the spelling after the colon in retriever.target",
+            )
+        obj = getattr(obj, part)
+    return obj
+
+
+def _positional(fn: Callable[..., Any]) -> tuple[list[inspect.Parameter], bool] | None:
+    try:
+        sig = inspect.signature(fn)
+    except (TypeError, ValueError):
+        return None  # a builtin without a signature: call it with (query, k)
+    kinds = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
+    params = [p for p in sig.parameters.values() if p.kind in kinds]
+    varargs = any(p.kind is inspect.Parameter.VAR_POSITIONAL for p in sig.parameters.values())
+    return params, varargs
+
+
+def _annotated_query(param: inspect.Parameter) -> bool:
+    ann = param.annotation
+    if ann is inspect.Parameter.empty:
+        return False
+    if ann is Query:
+        return True
+    text = ann if isinstance(ann, str) else getattr(ann, "__name__", None) or str(ann)
+    return re.search(r"\bQuery\b", text) is not None
+
+
+@retriever("python", config=PythonConfig)
+class PythonRetriever:
+    """Calls your Python function or class: the quickest way to evaluate your own retriever."""
+
+    #: The code behind ``target`` can change without the config changing, so a
+    #: cached ranking could be stale: never cache.
+    cacheable = False
+
+    def __init__(self, config: PythonConfig, context: PluginContext) -> None:
+        self.config = config
+        self.context = context
+        obj = load_target(config.target, config.python_path)
+        self.name = config.target
+        if inspect.isclass(obj):
+            try:
+                instance = obj(**config.init_kwargs)
+            except TypeError as exc:
+                raise ConfigError(
+                    f"class {config.target} could not be built with init_kwargs",
+                    key="retriever.init_kwargs",
+                    got=f"{exc}",
+                ) from None
+            self.fn = self._method_of(instance)
+        else:
+            if config.init_kwargs:
+                raise ConfigError(
+                    f"{config.target} is not a class, so init_kwargs cannot be used",
+                    key="retriever.init_kwargs",
+                    hint="remove init_kwargs, or point target at a class",
+                )
+            method = getattr(obj, "retrieve", None)
+            self.fn = method if callable(method) and not inspect.isroutine(obj) else obj
+        if not callable(self.fn):
+            raise ConfigError(
+                f"{config.target} is a {type(obj).__name__}, not a function or class",
+                key=KEY,
+            )
+        shape = _positional(self.fn)
+        if shape is None:
+            self.pass_k, first = True, None
+        else:
+            params, varargs = shape
+            if not params and not varargs:
+                raise ConfigError(
+                    f"{self.name} takes no positional argument; it must accept the query",
+                    key=KEY,
+                    expected="def search(query, k)",
+                )
+            self.pass_k = varargs or len(params) >= 2
+            first = params[0] if params else None
+        if config.query_arg == "auto":
+            self.wants_query = first is not None and _annotated_query(first)
+        else:
+            self.wants_query = config.query_arg == "query"
+        self._prefetched: dict[tuple[str, str, int], Ranking | None] = {}
+
+    def _method_of(self, instance: Any) -> Callable[..., Any]:
+        method = getattr(instance, "retrieve", None)
+        if callable(method):
+            return method  # type: ignore[no-any-return]
+        if callable(instance):
+            return instance  # type: ignore[no-any-return]
+        raise ConfigError(
+            f"class {self.config.target} has neither a retrieve() method nor __call__",
+            key=KEY,
+            expected="def retrieve(self, query, k)",
+        )
+
+    # -- calling ------------------------------------------------------------
+    def _call(self, arg: Any, k: int, query_ids: str) -> Any:
+        try:
+            return self.fn(arg, k) if self.pass_k else self.fn(arg)
+        except Exception as exc:
+            # Their bug keeps its traceback; the note says which query hit it.
+            if hasattr(exc, "add_note"):
+                exc.add_note(f"(evalframe: in retriever {self.name} for query {query_ids})")
+            raise
+
+    def _arg(self, query: Query) -> Any:
+        return query if self.wants_query else query.text
+
+    def retrieve(self, query: Query, k: int) -> Ranking | None:
+        """The ranking for one query (from prefetch() if it ran, else one call)."""
+        key = (query.id, query.text, k)
+        if key in self._prefetched:
+            return self._prefetched.pop(key)
+        if self.config.batch:
+            return self._batch([query], k)[query.id]
+        return self.convert(query.id, self._call(self._arg(query), k, repr(query.id)), k)
+
+    def prefetch(self, queries: Sequence[Query], k: int) -> None:
+        """With ``batch: true``, answer every query with one call; retrieve() then reads them.
+
+        The pipeline calls retrieve() per query; a runner that knows all the
+        queries up front MAY call this first. Without ``batch`` it does nothing.
+        """
+        if not self.config.batch or not queries:
+            return
+        answers = self._batch(list(queries), k)
+        for q in queries:
+            self._prefetched[(q.id, q.text, k)] = answers[q.id]
+
+    def _batch(self, queries: list[Query], k: int) -> dict[str, Ranking | None]:
+        ids = ", ".join(repr(q.id) for q in queries[:3]) + (" ..." if len(queries) > 3 else "")
+        out = self._call([self._arg(q) for q in queries], k, ids)
+        if isinstance(out, Mapping):
+            missing = [q.id for q in queries if q.id not in out]
+            if missing:
+                raise PluginError(
+                    f"{self.name} (batch) returned no entry for queries {missing[:5]}",
+                    hint="return one result per query: a list in the same order, or "
+                    "{query_id: result}",
+                )
+            return {q.id: self.convert(q.id, out[q.id], k) for q in queries}
+        if not isinstance(out, Sequence) or isinstance(out, (str, bytes)):
+            raise ConfigError(
+                f"{self.name} (batch) returned {type(out).__name__}",
+                key=KEY,
+                expected="a list with one result per query, or {query_id: result}",
+            )
+        if len(out) != len(queries):
+            raise PluginError(
+                f"{self.name} (batch) returned {len(out)} results for {len(queries)} queries",
+                hint="return one result per query, in the order given",
+            )
+        return {q.id: self.convert(q.id, r, k) for q, r in zip(queries, out, strict=True)}
+
+    # -- results ------------------------------------------------------------
+    def _wrong(self, query_id: str, got: str) -> ConfigError:
+        return ConfigError(
+            f"{self.name} returned {got} for query {query_id!r}",
+            key=KEY,
+            expected="a list of ids, of (id, score) pairs or {'id', 'score'} dicts, "
+            "a {id: score} dict, an evalframe Ranking, or None",
+        )
+
+    def convert(self, query_id: str, result: Any, k: int) -> Ranking | None:
+        """Validate what the function returned and make it a Ranking."""
+        source = f"retriever {self.name}"
+        if result is None:
+            return None
+        if isinstance(result, Ranking):
+            if result.query_id != query_id:
+                raise PluginError(
+                    f"{source} returned a Ranking for query {result.query_id!r} when asked "
+                    f"for {query_id!r}",
+                    hint="build it with Ranking.from_pairs(query.id, pairs)",
+                )
+            items: list[Item] = list(result.pairs())
+            extra = result.model_dump(include={"confidence", "answer", "latency_ms", "tokens"})
+            return build_ranking(query_id, items, k, source=source, **extra)
+        if isinstance(result, Mapping):
+            return build_ranking(query_id, list(result.items()), k, source=source)
+        if isinstance(result, (str, bytes)) or not isinstance(result, Sequence):
+            raise self._wrong(query_id, f"a {type(result).__name__}")
+        items = []
+        for i, entry in enumerate(result, start=1):
+            if isinstance(entry, (str, int)) and not isinstance(entry, bool):
+                items.append((entry, None))
+            elif isinstance(entry, (tuple, list)) and len(entry) == 2:
+                items.append((entry[0], entry[1]))
+            elif isinstance(entry, Mapping) and "id" in entry:
+                items.append((entry["id"], entry.get("score")))
+            else:
+                raise self._wrong(query_id, f"result {i} = {entry!r:.60}")
+        return build_ranking(query_id, items, k, source=source)

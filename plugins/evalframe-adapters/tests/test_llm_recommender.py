@@ -1,0 +1,223 @@
+"""llm_recommender against a fake OpenAI-compatible server on 127.0.0.1."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+import yaml
+from evalframe_adapters.llm import (
+    LLMRecommender,
+    LLMRecommenderConfig,
+    load_catalogue,
+    parse_answer,
+)
+from evalframe_adapters.testing import FakeServer, Reply, Request
+
+from evalframe.errors import ConfigError, DataError, PluginError
+from evalframe.protocols import PluginContext, Query
+from evalframe.testing import RetrieverContract
+from evalframe.types import Corpus, Document
+
+KEY = "sk-test-0123456789"
+CATALOGUE = [
+    {"id": "fastqc", "description": "Quality control of sequencing reads"},
+    {"id": "multiqc", "description": "Aggregate QC reports"},
+    {"id": "trimmomatic", "description": "Trim adapters from reads"},
+    {"id": "bwa", "description": "Align reads to a reference"},
+    {"id": "samtools", "description": "Sort and index alignments"},
+]
+ANSWERS = {
+    "check read quality": (
+        'Sure!\n```json\n["fastqc", "hallucinated_tool", "multiqc", "fastqc"]\n```'
+    ),
+    "align my reads": "1. **bwa** - aligns reads\n2) `samtools`: sorting\n- madeup_tool\n",
+    "trim adapters": 'Here: {"tools": [{"id": "TRIMMOMATIC"}, {"id": "fastqc"}]}',
+    "unknowable": "I don't know.",
+}
+
+
+def chat(request: Request) -> Reply:
+    prompt = request.body["messages"][-1]["content"]
+    query = prompt.split("Request: ", 1)[1].split("\n", 1)[0]
+    if query == "always down":
+        return Reply(503, {"error": "overloaded"})
+    content = ANSWERS.get(query, "[]")
+    return Reply(
+        body={
+            "choices": [{"message": {"role": "assistant", "content": content}}],
+            "usage": {"total_tokens": 42},
+        }
+    )
+
+
+@pytest.fixture
+def catalogue(tmp_path: Path) -> str:
+    path = tmp_path / "tools.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in CATALOGUE))
+    return str(path)
+
+
+@pytest.fixture
+def server(serve: Any, monkeypatch: pytest.MonkeyPatch) -> FakeServer:
+    monkeypatch.setenv("EFA_LLM_KEY", KEY)
+    return serve(chat)  # type: ignore[no-any-return]
+
+
+def make(server: FakeServer, catalogue: str | None, **settings: Any) -> LLMRecommender:
+    settings.setdefault("api_key_env", "EFA_LLM_KEY")
+    config = LLMRecommenderConfig(
+        api_url=server.url + "/v1/",
+        model="test-model",
+        catalogue_path=catalogue,
+        backoff_seconds=0.01,
+        seed=1,
+        timeout_seconds=2,
+        **settings,
+    )
+    return LLMRecommender(config, PluginContext())
+
+
+def ids(r: LLMRecommender, text: str, k: int = 5, qid: str = "q1") -> tuple[str, ...] | None:
+    ranking = r.retrieve(Query(id=qid, text=text), k)
+    return None if ranking is None else ranking.doc_ids
+
+
+class TestLLMContract(RetrieverContract):
+    plugin_name = "llm_recommender"
+
+    @pytest.fixture
+    def retriever(self, server: FakeServer, catalogue: str) -> LLMRecommender:
+        return make(server, catalogue)
+
+    @pytest.fixture
+    def queries(self) -> list[Query]:
+        return [Query(id=f"q{i}", text=t) for i, t in enumerate(ANSWERS)]
+
+
+def test_request_is_an_openai_chat_completion(server: FakeServer, catalogue: str) -> None:
+    ids(make(server, catalogue), "check read quality", k=3)
+    (req,) = server.requests
+    assert req.path == "/v1/chat/completions"
+    assert req.headers["Authorization"] == f"Bearer {KEY}"
+    assert req.body["model"] == "test-model" and req.body["temperature"] == 0.0
+    system, user = req.body["messages"]
+    assert system["role"] == "system" and user["role"] == "user"
+    assert "fastqc: Quality control of sequencing reads" in user["content"]
+    assert "the 3 most useful" in user["content"]
+
+
+def test_json_list_in_a_fence_drops_unknown_and_repeated_ids(
+    server: FakeServer, catalogue: str
+) -> None:
+    r = make(server, catalogue)
+    ranking = r.retrieve(Query(id="q1", text="check read quality"), 5)
+    assert ranking is not None
+    assert ranking.pairs() == [("fastqc", 2.0), ("multiqc", 1.0)]
+    assert ranking.tokens == 42 and ranking.answer is not None and "json" in ranking.answer
+    assert r.dropped_ids == 1 and r.dropped == {"q1": ["hallucinated_tool"]}
+
+
+def test_numbered_and_bulleted_lines(server: FakeServer, catalogue: str) -> None:
+    r = make(server, catalogue)
+    assert ids(r, "align my reads", qid="q2") == ("bwa", "samtools")
+    assert r.dropped == {"q2": ["madeup_tool"]}
+
+
+def test_ids_inside_objects_match_case_insensitively(server: FakeServer, catalogue: str) -> None:
+    assert ids(make(server, catalogue), "trim adapters", k=1) == ("trimmomatic",)
+
+
+def test_an_answer_without_ids_is_empty_not_missing(server: FakeServer, catalogue: str) -> None:
+    assert ids(make(server, catalogue), "unknowable") == ()
+
+
+def test_max_queries_then_missing_with_one_warning(
+    server: FakeServer, catalogue: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    r = make(server, catalogue, max_queries=2)
+    answers = [ids(r, t) for t in ANSWERS]
+    assert answers[2:] == [None, None] and answers[0] is not None
+    assert len(server.requests) == 2
+    assert capsys.readouterr().err.count("max_queries=2 reached") == 1
+
+
+def test_delay_and_rate_limit_space_the_requests(server: FakeServer, catalogue: str) -> None:
+    assert make(server, catalogue, delay_seconds=0.5, rate_limit=4).client.limiter.interval == 0.5
+    assert make(server, catalogue, rate_limit=4).client.limiter.interval == 0.25
+
+
+def test_retries_and_failures_reuse_the_http_machinery(server: FakeServer, catalogue: str) -> None:
+    with pytest.raises(PluginError, match="query 'q1' failed after 2 attempt") as err:
+        ids(make(server, catalogue, retries=1), "always down")
+    assert KEY not in err.value.render()
+    r = make(server, catalogue, retries=0, allow_failed_queries=True)
+    assert ids(r, "always down") is None and r.failed_queries == 1
+
+
+def test_a_non_openai_answer_is_a_plugin_error(serve: Any, catalogue: str) -> None:
+    other = serve(lambda req: Reply(body={"results": []}))
+    with pytest.raises(PluginError, match=r"no choices\[0\]\.message\.content"):
+        ids(make(other, catalogue, api_key_env=None), "x")
+    assert "Authorization" not in other.requests[0].headers
+
+
+def test_missing_key_names_the_variable(
+    server: FakeServer, catalogue: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("EFA_LLM_MISSING", raising=False)
+    with pytest.raises(ConfigError, match="EFA_LLM_MISSING is not set"):
+        make(server, catalogue, api_key_env="EFA_LLM_MISSING")
+
+
+def test_catalogue_from_the_corpus_or_none(server: FakeServer) -> None:
+    corpus = Corpus.build("tools", [Document(id="bwa", text="Align reads")])
+    config = LLMRecommenderConfig(api_url=server.url, model="m", api_key_env="EFA_LLM_KEY")
+    r = LLMRecommender(config, PluginContext(corpus=corpus))
+    assert r.catalogue == {"bwa": "Align reads"}
+    with pytest.raises(ConfigError, match="set catalogue_path or configure a corpus"):
+        LLMRecommender(config, PluginContext())
+
+
+@pytest.mark.parametrize(
+    ("name", "text"),
+    [
+        ("tools.txt", "# candidates\nbwa\tAlign reads\nsamtools\n\n"),
+        ("tools.json", '["bwa", {"id": "samtools"}]'),
+        ("tools.json", '{"bwa": "Align reads", "samtools": ""}'),
+    ],
+)
+def test_catalogue_formats(tmp_path: Path, name: str, text: str) -> None:
+    (tmp_path / name).write_text(text)
+    assert list(load_catalogue(str(tmp_path / name))) == ["bwa", "samtools"]
+
+
+def test_bad_catalogue_record_names_the_line(tmp_path: Path) -> None:
+    (tmp_path / "c.jsonl").write_text('{"id": "bwa"}\n{"name": "x"}\n')
+    with pytest.raises(DataError, match="no usable id") as err:
+        load_catalogue(str(tmp_path / "c.jsonl"))
+    assert err.value.line == 2
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ('["a", "b"]', ["a", "b"]),
+        ('Answer: [[1, 2]] and ["x", 3]', ["x", "3"]),
+        ('{"recommendations": [{"tool_id": "t1"}, {"name": "t2"}]}', ["t1", "t2"]),
+        ("1. a\n2. b - the second\n* c", ["a", "b - the second", "c"]),
+        ("no list here", []),
+        ("[not json", []),
+    ],
+)
+def test_parse_answer(text: str, expected: list[str]) -> None:
+    assert parse_answer(text) == expected
+
+
+def test_example_config_validates() -> None:
+    path = Path(__file__).parents[1] / "evalframe_adapters" / "conf" / "retriever"
+    node = yaml.safe_load((path / "llm_recommender.yaml").read_text())
+    assert node.pop("name") == "llm_recommender"
+    LLMRecommenderConfig.model_validate({**node, "model": "gpt-4o-mini"})
