@@ -32,6 +32,8 @@ usage:
   evalframe rescore RUN_DIR [KEY=VALUE ...]        re-score a stored run, no retrieval
   evalframe golden validate|stats|diff|create|sample|review-check ...   curate golden sets
   evalframe cache info|clear                       the retrieval and index cache
+  evalframe compare A B                            paired comparison of two runs or baselines
+  evalframe baseline promote RUN_DIR --name NAME   keep a run as a named baseline
   evalframe version
 
 examples:
@@ -49,7 +51,16 @@ Hydra's own flags (--cfg, --multirun/-m, --config-dir/-cd, ...) work as usual;
 exit codes: 0 passed · 1 a required gate failed · 2 usage, config or data error · 3 crash (a bug)
 """
 
-SUBCOMMANDS = ("cache", "golden", "plugins", "rescore", "trec-eval", "version")
+SUBCOMMANDS = (
+    "baseline",
+    "cache",
+    "compare",
+    "golden",
+    "plugins",
+    "rescore",
+    "trec-eval",
+    "version",
+)
 
 
 def _plugins(argv: Sequence[str]) -> int:
@@ -89,6 +100,14 @@ def main(argv: Sequence[str] | None = None) -> int:
             from evalframe.commands import cache_main
 
             return cache_main(args[1:])
+        if args and args[0] == "compare":
+            from evalframe.commands import compare_main
+
+            return compare_main(args[1:])
+        if args and args[0] == "baseline":
+            from evalframe.commands import baseline_main
+
+            return baseline_main(args[1:])
         if args and args[0] == "golden":
             from evalframe.golden.cli import main as golden_main
 

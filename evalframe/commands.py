@@ -153,3 +153,80 @@ def _size(n: int) -> str:
             return f"{value:.0f} {unit}" if unit == "B" else f"{value:.1f} {unit}"
         value /= 1024
     return f"{n} B"
+
+
+def _run_folder(ref: str, root: Path) -> Path:
+    """A run directory, or a baseline by name under ``root``."""
+    from evalframe.baseline import _resolve
+
+    return _resolve(ref, root)
+
+
+def compare_main(argv: Sequence[str]) -> int:
+    parser = argparse.ArgumentParser(
+        prog="evalframe compare",
+        description="Paired comparison of two runs (run directories or baseline names): "
+        "means, delta, bootstrap CI, t-test, randomization test, effect size, win/tie/loss, "
+        "per-slice deltas and the queries that moved most. A is the reference.",
+    )
+    parser.add_argument("a", help="the reference: a run directory or a baseline name")
+    parser.add_argument("b", help="the candidate: a run directory or a baseline name")
+    parser.add_argument("--metrics", nargs="*", help="canonical metric names (default: all shared)")
+    parser.add_argument("--correction", choices=("holm", "bh"), default="holm")
+    parser.add_argument("--alpha", type=float, default=0.05)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument(
+        "--allow-mismatch",
+        action="store_true",
+        help="compare even if the golden sets or metric policies differ",
+    )
+    parser.add_argument(
+        "--baselines",
+        type=Path,
+        default=Path("baselines"),
+        help="where baseline names are looked up",
+    )
+    parser.add_argument("--out", type=Path, help="write comparison.json and comparison.md here")
+    args = parser.parse_args(list(argv))
+
+    from evalframe.compare import check_comparable, compare_runs, load_run_data, render_comparison
+    from evalframe.io import atomic_write, atomic_write_json
+
+    a = load_run_data(_run_folder(args.a, args.baselines), name=args.a)
+    b = load_run_data(_run_folder(args.b, args.baselines), name=args.b)
+    check_comparable(a, b, allow_mismatch=args.allow_mismatch)
+    comparison = compare_runs(
+        a, b, metrics=args.metrics, correction=args.correction, alpha=args.alpha, seed=args.seed
+    )
+    print(render_comparison(comparison))
+    if args.out:
+        atomic_write_json(args.out / "comparison.json", comparison.as_dict())
+        atomic_write(
+            args.out / "comparison.md", render_comparison(comparison, markdown=True) + "\n"
+        )
+        print(f"\nSaved comparison to: {args.out}")
+    return 0
+
+
+def baseline_main(argv: Sequence[str]) -> int:
+    parser = argparse.ArgumentParser(
+        prog="evalframe baseline",
+        description="Keep a run as a named baseline (baselines/<name>/), for baseline=<name>.",
+    )
+    sub = parser.add_subparsers(dest="action", required=True)
+    promote_p = sub.add_parser("promote", help="copy a run's results into baselines/<name>/")
+    promote_p.add_argument("run_dir", type=Path)
+    promote_p.add_argument("--name", required=True)
+    promote_p.add_argument("--root", type=Path, default=Path("baselines"))
+    args = parser.parse_args(list(argv))
+
+    from evalframe.baseline import promote
+
+    target = promote(args.run_dir, args.name, args.root)
+    print(f"promoted {args.run_dir} to {target}")
+    print(f"  compare new runs with it: python -m evalframe ... baseline={args.name}")
+    print(
+        f"  version it: dvc add {target} && git add {target}.dvc && git commit -m "
+        f"'baseline {args.name}'"
+    )
+    return 0

@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -83,6 +83,16 @@ class CacheSection(_Section):
     )
 
 
+class CompareSection(_Section):
+    """``compare:`` how a run is compared with its baseline."""
+
+    correction: Literal["holm", "bh"] = Field("holm", description="multiple-comparison correction")
+    alpha: float = Field(0.05, gt=0, lt=1, description="significance level of the verdicts")
+    allow_mismatch: bool = Field(
+        False, description="compare even if the golden set or metric policies differ"
+    )
+
+
 class OutputSection(_Section):
     """``output:`` where results and caches go."""
 
@@ -105,6 +115,9 @@ class _Schema(_Section):
     report: ReportSection = Field(default_factory=ReportSection)
     stats: StatsSection = Field(default_factory=StatsSection)
     cache: CacheSection = Field(default_factory=CacheSection)
+    baseline: str | None = Field(None, description="baseline name (or run folder) to compare with")
+    baselines_dir: str = Field("baselines", description="where baseline names are looked up")
+    compare: CompareSection = Field(default_factory=CompareSection)
     output: OutputSection
 
 
@@ -135,6 +148,9 @@ class Experiment:
     report: ReportSection
     stats: StatsSection
     cache_retrieval: bool
+    baseline: str | None
+    baselines_dir: Path
+    compare: CompareSection
     output_dir: Path
     cache_dir: Path
     run_tag: str
@@ -199,6 +215,9 @@ def validate_experiment(raw: Mapping[str, Any]) -> Experiment:
         report=schema.report.model_copy(update={"criterion": str(criterion)}),
         stats=schema.stats,
         cache_retrieval=schema.cache.retrieval,
+        baseline=schema.baseline,
+        baselines_dir=Path(schema.baselines_dir),
+        compare=schema.compare,
         output_dir=Path(schema.output.dir),
         cache_dir=Path(schema.output.cache_dir).expanduser(),
         run_tag=schema.output.run_tag,

@@ -219,6 +219,51 @@ def _run_cache(exp: Experiment, corpus: Corpus | None) -> RunCache | None:
     return RunCache(exp.cache_dir, fingerprint)
 
 
+def _load_baseline(exp: Experiment, evaluation: Evaluation) -> Any:
+    """The configured baseline, refused if it judged other queries or used other policies."""
+    from evalframe.baseline import load_baseline
+
+    assert exp.baseline is not None  # checked by the caller
+    baseline = load_baseline(exp.baseline, exp.baselines_dir)
+    if not exp.compare.allow_mismatch:
+        if baseline.golden_hash != evaluation.golden.content_hash:
+            raise ConfigError(
+                f"baseline {baseline.name!r} was scored on another golden set "
+                f"({baseline.golden_hash}, this run: {evaluation.golden.content_hash})",
+                key="baseline",
+                hint="promote a new baseline on this golden set, or set "
+                "compare.allow_mismatch=true to compare the shared queries",
+            )
+        if baseline.policies != evaluation.policies.model_dump():
+            raise ConfigError(
+                f"baseline {baseline.name!r} used other metric policies ({baseline.policies})",
+                key="baseline",
+                hint="use the same metrics.policies, or set compare.allow_mismatch=true",
+            )
+    return baseline
+
+
+def _compare_with_baseline(exp: Experiment, baseline_dir: Path, outputs: dict[str, Path]) -> str:
+    """Write comparison.json/.md beside the run's outputs; return the report block."""
+    from evalframe.compare import compare_runs, load_run_data, render_comparison
+
+    comparison = compare_runs(
+        load_run_data(baseline_dir, name=f"baseline {baseline_dir.name}"),
+        load_run_data(exp.output_dir, name="this run"),
+        correction=exp.compare.correction,
+        alpha=exp.compare.alpha,
+        seed=exp.stats.seed,
+        resamples=max(exp.stats.bootstrap, 200),
+    )
+    outputs["comparison"] = atomic_write_json(
+        exp.output_dir / "comparison.json", comparison.as_dict()
+    )
+    outputs["comparison_md"] = atomic_write(
+        exp.output_dir / "comparison.md", render_comparison(comparison, markdown=True) + "\n"
+    )
+    return render_comparison(comparison)
+
+
 def _check_views(exp: Experiment, golden: GoldenSet) -> None:
     """A metric on a view the golden set lacks fails now, not after a long retrieval."""
     for i, m in enumerate(exp.metrics):
@@ -308,6 +353,8 @@ def score_and_report(
         confidence=exp.stats.confidence,
     )
     relay.emit("on_scored", context, evaluation)
+    if exp.baseline is not None:
+        evaluation.baseline = _load_baseline(exp, evaluation)
 
     gates = run_gates(list(exp.gates), evaluation)
     relay.emit("on_gated", context, gates)
@@ -315,6 +362,9 @@ def score_and_report(
 
     outputs = _write_outputs(exp, evaluation, gates, exit_code)
     report = render_report(exp, evaluation, gates, outputs)
+    if evaluation.baseline is not None:
+        block = _compare_with_baseline(exp, evaluation.baseline.path, outputs)
+        report = report.replace("\nGates:", f"\n{block}\n\nGates:", 1)
     print(report, file=stream or sys.stdout)
     relay.emit("on_run_end", context, RunOutcome(exit_code=exit_code, outputs=outputs))
     return PipelineResult(exit_code, evaluation, gates, outputs, report)

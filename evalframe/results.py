@@ -154,6 +154,7 @@ class Evaluation:
     overall: dict[Metric, Aggregate] = field(default_factory=dict)
     by_slice: dict[str, dict[str, dict[Metric, Aggregate]]] = field(default_factory=dict)
     latency: dict[str, float] = field(default_factory=dict)
+    baseline: Any = None  # evalframe.baseline.Baseline when the run has one
 
     @classmethod
     def build(
@@ -245,6 +246,32 @@ class GateView:
         idx = self.select(where, key=key) if where else np.arange(len(self._ev.scores.query_ids))
         values = self._ev.scores.values[m]
         return {self._ev.scores.query_ids[i]: float(values[i]) for i in idx}
+
+    @property
+    def baseline_name(self) -> str | None:
+        baseline = self._ev.baseline
+        return None if baseline is None else str(baseline.name)
+
+    def paired(
+        self, name: str | Metric, where: Mapping[str, Any] | None = None, *, key: str = "gates"
+    ) -> tuple[tuple[str, ...], np.ndarray, np.ndarray]:
+        """(query ids, baseline values, current values) for a metric, optionally in a slice.
+
+        A gate that needs a baseline raises a ConfigError naming ``key`` when
+        the run has none.
+        """
+        m = self._metric(name, key)
+        baseline = self._ev.baseline
+        if baseline is None:
+            raise ConfigError(
+                "this gate compares with a baseline, and the run has none",
+                key=key,
+                hint="set baseline=<name> (promote one with `evalframe baseline promote`)",
+            )
+        idx = self.select(where, key=key) if where else np.arange(len(self._ev.scores.query_ids))
+        ids = tuple(self._ev.scores.query_ids[i] for i in idx)
+        current = self._ev.scores.values[m][idx]
+        return ids, baseline.vector(str(m), ids), current
 
     def slice_values(self, field: str, *, key: str = "gates") -> list[str]:
         """The values a slice field takes (as the report labels them)."""

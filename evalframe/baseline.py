@@ -1,0 +1,123 @@
+"""Baselines: a finished run kept under a name, for later runs to be compared with.
+
+``evalframe baseline promote RUN_DIR --name NAME`` copies the run's
+per-query results, aggregates, summary (with the golden set's content hash and
+the metric policies) and config into ``baselines/<name>/``. That folder is
+small, plain text and stable, which is what DVC tracks. A run with
+``baseline=<name>`` loads it, refuses it if it was computed on another golden
+set or with other metric policies, and hands the per-query vectors to the
+regression gates and the comparison.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import shutil
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from evalframe.errors import ConfigError, DataError
+from evalframe.io import read_jsonl, require_file
+
+__all__ = ["FILES", "Baseline", "load_baseline", "promote"]
+
+#: What a baseline keeps of a run.
+FILES = ("per_query.jsonl", "metrics.json", "summary.json", "config.yaml")
+
+
+@dataclass(frozen=True)
+class Baseline:
+    """A stored run's per-query values, keyed by query id and canonical metric name."""
+
+    name: str
+    path: Path
+    per_query: dict[str, dict[str, float]]
+    golden_hash: str | None
+    policies: dict[str, Any]
+    metrics: tuple[str, ...]
+
+    def vector(self, metric: str, query_ids: tuple[str, ...]) -> np.ndarray:
+        """The baseline's values for ``query_ids`` (NaN where it has none)."""
+        out = np.full(len(query_ids), np.nan)
+        for i, qid in enumerate(query_ids):
+            value = self.per_query.get(qid, {}).get(metric)
+            if value is not None:
+                out[i] = value
+        return out
+
+
+def _resolve(name_or_path: str, root: Path) -> Path:
+    candidate = Path(name_or_path)
+    if (candidate / "summary.json").is_file():
+        return candidate
+    named = root / name_or_path
+    if (named / "summary.json").is_file():
+        return named
+    available = (
+        sorted(p.name for p in root.iterdir() if (p / "summary.json").is_file())
+        if (root.is_dir())
+        else []
+    )
+    raise ConfigError(
+        f"no baseline named {name_or_path!r} in {root}",
+        key="baseline",
+        expected=f"one of: {', '.join(available)}" if available else "a promoted baseline",
+        hint="promote one with `evalframe baseline promote RUN_DIR --name NAME`, or give a "
+        "run directory",
+    )
+
+
+def load_baseline(name_or_path: str, root: Path = Path("baselines")) -> Baseline:
+    """A baseline by name (under ``root``) or by the path of any run or baseline folder."""
+    folder = _resolve(name_or_path, root)
+    summary = json.loads(
+        require_file(folder / "summary.json", what="baseline summary").read_text(encoding="utf-8")
+    )
+    per_query: dict[str, dict[str, float]] = {}
+    path = require_file(folder / "per_query.jsonl", what="baseline per-query results")
+    for line, record in read_jsonl(path, what="baseline per-query results"):
+        try:
+            values = {
+                str(k): (math.nan if v is None else float(v)) for k, v in record["metrics"].items()
+            }
+            per_query[str(record["query_id"])] = values
+        except (KeyError, TypeError, ValueError, AttributeError):
+            raise DataError(
+                "not a per-query record written by evalframe", path=path, line=line
+            ) from None
+    return Baseline(
+        name=folder.name,
+        path=folder,
+        per_query=per_query,
+        golden_hash=summary.get("golden_set", {}).get("content_hash"),
+        policies=summary.get("policies", {}),
+        metrics=tuple(summary.get("metrics", [])),
+    )
+
+
+def promote(run_dir: Path, name: str, root: Path = Path("baselines")) -> Path:
+    """Copy a run's results into ``root/name`` atomically (a whole folder swap)."""
+    for file in FILES:
+        require_file(run_dir / file, what=f"run output {file}")
+    root.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{name}.", dir=root))
+    try:
+        for file in FILES:
+            shutil.copy2(run_dir / file, tmp / file)
+        target = root / name
+        if target.exists():
+            old = root / f".{name}.old"
+            shutil.rmtree(old, ignore_errors=True)
+            target.rename(old)
+            tmp.rename(target)
+            shutil.rmtree(old, ignore_errors=True)
+        else:
+            tmp.rename(target)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    return root / name

@@ -1,0 +1,174 @@
+"""Gates against a baseline: regression tolerance, pass-to-fail queries, non-inferiority.
+
+Each needs the run to have a baseline (``baseline=<name>``); the comparison is
+paired: only queries that both runs scored count.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Literal
+
+import numpy as np
+from pydantic import Field
+
+from evalframe.protocols import PluginConfig, PluginContext
+from evalframe.registry import gate
+from evalframe.results import GateResult, GateView
+from evalframe.stats import paired_bootstrap_ci
+from evalframe_gates.threshold import OPERATORS, SYMBOLS
+
+
+def _paired(view: GateView, metric: str, where: dict[str, object] | None, key: str):  # type: ignore[no-untyped-def]  # small private helper
+    ids, base, cur = view.paired(metric, where, key=key)
+    keep = ~(np.isnan(base) | np.isnan(cur))
+    return tuple(i for i, k in zip(ids, keep, strict=True) if k), base[keep], cur[keep]
+
+
+class RegressionConfig(PluginConfig):
+    """How far a metric may fall below the baseline."""
+
+    metric: str = Field(description="canonical metric string, e.g. R@5")
+    max_drop: float = Field(ge=0, description="tolerated drop: points, or a fraction if relative")
+    relative: bool = Field(
+        False, description="max_drop is a fraction of the baseline mean (0.05 = 5%)"
+    )
+    slice: dict[str, str | int | float | bool] | None = Field(None, description="optional slice")
+
+
+@gate("regression", config=RegressionConfig)
+class RegressionGate:
+    """Fails when the mean falls below the baseline's by more than the tolerance."""
+
+    def __init__(self, config: RegressionConfig, context: PluginContext) -> None:
+        self.config = config
+        self.key = context.config_key
+
+    def required_metrics(self) -> list[str]:
+        return [self.config.metric]
+
+    def evaluate(self, view: GateView) -> GateResult:
+        cfg = self.config
+        ids, base, cur = _paired(view, cfg.metric, cfg.slice, f"{self.key}.metric")
+        if not ids:
+            return GateResult(
+                name="",
+                type="regression",
+                passed=False,
+                required=True,
+                message=f"{cfg.metric}: no query scored in both runs",
+            )
+        drop = float(base.mean() - cur.mean())
+        limit = cfg.max_drop * float(base.mean()) if cfg.relative else cfg.max_drop
+        passed = drop <= limit + 1e-12
+        tolerance = f"{cfg.max_drop:.0%} of the baseline" if cfg.relative else f"{cfg.max_drop:g}"
+        return GateResult(
+            name="",
+            type="regression",
+            passed=passed,
+            required=True,
+            message=(
+                f"{cfg.metric} {float(base.mean()):.3f} → {float(cur.mean()):.3f} "
+                f"({-drop:+.3f}); tolerated drop {tolerance} (n={len(ids)}, baseline "
+                f"{view.baseline_name})"
+            ),
+            value=float(cur.mean()),
+            threshold=float(base.mean()) - limit,
+        )
+
+
+class PassToFailConfig(PluginConfig):
+    """What 'pass' means for one query."""
+
+    metric: str = Field("RR", description="per-query metric")
+    op: Literal[">=", ">", "<=", "<"] = Field(">=", description="comparison")
+    value: float = Field(0.5, description="a query passes when metric op value")
+    slice: dict[str, str | int | float | bool] | None = Field(None, description="optional slice")
+
+
+@gate("pass_to_fail", config=PassToFailConfig)
+class PassToFailGate:
+    """Fails when any query that passed in the baseline fails now; lists them."""
+
+    def __init__(self, config: PassToFailConfig, context: PluginContext) -> None:
+        self.config = config
+        self.key = context.config_key
+
+    def required_metrics(self) -> list[str]:
+        return [self.config.metric]
+
+    def evaluate(self, view: GateView) -> GateResult:
+        cfg = self.config
+        ids, base, cur = _paired(view, cfg.metric, cfg.slice, f"{self.key}.metric")
+        check = OPERATORS[cfg.op]
+        broken = tuple(
+            f"{q}: {cfg.metric} {b:.3f} → {c:.3f}"
+            for q, b, c in zip(ids, base, cur, strict=True)
+            if check(b, cfg.value) and not check(c, cfg.value)
+        )
+        return GateResult(
+            name="",
+            type="pass_to_fail",
+            passed=not broken,
+            required=True,
+            message=(
+                f"{len(broken)} of {len(ids)} queries went from pass to fail "
+                f"({cfg.metric} {SYMBOLS[cfg.op]} {cfg.value:g})"
+            ),
+            value=float(len(broken)),
+            threshold=0.0,
+            failures=broken,
+        )
+
+
+class NonInferiorityConfig(PluginConfig):
+    """The margin a change may cost before it counts as worse, and how sure to be."""
+
+    metric: str = Field(description="canonical metric string")
+    margin: float = Field(ge=0, description="largest acceptable true drop (points)")
+    confidence: float = Field(0.95, gt=0, lt=1, description="level of the paired CI")
+    resamples: int = Field(2000, ge=100, description="bootstrap resamples")
+    seed: int = Field(0, description="the same seed gives the same verdict")
+    slice: dict[str, str | int | float | bool] | None = Field(None, description="optional slice")
+
+
+@gate("noninferiority", config=NonInferiorityConfig)
+class NonInferiorityGate:
+    """Fails only when the whole paired CI of (current − baseline) lies below −margin."""
+
+    def __init__(self, config: NonInferiorityConfig, context: PluginContext) -> None:
+        self.config = config
+        self.key = context.config_key
+
+    def required_metrics(self) -> list[str]:
+        return [self.config.metric]
+
+    def evaluate(self, view: GateView) -> GateResult:
+        cfg = self.config
+        ids, base, cur = _paired(view, cfg.metric, cfg.slice, f"{self.key}.metric")
+        low, high = paired_bootstrap_ci(
+            base, cur, resamples=cfg.resamples, seed=cfg.seed, confidence=cfg.confidence
+        )
+        if math.isnan(high):
+            return GateResult(
+                name="",
+                type="noninferiority",
+                passed=False,
+                required=True,
+                message=f"{cfg.metric}: no query scored in both runs",
+            )
+        passed = high >= -cfg.margin
+        return GateResult(
+            name="",
+            type="noninferiority",
+            passed=passed,
+            required=True,
+            message=(
+                f"{cfg.metric} change {float((cur - base).mean()):+.3f}, "
+                f"{cfg.confidence:.0%} CI [{low:+.3f}, {high:+.3f}]; "
+                + ("not worse than" if passed else "worse than")
+                + f" −{cfg.margin:g} (n={len(ids)})"
+            ),
+            value=high,
+            threshold=-cfg.margin,
+        )

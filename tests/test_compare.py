@@ -1,0 +1,131 @@
+"""Baselines and comparison as a user runs them: promote, baseline=, compare, refusals."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from evalframe.cli import main
+from evalframe.compare import compare_runs, load_run_data
+from tests.conftest import GOLDEN, Project, write_jsonl
+
+pytestmark = pytest.mark.slow
+
+
+def run(project: Project, out: str, *extra: str) -> Path:
+    res = project.run(*project.data_args(), f"hydra.run.dir={project.root / out}", *extra)
+    assert res.code in (0, 1), res.stderr
+    return project.root / out
+
+
+def test_promote_then_run_against_the_baseline(project: Project) -> None:
+    first = run(project, "r1")
+    assert (
+        main(
+            [
+                "baseline",
+                "promote",
+                str(first),
+                "--name",
+                "main",
+                "--root",
+                str(project.root / "baselines"),
+            ]
+        )
+        == 0
+    )
+    assert sorted(p.name for p in (project.root / "baselines" / "main").iterdir()) == [
+        "config.yaml",
+        "metrics.json",
+        "per_query.jsonl",
+        "summary.json",
+    ]
+    res = project.run(
+        *project.data_args(),
+        "baseline=main",
+        "gates=bob_regression",
+        f"hydra.run.dir={project.root / 'r2'}",
+    )
+    assert res.code == 0, res.stdout + res.stderr
+    assert "Comparison: this run vs baseline main" in res.stdout
+    comparison = json.loads((project.root / "r2" / "comparison.json").read_text())
+    assert comparison["metrics"]["RR"]["delta"] == 0.0  # the same system: no change
+    assert comparison["metrics"]["RR"]["verdict"] == "within noise"
+    assert (project.root / "r2" / "comparison.md").read_text().startswith("## Comparison")
+
+
+def test_a_worse_system_trips_the_regression_gates(project: Project) -> None:
+    first = run(project, "r1")
+    main(
+        [
+            "baseline",
+            "promote",
+            str(first),
+            "--name",
+            "main",
+            "--root",
+            str(project.root / "baselines"),
+        ]
+    )
+    bad = project.root / "bad.run"
+    bad.write_text("1 Q0 gates 1 2.0 s\n2 Q0 install 1 2.0 s\n3 Q0 slices 1 2.0 s\n")
+    res = project.run(
+        *project.data_args(),
+        "baseline=main",
+        "gates=bob_regression",
+        "retriever=run_file",
+        f"retriever.path={bad}",
+        f"hydra.run.dir={project.root / 'r3'}",
+    )
+    assert res.code == 1
+    assert "✗ recall_drop" in res.stdout and "✗ pass_to_fail" in res.stdout
+
+
+def test_a_baseline_on_another_golden_set_is_refused(project: Project) -> None:
+    first = run(project, "r1")
+    main(
+        [
+            "baseline",
+            "promote",
+            str(first),
+            "--name",
+            "main",
+            "--root",
+            str(project.root / "baselines"),
+        ]
+    )
+    write_jsonl(project.golden, [*GOLDEN, {"id": 9, "question": "new?", "expected_chunks": []}])
+    res = project.run(*project.data_args(), "baseline=main")
+    assert res.code == 2 and "was scored on another golden set" in res.stderr
+    allowed = project.run(*project.data_args(), "baseline=main", "compare.allow_mismatch=true")
+    assert allowed.code == 0, allowed.stderr
+
+
+def test_compare_two_folders_writes_json_and_markdown(
+    project: Project, capsys: pytest.CaptureFixture[str]
+) -> None:
+    a = run(project, "a")
+    b = run(project, "b", "retriever.k1=0.5")
+    assert main(["compare", str(a), str(b), "--out", str(project.root / "cmp")]) == 0
+    out = capsys.readouterr().out
+    assert "paired queries" in out
+    data = json.loads((project.root / "cmp" / "comparison.json").read_text())
+    assert data["paired_queries"] == 4 and data["correction"] == "holm"
+    again = compare_runs(load_run_data(a), load_run_data(b))
+    assert (
+        again.as_dict()["metrics"]["RR"]["p_randomization"]
+        == data["metrics"]["RR"]["p_randomization"]
+    )  # the seeded randomization test gives the same p on every call
+
+
+def test_compare_refuses_different_golden_sets(
+    project: Project, capsys: pytest.CaptureFixture[str]
+) -> None:
+    a = run(project, "a")
+    write_jsonl(project.golden, GOLDEN[:3])
+    b = run(project, "b")
+    assert main(["compare", str(a), str(b)]) == 2
+    assert "different golden sets" in capsys.readouterr().err
+    assert main(["compare", str(a), str(b), "--allow-mismatch"]) == 0
