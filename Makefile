@@ -6,6 +6,9 @@ VENV   ?= .venv
 PY     := $(VENV)/bin/python
 PLUGINS := $(sort $(dir $(wildcard plugins/*/pyproject.toml)))
 STAMP  := $(VENV)/.installed
+# The CPU build of torch (for the dense plugin) lies here on our machines; an
+# unpinned search elsewhere would fetch a multi-GB CUDA build instead.
+FIND_LINKS := $(if $(wildcard /opt/wheels),--find-links /opt/wheels,)
 
 .PHONY: install quickstart quickstart-corpus test lint clean
 
@@ -16,7 +19,7 @@ $(PY):
 # One pip call installs the core and every plugin package, editable, so the
 # plugins' entry points are registered exactly as a third party's would be.
 $(STAMP): $(PY) pyproject.toml $(wildcard plugins/*/pyproject.toml)
-	$(PY) -m pip install --quiet -e '.[test,lint]' $(addprefix -e ,$(PLUGINS))
+	$(PY) -m pip install --quiet $(FIND_LINKS) -e '.[test,lint]' $(addprefix -e ,$(PLUGINS))
 	touch $(STAMP)
 
 install: $(STAMP)
@@ -39,3 +42,10 @@ clean:
 quickstart-corpus: install
 	$(PY) tools/chunk_docs.py README.md docs/architecture.md docs/plugins.md docs/metrics.md \
 		-o evalframe/data/quickstart/corpus.jsonl
+
+# Performance benchmark (docs/performance.md): evalframe, ranx, pytrec_eval and
+# ir_measures on generated 10k/50k/100k x 100 runs, each in its own process.
+.PHONY: bench
+bench: install
+	$(PY) -m pip install --quiet -e '.[bench]'
+	$(PY) bench/bench.py

