@@ -12,11 +12,11 @@ from typing import Literal
 import numpy as np
 from pydantic import Field
 
-from evalframe.protocols import PluginConfig, PluginContext
+from evalframe.protocols import PluginConfig
 from evalframe.registry import gate
 from evalframe.results import GateResult, GateView
 from evalframe.stats import paired_bootstrap_ci
-from evalframe_gates.threshold import OPERATORS, SYMBOLS
+from evalframe_gates.threshold import OPERATORS, SYMBOLS, MetricGate
 
 
 def _paired(view: GateView, metric: str, where: dict[str, object] | None, key: str):  # type: ignore[no-untyped-def]  # small private helper
@@ -37,15 +37,10 @@ class RegressionConfig(PluginConfig):
 
 
 @gate("regression", config=RegressionConfig)
-class RegressionGate:
+class RegressionGate(MetricGate):
     """Fails when the mean falls below the baseline's by more than the tolerance."""
 
-    def __init__(self, config: RegressionConfig, context: PluginContext) -> None:
-        self.config = config
-        self.key = context.config_key
-
-    def required_metrics(self) -> list[str]:
-        return [self.config.metric]
+    config: RegressionConfig
 
     def evaluate(self, view: GateView) -> GateResult:
         cfg = self.config
@@ -87,15 +82,10 @@ class PassToFailConfig(PluginConfig):
 
 
 @gate("pass_to_fail", config=PassToFailConfig)
-class PassToFailGate:
+class PassToFailGate(MetricGate):
     """Fails when any query that passed in the baseline fails now; lists them."""
 
-    def __init__(self, config: PassToFailConfig, context: PluginContext) -> None:
-        self.config = config
-        self.key = context.config_key
-
-    def required_metrics(self) -> list[str]:
-        return [self.config.metric]
+    config: PassToFailConfig
 
     def evaluate(self, view: GateView) -> GateResult:
         cfg = self.config
@@ -133,15 +123,10 @@ class NonInferiorityConfig(PluginConfig):
 
 
 @gate("noninferiority", config=NonInferiorityConfig)
-class NonInferiorityGate:
+class NonInferiorityGate(MetricGate):
     """Fails only when the whole paired CI of (current − baseline) lies below −margin."""
 
-    def __init__(self, config: NonInferiorityConfig, context: PluginContext) -> None:
-        self.config = config
-        self.key = context.config_key
-
-    def required_metrics(self) -> list[str]:
-        return [self.config.metric]
+    config: NonInferiorityConfig
 
     def evaluate(self, view: GateView) -> GateResult:
         cfg = self.config

@@ -6,10 +6,16 @@ import math
 
 from pydantic import Field
 
-from evalframe.protocols import PluginConfig, PluginContext
+from evalframe.protocols import PluginConfig
 from evalframe.registry import gate
 from evalframe.results import GateResult, GateView
-from evalframe_gates.threshold import OPERATORS, SYMBOLS, ThresholdConfig
+from evalframe_gates.threshold import (
+    OPERATORS,
+    SYMBOLS,
+    MetricGate,
+    ThresholdConfig,
+    describe_slice,
+)
 
 
 class EveryQueryConfig(ThresholdConfig):
@@ -17,15 +23,10 @@ class EveryQueryConfig(ThresholdConfig):
 
 
 @gate("every_query", config=EveryQueryConfig)
-class EveryQueryGate:
+class EveryQueryGate(MetricGate):
     """Passes when every query in the slice meets the condition; lists the ones that do not."""
 
-    def __init__(self, config: EveryQueryConfig, context: PluginContext) -> None:
-        self.config = config
-        self.key = context.config_key
-
-    def required_metrics(self) -> list[str]:
-        return [self.config.metric]
+    config: EveryQueryConfig
 
     def evaluate(self, view: GateView) -> GateResult:
         cfg = self.config
@@ -35,9 +36,7 @@ class EveryQueryGate:
         failing = tuple(
             f"{q}: {cfg.metric} = {v:.3f}" for q, v in scored.items() if not check(v, cfg.value)
         )
-        where = (
-            (" where " + ", ".join(f"{k}={v}" for k, v in cfg.slice.items())) if cfg.slice else ""
-        )
+        where = describe_slice(cfg.slice)
         if not scored:
             return GateResult(
                 name="",
@@ -71,15 +70,10 @@ class NoZeroSliceConfig(PluginConfig):
 
 
 @gate("no_zero_slice", config=NoZeroSliceConfig)
-class NoZeroSliceGate:
+class NoZeroSliceGate(MetricGate):
     """Fails when any value of a slice field has a mean of exactly zero (a blind spot)."""
 
-    def __init__(self, config: NoZeroSliceConfig, context: PluginContext) -> None:
-        self.config = config
-        self.key = context.config_key
-
-    def required_metrics(self) -> list[str]:
-        return [self.config.metric]
+    config: NoZeroSliceConfig
 
     def evaluate(self, view: GateView) -> GateResult:
         cfg = self.config

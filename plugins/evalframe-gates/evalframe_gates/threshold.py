@@ -5,7 +5,7 @@ from __future__ import annotations
 import math
 import operator
 from collections.abc import Callable
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import Field
 
@@ -33,23 +33,34 @@ class ThresholdConfig(PluginConfig):
     )
 
 
-@gate("threshold", config=ThresholdConfig)
-class ThresholdGate:
-    """Passes when the mean of a metric (overall or in one slice) meets a threshold."""
+class MetricGate:
+    """What every gate on one metric shares: its config, its key, the metric it needs."""
 
-    def __init__(self, config: ThresholdConfig, context: PluginContext) -> None:
+    config: Any
+
+    def __init__(self, config: Any, context: PluginContext) -> None:
         self.config = config
         self.key = context.config_key
 
     def required_metrics(self) -> list[str]:
+        """Checked against metrics.measures when the config is validated."""
         return [self.config.metric]
+
+
+def describe_slice(where: dict[str, Any] | None) -> str:
+    return (" where " + ", ".join(f"{k}={v}" for k, v in where.items())) if where else ""
+
+
+@gate("threshold", config=ThresholdConfig)
+class ThresholdGate(MetricGate):
+    """Passes when the mean of a metric (overall or in one slice) meets a threshold."""
+
+    config: ThresholdConfig
 
     def evaluate(self, view: GateView) -> GateResult:
         cfg = self.config
         agg = view.aggregate(cfg.metric, cfg.slice, key=f"{self.key}.metric")
-        where = ""
-        if cfg.slice:
-            where = " where " + ", ".join(f"{k}={v}" for k, v in cfg.slice.items())
+        where = describe_slice(cfg.slice)
         if agg.n == 0 or math.isnan(agg.mean):
             return GateResult(
                 name="",
