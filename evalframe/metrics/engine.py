@@ -342,6 +342,11 @@ def _hash_ids(ids: np.ndarray, n_words: int) -> np.ndarray:
     return h
 
 
+def _top32(h: np.ndarray) -> np.ndarray:
+    h >>= _SHIFT32
+    return h.astype(np.uint32)
+
+
 def _descending_key(scores: np.ndarray) -> np.ndarray:
     """Unsigned integers whose ascending order is the scores' descending order.
 
@@ -368,10 +373,13 @@ def _trec_sort(run_q: np.ndarray, sort_scores: np.ndarray, run_docs: np.ndarray)
     and the doc id; only they have their strings compared.
     """
     desc = _descending_key(sort_scores)
-    low = desc.astype(np.uint64) if desc.dtype == np.uint32 else desc >> _SHIFT32
-    packed = (run_q.astype(np.uint64) << _SHIFT32) | low
+    # built in place: at 10^7 rows every temporary array is 80 MB
+    packed = run_q.astype(np.uint64)
+    packed <<= _SHIFT32
+    packed |= desc if desc.dtype == np.uint32 else desc >> _SHIFT32
     order = np.argsort(packed, kind="stable")
     sorted_packed = packed[order]
+    del packed
     tie = sorted_packed[1:] == sorted_packed[:-1]
     if tie.any():
         in_group = np.zeros(order.size, dtype=bool)
@@ -485,7 +493,8 @@ def build_matrix(
     order = _trec_sort(in_q, sort_scores, run_docs)
     run_q, run_scores = in_q[order], np.asarray(run_scores, dtype=np.float64)[order]
     n_words = max(_words(run_docs), _words(qrel_docs))
-    run_h32 = (_hash_ids(run_docs, n_words) >> _SHIFT32)[order]
+    # the top 32 bits of each id's hash, in rank order (uint32: half the memory)
+    run_h32 = _top32(_hash_ids(run_docs, n_words))[order]
 
     def ranks(q: np.ndarray) -> tuple[np.ndarray, np.ndarray, int]:
         n_ret = np.bincount(q, minlength=nq).astype(np.int64)
@@ -526,7 +535,7 @@ def build_matrix(
 
     # Join with the judgments on (query, doc hash) packed into one uint64,
     # then confirm each match with the ids (a 32-bit hash can collide).
-    qrel_key = (qrel_q.astype(np.uint64) << _SHIFT32) | (_hash_ids(qrel_docs, n_words) >> _SHIFT32)
+    qrel_key = (qrel_q.astype(np.uint64) << _SHIFT32) | _top32(_hash_ids(qrel_docs, n_words))
     qorder = np.argsort(qrel_key, kind="stable")
     qrel_key_sorted = qrel_key[qorder]
     same = np.flatnonzero(qrel_key_sorted[1:] == qrel_key_sorted[:-1])
@@ -539,18 +548,27 @@ def build_matrix(
         run_h32 = codes[qrel_docs.size :][order]
         qorder = np.argsort(qrel_key, kind="stable")
         qrel_key_sorted = qrel_key[qorder]
-    run_key = (run_q.astype(np.uint64) << _SHIFT32) | run_h32
+    run_key = run_q.astype(np.uint64)
+    run_key <<= _SHIFT32
+    run_key |= run_h32
+    del run_h32
     labels = np.zeros((nq, depth), dtype=np.int64)
     judged_mat = np.zeros((nq, depth), dtype=bool)
-    flat = run_q * depth + rank  # rows are in rank order: one flat scatter per matrix
+    flat = run_q * depth
+    flat += rank  # rows are in rank order: one flat scatter per matrix
+    del rank
     if run_q.size == nq * depth:  # every ranking is full: the scores are the matrix
         score_mat = run_scores.reshape(nq, depth)
     else:
         score_mat = np.full((nq, depth), np.nan, dtype=np.float64)
         score_mat.ravel()[flat] = run_scores
     if run_key.size and qrel_key_sorted.size:
-        pos = np.minimum(np.searchsorted(qrel_key_sorted, run_key), qrel_key_sorted.size - 1)
-        hit = np.flatnonzero((qrel_key_sorted[pos] == run_key) & ~shadowed)
+        pos = np.searchsorted(qrel_key_sorted, run_key)
+        np.minimum(pos, qrel_key_sorted.size - 1, out=pos)
+        matched = qrel_key_sorted[pos] == run_key
+        del run_key
+        matched &= ~shadowed
+        hit = np.flatnonzero(matched)
         qrow = qorder[pos[hit]]
         exact = qrel_docs[qrow] == run_docs[order[hit]]
         hit, qrow = hit[exact], qrow[exact]
