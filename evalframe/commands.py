@@ -170,7 +170,9 @@ def compare_main(argv: Sequence[str]) -> int:
         "per-slice deltas and the queries that moved most. A is the reference.",
     )
     parser.add_argument("a", help="the reference: a run directory or a baseline name")
-    parser.add_argument("b", help="the candidate: a run directory or a baseline name")
+    parser.add_argument(
+        "b", nargs="+", help="the candidate(s); with more than one, a table of each against A"
+    )
     parser.add_argument("--metrics", nargs="*", help="canonical metric names (default: all shared)")
     parser.add_argument("--correction", choices=("holm", "bh"), default="holm")
     parser.add_argument("--alpha", type=float, default=0.05)
@@ -189,14 +191,42 @@ def compare_main(argv: Sequence[str]) -> int:
     parser.add_argument("--out", type=Path, help="write comparison.json and comparison.md here")
     args = parser.parse_args(list(argv))
 
-    from evalframe.compare import check_comparable, compare_runs, load_run_data, render_comparison
+    from evalframe.compare import (
+        check_comparable,
+        compare_many,
+        compare_runs,
+        load_run_data,
+        render_comparison,
+        render_table,
+    )
     from evalframe.io import atomic_write, atomic_write_json
 
     a = load_run_data(_run_folder(args.a, args.baselines), name=args.a)
-    b = load_run_data(_run_folder(args.b, args.baselines), name=args.b)
-    check_comparable(a, b, allow_mismatch=args.allow_mismatch)
+    others = [load_run_data(_run_folder(ref, args.baselines), name=ref) for ref in args.b]
+    for other in others:
+        check_comparable(a, other, allow_mismatch=args.allow_mismatch)
+    if len(others) > 1:
+        table = compare_many(
+            a,
+            others,
+            metrics=args.metrics,
+            correction=args.correction,
+            alpha=args.alpha,
+            seed=args.seed,
+        )
+        print(render_table(table))
+        if args.out:
+            atomic_write_json(args.out / "comparison.json", table)
+            atomic_write(args.out / "comparison.md", render_table(table, markdown=True) + "\n")
+            print(f"\nSaved comparison to: {args.out}")
+        return 0
     comparison = compare_runs(
-        a, b, metrics=args.metrics, correction=args.correction, alpha=args.alpha, seed=args.seed
+        a,
+        others[0],
+        metrics=args.metrics,
+        correction=args.correction,
+        alpha=args.alpha,
+        seed=args.seed,
     )
     print(render_comparison(comparison))
     if args.out:

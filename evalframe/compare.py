@@ -284,3 +284,80 @@ def render_comparison(comp: Comparison, *, markdown: bool = False) -> str:
             lines.append(f"{'  ' if markdown else '      '}{comp.a}: {r['a_retrieved']}")
             lines.append(f"{'  ' if markdown else '      '}{comp.b}: {r['b_retrieved']}")
     return "\n".join(lines)
+
+
+def compare_many(
+    reference: RunData,
+    candidates: list[RunData],
+    *,
+    metrics: list[str] | None = None,
+    correction: str = "holm",
+    alpha: float = 0.05,
+    seed: int = 0,
+) -> dict[str, Any]:
+    """Every candidate against one reference; p-values adjusted across the whole table.
+
+    The family is every (candidate, metric) cell, so adding runs to the table
+    makes each cell's evidence bar higher, as it should.
+    """
+    comparisons = [
+        compare_runs(reference, c, metrics=metrics, correction=correction, alpha=alpha, seed=seed)
+        for c in candidates
+    ]
+    cells = [(comp, mc) for comp in comparisons for mc in comp.metrics]
+    adjusted = adjust_pvalues([mc.overall.p_randomization for _, mc in cells], correction)
+    table: dict[str, dict[str, Any]] = {}
+    for (comp, mc), p in zip(cells, adjusted, strict=True):
+        o = mc.overall
+        verdict = "within noise"
+        if not math.isnan(p) and p < alpha and o.delta != 0:
+            verdict = "improved" if o.delta > 0 else "regressed"
+        table.setdefault(comp.b, {})[mc.metric] = {
+            "reference_mean": o.mean_a,
+            "mean": o.mean_b,
+            "delta": o.delta,
+            "ci_low": o.ci_low,
+            "ci_high": o.ci_high,
+            "p_randomization": o.p_randomization,
+            "p_adjusted": p,
+            "verdict": verdict,
+            "n": o.n,
+        }
+    return {"reference": reference.name, "correction": correction, "alpha": alpha, "runs": table}
+
+
+def render_table(result: dict[str, Any], *, markdown: bool = False) -> str:
+    """One row per candidate, one column per metric: mean (delta, adjusted p) and a mark."""
+    runs = result["runs"]
+    metrics = list(next(iter(runs.values())))
+    head = (
+        f"Runs against {result['reference']} (randomization test, "
+        f"{result['correction']}-adjusted across the table, alpha {result['alpha']:g})"
+    )
+    rows = [["run", *metrics]]
+    first = next(iter(runs.values()))
+    rows.append(
+        [
+            f"{result['reference']} (reference)",
+            *(f"{first[m]['reference_mean']:.3f}" for m in metrics),
+        ]
+    )
+    for name, cells in runs.items():
+        rows.append(
+            [
+                name,
+                *(
+                    f"{MARKS[c['verdict']]} {c['mean']:.3f} "
+                    f"({c['delta']:+.3f}, p={c['p_adjusted']:.2g})"
+                    for c in (cells[m] for m in metrics)
+                ),
+            ]
+        )
+    if markdown:
+        out = [f"## {head}", "", "| " + " | ".join(rows[0]) + " |", "|" + "---|" * len(rows[0])]
+        out += ["| " + " | ".join(r) + " |" for r in rows[1:]]
+        return "\n".join(out)
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+    lines = [head, ""]
+    lines += ["  " + "  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)) for r in rows]
+    return "\n".join(lines)

@@ -129,3 +129,34 @@ def test_compare_refuses_different_golden_sets(
     assert main(["compare", str(a), str(b)]) == 2
     assert "different golden sets" in capsys.readouterr().err
     assert main(["compare", str(a), str(b), "--allow-mismatch"]) == 0
+
+
+def test_more_than_two_runs_make_one_table_corrected_across_it(
+    project: Project, capsys: pytest.CaptureFixture[str]
+) -> None:
+    ref = run(project, "ref")
+    b = run(project, "b", "retriever.k1=0.5")
+    c = run(project, "c", "retriever.k1=2.0")
+    assert (
+        main(
+            [
+                "compare",
+                str(ref),
+                str(b),
+                str(c),
+                "--metrics",
+                "RR",
+                "R@5",
+                "--out",
+                str(project.root / "table"),
+            ]
+        )
+        == 0
+    )
+    assert "(reference)" in capsys.readouterr().out
+    table = json.loads((project.root / "table" / "comparison.json").read_text())
+    assert set(table["runs"]) == {str(b), str(c)}
+    # Holm across the 4 cells: every adjusted p is at least its raw p
+    for cells in table["runs"].values():
+        for cell in cells.values():
+            assert cell["p_adjusted"] >= cell["p_randomization"]
