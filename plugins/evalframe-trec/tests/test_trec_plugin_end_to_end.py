@@ -133,3 +133,28 @@ def test_a_bad_setting_is_a_config_error_naming_the_key(tmp_path: Path) -> None:
     result = run_cli(tmp_path, "dataset=cranfield", "corpus=cranfield", "dataset.minus_one=five")
     assert result.code == 2
     assert "dataset.minus_one" in result.stderr
+
+
+@pytest.mark.slow
+def test_beir_folder_with_bm25_and_the_self_match_policy(tmp_path: Path) -> None:
+    """The mini BEIR folder: q1 -> d1, q2 -> d2, 4 -> 3 (label 2); each query's text
+    shares its key words with its document, so BM25 ranks it first. Doc "q3" has
+    the id of query q3 (unjudged in test.tsv, so q3 is not loaded by default)."""
+    beir = Path(__file__).parent / "data" / "beir" / "mini"
+    out = tmp_path / "out"
+    result = run_cli(
+        tmp_path,
+        "dataset=beir",
+        f"dataset.path={beir}",
+        "corpus=beir",
+        f"corpus.path={beir}",
+        "retriever=bm25",
+        "metrics.measures=[RR,nDCG@10]",
+        "metrics.policies.drop_self_matches=true",
+        f"hydra.run.dir={out}",
+    )
+    assert result.code == 0, result.stderr
+    metrics = json.loads((out / "metrics.json").read_text())
+    assert metrics["RR"] == 1.0 and metrics["RR.n"] == 3
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["policies"]["drop_self_matches"] is True
