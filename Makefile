@@ -31,8 +31,8 @@ test: install
 	$(PY) -m pytest -q
 
 lint: install
-	$(VENV)/bin/ruff check evalframe plugins tests
-	$(VENV)/bin/ruff format --check evalframe plugins tests
+	$(VENV)/bin/ruff check evalframe plugins tests tools bench
+	$(VENV)/bin/ruff format --check evalframe plugins tests tools bench
 	$(VENV)/bin/mypy evalframe
 
 clean:
