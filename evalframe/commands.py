@@ -42,6 +42,10 @@ def load_stored_run(run_dir: Path) -> Run:
                 doc_ids=tuple(record["retrieved"]),
                 scores=tuple(float(s) for s in record["scores"]),
                 latency_ms=record.get("latency_ms"),
+                confidence=record.get("confidence"),
+                answer=record.get("answer"),
+                tokens=record.get("tokens"),
+                tool_calls=record.get("tool_calls"),
             )
         except (KeyError, TypeError, ValueError, AttributeError) as exc:
             raise DataError(

@@ -171,6 +171,14 @@ def render_report(
     return "\n".join(out)
 
 
+def _extras(ranking: Any) -> dict[str, Any]:
+    """What a RAG or recommender system reported beside its ranking, when it did."""
+    if ranking is None:
+        return {}
+    fields = ("confidence", "answer", "tokens", "tool_calls")
+    return {f: getattr(ranking, f) for f in fields if getattr(ranking, f) is not None}
+
+
 def per_query_records(evaluation: Evaluation, cfg: ReportSection) -> list[dict[str, Any]]:
     """One record per golden query: values, status, expected and retrieved ids (trec order)."""
     from evalframe.metrics.engine import trec_order
@@ -198,6 +206,7 @@ def per_query_records(evaluation: Evaluation, cfg: ReportSection) -> list[dict[s
                 "scores": [sc for _, sc in ordered],
                 "missing": ranking is None,
                 "latency_ms": ranking.latency_ms if ranking is not None else None,
+                **_extras(ranking),
             }
         )
     return records

@@ -222,6 +222,7 @@ class Ranking(_Frozen):
     answer: str | None = None
     latency_ms: float | None = None
     tokens: int | None = None
+    tool_calls: int | None = None
 
     @model_validator(mode="after")
     def _parallel(self) -> Ranking:

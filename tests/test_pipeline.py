@@ -180,3 +180,40 @@ def test_missing_retriever_name_says_how_to_pick(project: Project) -> None:
     with pytest.raises(ConfigError, match="no retriever selected") as err:
         validate_experiment(raw_config(project, retriever={"k1": 1.0}))
     assert "bm25" in str(err.value)
+
+
+class Answering:
+    """A RAG-style retriever that reports an answer, a confidence and its costs."""
+
+    def __init__(self, config: Any, context: PluginContext) -> None:
+        pass
+
+    def retrieve(self, query: Any, k: int) -> Ranking:
+        return Ranking.from_pairs(
+            query.id,
+            [("install", 1.0)],
+            answer=f"answer to {query.id}",
+            confidence=0.75,
+            tokens=120,
+            tool_calls=2,
+        )
+
+
+def test_answers_confidences_and_costs_reach_per_query_and_survive_rescore(
+    project: Project,
+) -> None:
+    from evalframe.commands import load_stored_run
+
+    with RETRIEVERS.scoped() as reg:
+        reg.add("answering", Answering, _LyingConfig)
+        exp = validate_experiment(raw_config(project, retriever={"name": "answering"}))
+        run_experiment(exp, stream=io.StringIO(), progress=False)
+    first = json.loads((project.root / "out" / "per_query.jsonl").read_text().splitlines()[0])
+    assert (first["answer"], first["confidence"], first["tokens"], first["tool_calls"]) == (
+        "answer to 1",
+        0.75,
+        120,
+        2,
+    )
+    stored = load_stored_run(project.root / "out").rankings["1"]
+    assert (stored.answer, stored.tool_calls) == ("answer to 1", 2)
