@@ -74,7 +74,10 @@ def evalframe_run(tmp_path: Path) -> Callable[..., EvalframeRun]:
         args = (*overrides, f"hydra.run.dir={out}")
         proc = subprocess.run(
             [sys.executable, "-m", "evalframe", *args],
-            capture_output=True, text=True, timeout=timeout, env=dict(os.environ),
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            env=dict(os.environ),
         )
         result = EvalframeRun(args, proc.returncode, out, proc.stdout, proc.stderr)
         if (out / "metrics.json").is_file():

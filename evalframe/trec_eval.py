@@ -32,8 +32,8 @@ from typing import Any, Literal, TextIO
 import numpy as np
 
 from evalframe.errors import ConfigError, DataError
-from evalframe.metrics import Metric, Policies, ScoreMatrix, build_matrix, parse_metric
-from evalframe.metrics.engine import Columns
+from evalframe.metrics import Metric, Policies, ScoreMatrix, parse_metric
+from evalframe.metrics.engine import Columns, evaluate_columns
 
 __all__ = [
     "ALL_TREC",
@@ -246,6 +246,120 @@ def _tokenize(data: bytes) -> _Table:
     )
 
 
+_POW10 = np.array([float(10**k) for k in range(23)])  # exact doubles
+
+
+@dataclass(frozen=True)
+class _Fast:
+    """A regular file's columns, cut with array operations (see :func:`_fast_split`)."""
+
+    arr: np.ndarray  # the file's bytes
+    sep: np.ndarray  # offset of every separator (space or newline), ``width`` per line
+    width: int
+
+    @property
+    def n(self) -> int:
+        return self.sep.size // self.width
+
+    def span(self, j: int) -> tuple[np.ndarray, np.ndarray]:
+        """Start offset and length of token ``j`` on every line."""
+        end = self.sep[j :: self.width]
+        if j:
+            start = self.sep[j - 1 :: self.width] + 1
+        else:
+            start = np.empty_like(end)
+            start[0] = 0
+            start[1:] = self.sep[self.width - 1 : -1 : self.width] + 1
+        return start, end - start
+
+    def matrix(self, j: int) -> np.ndarray:
+        """Token ``j`` of every line as a (lines x longest) zero-padded uint8 matrix."""
+        start, length = self.span(j)
+        width = max(1, int(length.max()))
+        limit = self.arr.size - width
+        windows = np.lib.stride_tricks.as_strided(
+            self.arr, shape=(limit + 1, width), strides=(1, 1), writeable=False
+        )
+        mat: np.ndarray = windows[np.minimum(start, limit)]
+        for row in np.flatnonzero(start > limit):  # the file's last few bytes
+            mat[row] = 0
+            tail = self.arr[int(start[row]) :]
+            mat[row, : tail.size] = tail
+        mat *= np.arange(width) < length[:, None]  # zero past the token's end
+        return mat
+
+    def strings(self, j: int) -> np.ndarray:
+        mat = self.matrix(j)
+        return mat.view(f"S{mat.shape[1]}").ravel()
+
+
+def _fast_split(data: bytes, width: int) -> _Fast | None:
+    """Cut a file in which every line is exactly ``width`` tokens separated by one space.
+
+    That is what run and qrels writers produce; the columns then come from
+    the positions of the separators, with no Python object per token. Any
+    other layout (tabs, CR, other control bytes, runs of spaces, blank or
+    comment lines, extra columns, a missing final newline) returns None, and
+    the general tokenizer, which also reports malformed lines, reads the file.
+    """
+    if not data.endswith(b"\n") or data.startswith(b"#"):
+        return None
+    arr = np.frombuffer(data, dtype=np.uint8)
+    sep = np.flatnonzero(arr <= 32)
+    lines = data.count(b"\n")
+    # every byte <= 32 is a space or a newline, and every width-th one ends a line
+    if sep.size != lines * width or sep.size != lines + data.count(b" ") or sep[0] == 0:
+        return None
+    ends = sep[width - 1 :: width]
+    if not (arr[ends] == 10).all() or (arr[ends[:-1] + 1] == ord("#")).any():
+        return None
+    step = 1 << 20
+    for at in range(0, sep.size, step):  # no empty token (blocks: no 240 MB temporary)
+        if np.diff(sep[at : at + step + 1]).min(initial=2) < 2:
+            return None
+    return _Fast(arr=arr, sep=sep, width=width)
+
+
+def _decimals(mat: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Parse ``[-]digits[.digits]`` rows of a zero-padded byte matrix exactly.
+
+    With at most 15 digits the digits form an integer below 2**53 and the
+    power of ten is exact, so one IEEE division is correctly rounded: the
+    same double as ``strtod`` (and NumPy's ``astype``). Returns the values
+    and a mask of the rows that had that form; the others must be parsed
+    the general way.
+    """
+    n, width = mat.shape
+    if width > 64:  # (the counts below are uint8)
+        return np.zeros(n, dtype=np.float64), np.zeros(n, dtype=bool)
+    by_column = np.ascontiguousarray(mat.T)  # one contiguous row per character position
+    neg = by_column[0] == ord("-")
+    mantissa = np.zeros(n, dtype=np.float64)  # exact while below 2**53
+    n_digits = np.zeros(n, dtype=np.uint8)
+    n_frac = np.zeros(n, dtype=np.uint8)
+    n_dots = np.zeros(n, dtype=np.uint8)
+    bad = np.zeros(n, dtype=bool)
+    for c in range(width):
+        col = by_column[c]
+        d = col - np.uint8(48)
+        is_digit = d < 10
+        is_dot = col == ord(".")
+        allowed = is_digit | is_dot | (col == 0)
+        if c == 0:
+            allowed |= neg
+        bad |= ~allowed
+        np.multiply(mantissa, 10.0, out=mantissa, where=is_digit)
+        np.add(mantissa, d, out=mantissa, where=is_digit)
+        n_digits += is_digit
+        n_frac += is_digit & (n_dots > 0)
+        n_dots += is_dot
+    # up to 15 digits the mantissa is an integer below 10**15 < 2**53: exact
+    ok = ~bad & (n_dots <= 1) & (n_digits >= 1) & (n_digits <= 15)
+    mantissa /= _POW10[np.minimum(n_frac, 22)]
+    np.negative(mantissa, out=mantissa, where=neg)
+    return mantissa, ok
+
+
 def _decode(values: np.ndarray, ascii_only: bool, path: str, lines: np.ndarray) -> np.ndarray:
     """Bytes ('S') array -> numpy unicode array; bad UTF-8 names its line."""
     if values.size == 0:
@@ -278,7 +392,7 @@ def _factorize(values: list[bytes], path: str, lines: np.ndarray) -> tuple[np.nd
 
 
 def _numbers(
-    values: list[bytes],
+    values: list[bytes] | np.ndarray,
     dtype: type[np.floating[Any]] | type[np.integer[Any]],
     path: str,
     lines: np.ndarray,
@@ -286,9 +400,9 @@ def _numbers(
     expected: str,
 ) -> np.ndarray:
     """Parse a column of numbers; on failure, name the first bad line."""
-    if not values:
+    if len(values) == 0:
         return np.zeros(0, dtype=dtype)
-    raw = np.array(values, dtype="S")
+    raw = values if isinstance(values, np.ndarray) else np.array(values, dtype="S")
     try:
         return raw.astype(dtype)
     except (ValueError, OverflowError):
@@ -301,7 +415,7 @@ def _numbers(
         except ValueError:
             pass
     parse: Callable[[bytes], Any] = int if dtype is np.int64 else float
-    for i, b in enumerate(values):
+    for i, b in enumerate(values.tolist() if isinstance(values, np.ndarray) else values):
         try:
             parse(b)
         except (ValueError, OverflowError):
@@ -315,9 +429,64 @@ def _numbers(
     raise DataError(f"cannot read the {what} column", path=path)  # pragma: no cover
 
 
+def _factorize_runs(
+    values: np.ndarray, path: str, lines: np.ndarray
+) -> tuple[np.ndarray, list[str]]:
+    """:func:`_factorize` for an ``S`` column, one dict step per run of equal values.
+
+    Files list a query's lines together, so there are few runs; the result
+    (first-seen codes, decoded names, the same error) is :func:`_factorize`'s.
+    """
+    n = values.size
+    if n == 0:
+        return np.zeros(0, dtype=np.int64), []
+    cut = np.flatnonzero(values[1:] != values[:-1]) + 1
+    run_starts = np.concatenate([[0], cut])
+    seg_codes, names = _factorize(values[run_starts].tolist(), path, lines[run_starts])
+    counts = np.diff(np.append(run_starts, n))
+    return np.repeat(seg_codes, counts), names
+
+
+def _fast_numbers(
+    mat: np.ndarray,
+    dtype: type[np.floating[Any]] | type[np.integer[Any]],
+    path: str,
+    lines: np.ndarray,
+    what: str,
+    expected: str,
+) -> np.ndarray:
+    """:func:`_numbers` on a byte matrix, parsing plain decimals without ``strtod``."""
+    raw = mat.view(f"S{mat.shape[1]}").ravel()
+    if dtype is np.float64:
+        values, ok = _decimals(mat)
+        if ok.all():
+            return values
+        if not ok.any():
+            return _numbers(raw, dtype, path, lines, what, expected)
+        bad = np.flatnonzero(~ok)
+        values[bad] = _numbers(raw[bad], dtype, path, lines[bad], what, expected)
+        return values
+    return _numbers(raw, dtype, path, lines, what, expected)
+
+
 def read_qrels(path: str) -> Qrels:
     """Read ``qid iter docno rel`` lines (blank and ``#`` lines skipped)."""
     data = _read_bytes(path, "qrels file")
+    fast = _fast_split(data, 4)
+    if fast is not None:
+        lines = np.arange(1, fast.n + 1, dtype=np.int64)
+        codes, names = _factorize_runs(fast.strings(0), path, lines)
+        return Qrels(
+            path=path,
+            qid_codes=codes,
+            qid_names=names,
+            docs=fast.strings(2),
+            labels=_fast_numbers(
+                fast.matrix(3), np.int64, path, lines, "relevance", "an integer in column 4"
+            ),
+            lines=lines,
+            ascii_only=data.isascii(),
+        )
     table = _tokenize(data)
     bad = np.flatnonzero(table.count != 4)
     if bad.size:
@@ -347,6 +516,23 @@ def read_qrels(path: str) -> Qrels:
 def read_run(path: str) -> RunColumns:
     """Read ``qid Q0 docno rank score tag [anything]`` lines (blank and ``#`` lines skipped)."""
     data = _read_bytes(path, "run file")
+    fast = _fast_split(data, 6)
+    if fast is not None:
+        lines = np.arange(1, fast.n + 1, dtype=np.int64)
+        last = int(fast.sep[-2]) + 1
+        codes, names = _factorize_runs(fast.strings(0), path, lines)
+        return RunColumns(
+            path=path,
+            qid_codes=codes,
+            qid_names=names,
+            docs=fast.strings(2),
+            scores=_fast_numbers(
+                fast.matrix(4), np.float64, path, lines, "score", "a number in column 5"
+            ),
+            lines=lines,
+            runid=data[last:-1].decode("utf-8", "replace"),
+            ascii_only=data.isascii(),
+        )
     table = _tokenize(data)
     bad = np.flatnonzero(table.count < 6)
     if bad.size:
@@ -740,33 +926,6 @@ def _format(name: str, qid: str, value: float | int | str, kind: str) -> str:
     return f"{name:<22}\t{qid}\t{text}"
 
 
-def _evaluate_columns(
-    metrics: Sequence[Metric], cols: Columns, pol: Policies
-) -> tuple[dict[Metric, np.ndarray], ScoreMatrix]:
-    """:func:`evalframe.metrics.evaluate` for pre-built columns (no views).
-
-    ``evaluate`` only takes mappings; a columnar reader would have to rebuild
-    per-query Python lists for it, so this applies the same two policies
-    (``no_relevant`` and ``missing_query``) to the kernels' raw values.
-    """
-    matrix = build_matrix(cols, duplicates=pol.duplicates, score_precision=pol.score_precision)
-    values: dict[Metric, np.ndarray] = {}
-    for m in metrics:
-        definition = m.definition
-        out = np.asarray(definition.kernel(matrix, m.k, m.param_model()), dtype=np.float64).copy()
-        no_rel = matrix.num_rel(m.rel) == 0
-        if definition.applies_to == "negatives":
-            out[~no_rel] = np.nan
-        elif pol.no_relevant == "skip":
-            out[no_rel] = np.nan
-        elif pol.no_relevant == "bob" and definition.vacuous is not None:
-            out[no_rel] = definition.vacuous
-        if pol.missing_query == "skip":
-            out[~matrix.present] = np.nan
-        values[m] = out
-    return values, matrix
-
-
 def _duplicate_error(
     what: str, path: str, qid: str, doc: str, first_line: int, second_line: int
 ) -> DataError:
@@ -793,62 +952,37 @@ def _find_duplicate(keys: np.ndarray, lines: np.ndarray) -> tuple[int, int] | No
     return int(order[j]), int(order[j + 1])
 
 
-def run_trec_eval(
-    qrels_path: str,
-    run_path: str,
-    measures: Sequence[str] = (),
-    *,
-    per_query: bool = False,
-    complete: bool = False,
-    summary: bool = True,
-    rel_level: int = 1,
-    max_per_query: int | None = None,
-    judged_only: bool = False,
-    compat: Compat = "10.0",
-) -> TrecEvalResult:
-    """Evaluate like ``trec_eval [-q] [-c] [-n] [-l N] [-M N] [-J] [-m ...] qrels run``."""
-    if rel_level < 1:
-        raise ConfigError(
-            f"-l {rel_level}: the relevance level must be at least 1",
-            hint="evalframe's binary metrics take rel >= 1",
-        )
-    if max_per_query is not None and max_per_query < 0:
-        raise ConfigError("-M must not be negative")
-    requests = parse_measures(list(measures), compat)
-    outputs = _plan(requests, rel_level, compat)
+@dataclass(frozen=True)
+class _Rows:
+    """Which rows of the two files are in play, and their query indexes."""
 
-    qrels = read_qrels(qrels_path)
-    run = read_run(run_path)
-    policies = Policies(
-        no_relevant="zero",  # trec_eval scores a query with no relevant doc (as 0 mostly)
-        missing_query="zero" if complete else "skip",
-        # trec_eval 10.0 keeps scores as double, 9.0.8 as float (ties in float32)
-        score_precision="float32" if compat == "9.0.8" else "float64",
-        duplicates="error",
-    )
+    q_in: np.ndarray
+    r_in: np.ndarray
+    qrel_qi: np.ndarray
+    run_qi: np.ndarray
+    query_ids: np.ndarray
+    present: np.ndarray
+    extra_queries: int
 
-    names = np.asarray(qrels.qid_names, dtype=str)
-    by_name = np.argsort(names, kind="stable")
-    query_ids = names[by_name]  # code point order = trec_eval's strcmp order for UTF-8
-    slot = np.empty(names.size, dtype=np.int64)
-    slot[by_name] = np.arange(names.size)
-    qrel_qi = slot[qrels.qid_codes]
-    where = {str(q): i for i, q in enumerate(query_ids)}
-    run_slot = np.array([where.get(q, -1) for q in run.qid_names], dtype=np.int64)
-    run_qi = run_slot[run.qid_codes] if run.qid_codes.size else np.zeros(0, dtype=np.int64)
-    present = np.zeros(query_ids.size, dtype=bool)
-    present[run_slot[run_slot >= 0]] = True
-    evaluated = np.ones(query_ids.size, dtype=bool) if complete else present
-    if not evaluated.any():
-        raise DataError(
-            "no queries with both results and relevance info",
-            path=run_path,
-            hint=f"the run's query ids do not match those in {qrels_path}",
-        )
 
+def _ordered_columns(
+    qrels: Qrels,
+    run: RunColumns,
+    rows: _Rows,
+    max_per_query: int | None,
+    judged_only: bool,
+    compat: Compat,
+) -> Columns:
+    """The engine's columns after trec_eval's own sort, ``-M``, duplicate checks and ``-J``.
+
+    Also the reference for the error messages: duplicates are reported with
+    both file lines, in the order trec_eval finds them.
+    """
+    qrels_path, run_path = qrels.path, run.path
+    q_in, r_in, qrel_qi, run_qi, query_ids = (
+        rows.q_in, rows.r_in, rows.qrel_qi, rows.run_qi, rows.query_ids
+    )  # fmt: skip
     # Rows of the queries in play, with doc ids as integer codes shared by both files.
-    q_in = evaluated[qrel_qi]
-    r_in = (run_qi >= 0) & evaluated[np.maximum(run_qi, 0)]
     q_q, r_q = qrel_qi[q_in], run_qi[r_in]
     q_labels, q_lines = qrels.labels[q_in], qrels.lines[q_in]
     r_scores, r_lines = run.scores[r_in], run.lines[r_in]
@@ -909,14 +1043,138 @@ def run_trec_eval(
         qrel_q=q_q.astype(np.int64),
         qrel_docs=q_docs,
         qrel_labels=q_labels,
-        present=present,
-        extra_queries=int((run_slot < 0).sum()),
+        present=rows.present,
+        extra_queries=rows.extra_queries,
     )
+    return cols
+
+
+def _direct_columns(qrels: Qrels, run: RunColumns, rows: _Rows) -> Columns:
+    """The engine's columns straight from the readers: byte ids, file order.
+
+    ``build_matrix`` sorts into trec_eval order and stops on a duplicate in
+    the run; the caller redoes a failing run with :func:`_ordered_columns`
+    to report it the trec_eval way.
+    """
+    q_in, r_in, qrel_qi, run_qi, query_ids = (
+        rows.q_in, rows.r_in, rows.qrel_qi, rows.run_qi, rows.query_ids
+    )  # fmt: skip
+    full_q, full_r = bool(q_in.all()), bool(r_in.all())
+    q_q = qrel_qi if full_q else qrel_qi[q_in]
+    r_q = run_qi if full_r else run_qi[r_in]
+    q_labels = qrels.labels if full_q else qrels.labels[q_in]
+    q_lines = qrels.lines if full_q else qrels.lines[q_in]
+    q_docs = qrels.docs if full_q else qrels.docs[q_in]
+    r_docs = run.docs if full_r else run.docs[r_in]
+    r_scores = run.scores if full_r else run.scores[r_in]
+    # bad UTF-8 is reported as before (only a non-ASCII file needs the check)
+    if not qrels.ascii_only:
+        _decode(q_docs, False, qrels.path, q_lines)
+    if not run.ascii_only:
+        _decode(r_docs, False, run.path, run.lines if full_r else run.lines[r_in])
+    if q_docs.size > 1:
+        _, codes = np.unique(q_docs, return_inverse=True)
+        codes = codes.astype(np.int64).ravel()
+        dup = _find_duplicate(q_q * (int(codes.max()) + 1) + codes, q_lines)
+        if dup is not None:
+            a, b = dup
+            raise _duplicate_error(
+                "qrels", qrels.path, str(query_ids[q_q[b]]), _as_str(q_docs[b]),
+                int(q_lines[a]), int(q_lines[b]),
+            )  # fmt: skip
+    return Columns(
+        query_ids=tuple(query_ids.tolist()),
+        run_q=r_q.astype(np.int64, copy=False),
+        run_docs=r_docs,
+        run_scores=r_scores,
+        qrel_q=q_q.astype(np.int64, copy=False),
+        qrel_docs=q_docs,
+        qrel_labels=q_labels,
+        present=rows.present,
+        extra_queries=rows.extra_queries,
+    )
+
+
+def _as_str(doc: bytes) -> str:
+    return doc.decode("utf-8")
+
+
+def run_trec_eval(
+    qrels_path: str,
+    run_path: str,
+    measures: Sequence[str] = (),
+    *,
+    per_query: bool = False,
+    complete: bool = False,
+    summary: bool = True,
+    rel_level: int = 1,
+    max_per_query: int | None = None,
+    judged_only: bool = False,
+    compat: Compat = "10.0",
+) -> TrecEvalResult:
+    """Evaluate like ``trec_eval [-q] [-c] [-n] [-l N] [-M N] [-J] [-m ...] qrels run``."""
+    if rel_level < 1:
+        raise ConfigError(
+            f"-l {rel_level}: the relevance level must be at least 1",
+            hint="evalframe's binary metrics take rel >= 1",
+        )
+    if max_per_query is not None and max_per_query < 0:
+        raise ConfigError("-M must not be negative")
+    requests = parse_measures(list(measures), compat)
+    outputs = _plan(requests, rel_level, compat)
+
+    qrels = read_qrels(qrels_path)
+    run = read_run(run_path)
+    policies = Policies(
+        no_relevant="zero",  # trec_eval scores a query with no relevant doc (as 0 mostly)
+        missing_query="zero" if complete else "skip",
+        # trec_eval 10.0 keeps scores as double, 9.0.8 as float (ties in float32)
+        score_precision="float32" if compat == "9.0.8" else "float64",
+        duplicates="error",
+    )
+
+    names = np.asarray(qrels.qid_names, dtype=str)
+    by_name = np.argsort(names, kind="stable")
+    query_ids = names[by_name]  # code point order = trec_eval's strcmp order for UTF-8
+    slot = np.empty(names.size, dtype=np.int64)
+    slot[by_name] = np.arange(names.size)
+    qrel_qi = slot[qrels.qid_codes]
+    where = {str(q): i for i, q in enumerate(query_ids)}
+    run_slot = np.array([where.get(q, -1) for q in run.qid_names], dtype=np.int64)
+    run_qi = run_slot[run.qid_codes] if run.qid_codes.size else np.zeros(0, dtype=np.int64)
+    present = np.zeros(query_ids.size, dtype=bool)
+    present[run_slot[run_slot >= 0]] = True
+    evaluated = np.ones(query_ids.size, dtype=bool) if complete else present
+    if not evaluated.any():
+        raise DataError(
+            "no queries with both results and relevance info",
+            path=run_path,
+            hint=f"the run's query ids do not match those in {qrels_path}",
+        )
+
+    # Rows of the queries in play.
+    q_in = evaluated[qrel_qi]
+    r_in = (run_qi >= 0) & evaluated[np.maximum(run_qi, 0)]
+    rows = _Rows(q_in, r_in, qrel_qi, run_qi, query_ids, present, int((run_slot < 0).sum()))
+    ordered = partial(_ordered_columns, qrels, run, rows, max_per_query, judged_only, compat)
+    direct = max_per_query is None and not judged_only
+    # Without -M and -J the engine sorts into trec_eval order and finds the
+    # run's duplicates itself, on the byte ids as read.
+    cols = _direct_columns(qrels, run, rows) if direct else ordered()
+    r_q = cols.run_q
     depth = max(1, int(np.bincount(r_q).max()) if r_q.size else 1)
     metrics = list(dict.fromkeys(m for o in outputs for m in o.metrics))
     if any(o.root == "num_nonrel_judged_ret" for o in outputs):
         metrics.append(_metric(f"Judged@{depth}"))
-    values, matrix = _evaluate_columns(metrics, cols, policies)
+    try:
+        scores = evaluate_columns(metrics, cols, policies)
+    except DataError:
+        if not direct:
+            raise
+        ordered()  # a duplicate in the run: reported with its file lines, as trec_eval does
+        raise  # pragma: no cover - the engine and trec_eval's checks find the same duplicates
+    values, matrix = scores.values, scores.matrix
+    assert matrix is not None  # evaluate_columns sets it
     stand_in = (~present) if (complete and compat == "10.0" and not judged_only) else None
     ctx = _Context(values=values, matrix=matrix, depth=depth, stand_in=stand_in)
 

@@ -328,3 +328,24 @@ def test_bpref_sums_in_rank_order_like_trec_eval(tmp_path: Path) -> None:
     q = write(tmp_path / "q", "\n".join(qrels) + "\n")
     r = write(tmp_path / "r", "\n".join(runf) + "\n")
     assert run(["-m", "bpref", q, r]) == "bpref                 \tall\t0.6437\n"
+
+
+@pytest.mark.parametrize(("name", "compat", "expected_path"), CASES)
+def test_single_space_files_take_the_fast_reader_and_print_the_same(
+    name: str, compat: str, expected_path: Path, tmp_path: Path
+) -> None:
+    """The shipped files use tabs (the careful reader); single-space copies take the
+    columnar fast path. Both must print exactly the same lines."""
+    args = command(name, compat)
+    spaced = []
+    for arg in args:
+        path = Path(arg)
+        if path.is_file():
+            text = path.read_text()
+            lines = [" ".join(line.split()) for line in text.splitlines() if line.strip()]
+            copy = tmp_path / path.name
+            copy.write_text("\n".join(lines) + "\n")
+            spaced.append(str(copy))
+        else:
+            spaced.append(arg)
+    assert run(spaced) == run(args)

@@ -35,6 +35,7 @@ __all__ = [
     "Scores",
     "build_matrix",
     "evaluate",
+    "evaluate_columns",
     "project_ids",
     "to_columns",
     "trec_order",
@@ -152,6 +153,8 @@ class Scores:
     missing: tuple[str, ...] = ()
     extra_queries: int = 0
     skipped: dict[Metric, int] = field(default_factory=dict)
+    #: the matrix the values were computed on (set by :func:`evaluate_columns`)
+    matrix: ScoreMatrix | None = field(default=None, repr=False, compare=False)
 
     def per_query(self) -> dict[str, dict[str, float]]:
         out: dict[str, dict[str, float]] = {}
@@ -620,6 +623,55 @@ def evaluate(
             drop_self_matches=pol.drop_self_matches,
         )
     base = matrices.get(None) or next(iter(matrices.values()))
+    values, skipped = _apply_policies(metrics, matrices, pol)
+    missing = tuple(q for q, p in zip(base.query_ids, base.present, strict=True) if not p)
+    return Scores(
+        query_ids=base.query_ids,
+        values=values,
+        missing=missing,
+        extra_queries=base.extra_queries,
+        skipped=skipped,
+    )
+
+
+def evaluate_columns(
+    metrics: Sequence[Metric], columns: Columns, policies: Policies | None = None
+) -> Scores:
+    """:func:`evaluate` for pre-built :class:`Columns` (a columnar file reader's output).
+
+    Applies the same policies; the returned :class:`Scores` carries the
+    :class:`ScoreMatrix` in ``matrix``. Metrics on views need :func:`evaluate`
+    (the view's projection of the ids is made from a golden set).
+    """
+    pol = policies or Policies()
+    viewed = [str(m) for m in metrics if m.view is not None]
+    if viewed:
+        raise ConfigError(
+            f"metric {viewed[0]!r} is on a view, which pre-built columns do not have",
+            key="metrics.measures",
+            hint="use evaluate() with a golden set that declares the view",
+        )
+    matrix = build_matrix(
+        columns,
+        duplicates=pol.duplicates,
+        score_precision=pol.score_precision,
+        drop_self_matches=pol.drop_self_matches,
+    )
+    values, skipped = _apply_policies(metrics, {None: matrix}, pol)
+    return Scores(
+        query_ids=matrix.query_ids,
+        values=values,
+        missing=tuple(q for q, p in zip(matrix.query_ids, matrix.present, strict=True) if not p),
+        extra_queries=matrix.extra_queries,
+        skipped=skipped,
+        matrix=matrix,
+    )
+
+
+def _apply_policies(
+    metrics: Sequence[Metric], matrices: Mapping[str | None, ScoreMatrix], pol: Policies
+) -> tuple[dict[Metric, np.ndarray], dict[Metric, int]]:
+    """Every metric's kernel values, with the policies applied (NaN: left out)."""
     values: dict[Metric, np.ndarray] = {}
     skipped: dict[Metric, int] = {}
     for m in metrics:
@@ -646,14 +698,7 @@ def evaluate(
         # every rank metric scores 0 (and Abstained, rightly, scores 1)
         values[m] = out
         skipped[m] = int(np.isnan(out).sum())
-    missing = tuple(q for q, p in zip(base.query_ids, base.present, strict=True) if not p)
-    return Scores(
-        query_ids=base.query_ids,
-        values=values,
-        missing=missing,
-        extra_queries=base.extra_queries,
-        skipped=skipped,
-    )
+    return values, skipped
 
 
 def trec_order(
