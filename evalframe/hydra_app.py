@@ -225,14 +225,16 @@ def _run_task(cfg: Any) -> int:
 
     try:
         try:
-            raw = OmegaConf.to_container(cfg, resolve=True)
+            # throw_on_missing: a "???" left unset must be an error naming its key,
+            # not the literal string "???" handed to a plugin as a path
+            raw = OmegaConf.to_container(cfg, resolve=True, throw_on_missing=True)
         except OmegaConfBaseException as exc:
             key = getattr(exc, "full_key", None)
             raise ConfigError(
                 f"cannot resolve the config: {getattr(exc, 'msg', str(exc)).splitlines()[0]}",
                 key=key or None,
-                hint="a value is missing (???) or an interpolation is broken; set it on the "
-                "command line (key=value) or in your experiment YAML",
+                hint="set it on the command line (key=value) or in your experiment YAML, or "
+                "pick an experiment that sets it, e.g. +experiment=quickstart",
             ) from None
         assert isinstance(raw, dict)  # to_container of a DictConfig is a dict
         experiment = validate_experiment({str(k): v for k, v in raw.items()})

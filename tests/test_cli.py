@@ -245,3 +245,10 @@ def test_console_script_matches_python_m() -> None:
     script = Path(sys.executable).with_name("evalframe")
     proc = subprocess.run([str(script), "--help"], capture_output=True, text=True, check=True)
     assert proc.stdout.startswith("evalframe ")
+
+
+def test_no_arguments_at_all_points_to_an_experiment(project: Project) -> None:
+    res = project.run()
+    assert res.code == 2
+    assert "config key dataset.path" in res.stderr and "+experiment=quickstart" in res.stderr
+    assert "???" not in res.stderr.split("hint")[0].replace("(???)", "")
