@@ -8,6 +8,7 @@ import subprocess
 import sys
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -86,6 +87,23 @@ class Project:
 def write_jsonl(path: Path, records: list[dict[str, object]]) -> Path:
     path.write_text("".join(json.dumps(r) + "\n" for r in records))
     return path
+
+
+def raw_config(project: Project, **overrides: Any) -> dict[str, Any]:
+    """An experiment as Hydra would compose it, on the tiny project (for in-process tests)."""
+    cfg: dict[str, Any] = {
+        "experiment": "unit",
+        "dataset": {"name": "jsonl", "path": str(project.golden)},
+        "corpus": {"name": "jsonl", "path": str(project.corpus)},
+        "retriever": {"name": "bm25"},
+        "depth": 5,
+        "metrics": {"measures": ["R@5", "RR", "nDCG@10"]},
+        "gates": {},
+        "tracking": {"name": "none"},
+        "output": {"dir": str(project.root / "out"), "cache_dir": str(project.root / "cache")},
+    }
+    cfg.update(overrides)
+    return cfg
 
 
 @pytest.fixture

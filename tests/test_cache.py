@@ -18,8 +18,7 @@ from evalframe.pipeline import run_experiment
 from evalframe.protocols import PluginConfig, PluginContext, Query
 from evalframe.registry import RETRIEVERS
 from evalframe.types import Ranking
-from tests.conftest import Project
-from tests.test_pipeline import raw_config
+from tests.conftest import Project, raw_config
 
 
 class CountingConfig(PluginConfig):

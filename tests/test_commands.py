@@ -12,9 +12,8 @@ from evalframe.cli import main
 from evalframe.config import validate_experiment
 from evalframe.pipeline import run_experiment
 from evalframe.registry import RETRIEVERS
-from tests.conftest import Project
+from tests.conftest import Project, raw_config
 from tests.test_cache import Counting, CountingConfig
-from tests.test_pipeline import raw_config
 
 
 def stored_run(project: Project) -> Path:

@@ -18,23 +18,7 @@ from evalframe.pipeline import run_experiment
 from evalframe.protocols import PluginConfig, PluginContext
 from evalframe.registry import RETRIEVERS, TRACKERS
 from evalframe.types import Ranking
-from tests.conftest import Project
-
-
-def raw_config(project: Project, **overrides: Any) -> dict[str, Any]:
-    cfg: dict[str, Any] = {
-        "experiment": "unit",
-        "dataset": {"name": "jsonl", "path": str(project.golden)},
-        "corpus": {"name": "jsonl", "path": str(project.corpus)},
-        "retriever": {"name": "bm25"},
-        "depth": 5,
-        "metrics": {"measures": ["R@5", "RR", "nDCG@10"]},
-        "gates": {},
-        "tracking": {"name": "none"},
-        "output": {"dir": str(project.root / "out"), "cache_dir": str(project.root / "cache")},
-    }
-    cfg.update(overrides)
-    return cfg
+from tests.conftest import Project, raw_config
 
 
 class Recorder:
