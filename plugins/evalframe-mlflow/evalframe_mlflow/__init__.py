@@ -1,0 +1,1 @@
+"""evalframe-mlflow: log evalframe runs to MLflow."""

@@ -1,0 +1,1 @@
+"""Hydra config groups shipped by evalframe-mlflow."""

@@ -1,0 +1,68 @@
+"""MLflow-safe keys for evalframe's canonical metric names.
+
+MLflow accepts only alphanumerics and ``_ - . / space`` in metric and param
+keys, while evalframe names metrics like ``nDCG@10`` or ``P(rel=2)@5``.
+:func:`metric_key` is the one mapping, applied character by character:
+
+=========  ==========  ===============================================
+canonical  safe        example
+=========  ==========  ===============================================
+``@``      ``_at_``    ``nDCG@10`` -> ``nDCG_at_10``
+``(``      ``_``       ``P(rel=2)@5`` -> ``P_rel_2__at_5``
+``)``      ``_``       ``R(view=files)`` -> ``R_view_files_``
+``=``      ``_``       (see above)
+``,``      ``__``      ``SetF(beta=0.5,rel=2)`` -> ``SetF_beta_0.5__rel_2_``
+``:``      ``-``       ``nDCG(gain=1:3;2:9)`` -> ``nDCG_gain_1-3--2-9_``
+``;``      ``--``      (see above)
+other      ``-uHH-``   any other character, by its hex code point
+=========  ==========  ===============================================
+
+Alphanumerics and ``_ - . / space`` are kept, so the flat keys of
+``metrics.json`` stay readable: ``RR@10.ci_low`` -> ``RR_at_10.ci_low``,
+``latency.p50`` stays ``latency.p50``. The canonical name of every metric is
+also logged as the tag ``evalframe.metric.<safe key>``, so nothing is lost.
+
+The mapping is injective on the built-in grammar (metric names are
+alphanumeric, parameter keys are identifiers without ``at``, values are
+numbers, identifiers or gain maps); the tests check it over a generated set
+of canonical names. A third-party metric whose parameter *values* contain
+``_`` or ``-`` could in principle collide; the tracker warns when it does.
+"""
+
+from __future__ import annotations
+
+import re
+
+__all__ = ["metric_key", "safe_segment"]
+
+_TABLE = {
+    "@": "_at_",
+    "(": "_",
+    ")": "_",
+    "=": "_",
+    ",": "__",
+    ":": "-",
+    ";": "--",
+}
+_ALLOWED = re.compile(r"[A-Za-z0-9_\-./ ]")
+
+
+def metric_key(name: str) -> str:
+    """The MLflow-safe key for a canonical evalframe metric name (see the module table)."""
+    out = []
+    for ch in name:
+        if ch in _TABLE:
+            out.append(_TABLE[ch])
+        elif _ALLOWED.fullmatch(ch):
+            out.append(ch)
+        else:
+            out.append(f"-u{ord(ch):x}-")
+    return "".join(out)
+
+
+def safe_segment(text: str) -> str:
+    """One path segment of a key (a slice field or value): no ``/``, never ``.``/``..``/empty."""
+    seg = metric_key(str(text)).replace("/", "-u2f-")
+    if seg in ("", ".", ".."):
+        seg = seg.replace(".", "-u2e-") or "_"
+    return seg
