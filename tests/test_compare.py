@@ -20,22 +20,15 @@ def run(project: Project, out: str, *extra: str) -> Path:
     return project.root / out
 
 
+def promote(project: Project, run_dir: Path) -> int:
+    """`evalframe baseline promote RUN_DIR --name main` into the project's baselines/."""
+    root = project.root / "baselines"
+    return main(["baseline", "promote", str(run_dir), "--name", "main", "--root", str(root)])
+
+
 def test_promote_then_run_against_the_baseline(project: Project) -> None:
     first = run(project, "r1")
-    assert (
-        main(
-            [
-                "baseline",
-                "promote",
-                str(first),
-                "--name",
-                "main",
-                "--root",
-                str(project.root / "baselines"),
-            ]
-        )
-        == 0
-    )
+    assert promote(project, first) == 0
     assert sorted(p.name for p in (project.root / "baselines" / "main").iterdir()) == [
         "config.yaml",
         "metrics.json",
@@ -58,17 +51,7 @@ def test_promote_then_run_against_the_baseline(project: Project) -> None:
 
 def test_a_worse_system_trips_the_regression_gates(project: Project) -> None:
     first = run(project, "r1")
-    main(
-        [
-            "baseline",
-            "promote",
-            str(first),
-            "--name",
-            "main",
-            "--root",
-            str(project.root / "baselines"),
-        ]
-    )
+    promote(project, first)
     bad = project.root / "bad.run"
     bad.write_text("1 Q0 gates 1 2.0 s\n2 Q0 install 1 2.0 s\n3 Q0 slices 1 2.0 s\n")
     res = project.run(
@@ -85,17 +68,7 @@ def test_a_worse_system_trips_the_regression_gates(project: Project) -> None:
 
 def test_a_baseline_on_another_golden_set_is_refused(project: Project) -> None:
     first = run(project, "r1")
-    main(
-        [
-            "baseline",
-            "promote",
-            str(first),
-            "--name",
-            "main",
-            "--root",
-            str(project.root / "baselines"),
-        ]
-    )
+    promote(project, first)
     write_jsonl(project.golden, [*GOLDEN, {"id": 9, "question": "new?", "expected_chunks": []}])
     res = project.run(*project.data_args(), "baseline=main")
     assert res.code == 2 and "was scored on another golden set" in res.stderr
