@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from evalframe import __version__
 from evalframe.errors import EXIT_ERROR, EvalframeError
@@ -32,8 +32,12 @@ usage:
   evalframe rescore RUN_DIR [KEY=VALUE ...]        re-score a stored run, no retrieval
   evalframe golden validate|stats|diff|create|sample|review-check ...   curate golden sets
   evalframe cache info|clear                       the retrieval and index cache
-  evalframe compare A B                            paired comparison of two runs or baselines
+  evalframe compare A B                            paired comparison (run dirs, baselines,
+                                                   MLflow run ids)
   evalframe baseline promote RUN_DIR --name NAME   keep a run as a named baseline
+  evalframe runs [--experiment E] [--filter F]     runs in the MLflow store, as a table
+  evalframe sync [RUN_DIR ...]                     upload runs logged while MLflow was down
+  evalframe ui                                     the MLflow UI on the default store
   evalframe version
 
 examples:
@@ -81,6 +85,28 @@ def _plugins(argv: Sequence[str]) -> int:
     return 0
 
 
+#: Entry-point group through which a distribution adds a subcommand: the name is
+#: the command, the value a ``module:function`` taking argv and returning an exit code.
+COMMANDS_GROUP = "evalframe.commands"
+
+
+def plugin_command_names() -> list[str]:
+    from importlib import metadata
+
+    return sorted(ep.name for ep in metadata.entry_points(group=COMMANDS_GROUP))
+
+
+def plugin_command(name: str) -> Callable[[list[str]], int] | None:
+    """The subcommand a plugin adds under ``name`` (``evalframe runs`` from evalframe-mlflow)."""
+    from importlib import metadata
+
+    for ep in metadata.entry_points(group=COMMANDS_GROUP):
+        if ep.name == name:
+            func = ep.load()
+            return func  # type: ignore[no-any-return]  # entry points are untyped
+    return None
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
     try:
@@ -117,8 +143,12 @@ def main(argv: Sequence[str] | None = None) -> int:
 
             return trec_eval_main(args[1:])
         if args and not args[0].startswith("-") and "=" not in args[0]:
+            command = plugin_command(args[0])
+            if command is not None:
+                return int(command(args[1:]))
+            names = sorted({*SUBCOMMANDS, *plugin_command_names()})
             print(
-                f"error: unknown command {args[0]!r}; commands are {', '.join(SUBCOMMANDS)}, "
+                f"error: unknown command {args[0]!r}; commands are {', '.join(names)}, "
                 "or give Hydra overrides such as +experiment=quickstart\n"
                 "  hint: `evalframe --help` lists them",
                 file=sys.stderr,

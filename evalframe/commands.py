@@ -5,7 +5,9 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import sys
+import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -159,11 +161,41 @@ def _size(n: int) -> str:
     return f"{n} B"
 
 
-def _run_folder(ref: str, root: Path) -> Path:
-    """A run directory, or a baseline by name under ``root``."""
+#: Entry-point group of functions ``(ref, dest) -> Path | None`` that turn a run
+#: reference other than a folder (an MLflow run id) into a folder of run files.
+RUN_SOURCES_GROUP = "evalframe.run_sources"
+
+
+def fetch_from_sources(ref: str, dest: Path) -> Path | None:
+    """The run files for ``ref`` from the first run source that knows it, else None."""
+    from importlib import metadata
+
+    for ep in sorted(metadata.entry_points(group=RUN_SOURCES_GROUP), key=lambda e: e.name):
+        folder = ep.load()(ref, dest / ep.name)
+        if folder is not None:
+            return Path(folder)
+    return None
+
+
+def _run_folder(ref: str, root: Path, scratch: Path | None = None) -> Path:
+    """A run directory, a baseline by name under ``root``, or a run a source fetches (MLflow)."""
     from evalframe.baseline import _resolve
 
-    return _resolve(ref, root)
+    try:
+        return _resolve(ref, root)
+    except ConfigError as exc:
+        if scratch is None:
+            raise
+        folder = fetch_from_sources(ref, scratch / f"ref{len(list(scratch.glob('ref*')))}")
+        if folder is None:
+            raise ConfigError(
+                f"{ref!r} is not a run folder, a baseline in {root}, or a run id any installed "
+                "run source knows",
+                expected="a folder with summary.json, a baseline name, or an MLflow run id "
+                "(runs:/ID or the 32-hex id; the store is $MLFLOW_TRACKING_URI or ./mlflow.db)",
+                hint=exc.hint,
+            ) from None
+        return folder
 
 
 def compare_main(argv: Sequence[str]) -> int:
@@ -205,8 +237,14 @@ def compare_main(argv: Sequence[str]) -> int:
     )
     from evalframe.io import atomic_write, atomic_write_json
 
-    a = load_run_data(_run_folder(args.a, args.baselines), name=args.a)
-    others = [load_run_data(_run_folder(ref, args.baselines), name=ref) for ref in args.b]
+    scratch = Path(tempfile.mkdtemp(prefix="evalframe-compare-"))
+    try:
+        a = load_run_data(_run_folder(args.a, args.baselines, scratch), name=args.a)
+        others = [
+            load_run_data(_run_folder(ref, args.baselines, scratch), name=ref) for ref in args.b
+        ]
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
     for other in others:
         check_comparable(a, other, allow_mismatch=args.allow_mismatch)
     if len(others) > 1:

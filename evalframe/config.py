@@ -41,6 +41,7 @@ __all__ = [
     "OutputSection",
     "ReportSection",
     "ResolvedPlugin",
+    "resolve_trackers",
     "validate_experiment",
 ]
 
@@ -172,6 +173,13 @@ def _resolve(registry: Registry[Any], node: Mapping[str, Any], key: str) -> Reso
     return ResolvedPlugin(spec=spec, config=configure(spec, params, key), key=key)
 
 
+def resolve_trackers(tracking: Mapping[str, Any]) -> tuple[ResolvedPlugin, ...]:
+    """The ``tracking`` section as trackers to build: none for ``name: none``."""
+    if tracking.get("name") in (None, "none"):
+        return ()
+    return (_resolve(TRACKERS, tracking, "tracking"),)
+
+
 def validate_experiment(raw: Mapping[str, Any]) -> Experiment:
     """Validate a composed config (a plain, resolved mapping) into an :class:`Experiment`."""
     try:
@@ -184,9 +192,7 @@ def validate_experiment(raw: Mapping[str, Any]) -> Experiment:
             "`python -m evalframe +experiment=NAME --cfg job` prints the composed config",
         ) from None
     metrics = parse_metrics(schema.metrics.measures, key="metrics.measures")
-    trackers: tuple[ResolvedPlugin, ...] = ()
-    if schema.tracking.get("name") not in (None, "none"):
-        trackers = (_resolve(TRACKERS, schema.tracking, "tracking"),)
+    trackers = resolve_trackers(schema.tracking)
     corpus = None
     if schema.corpus is not None and schema.corpus.get("name") not in (None, "none"):
         corpus = _resolve(CORPORA, schema.corpus, "corpus")

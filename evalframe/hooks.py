@@ -8,6 +8,8 @@ A tracker is any object with some of these methods; each is optional::
     on_gated(context: RunContext, gates: list[GateResult])
     on_run_end(context: RunContext, outcome: RunOutcome)
     on_error(context: RunContext, error: BaseException)
+    on_sweep_start(sweep: SweepContext)                 # a -m sweep, before its jobs
+    on_sweep_end(sweep: SweepContext, jobs: list[SweepJob])  # after them, even if one failed
 
 Results are written to the run directory *before* ``on_run_end`` fires, and a
 tracker that raises is reported and ignored: a tracking outage must never lose
@@ -22,7 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-__all__ = ["HOOKS", "HookRelay", "RunContext", "RunOutcome"]
+__all__ = ["HOOKS", "HookRelay", "RunContext", "RunOutcome", "SweepContext", "SweepJob"]
 
 HOOKS = (
     "on_run_start",
@@ -31,17 +33,50 @@ HOOKS = (
     "on_gated",
     "on_run_end",
     "on_error",
+    "on_sweep_start",
+    "on_sweep_end",
 )
 
 
 @dataclass
 class RunContext:
-    """What every hook receives: the run's identity and where its outputs go."""
+    """What every hook receives: the run's identity and where its outputs go.
+
+    ``metadata`` carries what the config does not say: ``plugins`` (kind ->
+    ``{name, distribution, version}`` of each plugin that ran), ``baseline``,
+    ``choices`` (Hydra's config-group choices) and, inside a ``-m`` sweep,
+    ``sweep`` (``{dir, num, overrides}``).
+    """
 
     experiment: str
     output_dir: Path
     config: dict[str, Any]
     metadata: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class SweepContext:
+    """A ``-m`` sweep: its folder (one sub-folder per job) and the config it started from."""
+
+    experiment: str
+    sweep_dir: Path
+    config: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class SweepJob:
+    """One job of a finished sweep, as read back from its folder.
+
+    ``exit_code`` is None when the job left no record (it crashed hard or
+    never ran); ``summary`` is its summary.json, empty when it has none.
+    """
+
+    num: int
+    output_dir: Path
+    overrides: tuple[str, ...]
+    exit_code: int | None
+    summary: dict[str, Any]
+    error: str | None = None
 
 
 @dataclass(frozen=True)

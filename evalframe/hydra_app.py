@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import difflib
 import importlib.util
+import os
 import sys
 import traceback
 from collections.abc import Sequence
@@ -174,6 +175,24 @@ def split_argv(argv: Sequence[str]) -> tuple[list[str], list[str]]:
     return flags, overrides
 
 
+def tracking_from_env(overrides: Sequence[str]) -> list[str]:
+    """Prepend ``tracking=$EVALFRAME_TRACKING`` unless the command line picks a tracker.
+
+    Lets CI or a test suite turn tracking off (``EVALFRAME_TRACKING=none``) or
+    point every run at another tracker without editing config; an explicit
+    ``tracking=...`` on the command line still wins.
+    """
+    choice = os.environ.get("EVALFRAME_TRACKING", "").strip()
+    if not choice or any(o.lstrip("+~").partition("=")[0] == "tracking" for o in overrides):
+        return list(overrides)
+    return [f"tracking={choice}", *overrides]
+
+
+#: Tells trackers when a ``-m`` sweep starts and ends (see evalframe.sweep). Set in
+#: code, not in conf/config.yaml, so ``--cfg job`` output and user configs stay clean.
+SWEEP_CALLBACK = "++hydra.callbacks.evalframe_sweep._target_=evalframe.sweep.SweepCallback"
+
+
 def _quote(path: Path) -> str:
     return "'file://" + str(path).replace("'", "\\'") + "'"
 
@@ -181,6 +200,7 @@ def _quote(path: Path) -> str:
 def run_hydra(argv: Sequence[str], prog: str = "evalframe") -> int:
     """Compose the config with Hydra and run the experiment(s); return the exit code."""
     flags, overrides = split_argv(argv)
+    overrides = tracking_from_env(overrides)
     try:
         search_path = config_search_path()
         check_group_overrides(overrides, search_path)
@@ -201,7 +221,7 @@ def run_hydra(argv: Sequence[str], prog: str = "evalframe") -> int:
     searchpath_override = "hydra.searchpath=[" + ",".join(_quote(p) for p in extra) + "]"
     main = hydra.main(version_base="1.3", config_path=str(core), config_name="config")(task)
     saved = sys.argv
-    sys.argv = [prog, *flags, *overrides, searchpath_override]
+    sys.argv = [prog, *flags, *overrides, searchpath_override, SWEEP_CALLBACK]
     try:
         main()
     except SystemExit as exc:
@@ -213,6 +233,9 @@ def run_hydra(argv: Sequence[str], prog: str = "evalframe") -> int:
             codes.append(EXIT_ERROR)
     finally:
         sys.argv = saved
+        if "evalframe.sweep" in sys.modules:
+            # Hydra skips on_multirun_end when a job raised: end the sweep here.
+            sys.modules["evalframe.sweep"].finish_active()
     return max(codes, default=0)
 
 
@@ -223,6 +246,7 @@ def _run_task(cfg: Any) -> int:
     from evalframe.config import validate_experiment
     from evalframe.pipeline import run_experiment
 
+    error: str | None = None
     try:
         try:
             # throw_on_missing: a "???" left unset must be an error naming its key,
@@ -238,18 +262,57 @@ def _run_task(cfg: Any) -> int:
             ) from None
         assert isinstance(raw, dict)  # to_container of a DictConfig is a dict
         experiment = validate_experiment({str(k): v for k, v in raw.items()})
-        return run_experiment(experiment).exit_code
+        code = run_experiment(experiment, metadata=hydra_metadata()).exit_code
     except EvalframeError as exc:
         print(exc.render(), file=sys.stderr)
-        return EXIT_ERROR
+        code, error = EXIT_ERROR, exc.render()
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
-        return 130
-    except Exception:  # noqa: BLE001  # a crash is reported with its traceback, not hidden
+        code, error = 130, "interrupted"
+    except Exception as exc:  # noqa: BLE001  # a crash is reported with its traceback, not hidden
         traceback.print_exc()
         print(
             "error: evalframe or a plugin crashed (above is the traceback); this is a bug, "
             "not a mistake in your config — please report it",
             file=sys.stderr,
         )
-        return EXIT_CRASH
+        code, error = EXIT_CRASH, f"crash: {type(exc).__name__}: {exc}"
+    _record_sweep_job(code, error)
+    return code
+
+
+def hydra_metadata() -> dict[str, Any]:
+    """What Hydra knows about this job that the config does not: choices, and the sweep."""
+    from hydra.core.hydra_config import HydraConfig
+    from hydra.types import RunMode
+
+    if not HydraConfig.initialized():
+        return {}
+    hc = HydraConfig.get()
+    meta: dict[str, Any] = {
+        "choices": {
+            str(k): str(v) for k, v in hc.runtime.choices.items() if not str(k).startswith("hydra")
+        }
+    }
+    if hc.mode == RunMode.MULTIRUN:
+        meta["sweep"] = {
+            "dir": str(Path(hc.sweep.dir).resolve()),
+            "num": int(hc.job.num),
+            "overrides": [str(o) for o in hc.overrides.task],
+        }
+    return meta
+
+
+def _record_sweep_job(code: int, error: str | None) -> None:
+    """In a sweep, leave ``job.json`` in the job's folder for the sweep summary."""
+    meta = hydra_metadata()
+    if "sweep" not in meta:
+        return
+    from hydra.core.hydra_config import HydraConfig
+
+    from evalframe.sweep import write_job_record
+
+    try:
+        write_job_record(Path(HydraConfig.get().runtime.output_dir), code, error)
+    except OSError as exc:
+        print(f"warning: could not record the sweep job's status: {exc}", file=sys.stderr)

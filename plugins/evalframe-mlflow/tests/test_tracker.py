@@ -1,42 +1,28 @@
-"""The mlflow tracker: contract, and real CLI runs read back with MlflowClient."""
+"""The mlflow tracker through the CLI, read back from a real sqlite store with MlflowClient."""
 
 from __future__ import annotations
 
 import json
 import os
-import socket
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
-from evalframe_mlflow.tracker import (
-    TRUNCATED,
-    MlflowConfig,
-    MlflowTracker,
-    flatten_params,
-    resolve_uri,
-    truncate,
-)
+from evalframe_mlflow.keys import metric_key
+from evalframe_mlflow.record import TRUNCATED, flatten_params, truncate
+from evalframe_mlflow.tracker import MlflowConfig, MlflowTracker
+from evalframe_mlflow.upload import resolve_uri
 
 from evalframe.protocols import PluginContext
 from evalframe.registry import TRACKERS
 from evalframe.testing import PluginContract
 
-CORPUS = [
-    {"id": "install", "text": "Install the tool with pip install and a virtual environment."},
-    {"id": "gates", "text": "A failed required gate makes the run exit with code 1."},
-    {"id": "cache", "text": "The BM25 index is cached on disk under the corpus hash."},
-]
-GOLDEN = [
-    {"id": 1, "question": "How do I install with pip?", "expected_chunks": ["install"],
-     "difficulty": "easy"},
-    {"id": 2, "question": "Which exit code does a failed gate give?",
-     "expected_chunks": ["gates"], "difficulty": "easy"},
-    {"id": 3, "question": "Where is the BM25 index cached?", "expected_chunks": ["cache"],
-     "difficulty": "hard"},
-]  # fmt: skip
+# mlflow's sqlite store uses SQLAlchemy APIs deprecated in 2.x (not ours to fix)
+pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 
 
 class TestMlflowContract(PluginContract):
@@ -48,10 +34,13 @@ def test_construction_resolves_the_embedded_uri_without_importing_mlflow(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("MLFLOW_TRACKING_URI", raising=False)
     t = MlflowTracker(MlflowConfig(), PluginContext(config_key="tracking"))
     assert t.uri == f"sqlite:///{tmp_path.resolve() / 'mlflow.db'}"
     assert resolve_uri("sqlite:///x/m.db", tmp_path) == f"sqlite:///{tmp_path.resolve()}/x/m.db"
     assert resolve_uri("http://h:5000", tmp_path) == "http://h:5000"
+    monkeypatch.setenv("MLFLOW_TRACKING_URI", "http://team:5000")
+    assert resolve_uri(None, tmp_path) == "http://team:5000"
     code = "import sys, evalframe_mlflow.tracker; print('mlflow' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert out.stdout.strip() == "False"
@@ -64,77 +53,153 @@ def test_flatten_params_and_truncation() -> None:
     assert len(cut) == 50 and cut.endswith(TRUNCATED)
 
 
-def evalframe(root: Path, *args: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "EVALFRAME_CACHE_DIR": str(root / ".cache"), "PYTHONIOENCODING": "utf-8"}
-    (root / "corpus.jsonl").write_text("".join(json.dumps(r) + "\n" for r in CORPUS))
-    (root / "golden.jsonl").write_text("".join(json.dumps(r) + "\n" for r in GOLDEN))
-    return subprocess.run(
-        [sys.executable, "-m", "evalframe", "dataset.path=golden.jsonl",
-         "corpus.path=corpus.jsonl", "stats.bootstrap=50", f"hydra.run.dir={root / 'out'}",
-         "tracking=mlflow", *args],
-        cwd=root, env=env, capture_output=True, text=True, timeout=timeout,
-    )  # fmt: skip
-
-
-# mlflow's sqlite store uses SQLAlchemy APIs deprecated in 2.1 (not ours to fix)
-@pytest.mark.filterwarnings("ignore::DeprecationWarning")
-def test_cli_run_is_logged_to_sqlite(tmp_path: Path) -> None:
-    from mlflow.tracking import MlflowClient
-
-    uri = f"sqlite:///{tmp_path / 'mlflow.db'}"
-    res = evalframe(
-        tmp_path,
-        f"tracking.uri={uri}",
+def test_cli_run_is_logged_to_sqlite(project: Any, store: str, client: Callable[..., Any]) -> None:
+    res = project.run(
+        "tracking=mlflow",
+        f"tracking.uri={store}",
         "tracking.run_name=first",
         "tracking.experiment_name=e2e",
+        "metrics.measures=[R@1,R@2,R@5,RR,nDCG@10]",
+        "retriever.k1=1.1",
+        "slices=[difficulty]",
     )
     assert res.returncode == 0, res.stderr
     assert "warning" not in res.stderr, res.stderr
-
-    client = MlflowClient(uri)
-    exp = client.get_experiment_by_name("e2e")
-    assert exp is not None
-    (run,) = client.search_runs([exp.experiment_id])
+    c = client(store)
+    exp = c.get_experiment_by_name("e2e")
+    (run,) = c.search_runs([exp.experiment_id])
     assert run.info.status == "FINISHED"
     assert run.info.run_name == "first"
 
     params = run.data.params
     assert params["retriever.name"] == "bm25"
+    assert params["retriever.k1"] == "1.1"
     assert params["depth"] == "100"
-    assert json.loads(params["metrics.measures"])[0] == "R@5"
+    assert json.loads(params["metrics.measures"]) == ["R@1", "R@2", "R@5", "RR", "nDCG@10"]
 
+    # every key of metrics.json is logged under the documented mapping
+    flat = json.loads((project.root / "out" / "metrics.json").read_text())
     metrics = run.data.metrics
-    assert metrics["RR"] == pytest.approx(1.0)
-    assert metrics["R_at_5"] == pytest.approx(1.0)
-    assert "nDCG_at_10.ci_low" in metrics
-    assert metrics["queries"] == 3
+    for key, value in flat.items():
+        if key.startswith("slice."):
+            continue
+        assert metrics[metric_key(key)] == pytest.approx(value), key
+    # three queries, each answered right at rank 1 (hand-checked: BM25 on distinct words)
+    assert metrics["RR"] == pytest.approx((1 + 1 + 1) / 3)
+    assert metrics["R_at_1"] == pytest.approx(1.0)
+    assert {"nDCG_at_10.ci_low", "nDCG_at_10.ci_high", "latency.p50_ms", "latency.p95_ms"} <= set(
+        metrics
+    )
+    assert metrics["gates.passed"] == 0 and metrics["gates.failed"] == 0
     assert metrics["slice/difficulty/easy/nDCG_at_10"] == pytest.approx(1.0)
     assert metrics["slice/difficulty/easy/nDCG_at_10.n"] == 2
-    assert "gates.passed" in metrics
+    # R@1, R@2, R@5 also form one curve, R_at_k, with the cutoff as the step
+    history = c.get_metric_history(run.info.run_id, "R_at_k")
+    assert sorted((m.step, m.value) for m in history) == [(1, 1.0), (2, 1.0), (5, 1.0)]
 
     tags = run.data.tags
     assert tags["evalframe.metric.nDCG_at_10"] == "nDCG@10"
-    assert tags["evalframe.metric.R_at_5"] == "R@5"
+    assert json.loads(tags["evalframe.metrics"]) == ["R@1", "R@2", "R@5", "RR", "nDCG@10"]
     assert tags["evalframe.experiment"] == "default"
+    assert tags["evalframe.choice.retriever"] == "bm25"
+    assert tags["evalframe.plugin.retriever"].startswith("bm25 (evalframe-bm25 ")
     assert tags["evalframe.exit_code"] == "0"
     assert tags["evalframe.gates_passed"] == "true"
-    summary = json.loads((tmp_path / "out" / "summary.json").read_text())
+    assert tags["evalframe.upload"] == "complete"
+    summary = json.loads((project.root / "out" / "summary.json").read_text())
     assert tags["evalframe.golden_hash"] == summary["golden_set"]["content_hash"]
     assert "evalframe.git_sha" not in tags  # tmp_path is not a git repository
     assert "evalframe.version" in tags
 
-    artifacts = {a.path for a in client.list_artifacts(run.info.run_id)}
+    (dataset_input,) = run.inputs.dataset_inputs
+    assert dataset_input.dataset.digest == summary["golden_set"]["content_hash"]
+    source = json.loads(dataset_input.dataset.source)
+    assert source["uri"] == (project.root / "golden.jsonl").resolve().as_uri()
+
+    artifacts = {a.path for a in c.list_artifacts(run.info.run_id)}
     assert {"config.yaml", "run.trec", "per_query.jsonl", "metrics.json", "gates.json",
             "summary.json"} <= artifacts  # fmt: skip
+    # artifacts sit beside the store, not in whatever folder the run started from
+    assert (project.root / "mlartifacts").is_dir()
 
 
-def test_unreachable_server_warns_and_keeps_exit_code(tmp_path: Path) -> None:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
+def test_a_run_that_fails_is_logged_as_failed(
+    project: Any, store: str, client: Callable[..., Any]
+) -> None:
+    res = project.run("tracking=mlflow", f"tracking.uri={store}", "dataset.path=nope.jsonl")
+    assert res.returncode == 2
+    assert "nope.jsonl" in res.stderr
+    c = client(store)
+    (run,) = c.search_runs([c.get_experiment_by_name("default").experiment_id])
+    assert run.info.status == "FAILED"
+    assert "nope.jsonl" in run.data.tags["evalframe.error"]
+
+
+def test_unreachable_server_keeps_a_pending_record_that_sync_uploads_once(
+    project: Any, store: str, client: Callable[..., Any], unused_port: int
+) -> None:
+    port = unused_port  # nothing listens there
     start = time.monotonic()
-    res = evalframe(tmp_path, f"tracking.uri=http://127.0.0.1:{port}", timeout=60)
-    assert time.monotonic() - start < 60
+    res = project.run("tracking=mlflow", f"tracking.uri=http://127.0.0.1:{port}")
+    assert time.monotonic() - start < 60  # no multi-minute retry loop
+    assert res.returncode == 0, res.stderr  # a tracking outage never changes the exit code
+    assert "connection refused" in res.stderr or "unreachable" in res.stderr
+    assert "evalframe sync" in res.stderr
+    out = project.root / "out"
+    assert (out / "metrics.json").is_file()  # results first
+    pending = out / "mlflow_pending.json"
+    record = json.loads(pending.read_text())
+    assert record["uri"] == f"http://127.0.0.1:{port}"
+    assert (project.root / ".cache" / "mlflow-pending" / f"{record['uid']}.path").is_file()
+
+    synced = project.command("sync", "--uri", store)
+    assert synced.returncode == 0, synced.stderr
+    assert "1 synced, 0 still pending" in synced.stdout
+    assert not pending.exists() and (out / "mlflow_synced.json").is_file()
+    c = client(store)
+    exp_id = c.get_experiment_by_name("default").experiment_id
+    (run,) = c.search_runs([exp_id])
+    assert run.info.run_id == json.loads((out / "mlflow_synced.json").read_text())["run_id"]
+    flat = json.loads((out / "metrics.json").read_text())
+    lost = [k for k in flat if not k.startswith("slice.") and metric_key(k) not in run.data.metrics]
+    assert lost == []
+
+    again = project.command("sync")
+    assert again.returncode == 0 and "nothing to sync" in again.stdout
+    # a sync killed after uploading but before renaming the record: found by uid, not resent
+    data = json.loads((out / "mlflow_synced.json").read_text())
+    data.pop("run_id")
+    pending.write_text(json.dumps(data))
+    third = project.command("sync", str(out), "--uri", store)
+    assert third.returncode == 0 and "already there" in third.stdout
+    assert len(c.search_runs([exp_id])) == 1
+
+
+def test_quickstart_logs_to_the_default_store(tmp_path: Path, client: Callable[..., Any]) -> None:
+    """What `make quickstart` does: tracking is on by default, to ./mlflow.db."""
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if k not in ("EVALFRAME_TRACKING", "MLFLOW_TRACKING_URI")
+    }
+    env["EVALFRAME_CACHE_DIR"] = str(tmp_path / ".cache")
+    res = subprocess.run(
+        [sys.executable, "-m", "evalframe", "+experiment=quickstart", "stats.bootstrap=50"],
+        cwd=tmp_path, env=env, capture_output=True, text=True, timeout=180,
+    )  # fmt: skip
     assert res.returncode == 0, res.stderr
-    assert "warning: tracker MlflowTracker failed in on_run_end" in res.stderr
-    assert (tmp_path / "out" / "metrics.json").is_file()  # results are kept
+    db = tmp_path / "mlflow.db"
+    assert db.is_file()
+    c = client(f"sqlite:///{db}")
+    (run,) = c.search_runs([c.get_experiment_by_name("quickstart").experiment_id])
+    assert run.data.tags["evalframe.experiment"] == "quickstart"
+    assert run.data.tags["evalframe.choice.experiment"] == "quickstart"
+    assert "nDCG_at_10" in run.data.metrics
+
+    table = subprocess.run(
+        [sys.executable, "-m", "evalframe", "runs"],
+        cwd=tmp_path, env=env, capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
+    assert table.returncode == 0, table.stderr
+    assert run.info.run_id[:12] in table.stdout
+    assert "passed" in table.stdout

@@ -1,0 +1,363 @@
+"""``evalframe runs``, ``evalframe sync``, ``evalframe ui`` and MLflow run ids in ``compare``.
+
+These are added to evalframe's command line through the ``evalframe.commands``
+and ``evalframe.run_sources`` entry-point groups, exactly as a third party's
+would be; the core knows nothing of MLflow.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import subprocess
+import sys
+from collections.abc import Sequence
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from evalframe.errors import EXIT_ERROR, ConfigError, EvalframeError
+from evalframe_mlflow.upload import resolve_uri
+
+__all__ = ["fetch_run", "runs_main", "sync_main", "ui_main"]
+
+_RUN_ID = re.compile(r"^(?:runs:/|mlflow:)?([0-9a-f]{32})/?$")
+
+
+def _store_exists(uri: str) -> bool:
+    if uri.startswith("sqlite:///"):
+        return Path(uri[len("sqlite:///") :]).is_file()
+    return True
+
+
+def _no_store(uri: str) -> ConfigError:
+    return ConfigError(
+        f"there is no MLflow store at {uri}",
+        expected="the store your runs were logged to",
+        hint="run an experiment first (tracking is on by default), run from the folder that "
+        "holds mlflow.db, or pass --uri / set MLFLOW_TRACKING_URI",
+    )
+
+
+# -- evalframe runs --------------------------------------------------------------
+def _fmt(value: Any) -> str:
+    if value is None:
+        return "—"
+    if isinstance(value, float):
+        return f"{value:.4f}"
+    return str(value)
+
+
+def _table(header: list[str], rows: list[list[str]]) -> str:
+    widths = [
+        max(len(h), *(len(r[i]) for r in rows)) if rows else len(h) for i, h in enumerate(header)
+    ]
+    lines = ["  ".join(h.ljust(w) for h, w in zip(header, widths, strict=True)).rstrip()]
+    lines.append("  ".join("-" * w for w in widths))
+    lines += ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in rows]
+    return "\n".join(lines)
+
+
+def _varying_params(runs: list[Any], limit: int = 4) -> list[str]:
+    """Params whose value differs between the listed runs: what tells them apart.
+
+    Sweep parents are left out (they have no config params). When nothing
+    differs, the retriever and dataset names are shown.
+    """
+    jobs = [r for r in runs if r.data.tags.get("evalframe.sweep") != "true"]
+    values: dict[str, set[str]] = {}
+    for run in jobs:
+        for k, v in run.data.params.items():
+            values.setdefault(k, set()).add(v)
+    varying = [
+        k
+        for k, vals in values.items()
+        if not k.startswith(("output.", "tracking."))
+        and (len(vals) > 1 or any(k not in r.data.params for r in jobs))
+    ]
+    varying.sort(key=lambda k: (not k.startswith("retriever."), k))
+    if not varying:
+        varying = [k for k in ("retriever.name", "dataset.name") if k in values]
+    return varying[:limit]
+
+
+def runs_table(
+    runs: list[Any], metrics: list[str], params: list[str]
+) -> tuple[list[str], list[list[str]]]:
+    from evalframe_mlflow.keys import metric_key
+
+    header = ["run", "name", "experiment", "started", "status", "gates", *metrics, *params]
+    rows = []
+    children: dict[str, list[Any]] = {}
+    top = []
+    ids = {r.info.run_id for r in runs}
+    for run in runs:
+        parent = run.data.tags.get("mlflow.parentRunId")
+        if parent and parent in ids:
+            children.setdefault(parent, []).append(run)
+        else:
+            top.append(run)
+
+    def row(run: Any, indent: str) -> list[str]:
+        tags = run.data.tags
+        started = datetime.fromtimestamp(run.info.start_time / 1000, tz=timezone.utc)
+        gates = {"true": "passed", "false": "FAILED"}.get(
+            tags.get("evalframe.gates_passed", ""), "—"
+        )
+        if tags.get("evalframe.sweep") == "true":
+            gates = "sweep"
+        cells = [
+            indent + run.info.run_id[:12],
+            run.info.run_name or "",
+            tags.get("evalframe.experiment", ""),
+            started.strftime("%Y-%m-%d %H:%M"),
+            run.info.status,
+            gates,
+        ]
+        for m in metrics:
+            key = metric_key(m)
+            value = run.data.metrics.get(key, run.data.metrics.get(f"best/{key}"))
+            cells.append(_fmt(value))
+        cells += [run.data.params.get(p, "—") for p in params]
+        return cells
+
+    for run in top:
+        rows.append(row(run, ""))
+        for child in sorted(
+            children.get(run.info.run_id, []),
+            key=lambda r: int(r.data.tags.get("evalframe.sweep_job", "0") or 0),
+        ):
+            rows.append(row(child, "└ "))
+    return header, rows
+
+
+def _default_metrics(runs: list[Any], limit: int = 4) -> list[str]:
+    """The first metrics of the experiments' own lists (tag ``evalframe.metrics``), in order."""
+    names: list[str] = []
+    for run in runs:
+        listed = run.data.tags.get("evalframe.metrics")
+        ordered = json.loads(listed) if listed else []
+        if not ordered:
+            ordered = sorted(
+                v for t, v in run.data.tags.items() if t.startswith("evalframe.metric.")
+            )
+        names.extend(n for n in ordered if n not in names)
+    return names[:limit]
+
+
+def runs_main(argv: Sequence[str]) -> int:
+    parser = argparse.ArgumentParser(
+        prog="evalframe runs",
+        description="Runs in the MLflow store as a table: metrics, the params that differ, "
+        "gate verdicts; sweep jobs under their parent.",
+    )
+    parser.add_argument("--uri", help="tracking URI (default: $MLFLOW_TRACKING_URI or ./mlflow.db)")
+    parser.add_argument(
+        "--experiment", "-e", action="append", help="MLflow experiment (repeatable; default: all)"
+    )
+    parser.add_argument(
+        "--filter",
+        "-f",
+        default="",
+        help='MLflow search filter, e.g. "metrics.nDCG_at_10 > 0.5" or '
+        "\"params.retriever.name = 'bm25'\"",
+    )
+    parser.add_argument(
+        "--metrics",
+        "-m",
+        nargs="+",
+        help="canonical metric names to show (default: the first four logged)",
+    )
+    parser.add_argument(
+        "--params",
+        "-p",
+        nargs="+",
+        help="param keys to show (default: those that differ between runs)",
+    )
+    parser.add_argument("--max", type=int, default=50, help="at most this many runs (newest first)")
+    parser.add_argument("--json", action="store_true", help="print the rows as JSON")
+    args = parser.parse_args(list(argv))
+    try:
+        return _runs(args)
+    except EvalframeError as exc:
+        print(exc.render(), file=sys.stderr)
+        return EXIT_ERROR
+
+
+def _runs(args: argparse.Namespace) -> int:
+    uri = resolve_uri(args.uri)
+    if not _store_exists(uri):
+        raise _no_store(uri)
+    from evalframe_mlflow.upload import Uploader
+
+    client = Uploader(uri, timeout_seconds=10, retries=1).client
+    if args.experiment:
+        exps = []
+        for name in args.experiment:
+            found = client.get_experiment_by_name(name)
+            if found is None:
+                known = sorted(e.name for e in client.search_experiments())
+                raise ConfigError(
+                    f"no MLflow experiment named {name!r} in {uri}",
+                    key="--experiment",
+                    expected=f"one of: {', '.join(known) or '(none yet)'}",
+                )
+            exps.append(found.experiment_id)
+    else:
+        exps = [e.experiment_id for e in client.search_experiments()]
+    try:
+        runs = (
+            client.search_runs(
+                exps,
+                filter_string=args.filter,
+                max_results=args.max,
+                order_by=["attributes.start_time DESC"],
+            )
+            if exps
+            else []
+        )
+    except Exception as exc:  # MLflow reports a bad filter as a generic exception
+        if "filter" in str(exc).lower() or "invalid" in str(exc).lower():
+            raise ConfigError(
+                f"MLflow rejected the filter: {str(exc).splitlines()[0]}",
+                key="--filter",
+                expected="MLflow search syntax: metrics.KEY > 0.5, params.KEY = 'x', "
+                "tags.`evalframe.gates_passed` = 'true' (metric keys use _at_ for @)",
+                got=repr(args.filter),
+            ) from None
+        raise
+    metrics = args.metrics or _default_metrics(runs)
+    params = args.params or _varying_params(runs)
+    header, rows = runs_table(list(runs), metrics, params)
+    if args.json:
+        print(json.dumps([dict(zip(header, r, strict=True)) for r in rows], indent=2))
+    elif not rows:
+        print(f"no runs in {uri}" + (f" matching {args.filter!r}" if args.filter else ""))
+    else:
+        print(_table(header, rows))
+        print(f"\n{len(runs)} run(s) in {uri}; open them side by side with `evalframe ui`")
+    return 0
+
+
+# -- evalframe sync --------------------------------------------------------------
+def sync_main(argv: Sequence[str]) -> int:
+    parser = argparse.ArgumentParser(
+        prog="evalframe sync",
+        description="Upload the MLflow records of runs that finished while the tracking "
+        "server was unreachable (mlflow_pending.json). Each is uploaded exactly once.",
+    )
+    parser.add_argument(
+        "paths",
+        nargs="*",
+        type=Path,
+        help="run or sweep folders, or folders to search (default: every record this machine left)",
+    )
+    parser.add_argument("--uri", help="upload here instead of the URI each record names")
+    parser.add_argument("--timeout", type=float, default=10, help="seconds per HTTP request")
+    parser.add_argument("--retries", type=int, default=2)
+    args = parser.parse_args(list(argv))
+
+    from evalframe_mlflow.pending import find_pending_in, indexed_records, relpath, sync
+
+    for p in args.paths:
+        if not p.exists():
+            print(
+                ConfigError(
+                    f"{p} does not exist",
+                    key="paths",
+                    expected="a run folder, a sweep folder or a folder to search",
+                ).render(),
+                file=sys.stderr,
+            )
+            return EXIT_ERROR
+    records = find_pending_in(args.paths) if args.paths else indexed_records()
+    if not records:
+        print(
+            "nothing to sync: no pending MLflow records"
+            + (f" under {', '.join(map(str, args.paths))}" if args.paths else "")
+        )
+        return 0
+    results = sync(records, uri=args.uri, timeout_seconds=args.timeout, retries=args.retries)
+    failed = 0
+    for r in results:
+        if r.status == "failed":
+            failed += 1
+            print(f"✗ {relpath(r.path)}: {r.message}")
+        else:
+            print(f"✓ {relpath(r.path.parent)}: {r.status} as run {r.run_id}")
+    print(f"{len(results) - failed} synced, {failed} still pending")
+    return 0 if not failed else 1
+
+
+# -- evalframe ui -------------------------------------------------------------------
+def ui_main(argv: Sequence[str]) -> int:
+    parser = argparse.ArgumentParser(
+        prog="evalframe ui", description="Start the MLflow UI on the store, on 127.0.0.1."
+    )
+    parser.add_argument(
+        "--uri", help="backend store (default: $MLFLOW_TRACKING_URI or ./mlflow.db)"
+    )
+    parser.add_argument("--port", type=int, default=5000)
+    parser.add_argument(
+        "--host", default="127.0.0.1", help="keep 127.0.0.1 unless you mean to share it"
+    )
+    args = parser.parse_args(list(argv))
+    uri = resolve_uri(args.uri)
+    if not uri.startswith("sqlite:///") and "://" in uri and not uri.startswith("file:"):
+        print(f"{uri} is a tracking server: open it in your browser; nothing to start")
+        return 0
+    if not _store_exists(uri):
+        print(_no_store(uri).render(), file=sys.stderr)
+        return EXIT_ERROR
+    print(f"MLflow UI for {uri} at http://{args.host}:{args.port} (Ctrl-C stops it)")
+    cmd = [
+        sys.executable,
+        "-m",
+        "mlflow",
+        "ui",
+        "--backend-store-uri",
+        uri,
+        "--host",
+        args.host,
+        "--port",
+        str(args.port),
+    ]
+    try:
+        return subprocess.call(cmd)
+    except KeyboardInterrupt:
+        return 0
+
+
+# -- compare on run ids ---------------------------------------------------------------
+def fetch_run(ref: str, dest: Path) -> Path | None:
+    """Download a logged run's result files into ``dest``; None if ``ref`` is not a run id."""
+    match = _RUN_ID.match(ref.strip())
+    if match is None:
+        return None
+    run_id = match.group(1)
+    uri = resolve_uri(None)
+    if not _store_exists(uri):
+        raise _no_store(uri)
+    from evalframe_mlflow.upload import Uploader
+
+    client = Uploader(uri, timeout_seconds=10, retries=1).client
+    try:
+        client.get_run(run_id)
+    except Exception:  # noqa: BLE001  # MLflow raises its own exception type for a missing run
+        raise ConfigError(
+            f"no MLflow run {run_id} in {uri}",
+            expected="the id of a run logged by evalframe (see `evalframe runs`)",
+            hint="set MLFLOW_TRACKING_URI to the store it was logged to",
+        ) from None
+    dest.mkdir(parents=True, exist_ok=True)
+    names = {a.path for a in client.list_artifacts(run_id)}
+    for needed in ("summary.json", "per_query.jsonl"):
+        if needed not in names:
+            raise ConfigError(
+                f"MLflow run {run_id} has no {needed} artifact",
+                expected="a run logged by evalframe's mlflow tracker (it uploads every output)",
+                got=", ".join(sorted(names)) or "no artifacts",
+            )
+        client.download_artifacts(run_id, needed, str(dest))
+    return dest

@@ -1,0 +1,477 @@
+"""What one MLflow run will hold, as plain data written to disk before anything is sent.
+
+A :class:`RunRecord` is built from the files a run left in its folder (or,
+for a sweep's parent, from its jobs' folders). The same record is uploaded
+at once or, when the tracking server cannot be reached, saved as
+``mlflow_pending.json`` beside the run's outputs and uploaded later by
+``evalframe sync``. Every record carries a random ``uid`` that is logged as
+the tag ``evalframe.run_uid``; uploading looks for it first, which is what
+makes a retried upload land exactly once.
+
+No mlflow import here: building and saving a record must work when mlflow
+itself is what fails.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+import os
+import subprocess
+import sys
+import time
+import uuid
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+from evalframe.hooks import RunContext, RunOutcome, SweepContext, SweepJob
+from evalframe.io import atomic_write, atomic_write_json
+from evalframe_mlflow.keys import metric_key, safe_segment
+
+__all__ = [
+    "PENDING_FILE",
+    "SYNCED_FILE",
+    "RunRecord",
+    "build_run_record",
+    "build_sweep_record",
+    "collect_metrics",
+    "curve_metrics",
+    "flatten_params",
+    "git_state",
+]
+
+PENDING_FILE = "mlflow_pending.json"
+SYNCED_FILE = "mlflow_synced.json"
+FORMAT = "evalframe.mlflow-record/1"
+TRUNCATED = "...[truncated]"
+PARAM_VALUE_LIMIT = 6000  # MLflow's MAX_PARAM_VAL_LENGTH
+TAG_VALUE_LIMIT = 8000  # MLflow's MAX_TAG_VAL_LENGTH is 8000 characters
+
+
+def now_ms() -> int:
+    return int(time.time() * 1000)
+
+
+@dataclasses.dataclass
+class RunRecord:
+    """Everything one MLflow run will hold; JSON-serialisable as it is."""
+
+    uid: str
+    kind: str  # "run" or "sweep"
+    uri: str
+    experiment_name: str
+    run_name: str | None
+    params: dict[str, str]
+    metrics: list[tuple[str, float, int]]  # (key, value, step)
+    tags: dict[str, str]
+    artifacts: list[str]  # absolute paths of files to upload
+    status: str = "FINISHED"
+    start_time: int = dataclasses.field(default_factory=now_ms)
+    end_time: int = dataclasses.field(default_factory=now_ms)
+    parent_uid: str | None = None
+    parent_run_id: str | None = None  # a hint; the parent is found by its uid otherwise
+    dataset: dict[str, str] | None = None  # name, digest, source_type, source, profile
+    artifact_location: str | None = None  # for a new experiment
+
+    def to_json(self, base: Path) -> dict[str, Any]:
+        """The record as JSON, with artifact paths relative to ``base`` (its folder)."""
+        data = dataclasses.asdict(self)
+        data["format"] = FORMAT
+        data["artifacts"] = [os.path.relpath(p, base) for p in self.artifacts]
+        data["metrics"] = [list(m) for m in self.metrics]
+        return data
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any], base: Path) -> RunRecord:
+        if data.get("format") != FORMAT:
+            raise ValueError(f"not an evalframe MLflow record (format {data.get('format')!r})")
+        fields = {f.name for f in dataclasses.fields(cls)}
+        values = {k: v for k, v in data.items() if k in fields}
+        values["artifacts"] = [str((base / p).resolve()) for p in data.get("artifacts", [])]
+        values["metrics"] = [(str(k), float(v), int(s)) for k, v, s in data.get("metrics", [])]
+        return cls(**values)
+
+    def save_pending(self, folder: Path) -> Path:
+        """Write ``mlflow_pending.json`` into ``folder`` (atomically)."""
+        return atomic_write_json(folder / PENDING_FILE, self.to_json(folder))
+
+
+def new_uid() -> str:
+    return uuid.uuid4().hex
+
+
+# -- params ----------------------------------------------------------------
+def _param_value(value: Any) -> str:
+    if isinstance(value, str):
+        return value
+    return json.dumps(value, default=str)
+
+
+def flatten_params(config: Mapping[str, Any], prefix: str = "") -> dict[str, str]:
+    """A nested config as dotted keys; lists (and empty maps) become JSON strings."""
+    flat: dict[str, str] = {}
+    for key, value in config.items():
+        dotted = f"{prefix}{key}"
+        if isinstance(value, Mapping) and value:
+            flat.update(flatten_params(value, dotted + "."))
+        elif isinstance(value, Mapping):
+            flat[dotted] = "{}"
+        else:
+            flat[dotted] = _param_value(value)
+    return flat
+
+
+def truncate(value: str, limit: int) -> str:
+    """``value`` cut to ``limit`` characters, ending with a marker when cut."""
+    if len(value) <= limit:
+        return value
+    return value[: limit - len(TRUNCATED)] + TRUNCATED
+
+
+def safe_params(config: Mapping[str, Any]) -> dict[str, str]:
+    """Flattened params under MLflow-safe keys, values cut to MLflow's limit."""
+    return {
+        metric_key(k): truncate(v, PARAM_VALUE_LIMIT) for k, v in flatten_params(config).items()
+    }
+
+
+# -- metrics ---------------------------------------------------------------
+def _number(value: Any) -> float | None:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    value = float(value)
+    return None if math.isnan(value) else value
+
+
+def collect_metrics(metrics: Mapping[str, Any], summary: Mapping[str, Any]) -> dict[str, float]:
+    """Safe key -> value from metrics.json, with slices as ``slice/<field>/<value>/<metric>``.
+
+    Slice entries are taken from summary.json's structured ``by_slice`` (a slice
+    value may contain dots, so the flat ``slice.*`` keys cannot be split safely).
+    NaN values are skipped.
+    """
+    out: dict[str, float] = {}
+    origin: dict[str, str] = {}
+
+    def put(key: str, canonical: str, value: Any) -> None:
+        number = _number(value)
+        if number is None:
+            return
+        if key in out and origin[key] != canonical:
+            print(
+                f"warning: mlflow: {canonical!r} and {origin[key]!r} map to the same key "
+                f"{key!r}; keeping the first",
+                file=sys.stderr,
+            )
+            return
+        out[key] = number
+        origin[key] = canonical
+
+    by_slice = summary.get("by_slice")
+    for name, value in metrics.items():
+        if isinstance(by_slice, Mapping) and name.startswith("slice."):
+            continue
+        put(metric_key(name), name, value)
+    if isinstance(by_slice, Mapping):
+        for field, groups in by_slice.items():
+            for group, aggs in groups.items():
+                base = f"slice/{safe_segment(field)}/{safe_segment(group)}"
+                for m, agg in aggs.items():
+                    if not isinstance(agg, Mapping):
+                        continue
+                    key = f"{base}/{metric_key(m)}"
+                    canonical = f"slice.{field}.{group}.{m}"
+                    put(key, canonical, agg.get("mean"))
+                    for stat in ("n", "ci_low", "ci_high"):
+                        put(f"{key}.{stat}", f"{canonical}.{stat}", agg.get(stat))
+    return out
+
+
+def curve_metrics(names: Iterable[str], metrics: Mapping[str, Any]) -> list[tuple[str, float, int]]:
+    """Metric@k curves: ``R@1, R@5, R@10`` are also logged as ``R_at_k`` at steps 1, 5, 10.
+
+    MLflow draws a metric's history against its step, so one key per family
+    gives the recall-at-k chart in the UI. Only families with two or more
+    integer cutoffs get a curve.
+    """
+    from evalframe.metrics import parse_metric
+
+    families: dict[str, list[tuple[int, float]]] = {}
+    for name in names:
+        value = _number(metrics.get(name))
+        try:
+            m = parse_metric(name)
+        except Exception:  # noqa: BLE001  # a metric from a plugin no longer installed
+            continue
+        if value is None or not isinstance(m.k, int):
+            continue
+        family = str(dataclasses.replace(m, k=None))
+        families.setdefault(family, []).append((m.k, value))
+    out = []
+    for family, points in sorted(families.items()):
+        if len(points) < 2:
+            continue
+        key = f"{metric_key(family)}_at_k"
+        out.extend((key, value, k) for k, value in sorted(points))
+    return out
+
+
+# -- tags ------------------------------------------------------------------
+def git_state(cwd: Path, timeout: float = 2.0) -> dict[str, str]:
+    """``{sha, dirty}`` of the git repository at ``cwd``; empty when there is none."""
+
+    def git(*args: str) -> str:
+        proc = subprocess.run(
+            ["git", *args],
+            cwd=cwd,
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            check=True,
+        )
+        return proc.stdout.strip()
+
+    try:
+        sha = git("rev-parse", "HEAD")
+        dirty = bool(git("status", "--porcelain", "--untracked-files=no"))
+    except (OSError, subprocess.SubprocessError):
+        return {}
+    return {"sha": sha, "dirty": "true" if dirty else "false"}
+
+
+def base_tags(experiment: str, cwd: Path) -> dict[str, str]:
+    from evalframe import __version__
+
+    tags = {"evalframe.experiment": experiment, "evalframe.version": __version__}
+    git = git_state(cwd)
+    if git:
+        tags["evalframe.git_sha"] = git["sha"]
+        tags["mlflow.source.git.commit"] = git["sha"]
+        tags["evalframe.git_dirty"] = git["dirty"]
+    return tags
+
+
+def _read_json(path: Path | None) -> dict[str, Any]:
+    if path is None or not Path(path).is_file():
+        return {}
+    try:
+        data = json.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def _dataset(summary: Mapping[str, Any], config: Mapping[str, Any]) -> dict[str, str] | None:
+    """The golden set as an MLflow dataset input: name, digest (content hash), source."""
+    golden = summary.get("golden_set") or {}
+    digest = golden.get("content_hash")
+    if not digest:
+        return None
+    path = (config.get("dataset") or {}).get("path")
+    source = {"uri": Path(str(path)).resolve().as_uri()} if path else {"uri": "unknown"}
+    profile = {
+        "queries": golden.get("queries"),
+        "negatives": golden.get("negatives"),
+        "content_hash": digest,
+    }
+    if golden.get("dvc_md5"):
+        profile["dvc_md5"] = golden["dvc_md5"]
+    return {
+        "name": str(golden.get("name") or "golden"),
+        "digest": str(digest)[:36],
+        "source_type": "local",
+        "source": json.dumps(source),
+        "profile": json.dumps(profile),
+    }
+
+
+def build_run_record(
+    context: RunContext,
+    outcome: RunOutcome | None,
+    *,
+    uri: str,
+    experiment_name: str,
+    run_name: str | None,
+    cwd: Path,
+    error: BaseException | None = None,
+) -> RunRecord:
+    """The record of one finished (or failed) evalframe run, from its output files."""
+    outputs = outcome.outputs if outcome is not None else {}
+    metrics_json = _read_json(outputs.get("metrics"))
+    summary = _read_json(outputs.get("summary"))
+    tags = base_tags(context.experiment, cwd)
+    meta = context.metadata
+    for kind, plugin in (meta.get("plugins") or {}).items():
+        label = f"{plugin.get('name')}"
+        if plugin.get("distribution"):
+            label += f" ({plugin['distribution']} {plugin.get('version') or ''})".rstrip()
+        tags[f"evalframe.plugin.{kind}"] = label.replace(" )", ")")
+    for group, choice in (meta.get("choices") or {}).items():
+        tags[f"evalframe.choice.{safe_segment(group)}"] = choice
+    if meta.get("baseline"):
+        tags["evalframe.baseline"] = str(meta["baseline"])
+    if outcome is not None:
+        tags["evalframe.exit_code"] = str(outcome.exit_code)
+    if "gates_passed" in summary:
+        tags["evalframe.gates_passed"] = str(bool(summary["gates_passed"])).lower()
+    golden = summary.get("golden_set") or {}
+    if golden.get("content_hash"):
+        tags["evalframe.golden_hash"] = str(golden["content_hash"])
+    if golden.get("dvc_md5"):
+        tags["evalframe.golden_dvc_md5"] = str(golden["dvc_md5"])
+    names = [str(n) for n in summary.get("metrics") or []] or [
+        k for k in metrics_json if "." not in k and k != "queries"
+    ]
+    for name in names:
+        tags[f"evalframe.metric.{metric_key(name)}"] = name
+    if names:
+        tags["evalframe.metrics"] = truncate(json.dumps(names), TAG_VALUE_LIMIT)
+    if error is not None:
+        tags["evalframe.error"] = truncate(f"{type(error).__name__}: {error}", TAG_VALUE_LIMIT)
+
+    stamp = now_ms()
+    metric_list = [(k, v, 0) for k, v in sorted(collect_metrics(metrics_json, summary).items())]
+    metric_list.extend(curve_metrics(names, metrics_json))
+    sweep = meta.get("sweep") or {}
+    parent_uid = parent_hint = None
+    if sweep.get("dir"):
+        from evalframe_mlflow.sweeps import read_sweep_marker
+
+        marker = read_sweep_marker(Path(sweep["dir"]))
+        if marker:
+            parent_uid, parent_hint = marker.get("uid"), marker.get("run_id")
+        tags["evalframe.sweep_job"] = str(sweep.get("num"))
+        tags["evalframe.sweep_overrides"] = truncate(
+            " ".join(sweep.get("overrides") or []), TAG_VALUE_LIMIT
+        )
+    return RunRecord(
+        uid=new_uid(),
+        kind="run",
+        uri=uri,
+        experiment_name=experiment_name,
+        run_name=run_name,
+        params=safe_params(context.config),
+        metrics=metric_list,
+        tags=tags,
+        artifacts=[str(Path(p).resolve()) for p in outputs.values() if Path(p).is_file()],
+        status="FAILED" if error is not None else "FINISHED",
+        start_time=int(meta.get("start_ms") or stamp),
+        end_time=stamp,
+        parent_uid=parent_uid,
+        parent_run_id=parent_hint,
+        dataset=_dataset(summary, context.config),
+    )
+
+
+def _job_row(job: SweepJob, names: list[str]) -> dict[str, Any]:
+    overall = job.summary.get("overall") or {}
+    row: dict[str, Any] = {
+        "job": job.num,
+        "overrides": " ".join(job.overrides),
+        "exit_code": job.exit_code,
+        "gates_passed": job.summary.get("gates_passed"),
+    }
+    for name in names:
+        agg = overall.get(name) or {}
+        row[name] = agg.get("mean") if isinstance(agg, Mapping) else None
+    row["folder"] = str(job.output_dir)
+    return row
+
+
+def jobs_table(jobs: list[SweepJob]) -> tuple[list[str], list[dict[str, Any]]]:
+    """Metric names (in first-seen order) and one row per job."""
+    names: list[str] = []
+    for job in jobs:
+        for name in job.summary.get("metrics") or []:
+            if name not in names:
+                names.append(str(name))
+    return names, [_job_row(job, names) for job in jobs]
+
+
+def _markdown(names: list[str], rows: list[dict[str, Any]]) -> str:
+    head = ["job", "overrides", "exit", "gates", *names]
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for r in rows:
+        cells = [
+            str(r["job"]),
+            r["overrides"] or "(none)",
+            "—" if r["exit_code"] is None else str(r["exit_code"]),
+            {True: "passed", False: "failed"}.get(r["gates_passed"], "—"),
+        ]
+        cells += ["—" if r[n] is None else f"{r[n]:.4f}" for n in names]
+        lines.append("| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def _csv(names: list[str], rows: list[dict[str, Any]]) -> str:
+    import csv
+    import io
+
+    buf = io.StringIO()
+    cols = ["job", "overrides", "exit_code", "gates_passed", *names, "folder"]
+    writer = csv.DictWriter(buf, fieldnames=cols, lineterminator="\n")
+    writer.writeheader()
+    for r in rows:
+        writer.writerow({c: r.get(c) for c in cols})
+    return buf.getvalue()
+
+
+def build_sweep_record(
+    sweep: SweepContext,
+    jobs: list[SweepJob],
+    marker: Mapping[str, Any],
+    *,
+    uri: str,
+    experiment_name: str,
+    cwd: Path,
+) -> RunRecord:
+    """The parent run's record: best job per metric, and the table of every job.
+
+    The parent is FAILED when any job left no result or ended with exit code
+    2 or more (a config error or a crash); gate failures (exit 1) are results.
+    """
+    names, rows = jobs_table(jobs)
+    files = {
+        "jobs.md": _markdown(names, rows),
+        "jobs.csv": _csv(names, rows),
+    }
+    artifacts = [str(atomic_write(sweep.sweep_dir / f, text)) for f, text in files.items()]
+    tags = base_tags(sweep.experiment, cwd)
+    tags["evalframe.sweep"] = "true"
+    tags["evalframe.sweep_dir"] = str(sweep.sweep_dir)
+    metric_list: list[tuple[str, float, int]] = [
+        ("sweep.jobs", float(len(jobs)), 0),
+        ("sweep.failed_jobs", float(sum(1 for j in jobs if j.exit_code not in (0, 1))), 0),
+        ("sweep.gate_failures", float(sum(1 for j in jobs if j.exit_code == 1)), 0),
+    ]
+    for name in names:
+        scored = [(r[name], r["job"]) for r in rows if _number(r[name]) is not None]
+        if not scored:
+            continue
+        best, num = max(scored, key=lambda x: (x[0], -x[1]))
+        key = metric_key(name)
+        metric_list.append((f"best/{key}", float(best), 0))
+        overrides = next(r["overrides"] for r in rows if r["job"] == num)
+        tags[f"evalframe.best.{key}"] = truncate(
+            f"job {num}: {overrides or '(no overrides)'}", TAG_VALUE_LIMIT
+        )
+        tags[f"evalframe.metric.{key}"] = name
+    if names:
+        tags["evalframe.metrics"] = truncate(json.dumps(names), TAG_VALUE_LIMIT)
+    failed = not jobs or any(j.exit_code is None or j.exit_code >= 2 for j in jobs)
+    return RunRecord(
+        uid=str(marker.get("uid") or new_uid()),
+        kind="sweep",
+        uri=uri,
+        experiment_name=experiment_name,
+        run_name=marker.get("run_name"),
+        params={"sweep.dir": str(sweep.sweep_dir), "sweep.jobs": str(len(jobs))},
+        metrics=metric_list,
+        tags=tags,
+        artifacts=artifacts,
+        status="FAILED" if failed else "FINISHED",
+        start_time=int(marker.get("start_time") or now_ms()),
+        parent_run_id=None,
+    )

@@ -1,0 +1,191 @@
+"""Fixtures: a tiny project, a real sqlite MLflow store, and a real ``mlflow server``.
+
+A fresh sqlite store runs MLflow's migrations (over a second), so one is made
+per session and copied for each test that needs one.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+CORPUS = [
+    {"id": "install", "text": "Install the tool with pip install and a virtual environment."},
+    {"id": "gates", "text": "A failed required gate makes the run exit with code 1."},
+    {"id": "cache", "text": "The BM25 index is cached on disk under the corpus hash."},
+]
+GOLDEN = [
+    {"id": 1, "question": "How do I install with pip?", "expected_chunks": ["install"],
+     "difficulty": "easy"},
+    {"id": 2, "question": "Which exit code does a failed gate give?",
+     "expected_chunks": ["gates"], "difficulty": "easy"},
+    {"id": 3, "question": "Where is the BM25 index cached?", "expected_chunks": ["cache"],
+     "difficulty": "hard"},
+]  # fmt: skip
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@pytest.fixture
+def unused_port() -> int:
+    return free_port()
+
+
+@dataclass
+class Project:
+    """A folder with a corpus and golden set; ``run`` is ``python -m evalframe`` in it."""
+
+    root: Path
+    env: dict[str, str] = field(default_factory=dict)
+
+    def run(
+        self, *args: str, out: str = "out", timeout: float = 120, data: bool = True
+    ) -> subprocess.CompletedProcess[str]:
+        env = {
+            **os.environ,
+            "EVALFRAME_CACHE_DIR": str(self.root / ".cache"),
+            "PYTHONIOENCODING": "utf-8",
+            **self.env,
+        }
+        pre = []
+        if data:
+            pre = ["dataset.path=golden.jsonl", "corpus.path=corpus.jsonl", "stats.bootstrap=50"]
+            if "-m" not in args:
+                pre.append(f"hydra.run.dir={self.root / out}")
+        return subprocess.run(
+            [sys.executable, "-m", "evalframe", *pre, *args],
+            cwd=self.root,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+        )
+
+    def command(self, *args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
+        """A subcommand (``sync``, ``runs``, ``compare``), with no Hydra overrides added."""
+        return self.run(*args, timeout=timeout, data=False)
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Project:
+    (tmp_path / "corpus.jsonl").write_text("".join(json.dumps(r) + "\n" for r in CORPUS))
+    (tmp_path / "golden.jsonl").write_text("".join(json.dumps(r) + "\n" for r in GOLDEN))
+    return Project(tmp_path)
+
+
+@pytest.fixture(scope="session")
+def store_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """An initialised, empty sqlite store (made in a child process: no warnings here)."""
+    db = tmp_path_factory.mktemp("store") / "mlflow.db"
+    code = (
+        "import sys; from mlflow.tracking import MlflowClient; "
+        "MlflowClient(sys.argv[1]).search_experiments()"
+    )
+    subprocess.run([sys.executable, "-c", code, f"sqlite:///{db}"], check=True, timeout=120)
+    return db
+
+
+@pytest.fixture
+def store(store_template: Path, tmp_path: Path) -> str:
+    """A copy of the template store as ``<tmp>/mlflow.db``; the fixture is its URI."""
+    db = tmp_path / "mlflow.db"
+    shutil.copyfile(store_template, db)
+    return f"sqlite:///{db}"
+
+
+@pytest.fixture
+def client() -> Callable[[str], Any]:
+    """``client(uri)``: an MlflowClient (imported lazily; sqlite warnings are not ours)."""
+
+    def make(uri: str) -> Any:
+        from mlflow.tracking import MlflowClient
+
+        return MlflowClient(uri)
+
+    return make
+
+
+class Server:
+    """A real ``mlflow server`` on 127.0.0.1, stopped and started like a team's server."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.port = free_port()
+        self.proc: subprocess.Popen[bytes] | None = None
+        self.db = root / "server.db"
+
+    @property
+    def uri(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def start(self, timeout: float = 120) -> None:
+        log = open(self.root / "server.log", "ab")  # noqa: SIM115  # kept open for the process
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "mlflow", "server",
+             "--backend-store-uri", f"sqlite:///{self.db}",
+             "--artifacts-destination", str(self.root / "server-artifacts"),
+             "--host", "127.0.0.1", "--port", str(self.port), "--workers", "1"],
+            cwd=self.root, stdout=log, stderr=log, start_new_session=True,
+        )  # fmt: skip
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                raise RuntimeError((self.root / "server.log").read_text()[-3000:])
+            try:
+                with urllib.request.urlopen(f"{self.uri}/health", timeout=2) as resp:
+                    if resp.status == 200:
+                        return
+            except (urllib.error.URLError, OSError):
+                time.sleep(0.3)
+        raise RuntimeError("mlflow server did not start in time")
+
+    def stop(self) -> None:
+        """Stop the server and its workers (its own process group)."""
+        if self.proc is None:
+            return
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(self.proc.pid, signal.SIGTERM)
+        try:
+            self.proc.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(self.proc.pid, signal.SIGKILL)
+            self.proc.wait()
+        self.proc = None
+
+    def api(self, path: str, body: dict[str, Any] | None = None) -> Any:
+        """Call the REST API (GET, or POST with a JSON body)."""
+        data = json.dumps(body).encode() if body is not None else None
+        req = urllib.request.Request(
+            f"{self.uri}/api/2.0/mlflow/{path}",
+            data=data,
+            headers={"Content-Type": "application/json"},
+        )
+        with urllib.request.urlopen(req, timeout=30) as resp:
+            return json.loads(resp.read())
+
+
+@pytest.fixture
+def server(tmp_path: Path) -> Iterator[Server]:
+    srv = Server(tmp_path)
+    yield srv
+    srv.stop()
