@@ -294,11 +294,42 @@ def load_golden(exp: Experiment) -> tuple[GoldenSet, Corpus | None]:
     return golden, corpus
 
 
+def _plugin_metadata(exp: Experiment) -> dict[str, Any]:
+    """Who ran: each plugin's name, distribution and version (for trackers' tags)."""
+    chosen = {"dataset": exp.dataset, "retriever": exp.retriever, "corpus": exp.corpus}
+    return {
+        kind: {
+            "name": p.spec.name,
+            "distribution": p.spec.distribution,
+            "version": p.spec.version,
+        }
+        for kind, p in chosen.items()
+        if p is not None
+    }
+
+
 def run_experiment(
-    exp: Experiment, *, stream: TextIO | None = None, progress: bool = True
+    exp: Experiment,
+    *,
+    stream: TextIO | None = None,
+    progress: bool = True,
+    metadata: dict[str, Any] | None = None,
 ) -> PipelineResult:
-    """Run one validated experiment end to end and print its report to ``stream``."""
-    context = RunContext(experiment=exp.name, output_dir=exp.output_dir, config=dict(exp.raw))
+    """Run one validated experiment end to end and print its report to ``stream``.
+
+    ``metadata`` is handed to trackers in :class:`RunContext` (Hydra's choices,
+    the sweep this job belongs to); the plugins and baseline are added here.
+    """
+    context = RunContext(
+        experiment=exp.name,
+        output_dir=exp.output_dir,
+        config=dict(exp.raw),
+        metadata={
+            **(metadata or {}),
+            "plugins": _plugin_metadata(exp),
+            "baseline": exp.baseline,
+        },
+    )
     relay = HookRelay.build(exp.trackers)
     relay.emit("on_run_start", context)
     try:
