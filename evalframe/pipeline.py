@@ -153,6 +153,9 @@ def _write_outputs(
 ) -> dict[str, Path]:
     from omegaconf import OmegaConf
 
+    from evalframe.dvcinfo import DvcRecord
+    from evalframe.dvcinfo import lookup as dvc_lookup
+
     out = exp.output_dir
     out.mkdir(parents=True, exist_ok=True)
     files = {
@@ -170,6 +173,8 @@ def _write_outputs(
         ),
     }
     golden = evaluation.golden
+    golden_path = golden.provenance.get("path") or getattr(exp.dataset.config, "path", None)
+    dvc = (dvc_lookup(golden_path) if golden_path else DvcRecord()).as_summary()
     files["summary"] = atomic_write_json(
         out / "summary.json",
         {
@@ -182,6 +187,7 @@ def _write_outputs(
                 "queries": len(golden),
                 "negatives": sum(1 for q in golden if q.is_negative),
                 "provenance": golden.provenance,
+                **dvc,  # dvc_md5, dvc_file: the DVC-versioned identity of this golden set
             },
             "retriever": exp.retriever.spec.name,
             "depth": exp.depth,
