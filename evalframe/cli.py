@@ -30,6 +30,8 @@ usage:
   evalframe plugins show KIND NAME                 one plugin's settings
   evalframe trec-eval [-q] [-m MEASURE]... QRELS RUN  NIST trec_eval's output, exactly
   evalframe rescore RUN_DIR [KEY=VALUE ...]        re-score a stored run, no retrieval
+  evalframe run-config FILE [--out DIR]            run a composed config (DVC's params.yaml)
+  evalframe report RUN_DIR... --out DIR            one HTML/Markdown overview + plot CSVs
   evalframe golden validate|stats|diff|create|sample|review-check ...   curate golden sets
   evalframe cache info|clear                       the retrieval and index cache
   evalframe compare A B                            paired comparison (run dirs, baselines,
@@ -61,7 +63,9 @@ SUBCOMMANDS = (
     "compare",
     "golden",
     "plugins",
+    "report",
     "rescore",
+    "run-config",
     "trec-eval",
     "version",
 )
@@ -134,6 +138,14 @@ def main(argv: Sequence[str] | None = None) -> int:
             from evalframe.commands import baseline_main
 
             return baseline_main(args[1:])
+        if args and args[0] == "report":
+            from evalframe.summary_report import main as report_main
+
+            return report_main(args[1:])
+        if args and args[0] == "run-config":
+            from evalframe.runconfig import main as run_config_main
+
+            return run_config_main(args[1:])
         if args and args[0] == "golden":
             from evalframe.golden.cli import main as golden_main
 

@@ -1,6 +1,6 @@
 """DVC's Hydra composition (``dvc exp run -S``) made to see what evalframe sees.
 
-DVC composes ``conf/dvc.yaml`` into ``params.yaml`` with Hydra's compose API
+DVC composes ``conf/dvc_exp.yaml`` into ``params.yaml`` with Hydra's compose API
 and nothing else: it knows only ``conf/``, registers no resolver, and resolves
 every interpolation before it writes the file. The Hydra plugin in
 ``.dvc/plugins/hydra_plugins/`` (``hydra.plugins_path`` in ``.dvc/config``)
