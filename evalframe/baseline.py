@@ -13,7 +13,10 @@ from __future__ import annotations
 
 import json
 import math
+import shlex
 import shutil
+import subprocess
+import sys
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,7 +27,7 @@ import numpy as np
 from evalframe.errors import ConfigError, DataError
 from evalframe.io import read_jsonl, require_file
 
-__all__ = ["FILES", "Baseline", "load_baseline", "promote"]
+__all__ = ["FILES", "Baseline", "load_baseline", "promote", "version_commands", "version_with_dvc"]
 
 #: What a baseline keeps of a run.
 FILES = ("per_query.jsonl", "metrics.json", "summary.json", "config.yaml")
@@ -121,3 +124,60 @@ def promote(run_dir: Path, name: str, root: Path = Path("baselines")) -> Path:
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     return root / name
+
+
+def _dvc_executable() -> str:
+    """``dvc`` beside this interpreter (the virtualenv's), else the one on ``PATH``."""
+    beside = Path(sys.executable).parent / "dvc"
+    if beside.is_file():
+        return str(beside)
+    found = shutil.which("dvc")
+    if found is None:
+        raise ConfigError(
+            "the dvc command was not found",
+            key="--commit",
+            expected=f"dvc installed beside {sys.executable} or on PATH",
+            hint="install evalframe with `make install` (dvc is a dependency), or version the "
+            "baseline yourself with the commands printed without --commit",
+        )
+    return found
+
+
+def version_commands(target: Path, name: str) -> list[list[str]]:
+    """The ``dvc add`` and ``git`` commands that record a promoted baseline."""
+    dvc_file = target.parent / f"{target.name}.dvc"
+    ignore = target.parent / ".gitignore"
+    return [
+        ["dvc", "add", str(target)],
+        ["git", "add", str(dvc_file), str(ignore)],
+        ["git", "commit", "-m", f"baseline {name}", "--", str(dvc_file), str(ignore)],
+    ]
+
+
+def version_with_dvc(target: Path, name: str) -> list[str]:
+    """Run :func:`version_commands`; return what ran. Commits only the baseline's files."""
+    from evalframe.dvcinfo import dvc_root
+
+    if dvc_root(target.parent) is None:
+        raise ConfigError(
+            f"{target} is not inside a DVC repository",
+            key="--commit",
+            hint="run `dvc init` in your Git repository first (docs/dvc.md), or promote "
+            "without --commit",
+        )
+    ran = []
+    for command in version_commands(target, name):
+        argv = [_dvc_executable(), *command[1:]] if command[0] == "dvc" else command
+        result = subprocess.run(argv, capture_output=True, text=True, check=False)
+        shown = shlex.join(command)
+        if result.returncode != 0:
+            output = (result.stderr.strip() or result.stdout.strip()).splitlines()
+            raise ConfigError(
+                f"`{shown}` failed (exit {result.returncode}) after the baseline was copied "
+                f"to {target}",
+                got=output[-1] if output else None,
+                hint="fix the cause and run the remaining commands by hand: "
+                + " && ".join(shlex.join(c) for c in version_commands(target, name)),
+            )
+        ran.append(shown)
+    return ran

@@ -290,15 +290,27 @@ def baseline_main(argv: Sequence[str]) -> int:
     promote_p.add_argument("run_dir", type=Path)
     promote_p.add_argument("--name", required=True)
     promote_p.add_argument("--root", type=Path, default=Path("baselines"))
+    promote_p.add_argument(
+        "--commit",
+        action="store_true",
+        help="also `dvc add` the baseline and `git commit` its .dvc file (only those files)",
+    )
     args = parser.parse_args(list(argv))
 
-    from evalframe.baseline import promote
+    import shlex
+
+    from evalframe.baseline import promote, version_commands, version_with_dvc
 
     target = promote(args.run_dir, args.name, args.root)
     print(f"promoted {args.run_dir} to {target}")
     print(f"  compare new runs with it: python -m evalframe ... baseline={args.name}")
-    print(
-        f"  version it: dvc add {target} && git add {target}.dvc && git commit -m "
-        f"'baseline {args.name}'"
-    )
+    if args.commit:
+        for ran in version_with_dvc(target, args.name):
+            print(f"  ran: {ran}")
+        print("  share it: dvc push && git push")
+    else:
+        print("  version it:")
+        for argv_ in version_commands(target, args.name):
+            print("    " + " ".join(shlex.quote(part) for part in argv_))
+        print("  (or promote with --commit to run these)")
     return 0
