@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from evalframe.errors import EXIT_ERROR, ConfigError, EvalframeError
-from evalframe_mlflow.upload import resolve_uri
+from evalframe_mlflow.upload import artifact_location_for, resolve_uri
 
 __all__ = ["fetch_run", "runs_main", "sync_main", "ui_main"]
 
@@ -299,6 +299,7 @@ def ui_main(argv: Sequence[str]) -> int:
         "--uri", help="backend store (default: $MLFLOW_TRACKING_URI or ./mlflow.db)"
     )
     parser.add_argument("--port", type=int, default=5000)
+    parser.add_argument("--workers", type=int, default=1, help="server processes (default 1)")
     parser.add_argument(
         "--host", default="127.0.0.1", help="keep 127.0.0.1 unless you mean to share it"
     )
@@ -310,19 +311,13 @@ def ui_main(argv: Sequence[str]) -> int:
     if not _store_exists(uri):
         print(_no_store(uri).render(), file=sys.stderr)
         return EXIT_ERROR
-    print(f"MLflow UI for {uri} at http://{args.host}:{args.port} (Ctrl-C stops it)")
-    cmd = [
-        sys.executable,
-        "-m",
-        "mlflow",
-        "ui",
-        "--backend-store-uri",
-        uri,
-        "--host",
-        args.host,
-        "--port",
-        str(args.port),
-    ]
+    print(f"MLflow UI for {uri} at http://{args.host}:{args.port} (Ctrl-C stops it)", flush=True)
+    cmd = [sys.executable, "-m", "mlflow", "ui", "--backend-store-uri", uri]
+    artifacts = artifact_location_for(uri)
+    if artifacts:
+        # runs logged through a server keep their files here too (mlflow-artifacts:/ URIs)
+        cmd += ["--artifacts-destination", artifacts]
+    cmd += ["--host", args.host, "--port", str(args.port), "--workers", str(args.workers)]
     try:
         return subprocess.call(cmd)
     except KeyboardInterrupt:

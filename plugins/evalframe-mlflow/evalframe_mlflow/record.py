@@ -365,11 +365,11 @@ def build_run_record(
     )
 
 
-def _job_row(job: SweepJob, names: list[str]) -> dict[str, Any]:
+def _job_row(job: SweepJob, names: list[str], shared: set[str]) -> dict[str, Any]:
     overall = job.summary.get("overall") or {}
     row: dict[str, Any] = {
         "job": job.num,
-        "overrides": " ".join(job.overrides),
+        "overrides": " ".join(o for o in job.overrides if o not in shared),
         "exit_code": job.exit_code,
         "gates_passed": job.summary.get("gates_passed"),
     }
@@ -381,13 +381,18 @@ def _job_row(job: SweepJob, names: list[str]) -> dict[str, Any]:
 
 
 def jobs_table(jobs: list[SweepJob]) -> tuple[list[str], list[dict[str, Any]]]:
-    """Metric names (in first-seen order) and one row per job."""
+    """Metric names (in first-seen order) and one row per job.
+
+    A row's ``overrides`` are the ones that tell its job apart: overrides that
+    every job shares (``+experiment=x``) are left out when there are two jobs or more.
+    """
     names: list[str] = []
     for job in jobs:
         for name in job.summary.get("metrics") or []:
             if name not in names:
                 names.append(str(name))
-    return names, [_job_row(job, names) for job in jobs]
+    shared = set.intersection(*(set(j.overrides) for j in jobs)) if len(jobs) > 1 else set()
+    return names, [_job_row(job, names, shared) for job in jobs]
 
 
 def _markdown(names: list[str], rows: list[dict[str, Any]]) -> str:

@@ -131,21 +131,27 @@ class Server:
         self.root = root
         self.port = free_port()
         self.proc: subprocess.Popen[bytes] | None = None
+        self.log: Any = None
         self.db = root / "server.db"
 
     @property
     def uri(self) -> str:
         return f"http://127.0.0.1:{self.port}"
 
-    def start(self, timeout: float = 120) -> None:
-        log = open(self.root / "server.log", "ab")  # noqa: SIM115  # kept open for the process
+    def start(self, timeout: float = 120, *, via_ui: bool = False) -> None:
+        """``mlflow server``, or ``evalframe ui`` on the same store (both serve ./mlartifacts)."""
+        self.log = log = open(self.root / "server.log", "ab")  # noqa: SIM115  # closed in stop()
+        if via_ui:
+            cmd = [sys.executable, "-m", "evalframe", "ui",
+                   "--uri", f"sqlite:///{self.db}", "--port", str(self.port)]  # fmt: skip
+        else:
+            cmd = [sys.executable, "-m", "mlflow", "server",
+                   "--backend-store-uri", f"sqlite:///{self.db}",
+                   "--artifacts-destination", str(self.root / "mlartifacts"),
+                   "--host", "127.0.0.1", "--port", str(self.port), "--workers", "1"]  # fmt: skip
         self.proc = subprocess.Popen(
-            [sys.executable, "-m", "mlflow", "server",
-             "--backend-store-uri", f"sqlite:///{self.db}",
-             "--artifacts-destination", str(self.root / "server-artifacts"),
-             "--host", "127.0.0.1", "--port", str(self.port), "--workers", "1"],
-            cwd=self.root, stdout=log, stderr=log, start_new_session=True,
-        )  # fmt: skip
+            cmd, cwd=self.root, stdout=log, stderr=log, start_new_session=True
+        )
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:
@@ -161,6 +167,8 @@ class Server:
     def stop(self) -> None:
         """Stop the server and its workers (its own process group)."""
         if self.proc is None:
+            if self.log is not None:
+                self.log.close()
             return
         with contextlib.suppress(ProcessLookupError):
             os.killpg(self.proc.pid, signal.SIGTERM)
@@ -171,6 +179,7 @@ class Server:
                 os.killpg(self.proc.pid, signal.SIGKILL)
             self.proc.wait()
         self.proc = None
+        self.log.close()
 
     def api(self, path: str, body: dict[str, Any] | None = None) -> Any:
         """Call the REST API (GET, or POST with a JSON body)."""

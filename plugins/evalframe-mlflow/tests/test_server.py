@@ -1,0 +1,117 @@
+"""Against a real ``mlflow server`` on 127.0.0.1: a run read back through the REST API, then
+the server killed in the middle of a run, restarted, and ``evalframe sync``: nothing lost."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+from evalframe_mlflow.keys import metric_key
+
+pytestmark = pytest.mark.slow
+
+# Kills the tracking server (its whole process group) on the first query, then answers.
+KILLER = """
+import os, signal, socket, time
+
+def retrieve(text):
+    pgid = os.environ.pop("KILL_PGID", None)
+    if pgid:
+        try:
+            os.killpg(int(pgid), signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        port = int(os.environ["KILL_PORT"])
+        for _ in range(200):
+            with socket.socket() as s:
+                if s.connect_ex(("127.0.0.1", port)) != 0:
+                    break
+            time.sleep(0.05)
+    words = set(text.lower().split())
+    if "install" in words:
+        return ["install", "gates"]
+    if "gate" in words:
+        return ["gates", "cache"]
+    return ["cache", "install"]
+"""
+
+
+def _expected_keys(out: Any) -> set[str]:
+    """Every metric key a run must have in MLflow: metrics.json, slices from summary.json."""
+    flat = json.loads((out / "metrics.json").read_text())
+    summary = json.loads((out / "summary.json").read_text())
+    keys = {metric_key(k) for k in flat if not k.startswith("slice.")}
+    for field, groups in summary["by_slice"].items():
+        for group, aggs in groups.items():
+            keys |= {f"slice/{field}/{group}/{metric_key(m)}" for m in aggs}
+    return keys
+
+
+def _runs(server: Any) -> list[dict[str, Any]]:
+    exp = server.api("experiments/get-by-name?experiment_name=default")["experiment"]
+    found = server.api("runs/search", {"experiment_ids": [exp["experiment_id"]]})
+    return list(found.get("runs", []))
+
+
+def test_real_server_logging_outage_and_sync(project: Any, server: Any) -> None:
+    server.start()
+    first = project.run("tracking=mlflow", f"tracking.uri={server.uri}", out="first")
+    assert first.returncode == 0, first.stderr
+    assert "warning" not in first.stderr, first.stderr
+
+    (run,) = _runs(server)
+    assert run["info"]["status"] == "FINISHED"
+    metrics = {m["key"]: m["value"] for m in run["data"]["metrics"]}
+    assert _expected_keys(project.root / "first") <= set(metrics)
+    assert metrics["RR"] == pytest.approx(1.0)
+    params = {p["key"]: p["value"] for p in run["data"]["params"]}
+    assert params["retriever.name"] == "bm25"
+    tags = {t["key"]: t["value"] for t in run["data"]["tags"]}
+    assert tags["evalframe.metric.nDCG_at_10"] == "nDCG@10"
+    assert tags["evalframe.upload"] == "complete"
+    inputs = run["inputs"]["dataset_inputs"]
+    assert inputs[0]["dataset"]["digest"] == tags["evalframe.golden_hash"]
+    listed = server.api(f"artifacts/list?run_id={run['info']['run_id']}")
+    assert {"summary.json", "per_query.jsonl", "metrics.json", "run.trec"} <= {
+        f["path"] for f in listed["files"]
+    }
+
+    # the server dies while the second run is retrieving
+    (project.root / "killer.py").write_text(KILLER)
+    project.env.update(KILL_PGID=str(server.proc.pid), KILL_PORT=str(server.port))
+    second = project.run(
+        "tracking=mlflow",
+        f"tracking.uri={server.uri}",
+        "tracking.timeout_seconds=3",
+        "tracking.retries=1",
+        "retriever=python",
+        "retriever.target=killer:retrieve",
+        out="second",
+    )
+    assert second.returncode == 0, second.stderr  # exit code unchanged by the outage
+    assert "evalframe sync" in second.stderr
+    out = project.root / "second"
+    assert (out / "mlflow_pending.json").is_file()
+    assert (out / "metrics.json").is_file()
+    server.proc.wait(timeout=30)
+    server.stop()
+
+    # back up, through `evalframe ui` on the same store this time
+    server.start(via_ui=True)
+    synced = project.command("sync")
+    assert synced.returncode == 0, synced.stdout + synced.stderr
+    assert "1 synced, 0 still pending" in synced.stdout
+    runs = _runs(server)
+    assert len(runs) == 2
+    (late,) = [r for r in runs if r["info"]["run_id"] != run["info"]["run_id"]]
+    late_metrics = {m["key"] for m in late["data"]["metrics"]}
+    assert _expected_keys(out) - late_metrics == set()  # 0 lost results
+    late_params = {p["key"]: p["value"] for p in late["data"]["params"]}
+    assert late_params["retriever.target"] == "killer:retrieve"
+    listed = server.api(f"artifacts/list?run_id={late['info']['run_id']}")
+    assert "per_query.jsonl" in {f["path"] for f in listed["files"]}
+
+    again = project.command("sync")
+    assert "nothing to sync" in again.stdout
+    assert len(_runs(server)) == 2

@@ -1,0 +1,130 @@
+"""Sweeps: trackers hear on_sweep_start before the jobs and on_sweep_end after, even on failure.
+
+These run real Hydra multiruns in-process (basic launcher) with a recording
+tracker selected by ``tracking=sweeprec`` from the project's own ./conf.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from evalframe.hooks import SweepContext, SweepJob
+from evalframe.hydra_app import run_hydra, tracking_from_env
+from evalframe.protocols import PluginContext
+from evalframe.registry import TRACKERS
+from evalframe.sweep import JOB_FILE, collect_jobs, write_job_record
+from tests.conftest import Project
+
+
+class SweepRecorder:
+    """Records sweep hooks; optionally raises SystemExit in one job, as a crashing tool would."""
+
+    events: list[tuple[str, Any]] = []
+    explode_at_depth: int | None = None
+
+    def __init__(self, config: Any, context: PluginContext) -> None:
+        pass
+
+    def on_sweep_start(self, sweep: SweepContext) -> None:
+        SweepRecorder.events.append(("start", sweep.sweep_dir))
+
+    def on_run_start(self, ctx: Any) -> None:
+        SweepRecorder.events.append(("run", ctx.metadata.get("sweep")))
+        if ctx.config.get("depth") == SweepRecorder.explode_at_depth:
+            raise SystemExit(9)  # not an Exception: the hook relay lets it through
+
+    def on_sweep_end(self, sweep: SweepContext, jobs: list[SweepJob]) -> None:
+        SweepRecorder.events.append(("end", jobs))
+
+
+@pytest.fixture
+def sweep_project(project: Project, monkeypatch: pytest.MonkeyPatch) -> Project:
+    conf = project.root / "conf" / "tracking"
+    conf.mkdir(parents=True)
+    (conf / "sweeprec.yaml").write_text("name: sweeprec\n")
+    monkeypatch.chdir(project.root)
+    monkeypatch.setenv("EVALFRAME_CACHE_DIR", str(project.root / ".cache"))
+    SweepRecorder.events = []
+    SweepRecorder.explode_at_depth = None
+    return project
+
+
+def _sweep(project: Project, *overrides: str) -> int:
+    with TRACKERS.scoped() as reg:
+        reg.add("sweeprec", SweepRecorder)
+        return run_hydra(
+            [
+                "-m",
+                *project.data_args(),
+                "tracking=sweeprec",
+                "stats.bootstrap=0",
+                f"hydra.sweep.dir={project.root / 'sweep'}",
+                *overrides,
+            ]
+        )
+
+
+def test_a_sweep_is_announced_before_its_jobs_and_summed_up_after(sweep_project: Project) -> None:
+    code = _sweep(sweep_project, "depth=3,5")
+    assert code == 0
+    kinds = [e[0] for e in SweepRecorder.events]
+    assert kinds == ["start", "run", "run", "end"]
+    sweep_dir = (sweep_project.root / "sweep").resolve()
+    assert SweepRecorder.events[0][1] == sweep_dir
+    first_job = SweepRecorder.events[1][1]
+    assert (first_job["dir"], first_job["num"]) == (str(sweep_dir), 0)
+    assert first_job["overrides"][-2:] == ["stats.bootstrap=0", "depth=3"]
+    jobs = SweepRecorder.events[-1][1]
+    assert [(j.num, j.overrides[-1], j.exit_code) for j in jobs] == [
+        (0, "depth=3", 0),
+        (1, "depth=5", 0),
+    ]
+    assert jobs[1].summary["depth"] == 5
+    assert json.loads((sweep_dir / "1" / JOB_FILE).read_text()) == {"exit_code": 0, "error": None}
+
+
+def test_the_sweep_still_ends_when_a_job_kills_hydra(sweep_project: Project) -> None:
+    """Hydra skips on_multirun_end when a job raises; run_hydra ends the sweep itself."""
+    SweepRecorder.explode_at_depth = 5
+    code = _sweep(sweep_project, "depth=3,5")
+    assert code != 0
+    assert SweepRecorder.events[-1][0] == "end"
+    jobs = SweepRecorder.events[-1][1]
+    assert [(j.num, j.exit_code) for j in jobs] == [(0, 0), (1, None)]
+    assert [e[0] for e in SweepRecorder.events].count("end") == 1
+
+
+def test_a_job_with_a_config_error_is_recorded_with_exit_code_2(sweep_project: Project) -> None:
+    code = _sweep(sweep_project, "depth=3,0")
+    assert code == 2
+    jobs = SweepRecorder.events[-1][1]
+    assert [j.exit_code for j in jobs] == [0, 2]
+    assert "depth" in (jobs[1].error or "")
+
+
+def test_collect_jobs_reads_folders_in_job_order(tmp_path: Path) -> None:
+    for num in (10, 2):
+        job = tmp_path / str(num)
+        (job / ".hydra").mkdir(parents=True)
+        (job / ".hydra" / "overrides.yaml").write_text(f"- depth={num}\n")
+        write_job_record(job, 1 if num == 2 else 0)
+    (tmp_path / "3").mkdir()  # a job that never got to write anything
+    (tmp_path / "notes").mkdir()  # not a job folder
+    jobs = collect_jobs(tmp_path)
+    assert [(j.num, j.overrides, j.exit_code) for j in jobs] == [
+        (2, ("depth=2",), 1),
+        (3, (), None),
+        (10, ("depth=10",), 0),
+    ]
+
+
+def test_tracking_can_be_chosen_by_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("EVALFRAME_TRACKING", "none")
+    assert tracking_from_env(["depth=3"]) == ["tracking=none", "depth=3"]
+    assert tracking_from_env(["tracking=mlflow"]) == ["tracking=mlflow"]  # the command line wins
+    monkeypatch.delenv("EVALFRAME_TRACKING")
+    assert tracking_from_env(["depth=3"]) == ["depth=3"]
