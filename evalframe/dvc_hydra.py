@@ -31,14 +31,22 @@ _FILE = "file://"
 
 
 def data_path(rel: str, repo_root: Path | None) -> str:
-    """``${ef.data:rel}`` for a composed file: repo-relative when inside ``repo_root``."""
-    target = Path(__file__).resolve().parent / "data" / rel
+    """``${ef.data:rel}`` for a composed file: repo-relative when the repository has it.
+
+    In a checkout (or clone) of evalframe the data is ``evalframe/data/<rel>`` of
+    that repository, which is also what its pipeline's stages depend on;
+    anywhere else it is the installed package's file, by absolute path.
+    """
+    package = Path(__file__).resolve().parent
     if repo_root is not None:
-        try:
-            return target.relative_to(repo_root.resolve()).as_posix()
-        except ValueError:
-            pass
-    return str(target)
+        root = repo_root.resolve()
+        for candidate in (package / "data" / rel, root / package.name / "data" / rel):
+            if candidate.is_file() or candidate.is_dir():
+                try:
+                    return candidate.relative_to(root).as_posix()
+                except ValueError:
+                    continue
+    return str(package / "data" / rel)
 
 
 def register_resolvers(repo_root: Path | None = None) -> None:

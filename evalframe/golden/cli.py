@@ -12,6 +12,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -34,6 +35,7 @@ examples:
   evalframe golden validate golden_v1.0.json --plan phase1_plan.yaml --source-root .
   evalframe golden stats golden.jsonl
   evalframe golden diff old.jsonl new.jsonl
+  evalframe golden diff golden/docs_keywords.jsonl --rev HEAD~1
   evalframe golden create golden.jsonl --corpus corpus.jsonl --k 5
   evalframe golden sample golden_v1.0.json --out review.jsonl --fraction 0.15
   evalframe golden review-check review.jsonl
@@ -170,10 +172,20 @@ def build_parser() -> argparse.ArgumentParser:
     d = sub.add_parser(
         "diff",
         help="queries added/removed/reworded and judgments changed between two versions",
-        description="Compare two versions of a golden set, queries matched by id. Always exits 0.",
+        description="Compare two versions of a golden set, queries matched by id: two files, "
+        "or one path at Git/DVC revisions (--rev HEAD~1: that revision against the working "
+        "copy; --rev A --rev B: A against B). DVC-tracked sets are read from DVC's cache or "
+        "remote. Always exits 0.",
     )
-    d.add_argument("old", help="the earlier version")
-    d.add_argument("new", help="the later version")
+    d.add_argument("old", help="the earlier version (with --rev: the golden set's path)")
+    d.add_argument("new", nargs="?", help="the later version (default with --rev: the same path)")
+    d.add_argument(
+        "--rev",
+        action="append",
+        metavar="REV",
+        help="read OLD at this Git revision (commit, branch, tag, HEAD~1); a second --rev "
+        "reads NEW at that one",
+    )
     _add_format(d)
     d.add_argument("--json", action="store_true", help="print JSON")
 
@@ -249,12 +261,12 @@ def build_parser() -> argparse.ArgumentParser:
 # -- commands -------------------------------------------------------------------------
 
 
-def _load(path: str, args: argparse.Namespace, **kwargs: Any) -> Any:
+def _load(path: str, args: argparse.Namespace, label: str | None = None, **kwargs: Any) -> Any:
     from evalframe.golden.load import load_golden, parse_params
 
     loaded = load_golden(path, args.format, parse_params(args.param, "--param"), **kwargs)
     if loaded.inferred:
-        print(f"{path}: {loaded.inferred}", file=sys.stderr)
+        print(f"{label or path}: {loaded.inferred}", file=sys.stderr)
     return loaded
 
 
@@ -377,13 +389,41 @@ def _stats(args: argparse.Namespace) -> int:
 def _diff(args: argparse.Namespace) -> int:
     from evalframe.golden.diff import diff_sets, render_diff
 
-    old = _load(args.old, args)
-    new = _load(args.new, args)
-    diff = diff_sets(old.golden, new.golden)
+    revs: list[str] = args.rev or []
+    if len(revs) > 2:
+        raise ConfigError(
+            "--rev is given more than twice",
+            key="--rev",
+            hint="--rev A compares A with the working copy; --rev A --rev B compares A with B",
+        )
+    if not revs and args.new is None:
+        raise ConfigError(
+            "golden diff needs two versions",
+            key="new",
+            hint="give two files (golden diff OLD NEW) or a revision "
+            "(golden diff PATH --rev HEAD~1)",
+        )
+    new_path = args.new or args.old
+    with tempfile.TemporaryDirectory(prefix="evalframe-golden-") as scratch:
+        sides = []
+        for i, (path, rev) in enumerate(
+            [(args.old, revs[0] if revs else None), (new_path, revs[1] if len(revs) > 1 else None)]
+        ):
+            if rev is None:
+                sides.append((_load(path, args), path))
+                continue
+            from evalframe.golden.revisions import checkout_at
+
+            folder = Path(scratch) / str(i)
+            folder.mkdir()
+            copy = checkout_at(path, rev, folder)
+            sides.append((_load(str(copy), args, label=f"{path}@{rev}"), f"{path}@{rev}"))
+        (old, old_name), (new, new_name) = sides
+        diff = diff_sets(old.golden, new.golden)
     if args.json:
         print(json.dumps(diff.to_dict(), indent=2, ensure_ascii=False))
     else:
-        print(render_diff(diff, args.old, args.new))
+        print(render_diff(diff, old_name, new_name))
     return EXIT_OK
 
 
