@@ -236,7 +236,25 @@ def run_hydra(argv: Sequence[str], prog: str = "evalframe") -> int:
         if "evalframe.sweep" in sys.modules:
             # Hydra skips on_multirun_end when a job raised: end the sweep here.
             sys.modules["evalframe.sweep"].finish_active()
-    return max(codes, default=0)
+    return max([*codes, *_sweep_codes()], default=0)
+
+
+def _sweep_codes() -> list[int]:
+    """Exit codes of the jobs of sweeps run here, read from their folders.
+
+    A launcher that runs jobs in other processes (joblib, submitit) returns
+    nothing to this one; each job's ``job.json`` says how it ended. A job
+    that left none crashed before it could.
+    """
+    sweep = sys.modules.get("evalframe.sweep")
+    if sweep is None:
+        return []
+    codes = []
+    for folder in sweep.take_started():
+        codes += [
+            EXIT_CRASH if j.exit_code is None else j.exit_code for j in sweep.collect_jobs(folder)
+        ]
+    return codes
 
 
 def _run_task(cfg: Any) -> int:

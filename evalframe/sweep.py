@@ -30,13 +30,21 @@ from hydra.experimental.callback import Callback  # only Hydra runs import this 
 from evalframe.hooks import HookRelay, SweepContext, SweepJob
 from evalframe.io import atomic_write_json
 
-__all__ = ["JOB_FILE", "SweepCallback", "collect_jobs", "finish_active", "write_job_record"]
+__all__ = [
+    "JOB_FILE",
+    "SweepCallback",
+    "collect_jobs",
+    "finish_active",
+    "take_started",
+    "write_job_record",
+]
 
 #: Written into every sweep job's folder: ``{"exit_code": int, "error": str | null}``.
 JOB_FILE = "job.json"
 
 _lock = threading.Lock()
 _active: _Sweep | None = None
+_started: list[Path] = []  # sweep folders started in this process, for run_hydra's exit code
 
 
 class _Sweep:
@@ -103,6 +111,13 @@ def collect_jobs(sweep_dir: Path) -> list[SweepJob]:
     return sorted(jobs, key=lambda j: j.num)
 
 
+def take_started() -> list[Path]:
+    """The sweep folders started since the last call (and forget them)."""
+    taken = list(_started)
+    _started.clear()
+    return taken
+
+
 def finish_active() -> None:
     """Emit ``on_sweep_end`` for the running sweep, if it has not been emitted yet."""
     global _active
@@ -121,6 +136,7 @@ def _start(config: Any) -> None:
     global _active
     finish_active()  # a previous sweep in this process that never ended
     sweep_dir = Path(str(config.hydra.sweep.dir)).resolve()
+    _started.append(sweep_dir)
     experiment = str(OmegaConf.select(config, "experiment", default="default"))
     try:
         tracking = OmegaConf.to_container(

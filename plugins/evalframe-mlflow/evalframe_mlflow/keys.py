@@ -31,9 +31,13 @@ of canonical names. A third-party metric whose parameter *values* contain
 
 from __future__ import annotations
 
+import hashlib
 import re
 
-__all__ = ["metric_key", "safe_segment"]
+__all__ = ["KEY_LIMIT", "fit_key", "metric_key", "safe_segment"]
+
+#: MLflow's longest metric, param or tag key.
+KEY_LIMIT = 250
 
 _TABLE = {
     "@": "_at_",
@@ -66,3 +70,15 @@ def safe_segment(text: str) -> str:
     if seg in ("", ".", ".."):
         seg = seg.replace(".", "-u2e-") or "_"
     return seg
+
+
+def fit_key(key: str, limit: int = KEY_LIMIT) -> str:
+    """``key`` unchanged if MLflow accepts its length, else cut and ended with ``-<hash>``.
+
+    Only a long slice value or a deeply nested plugin setting gets here; the
+    hash keeps two long keys that share a prefix apart.
+    """
+    if len(key) <= limit:
+        return key
+    digest = hashlib.sha256(key.encode("utf-8")).hexdigest()[:10]
+    return f"{key[: limit - 11]}-{digest}"  # "-": MLflow allows no other marker

@@ -28,7 +28,7 @@ from typing import Any
 
 from evalframe.hooks import RunContext, RunOutcome, SweepContext, SweepJob
 from evalframe.io import atomic_write, atomic_write_json
-from evalframe_mlflow.keys import metric_key, safe_segment
+from evalframe_mlflow.keys import fit_key, metric_key, safe_segment
 
 __all__ = [
     "PENDING_FILE",
@@ -133,7 +133,8 @@ def truncate(value: str, limit: int) -> str:
 def safe_params(config: Mapping[str, Any]) -> dict[str, str]:
     """Flattened params under MLflow-safe keys, values cut to MLflow's limit."""
     return {
-        metric_key(k): truncate(v, PARAM_VALUE_LIMIT) for k, v in flatten_params(config).items()
+        fit_key(metric_key(k)): truncate(v, PARAM_VALUE_LIMIT)
+        for k, v in flatten_params(config).items()
     }
 
 
@@ -156,6 +157,7 @@ def collect_metrics(metrics: Mapping[str, Any], summary: Mapping[str, Any]) -> d
     origin: dict[str, str] = {}
 
     def put(key: str, canonical: str, value: Any) -> None:
+        key = fit_key(key)
         number = _number(value)
         if number is None:
             return

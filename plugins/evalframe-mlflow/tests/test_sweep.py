@@ -115,3 +115,28 @@ def test_compare_accepts_mlflow_run_ids(
     missing = project.command("compare", "0" * 32, by_k1["0.5"])
     assert missing.returncode == 2
     assert f"no MLflow run {'0' * 32}" in missing.stderr
+
+
+def test_a_sweep_under_the_joblib_launcher_is_tracked_the_same(
+    project: Any, store: str, client: Callable[..., Any]
+) -> None:
+    """Jobs run in worker processes: they find their parent through the sweep folder."""
+    res = project.run(
+        "-m",
+        "hydra/launcher=joblib",
+        "hydra.launcher.n_jobs=2",
+        "dataset.path=golden.jsonl,nope.jsonl",  # the second job fails to load its data
+        "tracking=mlflow",
+        f"tracking.uri={store}",
+        f"hydra.sweep.dir={project.root / 'sweep'}",
+        timeout=240,
+    )
+    assert res.returncode == 2, res.stderr  # read back from the jobs' folders
+    c = client(store)
+    runs = c.search_runs([c.get_experiment_by_name("default").experiment_id])
+    (parent,) = [r for r in runs if r.data.tags.get("evalframe.sweep") == "true"]
+    children = [r for r in runs if r is not parent]
+    assert len(children) == 2
+    assert {r.data.tags.get("mlflow.parentRunId") for r in children} == {parent.info.run_id}
+    assert sorted(r.info.status for r in children) == ["FAILED", "FINISHED"]
+    assert parent.info.status == "FAILED"

@@ -1,0 +1,87 @@
+"""Records: built from run files with no mlflow import; curves, long keys, the jobs table."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from evalframe_mlflow.keys import KEY_LIMIT, fit_key
+from evalframe_mlflow.record import (
+    RunRecord,
+    build_sweep_record,
+    collect_metrics,
+    curve_metrics,
+    jobs_table,
+)
+
+from evalframe.hooks import SweepContext, SweepJob
+
+
+def test_curves_group_cutoffs_of_one_family_in_step_order() -> None:
+    metrics = {"R@10": 0.9, "R@1": 0.3, "R@5": 0.7, "nDCG@10": 0.5, "RR": 0.4, "P@5": float("nan")}
+    curves = curve_metrics(["R@10", "R@1", "R@5", "nDCG@10", "RR", "P@5"], metrics)
+    # nDCG has one cutoff, RR none, and P@5 is NaN: only R gets a curve
+    assert curves == [("R_at_k", 0.3, 1), ("R_at_k", 0.7, 5), ("R_at_k", 0.9, 10)]
+    graded = curve_metrics(["P(rel=2)@5", "P(rel=2)@10"], {"P(rel=2)@5": 0.2, "P(rel=2)@10": 0.1})
+    assert graded == [("P_rel_2__at_k", 0.2, 5), ("P_rel_2__at_k", 0.1, 10)]
+
+
+def test_long_keys_are_cut_to_mlflows_limit_and_kept_apart() -> None:
+    a, b = "slice/x/" + "a" * 300, "slice/x/" + "a" * 299 + "b"
+    assert len(fit_key(a)) == KEY_LIMIT and fit_key(a) != fit_key(b)
+    assert fit_key("RR") == "RR"
+    summary = {"by_slice": {"topic": {"t" * 300: {"RR": {"mean": 0.5, "n": 2}}}}}
+    out = collect_metrics({}, summary)
+    assert all(len(k) <= KEY_LIMIT for k in out)
+    assert sorted(out.values()) == [0.5, 2.0]
+
+
+def test_a_record_survives_the_round_trip_with_relative_artifacts(tmp_path: Path) -> None:
+    (tmp_path / "metrics.json").write_text("{}")
+    record = RunRecord(
+        uid="u1", kind="run", uri="http://h:5000", experiment_name="e", run_name=None,
+        params={"a": "1"}, metrics=[("RR", 0.5, 0)], tags={"t": "v"},
+        artifacts=[str(tmp_path / "metrics.json")],
+    )  # fmt: skip
+    path = record.save_pending(tmp_path)
+    data = json.loads(path.read_text())
+    assert data["artifacts"] == ["metrics.json"]  # the folder can move before it is synced
+    moved = tmp_path.parent / "moved"
+    tmp_path.rename(moved)
+    back = RunRecord.from_json(data, moved)
+    assert back.artifacts == [str((moved / "metrics.json").resolve())]
+    assert back.metrics == [("RR", 0.5, 0)]
+
+
+def _job(num: int, overrides: tuple[str, ...], code: int | None, rr: float | None) -> SweepJob:
+    summary = {"metrics": ["RR"], "overall": {"RR": {"mean": rr}}, "gates_passed": code == 0}
+    return SweepJob(num, Path(f"/s/{num}"), overrides, code, summary if rr is not None else {})
+
+
+def test_the_jobs_table_shows_what_tells_jobs_apart_and_the_best(tmp_path: Path) -> None:
+    jobs = [
+        _job(0, ("+experiment=q", "retriever.k1=0.9"), 0, 0.5),
+        _job(1, ("+experiment=q", "retriever.k1=1.5"), 1, 0.75),
+        _job(2, ("+experiment=q", "retriever.k1=3"), 0, 0.75),
+    ]
+    names, rows = jobs_table(jobs)
+    assert names == ["RR"]
+    assert [r["overrides"] for r in rows] == [
+        "retriever.k1=0.9",
+        "retriever.k1=1.5",
+        "retriever.k1=3",
+    ]
+    sweep = SweepContext("q", tmp_path, {})
+    record = build_sweep_record(
+        sweep, jobs, {"uid": "p"}, uri="u", experiment_name="q", cwd=tmp_path
+    )
+    metrics = {k: v for k, v, _ in record.metrics}
+    assert metrics["best/RR"] == 0.75
+    assert record.tags["evalframe.best.RR"] == "job 1: retriever.k1=1.5"  # ties: the first job
+    assert metrics["sweep.gate_failures"] == 1 and metrics["sweep.failed_jobs"] == 0
+    assert record.status == "FINISHED"  # a gate failure is a result, not a failed job
+    crashed = build_sweep_record(
+        sweep, [*jobs, _job(3, ("x",), None, None)], {"uid": "p"},
+        uri="u", experiment_name="q", cwd=tmp_path,
+    )  # fmt: skip
+    assert crashed.status == "FAILED"
