@@ -1,0 +1,112 @@
+"""The commands the DVC pipeline calls, in-process and without dvc: run-config,
+baseline promote's printed versioning, golden diff --rev's refusals, the Hydra
+plugin that DVC's composition loads."""
+
+from __future__ import annotations
+
+import io
+import json
+from pathlib import Path
+
+import pytest
+import yaml
+
+from evalframe.cli import main
+from evalframe.config import validate_experiment
+from evalframe.dvc_hydra import data_path
+from evalframe.errors import ConfigError
+from evalframe.pipeline import run_experiment
+from tests.conftest import Project, raw_config
+
+
+def composed(project: Project, **overrides: object) -> Path:
+    """A params.yaml as `dvc exp run -S ...` writes it: the whole config, resolved."""
+    path = project.root / "params.yaml"
+    path.write_text(yaml.safe_dump(raw_config(project, **overrides)))
+    return path
+
+
+def test_run_config_runs_a_composed_params_file(
+    project: Project, capsys: pytest.CaptureFixture[str]
+) -> None:
+    params = composed(project, experiment="tuned")
+    out = project.root / "results" / "exp"
+    code = main(["run-config", str(params), "retriever.k1=1.1", "--out", str(out)])
+    assert code == 0, capsys.readouterr().err
+    config = yaml.safe_load((out / "config.yaml").read_text())
+    assert config["experiment"] == "tuned" and config["retriever"]["k1"] == 1.1
+    assert json.loads((out / "metrics.json").read_text())["queries"] == 4
+
+
+def test_run_config_takes_the_tracker_from_the_environment(
+    project: Project, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from evalframe.runconfig import load_config
+
+    params = composed(project, tracking={"name": "mlflow", "uri": None})
+    monkeypatch.setenv("EVALFRAME_TRACKING", "none")
+    assert load_config(params, [], None)["tracking"] == {"name": "none"}
+    monkeypatch.setenv("EVALFRAME_TRACKING", "nosuch")
+    with pytest.raises(ConfigError, match="no tracking config named 'nosuch'"):
+        load_config(params, [], None)
+
+
+def test_run_config_on_a_plainly_composed_default_names_the_unset_key(
+    project: Project, capsys: pytest.CaptureFixture[str]
+) -> None:
+    params = composed(project, dataset={"name": "jsonl", "path": "???"})
+    assert main(["run-config", str(params)]) == 2
+    err = capsys.readouterr().err
+    assert "dataset.path" in err and "+experiment=" in err and "Traceback" not in err
+    assert main(["run-config", str(project.root / "nope.yaml")]) == 2
+    assert "not found" in capsys.readouterr().err
+
+
+def test_ef_data_in_a_composed_file_is_relative_inside_a_checkout(tmp_path: Path) -> None:
+    assert Path(data_path("quickstart/golden.jsonl", tmp_path)).is_absolute()  # not in it
+    (tmp_path / "evalframe" / "data" / "quickstart").mkdir(parents=True)
+    (tmp_path / "evalframe" / "data" / "quickstart" / "golden.jsonl").write_text("")
+    assert (
+        data_path("quickstart/golden.jsonl", tmp_path) == "evalframe/data/quickstart/golden.jsonl"
+    )
+    assert Path(data_path("quickstart/golden.jsonl", None)).is_file()
+
+
+def promote_run(project: Project) -> Path:
+    exp = validate_experiment(raw_config(project))
+    run_experiment(exp, stream=io.StringIO(), progress=False)
+    return exp.output_dir
+
+
+def test_promote_prints_the_dvc_and_git_commands(
+    project: Project, capsys: pytest.CaptureFixture[str]
+) -> None:
+    run_dir = promote_run(project)
+    root = project.root / "baselines"
+    assert main(["baseline", "promote", str(run_dir), "--name", "main", "--root", str(root)]) == 0
+    out = capsys.readouterr().out
+    assert f"dvc add {root / 'main'}" in out
+    assert f"git add {root / 'main.dvc'} {root / '.gitignore'}" in out
+    assert "git commit -m 'baseline main'" in out and "--commit" in out
+
+
+def test_promote_commit_outside_dvc_is_refused_after_the_copy(
+    project: Project, capsys: pytest.CaptureFixture[str]
+) -> None:
+    run_dir = promote_run(project)
+    root = project.root / "baselines"
+    argv = ["baseline", "promote", str(run_dir), "--name", "main", "--root", str(root), "--commit"]
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert "not inside a DVC repository" in err and "dvc init" in err
+    assert (root / "main" / "summary.json").is_file()
+
+
+def test_golden_diff_rev_refusals(project: Project, capsys: pytest.CaptureFixture[str]) -> None:
+    golden = str(project.golden)
+    assert main(["golden", "diff", golden, "--rev", "HEAD"]) == 2
+    assert "not inside a DVC repository" in capsys.readouterr().err
+    assert main(["golden", "diff", golden]) == 2
+    assert "needs two versions" in capsys.readouterr().err
+    assert main(["golden", "diff", golden, "--rev", "a", "--rev", "b", "--rev", "c"]) == 2
+    assert "more than twice" in capsys.readouterr().err
