@@ -35,6 +35,11 @@ lint: install
 	$(VENV)/bin/ruff format --check evalframe plugins tests tools bench
 	$(VENV)/bin/mypy evalframe
 
+# The MLflow UI on the default store (./mlflow.db), at http://127.0.0.1:5000
+.PHONY: mlflow-ui
+mlflow-ui: install
+	$(PY) -m evalframe ui
+
 clean:
 	rm -rf outputs multirun .pytest_cache .mypy_cache .ruff_cache
 
