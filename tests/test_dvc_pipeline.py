@@ -1,0 +1,211 @@
+"""The DVC pipeline with the real dvc, in a temporary Git repository.
+
+One module-scoped project walks through a team's flow, each test one step:
+`dvc repro` on a clean checkout runs every stage and a second one nothing;
+a changed golden set re-runs only its own stages and `dvc metrics diff` shows
+the delta; `golden diff --rev` reads the committed version through DVC;
+`dvc exp run -S` composes params.yaml with Hydra; `dvc push`/`dvc pull` work
+against a folder remote. The tests depend on each other's state and run in
+file order.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+import yaml
+
+pytestmark = pytest.mark.slow
+
+REPO = Path(__file__).resolve().parents[1]
+BIN = Path(sys.executable).parent
+DVC = BIN / "dvc"
+#: What the pipeline needs of the checkout (the evalframe it runs is the installed one).
+COPIED = [
+    "conf",
+    "dvc.yaml",
+    "params.yaml",
+    ".dvcignore",
+    ".dvc/config",
+    ".dvc/.gitignore",
+    ".dvc/plugins",
+    "evalframe",
+    "plugins/evalframe-bm25/evalframe_bm25",
+    "plugins/evalframe-jsonl/evalframe_jsonl",
+    "plugins/evalframe-gates/evalframe_gates",
+    "results/.gitignore",
+]
+SKIPPED = shutil.ignore_patterns("__pycache__", "*.pyc", "*.egg-info")
+
+
+@dataclass
+class Repo:
+    root: Path
+    env: dict[str, str]
+
+    def run(self, *argv: str, ok: bool = True) -> subprocess.CompletedProcess[str]:
+        proc = subprocess.run(
+            list(argv), cwd=self.root, env=self.env, capture_output=True, text=True, timeout=300
+        )
+        if ok and proc.returncode != 0:
+            command = " ".join(argv)
+            raise AssertionError(f"{command} exited {proc.returncode}:\n{proc.stdout}{proc.stderr}")
+        return proc
+
+    def dvc(self, *argv: str, ok: bool = True) -> subprocess.CompletedProcess[str]:
+        return self.run(str(DVC), *argv, ok=ok)
+
+    def commit(self, message: str) -> None:
+        self.run("git", "add", "-A")
+        self.run("git", "commit", "-q", "-m", message)
+
+
+def ran(output: str) -> set[str]:
+    return set(re.findall(r"Running stage '([^']+)'", output))
+
+
+def keyword_set(n: int) -> str:
+    """A small golden set over the quickstart corpus, standing in for the dvc-tracked one."""
+    lines = (REPO / "evalframe/data/quickstart/golden.jsonl").read_text().splitlines()
+    return "\n".join(lines[:n]) + "\n"
+
+
+@pytest.fixture(scope="module")
+def repo(tmp_path_factory: pytest.TempPathFactory) -> Repo:
+    if not DVC.is_file() or shutil.which("git") is None:
+        pytest.skip("needs dvc beside the interpreter and git")
+    root = tmp_path_factory.mktemp("dvcrepo")
+    for rel in COPIED:
+        source, target = REPO / rel, root / rel
+        target.parent.mkdir(parents=True, exist_ok=True)
+        if source.is_dir():
+            shutil.copytree(source, target, ignore=SKIPPED)
+        else:
+            shutil.copy2(source, target)
+    (root / "golden").mkdir()
+    (root / "golden/docs_keywords.jsonl").write_text(keyword_set(12))
+    home = root.parent / f"{root.name}-home"
+    env = {
+        **os.environ,
+        "PATH": f"{BIN}{os.pathsep}{os.environ.get('PATH', '')}",
+        "DVC_NO_ANALYTICS": "1",
+        "EVALFRAME_TRACKING": "none",
+        "EVALFRAME_CACHE_DIR": str(home / "cache"),
+        "GIT_AUTHOR_NAME": "t",
+        "GIT_AUTHOR_EMAIL": "t@example.invalid",
+        "GIT_COMMITTER_NAME": "t",
+        "GIT_COMMITTER_EMAIL": "t@example.invalid",
+        "PYTHONIOENCODING": "utf-8",
+    }
+    repo = Repo(root, env)
+    repo.run("git", "init", "-q", "-b", "main")
+    repo.dvc("config", "--local", "core.site_cache_dir", str(home / "site"))
+    repo.dvc("remote", "modify", "--local", "local", "url", str(home / "remote"))
+    repo.dvc("add", "-q", "golden/docs_keywords.jsonl")
+    repo.commit("init")
+    return repo
+
+
+def test_repro_on_a_clean_checkout_runs_everything_and_then_nothing(repo: Repo) -> None:
+    first = repo.dvc("repro", "evaluate")
+    assert ran(first.stdout) == {
+        "validate@quickstart",
+        "validate@docs_keywords",
+        "evaluate@quickstart",
+        "evaluate@docs_keywords",
+    }
+    for name in ("quickstart", "docs_keywords"):  # compare needs the baselines promoted
+        promoted = repo.run(
+            "evalframe", "baseline", "promote", f"results/{name}", "--name", name, "--commit"
+        )
+        assert f"ran: dvc add baselines/{name}" in promoted.stdout
+    log = repo.run("git", "log", "--format=%s", "--name-only", "-1").stdout
+    assert "baseline docs_keywords" in log and "baselines/docs_keywords.dvc" in log
+
+    second = repo.dvc("repro")
+    assert ran(second.stdout) == {
+        "exp",
+        "compare@quickstart",
+        "compare@docs_keywords",
+        "report",
+    }
+    summary = json.loads((repo.root / "results/docs_keywords/summary.json").read_text())
+    assert summary["golden_set"]["dvc_file"] == "golden/docs_keywords.jsonl.dvc"
+    tracked = yaml.safe_load((repo.root / "golden/docs_keywords.jsonl.dvc").read_text())
+    assert summary["golden_set"]["dvc_md5"] == tracked["outs"][0]["md5"]
+    assert (repo.root / "results/report/report.html").is_file()
+    repo.commit("pipeline")
+
+    again = repo.dvc("repro")
+    assert ran(again.stdout) == set()
+    assert "Data and pipelines are up to date." in again.stdout
+    assert "up to date" in repo.dvc("status").stdout
+
+
+def test_a_changed_golden_set_reruns_only_its_stages(repo: Repo) -> None:
+    (repo.root / "golden/docs_keywords.jsonl").write_text(keyword_set(11))
+    repo.dvc("add", "-q", "golden/docs_keywords.jsonl")
+    diff = repo.run("evalframe", "golden", "diff", "golden/docs_keywords.jsonl", "--rev", "HEAD")
+    assert "golden/docs_keywords.jsonl@HEAD" in diff.stdout
+    assert "1 removed" in diff.stdout and "Removed (1)" in diff.stdout
+
+    rerun = repo.dvc("repro")
+    assert ran(rerun.stdout) == {
+        "validate@docs_keywords",
+        "evaluate@docs_keywords",
+        "compare@docs_keywords",
+        "report",
+    }
+    metrics = json.loads(repo.dvc("metrics", "diff", "--json").stdout)
+    queries = metrics["results/docs_keywords/metrics.json"]["queries"]
+    assert (queries["old"], queries["new"], queries["diff"]) == (12, 11, -1)
+    assert "results/quickstart/metrics.json" not in metrics  # unchanged
+    plots = json.loads(repo.dvc("plots", "diff", "HEAD", "--json").stdout)
+    assert {"recall@k", "nDCG@k", "R@5 per slice"} <= set(plots["data"])
+    repo.commit("one query fewer")
+    committed = repo.run(
+        "evalframe", "golden", "diff", "golden/docs_keywords.jsonl", "--rev", "HEAD~1", "--json"
+    )
+    assert json.loads(committed.stdout)["summary"]["removed"] == 1
+
+
+def test_exp_run_composes_params_with_hydra(repo: Repo) -> None:
+    proc = repo.dvc(
+        "exp", "run", "-n", "k1-12", "-S", "+experiment=docs_keywords", "-S", "retriever.k1=1.2"
+    )
+    assert ran(proc.stdout) <= {"exp", "report"} and "exp" in ran(proc.stdout)
+    params = yaml.safe_load((repo.root / "params.yaml").read_text())
+    assert params["experiment"] == "docs_keywords"
+    assert params["retriever"] == {**params["retriever"], "name": "bm25", "k1": 1.2}
+    assert params["dataset"]["path"] == "golden/docs_keywords.jsonl"
+    assert "hydra" not in params and params["output"]["dir"] == "results/exp"
+    shown = json.loads(repo.dvc("exp", "show", "--json").stdout)
+    experiments = [
+        e for rev in shown for e in (rev.get("experiments") or []) if e.get("name") == "k1-12"
+    ]
+    assert experiments, shown
+    data = experiments[0]["revs"][0]["data"]
+    metrics = data["metrics"]["results/exp/metrics.json"]["data"]
+    assert metrics["queries"] == 11 and 0 <= metrics["RR"] <= 1
+    assert data["params"]["params.yaml"]["data"]["retriever"]["k1"] == 1.2
+
+
+def test_push_and_pull_through_the_folder_remote(repo: Repo) -> None:
+    golden = repo.root / "golden/docs_keywords.jsonl"
+    before = golden.read_bytes()
+    assert "pushed" in repo.dvc("push").stdout
+    baseline = repo.root / "baselines/quickstart/summary.json"
+    golden.unlink()
+    shutil.rmtree(baseline.parent)
+    shutil.rmtree(repo.root / ".dvc/cache")
+    repo.dvc("pull")
+    assert golden.read_bytes() == before
+    assert baseline.is_file()
