@@ -54,3 +54,8 @@ quickstart-corpus: install
 bench: install
 	$(PY) -m pip install --quiet -e '.[bench]'
 	$(PY) bench/bench.py
+
+# The DVC pipeline (docs/dvc.md) with this virtualenv's evalframe and dvc on PATH.
+.PHONY: repro
+repro: install
+	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" DVC_NO_ANALYTICS=1 $(VENV)/bin/dvc repro

@@ -3,7 +3,8 @@
 Queries are matched by id. For each query present in both, the diff lists a
 reworded question, judgments added / removed / relabelled (in the main
 judgments and in every view), and metadata fields that changed. Reading the
-two versions (files today, Git or DVC revisions later) is the caller's job.
+two versions (files, or Git/DVC revisions: :mod:`evalframe.golden.revisions`)
+is the caller's job.
 """
 
 from __future__ import annotations
