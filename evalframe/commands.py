@@ -201,11 +201,14 @@ def _run_folder(ref: str, root: Path, scratch: Path | None = None) -> Path:
 def compare_main(argv: Sequence[str]) -> int:
     parser = argparse.ArgumentParser(
         prog="evalframe compare",
-        description="Paired comparison of two runs (run directories or baseline names): "
+        description="Paired comparison of two runs (run directories, baseline names, or "
+        "MLflow run ids with the evalframe-mlflow plugin): "
         "means, delta, bootstrap CI, t-test, randomization test, effect size, win/tie/loss, "
         "per-slice deltas and the queries that moved most. A is the reference.",
     )
-    parser.add_argument("a", help="the reference: a run directory or a baseline name")
+    parser.add_argument(
+        "a", help="the reference: a run directory, a baseline name or an MLflow run id"
+    )
     parser.add_argument(
         "b", nargs="+", help="the candidate(s); with more than one, a table of each against A"
     )
