@@ -44,16 +44,27 @@ def _public(config: BaseModel | None) -> dict[str, Any]:
 
 
 def retriever_fingerprint(
-    name: str, version: str | None, config: BaseModel | None, corpus_hash: str | None
+    name: str,
+    version: str | None,
+    config: BaseModel | None,
+    corpus_hash: str | None,
+    identity: Any = None,
 ) -> dict[str, Any]:
-    """What identifies a retriever's output apart from the query: part of every key."""
-    return {
+    """What identifies a retriever's output apart from the query: part of every key.
+
+    ``identity`` is the retriever's own ``cache_identity()`` (model or
+    catalogue files named by path); absent, keys are as they always were.
+    """
+    fingerprint = {
         "format": FORMAT,
         "retriever": name,
         "version": version,
         "config": _public(config),
         "corpus": corpus_hash,
     }
+    if identity is not None:
+        fingerprint["identity"] = identity
+    return fingerprint
 
 
 @dataclass

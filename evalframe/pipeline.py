@@ -211,16 +211,18 @@ def _write_outputs(
     return files
 
 
-def _run_cache(exp: Experiment, corpus: Corpus | None) -> RunCache | None:
+def _run_cache(exp: Experiment, corpus: Corpus | None, retriever: Any) -> RunCache | None:
     """The retrieval cache for this experiment, unless disabled or pointless for the plugin."""
     spec = exp.retriever.spec
     if not exp.cache_retrieval or not getattr(spec.obj, "cacheable", True):
         return None
+    identity = getattr(retriever, "cache_identity", None)
     fingerprint = retriever_fingerprint(
         spec.name,
         spec.version,
         exp.retriever.config,
         corpus.content_hash if corpus is not None else None,
+        identity() if callable(identity) else None,
     )
     return RunCache(exp.cache_dir, fingerprint)
 
@@ -345,7 +347,7 @@ def run_experiment(
             PluginContext(corpus=corpus, cache_dir=exp.cache_dir, config_key="retriever"),
             Retriever,
         )
-        cache = _run_cache(exp, corpus)
+        cache = _run_cache(exp, corpus, retriever)
         run = retrieve_all(
             retriever,
             golden,

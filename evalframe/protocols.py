@@ -67,6 +67,11 @@ class Retriever(Protocol):
     Return ``None`` when the system has no answer at all for the query (it is
     then *missing* and ``metrics.policies.missing_query`` applies); return an
     empty ranking when it answered with nothing.
+
+    Optional: ``cache_identity() -> JSON-able value``, for what changes the
+    rankings but is not in the plugin's config or the corpus: the contents of
+    a model folder or a catalogue file named by path. It joins the retrieval
+    cache key, so changing those files is never answered from a stale cache.
     """
 
     def retrieve(self, query: Query, k: int) -> Ranking | None: ...

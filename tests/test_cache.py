@@ -163,3 +163,30 @@ def test_info_and_clear(tmp_path: Path) -> None:
     assert info["kinds"]["runs"]["files"] == 1 and info["bytes"] > 0
     assert clear_cache(tmp_path) == info["bytes"]
     assert cache_info(tmp_path)["bytes"] == 0
+
+
+class Versioned(Counting):
+    """A retriever whose output depends on a file outside its config (a model, a catalogue)."""
+
+    model_version = "v1"
+
+    def cache_identity(self) -> str:
+        return Versioned.model_version
+
+
+def test_a_retrievers_own_identity_joins_the_key(project: Project) -> None:
+    """A model retrained in place (same path, same config) is not answered from the cache."""
+    with RETRIEVERS.scoped() as reg:
+        reg.add("versioned", Versioned, CountingConfig)
+        exp = validate_experiment(raw_config(project, retriever={"name": "versioned"}))
+        Counting.calls, Versioned.model_version = [], "v1"
+        run_experiment(exp, stream=io.StringIO(), progress=False)
+        assert Counting.calls == ["1", "2", "3", "4"]
+        Counting.calls = []
+        run_experiment(exp, stream=io.StringIO(), progress=False)
+        assert Counting.calls == []  # same identity: all cached
+        Versioned.model_version = "v2"
+        run_experiment(exp, stream=io.StringIO(), progress=False)
+        assert Counting.calls == ["1", "2", "3", "4"]
+    plain = retriever_fingerprint("r", "1", None, None)
+    assert "identity" not in plain  # keys of retrievers without one are unchanged

@@ -28,7 +28,7 @@ from evalframe.errors import ConfigError, DataError, PluginError
 from evalframe.io import read_json_array, read_jsonl, require_file
 from evalframe.protocols import PluginContext, Query
 from evalframe.registry import retriever
-from evalframe.types import Ranking
+from evalframe.types import Ranking, content_hash
 
 from ._common import build_ranking, coerce_id, warn
 from ._http import JsonClient, RateLimiter, RequestError, RetryPolicy, RetrySettings, env_headers
@@ -241,6 +241,12 @@ class LLMRecommender:
         self.asked = 0
         self.failed_queries = 0
         self._warned_limit = False
+
+    def cache_identity(self) -> str | None:
+        """The catalogue's contents when read from a file (a corpus is in the key already)."""
+        if self.config.catalogue_path is None:
+            return None
+        return content_hash(sorted(self.catalogue.items()))
 
     def _line(self, ident: str, text: str) -> str:
         limit = self.config.max_description_chars

@@ -221,3 +221,12 @@ def test_example_config_validates() -> None:
     node = yaml.safe_load((path / "llm_recommender.yaml").read_text())
     assert node.pop("name") == "llm_recommender"
     LLMRecommenderConfig.model_validate({**node, "model": "gpt-4o-mini"})
+
+
+def test_cache_identity_follows_the_catalogue_file(server: FakeServer, catalogue: str) -> None:
+    """The catalogue is named by path: editing it must not reuse cached recommendations."""
+    before = make(server, catalogue).cache_identity()
+    assert before == make(server, catalogue).cache_identity()
+    path = Path(catalogue)
+    path.write_text(path.read_text() + json.dumps({"id": "new-tool", "description": "x"}) + "\n")
+    assert make(server, catalogue).cache_identity() != before

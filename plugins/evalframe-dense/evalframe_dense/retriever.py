@@ -229,6 +229,10 @@ class DenseRetriever:
             model.max_seq_length = self.config.max_seq_length
         return model
 
+    def cache_identity(self) -> dict[str, Any]:
+        """The model files' digest: a model retrained in place must not hit cached rankings."""
+        return self.model_identity
+
     def _encode(self, texts: list[str]) -> np.ndarray:
         out = self.model.encode(
             texts,

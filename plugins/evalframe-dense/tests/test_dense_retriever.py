@@ -172,6 +172,12 @@ def test_a_local_model_folder_is_identified_by_its_files(tmp_path: Path) -> None
     assert resolve_model(DenseConfig(model=str(copy)))[1] != first
 
 
+def test_the_retrieval_cache_key_covers_the_model_files(shared: DenseRetriever) -> None:
+    """cache_identity joins evalframe's retrieval-cache key: a retrained model is not stale."""
+    assert shared.cache_identity() == shared.model_identity
+    assert "files" in shared.cache_identity()
+
+
 def test_a_different_prefix_builds_its_own_cache(shared: DenseRetriever, cache_dir: Path) -> None:
     prefixed = DenseRetriever(
         DenseConfig(doc_prefix="passage: "), PluginContext(corpus=CORPUS, cache_dir=cache_dir)
