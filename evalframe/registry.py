@@ -313,19 +313,24 @@ def tracker(name: str, *, config: type[BaseModel] | None = None) -> Callable[[T]
     return TRACKERS.decorator(name, config=config)
 
 
-def format_validation_error(exc: ValidationError, key: str) -> str:
-    """``retriever.k1: Input should be greater than 0 (got -1)``, one per problem."""
-    lines = []
+def validation_problems(exc: ValidationError, key: str) -> list[tuple[str, str]]:
+    """(full config key, what is wrong) for each problem pydantic found."""
+    problems = []
     for err in exc.errors():
         loc = ".".join(str(p) for p in err["loc"])
         where = f"{key}.{loc}" if loc else key
         if err["type"] == "extra_forbidden":
-            lines.append(f"{where}: unknown key (got {err['input']!r})")
+            problems.append((where, f"unknown key (got {err['input']!r})"))
         elif err["type"] == "missing":
-            lines.append(f"{where}: required but not set")
+            problems.append((where, "required but not set"))
         else:
-            lines.append(f"{where}: {err['msg']} (got {err['input']!r})")
-    return "; ".join(lines)
+            problems.append((where, f"{err['msg']} (got {err['input']!r})"))
+    return problems
+
+
+def format_validation_error(exc: ValidationError, key: str) -> str:
+    """``retriever.k1: Input should be greater than 0 (got -1)``, one per problem."""
+    return "; ".join(f"{where}: {what}" for where, what in validation_problems(exc, key))
 
 
 def configure(spec: PluginSpec, params: Mapping[str, Any], key: str) -> BaseModel | None:
@@ -343,8 +348,15 @@ def configure(spec: PluginSpec, params: Mapping[str, Any], key: str) -> BaseMode
         return spec.config.model_validate(dict(params))
     except ValidationError as exc:
         fields = ", ".join(spec.config.model_fields)
+        problems = validation_problems(exc, key)
+        if len(problems) == 1:  # the error's key is the one setting at fault
+            where, what = problems[0]
+            detail = what
+        else:
+            where, detail = key, format_validation_error(exc, key)
         raise ConfigError(
-            f"invalid settings for {spec.kind} {spec.name!r}: " + format_validation_error(exc, key),
+            f"invalid settings for {spec.kind} {spec.name!r}: {detail}",
+            key=where,
             hint=f"{spec.kind} {spec.name!r} accepts: {fields or '(nothing)'}; "
             f"see `evalframe plugins show {spec.kind} {spec.name}`",
         ) from None

@@ -98,8 +98,15 @@ def test_advisory_gate_failure_does_not_fail_the_run(project: Project) -> None:
     ("override", "fragment"),
     [
         ("retriever.k11=3", "k11"),  # Hydra: not in struct
-        ("+retriever.k11=3", "retriever.k11: unknown key"),
-        ("retriever.k1=-1", "retriever.k1: Input should be greater than 0 (got -1)"),
+        (
+            "+retriever.k11=3",
+            "config key retriever.k11: invalid settings for retriever 'bm25': unknown key",
+        ),
+        (
+            "retriever.k1=-1",
+            "config key retriever.k1: invalid settings for retriever 'bm25': "
+            "Input should be greater than 0 (got -1)",
+        ),
         ("depth=0", "depth"),
         ("metrics.measures=[Foo]", "no metric named 'Foo'"),
         ("report.criterion=AP@3", "report.criterion"),

@@ -205,8 +205,11 @@ def test_configure_names_the_key_and_the_constraint(reg: Registry[object]) -> No
     with pytest.raises(ConfigError) as info:
         configure(_spec(reg, Settings), {"k1": -1}, "retriever")
     text = str(info.value)
-    assert "retriever.k1: Input should be greater than 0 (got -1)" in text
-    assert "invalid settings for retriever 'bm25'" in text
+    assert info.value.key == "retriever.k1"  # machine-readable too, for tools and tests
+    assert text.startswith(
+        "error: config key retriever.k1: invalid settings for retriever 'bm25': "
+        "Input should be greater than 0 (got -1)"
+    )
     assert "accepts: k1, b" in text  # the hint lists the fields
     assert info.value.__cause__ is None  # no pydantic traceback chained
 
@@ -214,20 +217,25 @@ def test_configure_names_the_key_and_the_constraint(reg: Registry[object]) -> No
 def test_configure_reports_unknown_keys(reg: Registry[object]) -> None:
     with pytest.raises(ConfigError) as info:
         configure(_spec(reg, Settings), {"k11": 3}, "retriever")
-    assert "retriever.k11: unknown key (got 3)" in str(info.value)
+    assert info.value.key == "retriever.k11"
+    assert (
+        "config key retriever.k11: invalid settings for retriever 'bm25': unknown key (got 3)"
+        in str(info.value)
+    )
 
 
 def test_configure_reports_every_problem(reg: Registry[object]) -> None:
     with pytest.raises(ConfigError) as info:
         configure(_spec(reg, Settings), {"k1": 0, "b": 2, "x": 1}, "retriever")
     text = str(info.value)
+    assert info.value.key == "retriever"  # several problems: the plugin's section
     assert "retriever.k1: Input should be greater than 0 (got 0)" in text
     assert "retriever.b: Input should be less than or equal to 1 (got 2)" in text
     assert "retriever.x: unknown key (got 1)" in text
 
 
 def test_configure_reports_missing_required_keys(reg: Registry[object]) -> None:
-    with pytest.raises(ConfigError, match=r"dataset\.path: required but not set"):
+    with pytest.raises(ConfigError, match=r"dataset\.path: invalid .*: required but not set"):
         configure(_spec(reg, Required), {}, "dataset")
 
 
