@@ -138,9 +138,7 @@ def test_components_can_be_any_retriever(runs: dict[str, Any]) -> None:
 
 
 def test_component_errors_name_their_key(runs: dict[str, Any]) -> None:
-    with pytest.raises(
-        ConfigError, match=r"retriever\.retrievers\.b\.pathh: invalid .*unknown key"
-    ):
+    with pytest.raises(ConfigError, match=r"retriever\.retrievers\.b\.pathh: unknown key"):
         fused({**runs, "b": {"name": "run_file", "pathh": "x"}})
     with pytest.raises(PluginError, match="no retriever named 'bm26'") as err:
         fused({**runs, "b": {"name": "bm26"}})
