@@ -116,30 +116,27 @@ class MlflowTracker:
         self.started_ms = now_ms()
         context.metadata.setdefault("start_ms", self.started_ms)
 
-    def on_run_end(self, context: RunContext, outcome: RunOutcome) -> None:
-        record = build_run_record(
+    def _record(
+        self, context: RunContext, outcome: RunOutcome | None, error: BaseException | None = None
+    ) -> RunRecord:
+        return build_run_record(
             context,
             outcome,
             uri=self.uri,
             experiment_name=self._experiment_name(context.experiment),
             run_name=self.config.run_name,
             cwd=self.cwd,
+            error=error,
         )
-        self._send(record, context.output_dir, "run")
+
+    def on_run_end(self, context: RunContext, outcome: RunOutcome) -> None:
+        self._send(self._record(context, outcome), context.output_dir, "run")
 
     def on_error(self, context: RunContext, error: BaseException) -> None:
         """A run that fails before its results exist is still recorded, as FAILED."""
         from evalframe.errors import EvalframeError
 
-        record = build_run_record(
-            context,
-            None,
-            uri=self.uri,
-            experiment_name=self._experiment_name(context.experiment),
-            run_name=self.config.run_name,
-            cwd=self.cwd,
-            error=error,
-        )
+        record = self._record(context, None, error)
         if isinstance(error, EvalframeError):
             record.tags["evalframe.error"] = truncate(error.render(), 8000)
         context.output_dir.mkdir(parents=True, exist_ok=True)
