@@ -257,29 +257,41 @@ def _sweep_codes() -> list[int]:
     return codes
 
 
-def _run_task(cfg: Any) -> int:
+def plain_config(cfg: Any, what: str, hint: str) -> dict[str, Any]:
+    """An OmegaConf config as a resolved plain dict; a key it cannot resolve is a ConfigError.
+
+    ``throw_on_missing``: a ``???`` left unset must be an error naming its key,
+    not the literal string ``???`` handed to a plugin as a path.
+    """
     from omegaconf import OmegaConf
     from omegaconf.errors import OmegaConfBaseException
 
+    try:
+        raw = OmegaConf.to_container(cfg, resolve=True, throw_on_missing=True)
+    except OmegaConfBaseException as exc:
+        key = getattr(exc, "full_key", None)
+        raise ConfigError(
+            f"cannot {what}: {str(getattr(exc, 'msg', exc)).splitlines()[0]}",
+            key=key or None,
+            hint=hint,
+        ) from None
+    assert isinstance(raw, dict)  # to_container of a DictConfig is a dict
+    return {str(k): v for k, v in raw.items()}
+
+
+def _run_task(cfg: Any) -> int:
     from evalframe.config import validate_experiment
     from evalframe.pipeline import run_experiment
 
     error: str | None = None
     try:
-        try:
-            # throw_on_missing: a "???" left unset must be an error naming its key,
-            # not the literal string "???" handed to a plugin as a path
-            raw = OmegaConf.to_container(cfg, resolve=True, throw_on_missing=True)
-        except OmegaConfBaseException as exc:
-            key = getattr(exc, "full_key", None)
-            raise ConfigError(
-                f"cannot resolve the config: {getattr(exc, 'msg', str(exc)).splitlines()[0]}",
-                key=key or None,
-                hint="set it on the command line (key=value) or in your experiment YAML, or "
-                "pick an experiment that sets it, e.g. +experiment=quickstart",
-            ) from None
-        assert isinstance(raw, dict)  # to_container of a DictConfig is a dict
-        experiment = validate_experiment({str(k): v for k, v in raw.items()})
+        raw = plain_config(
+            cfg,
+            "resolve the config",
+            "set it on the command line (key=value) or in your experiment YAML, or "
+            "pick an experiment that sets it, e.g. +experiment=quickstart",
+        )
+        experiment = validate_experiment(raw)
         code = run_experiment(experiment, metadata=hydra_metadata()).exit_code
     except EvalframeError as exc:
         print(exc.render(), file=sys.stderr)

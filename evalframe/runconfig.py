@@ -48,10 +48,14 @@ def load_config(path: Path, overrides: Sequence[str], out: Path | None) -> dict[
     from omegaconf import DictConfig, OmegaConf
     from omegaconf.errors import OmegaConfBaseException
 
-    from evalframe.hydra_app import _register_resolvers
+    from evalframe.hydra_app import _register_resolvers, plain_config
 
     require_file(path, what="composed config")
     _register_resolvers()
+    hint = (
+        "params.yaml is composed by `dvc exp run -S '+experiment=NAME'`; a plain "
+        "`dvc exp run` composes the defaults, which name no golden set"
+    )
     try:
         cfg = OmegaConf.load(path)
         if not isinstance(cfg, DictConfig):
@@ -65,17 +69,14 @@ def load_config(path: Path, overrides: Sequence[str], out: Path | None) -> dict[
             cfg.tracking = _tracking_section(choice)
         if out is not None:
             cfg.output.dir = str(out)
-        raw = OmegaConf.to_container(cfg, resolve=True, throw_on_missing=True)
     except OmegaConfBaseException as exc:
         key = getattr(exc, "full_key", None)
         raise ConfigError(
             f"cannot read {path}: {str(getattr(exc, 'msg', exc)).splitlines()[0]}",
             key=key or None,
-            hint="params.yaml is composed by `dvc exp run -S '+experiment=NAME'`; a plain "
-            "`dvc exp run` composes the defaults, which name no golden set",
+            hint=hint,
         ) from None
-    assert isinstance(raw, dict)  # to_container of a DictConfig is a dict
-    return {str(k): v for k, v in raw.items()}
+    return plain_config(cfg, f"read {path}", hint)
 
 
 def main(argv: Sequence[str]) -> int:
