@@ -257,6 +257,16 @@ def _sweep_codes() -> list[int]:
     return codes
 
 
+def omegaconf_error(exc: Exception, what: str, hint: str) -> ConfigError:
+    """An OmegaConf error as evalframe's: ``cannot <what>: <first line>``, naming its key."""
+    key = getattr(exc, "full_key", None)
+    return ConfigError(
+        f"cannot {what}: {str(getattr(exc, 'msg', exc)).splitlines()[0]}",
+        key=key or None,
+        hint=hint,
+    )
+
+
 def plain_config(cfg: Any, what: str, hint: str) -> dict[str, Any]:
     """An OmegaConf config as a resolved plain dict; a key it cannot resolve is a ConfigError.
 
@@ -269,12 +279,7 @@ def plain_config(cfg: Any, what: str, hint: str) -> dict[str, Any]:
     try:
         raw = OmegaConf.to_container(cfg, resolve=True, throw_on_missing=True)
     except OmegaConfBaseException as exc:
-        key = getattr(exc, "full_key", None)
-        raise ConfigError(
-            f"cannot {what}: {str(getattr(exc, 'msg', exc)).splitlines()[0]}",
-            key=key or None,
-            hint=hint,
-        ) from None
+        raise omegaconf_error(exc, what, hint) from None
     assert isinstance(raw, dict)  # to_container of a DictConfig is a dict
     return {str(k): v for k, v in raw.items()}
 

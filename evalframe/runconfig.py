@@ -48,7 +48,7 @@ def load_config(path: Path, overrides: Sequence[str], out: Path | None) -> dict[
     from omegaconf import DictConfig, OmegaConf
     from omegaconf.errors import OmegaConfBaseException
 
-    from evalframe.hydra_app import _register_resolvers, plain_config
+    from evalframe.hydra_app import _register_resolvers, omegaconf_error, plain_config
 
     require_file(path, what="composed config")
     _register_resolvers()
@@ -70,12 +70,7 @@ def load_config(path: Path, overrides: Sequence[str], out: Path | None) -> dict[
         if out is not None:
             cfg.output.dir = str(out)
     except OmegaConfBaseException as exc:
-        key = getattr(exc, "full_key", None)
-        raise ConfigError(
-            f"cannot read {path}: {str(getattr(exc, 'msg', exc)).splitlines()[0]}",
-            key=key or None,
-            hint=hint,
-        ) from None
+        raise omegaconf_error(exc, f"read {path}", hint) from None
     return plain_config(cfg, f"read {path}", hint)
 
 
