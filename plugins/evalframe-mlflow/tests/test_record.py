@@ -85,3 +85,26 @@ def test_the_jobs_table_shows_what_tells_jobs_apart_and_the_best(tmp_path: Path)
         uri="u", experiment_name="q", cwd=tmp_path,
     )  # fmt: skip
     assert crashed.status == "FAILED"
+
+
+def test_a_dvc_tracked_golden_set_is_tagged_with_its_md5(tmp_path: Path) -> None:
+    from evalframe_mlflow.record import build_run_record
+
+    from evalframe.hooks import RunContext, RunOutcome
+
+    summary = {
+        "metrics": ["RR"],
+        "golden_set": {"name": "g", "content_hash": "abc", "queries": 3, "negatives": 0,
+                       "dvc_md5": "0f" * 16, "dvc_file": "golden/g.jsonl.dvc"},
+    }  # fmt: skip
+    (tmp_path / "summary.json").write_text(json.dumps(summary))
+    (tmp_path / "metrics.json").write_text(json.dumps({"RR": 0.5}))
+    context = RunContext("e", tmp_path, {"dataset": {"path": "golden/g.jsonl"}}, {"baseline": "b1"})
+    outputs = {"summary": tmp_path / "summary.json", "metrics": tmp_path / "metrics.json"}
+    record = build_run_record(
+        context, RunOutcome(0, outputs), uri="u", experiment_name="e", run_name=None, cwd=tmp_path
+    )
+    assert record.tags["evalframe.golden_dvc_md5"] == "0f" * 16
+    assert record.tags["evalframe.baseline"] == "b1"
+    assert json.loads(record.dataset["profile"])["dvc_md5"] == "0f" * 16  # type: ignore[index]
+    assert record.dataset["digest"] == "abc"  # type: ignore[index]
