@@ -183,7 +183,9 @@ def tracking_from_env(overrides: Sequence[str]) -> list[str]:
     ``tracking=...`` on the command line still wins.
     """
     choice = os.environ.get("EVALFRAME_TRACKING", "").strip()
-    if not choice or any(o.lstrip("+~").partition("=")[0] == "tracking" for o in overrides):
+    keys = [o.lstrip("+~").partition("=")[0] for o in overrides]
+    if not choice or any(k == "tracking" or k.startswith("tracking.") for k in keys):
+        # `tracking.uri=...` alone means "track, there": the default tracker, not the env's
         return list(overrides)
     return [f"tracking={choice}", *overrides]
 
@@ -224,6 +226,8 @@ def run_hydra(argv: Sequence[str], prog: str = "evalframe") -> int:
     sys.argv = [prog, *flags, *overrides, searchpath_override, SWEEP_CALLBACK]
     try:
         main()
+    except KeyboardInterrupt:
+        codes.append(130)
     except SystemExit as exc:
         code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
         if code != 0 and not codes:
@@ -303,7 +307,10 @@ def _run_task(cfg: Any) -> int:
         code, error = EXIT_ERROR, exc.render()
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
-        code, error = 130, "interrupted"
+        _record_sweep_job(130, "interrupted")
+        if "sweep" in hydra_metadata():
+            raise  # Ctrl-C stops the whole sweep, not just this job
+        return 130
     except Exception as exc:  # noqa: BLE001  # a crash is reported with its traceback, not hidden
         traceback.print_exc()
         print(

@@ -22,6 +22,8 @@ import atexit
 import json
 import sys
 import threading
+import time
+import uuid
 from pathlib import Path
 from typing import Any
 
@@ -63,9 +65,18 @@ class _Sweep:
         self.relay.emit("on_sweep_end", self.context, jobs)
 
 
+#: Written into the sweep folder at its start: ``{"id": hex, "started": unix seconds}``.
+#: A folder reused by a second sweep (``hydra.sweep.dir=fixed``) keeps the first
+#: sweep's job folders; only jobs that carry the current id are this sweep's.
+SWEEP_FILE = ".evalframe-sweep.json"
+
+
 def write_job_record(output_dir: Path, exit_code: int, error: str | None = None) -> None:
     """Record how one sweep job ended, for :func:`collect_jobs` in the launching process."""
-    atomic_write_json(output_dir / JOB_FILE, {"exit_code": exit_code, "error": error})
+    sweep_id = _read_json(output_dir.parent / SWEEP_FILE).get("id")
+    atomic_write_json(
+        output_dir / JOB_FILE, {"exit_code": exit_code, "error": error, "sweep_id": sweep_id}
+    )
 
 
 def _read_json(path: Path) -> dict[str, Any]:
@@ -87,15 +98,31 @@ def _overrides(job_dir: Path) -> tuple[str, ...]:
     return tuple(str(x) for x in data) if isinstance(data, list) else ()
 
 
+def _this_sweeps(job_dir: Path, record: dict[str, Any], sweep: dict[str, Any]) -> bool:
+    """Whether a job folder belongs to the sweep described by ``sweep`` (its SWEEP_FILE)."""
+    if not sweep.get("id"):
+        return True  # a folder from before sweeps had ids: take every job
+    if record:
+        return bool(record.get("sweep_id") == sweep["id"])
+    # no job.json: a job that crashed hard; it is ours if Hydra set it up after we started
+    try:
+        return (job_dir / ".hydra").stat().st_mtime >= float(sweep.get("started", 0)) - 1
+    except OSError:
+        return False
+
+
 def collect_jobs(sweep_dir: Path) -> list[SweepJob]:
-    """Every job folder under ``sweep_dir`` (named by job number), in job order."""
+    """This sweep's job folders under ``sweep_dir`` (named by job number), in job order."""
     jobs: list[SweepJob] = []
     if not sweep_dir.is_dir():
         return jobs
+    sweep = _read_json(sweep_dir / SWEEP_FILE)
     for child in sweep_dir.iterdir():
         if not (child.is_dir() and child.name.isdigit()):
             continue
         record = _read_json(child / JOB_FILE)
+        if not _this_sweeps(child, record, sweep):
+            continue
         summary = _read_json(child / "summary.json")
         code = record.get("exit_code", summary.get("exit_code"))
         jobs.append(
@@ -136,6 +163,8 @@ def _start(config: Any) -> None:
     global _active
     finish_active()  # a previous sweep in this process that never ended
     sweep_dir = Path(str(config.hydra.sweep.dir)).resolve()
+    sweep_dir.mkdir(parents=True, exist_ok=True)
+    atomic_write_json(sweep_dir / SWEEP_FILE, {"id": uuid.uuid4().hex, "started": time.time()})
     _started.append(sweep_dir)
     experiment = str(OmegaConf.select(config, "experiment", default="default"))
     try:

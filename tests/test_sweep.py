@@ -84,7 +84,9 @@ def test_a_sweep_is_announced_before_its_jobs_and_summed_up_after(sweep_project:
         (1, "depth=5", 0),
     ]
     assert jobs[1].summary["depth"] == 5
-    assert json.loads((sweep_dir / "1" / JOB_FILE).read_text()) == {"exit_code": 0, "error": None}
+    record = json.loads((sweep_dir / "1" / JOB_FILE).read_text())
+    assert (record["exit_code"], record["error"]) == (0, None)
+    assert record["sweep_id"] == json.loads((sweep_dir / ".evalframe-sweep.json").read_text())["id"]
 
 
 def test_the_sweep_still_ends_when_a_job_kills_hydra(sweep_project: Project) -> None:
@@ -128,3 +130,12 @@ def test_tracking_can_be_chosen_by_environment(monkeypatch: pytest.MonkeyPatch) 
     assert tracking_from_env(["tracking=mlflow"]) == ["tracking=mlflow"]  # the command line wins
     monkeypatch.delenv("EVALFRAME_TRACKING")
     assert tracking_from_env(["depth=3"]) == ["depth=3"]
+
+
+def test_a_reused_sweep_folder_reports_only_the_new_sweeps_jobs(sweep_project: Project) -> None:
+    """hydra.sweep.dir=fixed: the first sweep's failed job 1 is not the second sweep's."""
+    assert _sweep(sweep_project, "depth=3,0") == 2
+    SweepRecorder.events = []
+    assert _sweep(sweep_project, "depth=4") == 0
+    jobs = SweepRecorder.events[-1][1]
+    assert [(j.num, j.overrides[-1], j.exit_code) for j in jobs] == [(0, "depth=4", 0)]

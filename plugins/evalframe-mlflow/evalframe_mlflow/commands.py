@@ -136,14 +136,23 @@ def _default_metrics(runs: list[Any], limit: int = 4) -> list[str]:
     """The first metrics of the experiments' own lists (tag ``evalframe.metrics``), in order."""
     names: list[str] = []
     for run in runs:
-        listed = run.data.tags.get("evalframe.metrics")
-        ordered = json.loads(listed) if listed else []
+        try:
+            ordered = json.loads(run.data.tags.get("evalframe.metrics") or "[]")
+        except ValueError:  # cut to MLflow's tag length
+            ordered = []
         if not ordered:
             ordered = sorted(
                 v for t, v in run.data.tags.items() if t.startswith("evalframe.metric.")
             )
         names.extend(n for n in ordered if n not in names)
     return names[:limit]
+
+
+def _max_runs(text: str) -> int:
+    value = int(text)
+    if not 1 <= value <= 50000:  # MLflow's search_runs limit
+        raise argparse.ArgumentTypeError(f"must be between 1 and 50000, got {value}")
+    return value
 
 
 def runs_main(argv: Sequence[str]) -> int:
@@ -175,7 +184,12 @@ def runs_main(argv: Sequence[str]) -> int:
         nargs="+",
         help="param keys to show (default: those that differ between runs)",
     )
-    parser.add_argument("--max", type=int, default=50, help="at most this many runs (newest first)")
+    parser.add_argument(
+        "--max",
+        type=_max_runs,
+        default=50,
+        help="at most this many runs, 1 to 50000 (newest first)",
+    )
     parser.add_argument("--json", action="store_true", help="print the rows as JSON")
     args = parser.parse_args(list(argv))
     try:
@@ -185,13 +199,32 @@ def runs_main(argv: Sequence[str]) -> int:
         return EXIT_ERROR
 
 
+def _unreachable(uri: str, exc: Exception) -> ConfigError:
+    from evalframe_mlflow.tracker import failure_reason
+
+    return ConfigError(
+        f"cannot read the MLflow store at {uri} ({failure_reason(exc)})",
+        expected="a running tracking server or an existing sqlite store",
+        hint="start the server, or pass --uri / set MLFLOW_TRACKING_URI to the right store",
+    )
+
+
 def _runs(args: argparse.Namespace) -> int:
     uri = resolve_uri(args.uri)
     if not _store_exists(uri):
         raise _no_store(uri)
+    try:
+        return _list_runs(args, uri)
+    except EvalframeError:
+        raise
+    except Exception as exc:  # noqa: BLE001  # a server that is down or a broken store
+        raise _unreachable(uri, exc) from None
+
+
+def _list_runs(args: argparse.Namespace, uri: str) -> int:
     from evalframe_mlflow.upload import Uploader
 
-    client = Uploader(uri, timeout_seconds=10, retries=1).client
+    client = Uploader(uri, timeout_seconds=5, retries=1).client
     if args.experiment:
         exps = []
         for name in args.experiment:
@@ -218,7 +251,7 @@ def _runs(args: argparse.Namespace) -> int:
             else []
         )
     except Exception as exc:  # MLflow reports a bad filter as a generic exception
-        if "filter" in str(exc).lower() or "invalid" in str(exc).lower():
+        if args.filter and ("filter" in str(exc).lower() or "invalid" in str(exc).lower()):
             raise ConfigError(
                 f"MLflow rejected the filter: {str(exc).splitlines()[0]}",
                 key="--filter",
@@ -231,7 +264,9 @@ def _runs(args: argparse.Namespace) -> int:
     params = args.params or _varying_params(runs)
     header, rows = runs_table(list(runs), metrics, params)
     if args.json:
-        print(json.dumps([dict(zip(header, r, strict=True)) for r in rows], indent=2))
+        # params get their own prefix: a param may be named like a column (experiment)
+        keys = header[: len(header) - len(params)] + [f"params.{p}" for p in params]
+        print(json.dumps([dict(zip(keys, r, strict=True)) for r in rows], indent=2))
     elif not rows:
         print(f"no runs in {uri}" + (f" matching {args.filter!r}" if args.filter else ""))
     else:
@@ -254,8 +289,8 @@ def sync_main(argv: Sequence[str]) -> int:
         help="run or sweep folders, or folders to search (default: every record this machine left)",
     )
     parser.add_argument("--uri", help="upload here instead of the URI each record names")
-    parser.add_argument("--timeout", type=float, default=10, help="seconds per HTTP request")
-    parser.add_argument("--retries", type=int, default=2)
+    parser.add_argument("--timeout", type=float, default=5, help="seconds per HTTP request")
+    parser.add_argument("--retries", type=int, default=1)
     args = parser.parse_args(list(argv))
 
     from evalframe_mlflow.pending import find_pending_in, indexed_records, relpath, sync
@@ -281,7 +316,7 @@ def sync_main(argv: Sequence[str]) -> int:
     results = sync(records, uri=args.uri, timeout_seconds=args.timeout, retries=args.retries)
     failed = 0
     for r in results:
-        if r.status == "failed":
+        if r.status in ("failed", "busy"):
             failed += 1
             print(f"✗ {relpath(r.path)}: {r.message}")
         else:
@@ -305,7 +340,7 @@ def ui_main(argv: Sequence[str]) -> int:
     )
     args = parser.parse_args(list(argv))
     uri = resolve_uri(args.uri)
-    if not uri.startswith("sqlite:///") and "://" in uri and not uri.startswith("file:"):
+    if uri.startswith(("http://", "https://")):
         print(f"{uri} is a tracking server: open it in your browser; nothing to start")
         return 0
     if not _store_exists(uri):
@@ -336,23 +371,30 @@ def fetch_run(ref: str, dest: Path) -> Path | None:
         raise _no_store(uri)
     from evalframe_mlflow.upload import Uploader
 
-    client = Uploader(uri, timeout_seconds=10, retries=1).client
+    client = Uploader(uri, timeout_seconds=5, retries=1).client
     try:
         client.get_run(run_id)
-    except Exception:  # noqa: BLE001  # MLflow raises its own exception type for a missing run
+    except Exception as exc:  # noqa: BLE001  # MLflow raises its own exception type for a missing run
+        if "RESOURCE_DOES_NOT_EXIST" not in str(exc) and "not found" not in str(exc).lower():
+            raise _unreachable(uri, exc) from None
         raise ConfigError(
             f"no MLflow run {run_id} in {uri}",
             expected="the id of a run logged by evalframe (see `evalframe runs`)",
             hint="set MLFLOW_TRACKING_URI to the store it was logged to",
         ) from None
     dest.mkdir(parents=True, exist_ok=True)
-    names = {a.path for a in client.list_artifacts(run_id)}
-    for needed in ("summary.json", "per_query.jsonl"):
-        if needed not in names:
-            raise ConfigError(
-                f"MLflow run {run_id} has no {needed} artifact",
-                expected="a run logged by evalframe's mlflow tracker (it uploads every output)",
-                got=", ".join(sorted(names)) or "no artifacts",
-            )
-        client.download_artifacts(run_id, needed, str(dest))
+    try:
+        names = {a.path for a in client.list_artifacts(run_id)}
+        for needed in ("summary.json", "per_query.jsonl"):
+            if needed not in names:
+                raise ConfigError(
+                    f"MLflow run {run_id} has no {needed} artifact",
+                    expected="a run logged by evalframe's mlflow tracker (it uploads every output)",
+                    got=", ".join(sorted(names)) or "no artifacts",
+                )
+            client.download_artifacts(run_id, needed, str(dest))
+    except EvalframeError:
+        raise
+    except Exception as exc:  # noqa: BLE001  # artifact store unreachable or files gone
+        raise _unreachable(uri, exc) from None
     return dest

@@ -19,7 +19,7 @@ other      ``-uHH-``   any other character, by its hex code point
 
 Alphanumerics and ``_ - . / space`` are kept, so the flat keys of
 ``metrics.json`` stay readable: ``RR@10.ci_low`` -> ``RR_at_10.ci_low``,
-``latency.p50`` stays ``latency.p50``. The canonical name of every metric is
+``latency.p50_ms`` stays ``latency.p50_ms``. The canonical name of every metric is
 also logged as the tag ``evalframe.metric.<safe key>``, so nothing is lost.
 
 The mapping is injective on the built-in grammar (metric names are
@@ -34,7 +34,7 @@ from __future__ import annotations
 import hashlib
 import re
 
-__all__ = ["KEY_LIMIT", "fit_key", "metric_key", "safe_segment"]
+__all__ = ["KEY_LIMIT", "fit_key", "metric_key", "safe_key", "safe_segment"]
 
 #: MLflow's longest metric, param or tag key.
 KEY_LIMIT = 250
@@ -82,3 +82,23 @@ def fit_key(key: str, limit: int = KEY_LIMIT) -> str:
         return key
     digest = hashlib.sha256(key.encode("utf-8")).hexdigest()[:10]
     return f"{key[: limit - 11]}-{digest}"  # "-": MLflow allows no other marker
+
+
+def safe_key(name: str) -> str:
+    """Any string as a key MLflow accepts for a metric, param or tag.
+
+    :func:`metric_key` for the characters; then no empty, ``.`` or ``..``
+    path segment (MLflow refuses keys that ``normpath`` would change, such as
+    ``a//b`` or ``a/./b``), then :func:`fit_key` for the length. Keys that are
+    already safe come back unchanged.
+    """
+    key = "/".join(_segment(seg) for seg in metric_key(str(name)).split("/"))
+    return fit_key(key)
+
+
+def _segment(seg: str) -> str:
+    if seg == "":
+        return "_"
+    if seg in (".", ".."):
+        return seg.replace(".", "-u2e-")
+    return seg

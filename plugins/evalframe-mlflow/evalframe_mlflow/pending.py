@@ -1,25 +1,37 @@
-"""Pending records: runs that could not be logged, and ``evalframe sync``, which logs them.
+"""Pending records: runs not logged yet, and ``evalframe sync``, which logs them.
 
-A pending record lives in its run's folder (``mlflow_pending.json``) and a
-pointer to it in ``<cache>/mlflow-pending/<uid>.path`` (``$EVALFRAME_CACHE_DIR``
-or ``~/.cache/evalframe``), so ``evalframe sync`` with no arguments finds
-every record this machine left, wherever its run folder is.
+A record is written *before* its upload is tried (``mlflow_pending.json`` in
+the run's folder) and renamed to ``mlflow_synced.json`` (with the run id)
+once MLflow has the whole run. So a run whose upload failed, timed out, or
+was cut off by Ctrl-C or a kill always leaves a record behind. A pointer to
+each record is kept in ``<cache>/mlflow-pending/<uid>.path``
+(``$EVALFRAME_CACHE_DIR`` or ``~/.cache/evalframe``), so ``evalframe sync``
+with no arguments finds every record this machine left.
 
-Sync uploads sweep parents before their jobs, and after each upload renames
-the record to ``mlflow_synced.json`` (with the run id). A record uploaded
-but not yet renamed (sync killed in between) is found by its uid on the next
-sync and only renamed: exactly once.
+Whoever uploads a record (the tracker, or a sync) holds an exclusive
+``flock`` on its file meanwhile; a second sync skips a record that is busy.
+The lock goes with the process, so a killed upload never blocks a later one.
+Uploads find an earlier, cut-off upload of the same record by its uid (see
+:mod:`evalframe_mlflow.upload`), so each record becomes exactly one run.
+
+A sweep's parent has an *open* record from the start of the sweep, locked by
+the process that runs the sweep. If that process dies before the sweep ends,
+``evalframe sync`` rebuilds the parent from the sweep folder and closes it as
+FAILED, so no parent stays RUNNING forever.
 """
 
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import json
 import os
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import IO, Any
 
-from evalframe.io import atomic_write
+from evalframe.io import atomic_write, atomic_write_json
 
 __all__ = [
     "SyncResult",
@@ -27,6 +39,8 @@ __all__ = [
     "index_dir",
     "index_pending",
     "indexed_records",
+    "lock_record",
+    "mark_synced",
     "sync",
 ]
 
@@ -43,9 +57,14 @@ def index_pending(uid: str, record_path: Path) -> None:
         atomic_write(index_dir() / f"{uid}.path", str(record_path.resolve()) + "\n")
 
 
+def unindex(uid: str) -> None:
+    with contextlib.suppress(OSError):
+        (index_dir() / f"{uid}.path").unlink(missing_ok=True)
+
+
 def indexed_records() -> list[Path]:
     """The pending records the index knows of that still exist (stale pointers are dropped)."""
-    found = []
+    found: list[Path] = []
     folder = index_dir()
     if not folder.is_dir():
         return found
@@ -56,59 +75,6 @@ def indexed_records() -> list[Path]:
         else:
             pointer.unlink(missing_ok=True)
     return found
-
-
-@dataclass
-class SyncResult:
-    path: Path
-    run_id: str | None
-    status: str  # "uploaded", "already there", "failed"
-    message: str = ""
-
-
-def _order(paths: list[Path]) -> list[tuple[Path, dict[str, object]]]:
-    """Records read, sweep parents first so their jobs can be linked to them."""
-    loaded = []
-    for path in paths:
-        data = json.loads(path.read_text(encoding="utf-8"))
-        loaded.append((path, data))
-    loaded.sort(key=lambda pd: (pd[1].get("kind") != "sweep", str(pd[0])))
-    return loaded
-
-
-def sync(
-    paths: list[Path],
-    *,
-    uri: str | None = None,
-    timeout_seconds: float = 10,
-    retries: int = 2,
-) -> list[SyncResult]:
-    """Upload every pending record in ``paths``; ``uri`` overrides the one each record names."""
-    from evalframe_mlflow.record import RunRecord
-    from evalframe_mlflow.upload import Uploader, mark_synced
-
-    results = []
-    uploaders: dict[str, Uploader] = {}
-    for path, data in _order(paths):
-        try:
-            record = RunRecord.from_json(data, path.parent)
-        except (ValueError, TypeError, KeyError) as exc:
-            results.append(SyncResult(path, None, "failed", f"unreadable record: {exc}"))
-            continue
-        target = uri or record.uri
-        record.uri = target
-        try:
-            uploader = uploaders.get(target) or Uploader(target, timeout_seconds, retries)
-            uploaders[target] = uploader
-            run_id, already = uploader.upload(record)
-        except Exception as exc:  # noqa: BLE001  # reported per record; the others still go
-            first = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
-            results.append(SyncResult(path, None, "failed", f"{type(exc).__name__}: {first}"))
-            continue
-        mark_synced(path, run_id)
-        (index_dir() / f"{record.uid}.path").unlink(missing_ok=True)
-        results.append(SyncResult(path, run_id, "already there" if already else "uploaded"))
-    return results
 
 
 def find_pending_in(roots: list[Path]) -> list[Path]:
@@ -122,6 +88,138 @@ def find_pending_in(roots: list[Path]) -> list[Path]:
         elif root.is_dir():
             found.update(p.resolve() for p in root.rglob(PENDING_FILE))
     return sorted(found)
+
+
+@contextlib.contextmanager
+def lock_record(path: Path) -> Iterator[IO[bytes] | None]:
+    """An exclusive lock on a record file: the open file, or None if another process has it."""
+    try:
+        handle = open(path, "rb")  # noqa: SIM115  # closed below, after the lock is released
+    except FileNotFoundError:
+        yield None
+        return
+    try:
+        try:
+            fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            yield None
+            return
+        # a sync that held the lock before us may have finished and renamed it away
+        yield handle if path.exists() else None
+    finally:
+        handle.close()
+
+
+def mark_synced(path: Path, run_id: str) -> None:
+    """Turn a pending record into a synced one: write ``mlflow_synced.json``, then remove it."""
+    from evalframe_mlflow.record import SYNCED_FILE
+
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return  # synced by someone else meanwhile
+    data["run_id"] = run_id
+    atomic_write_json(path.parent / SYNCED_FILE, data)
+    path.unlink(missing_ok=True)
+    if isinstance(data.get("uid"), str):
+        unindex(data["uid"])
+
+
+@dataclass
+class SyncResult:
+    path: Path
+    run_id: str | None
+    status: str  # "uploaded", "already there", "busy", "failed"
+    message: str = ""
+
+
+def _read(path: Path) -> tuple[dict[str, Any] | None, str]:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return None, "gone (synced meanwhile)"
+    except (OSError, ValueError) as exc:
+        return None, f"unreadable record ({type(exc).__name__}: {exc}); fix or delete the file"
+    if not isinstance(data, dict):
+        return None, "unreadable record (not a JSON object); fix or delete the file"
+    return data, ""
+
+
+def _close_abandoned_sweep(record: Any, folder: Path) -> Any:
+    """An open sweep record whose process is gone: rebuilt from the folder, closed as FAILED."""
+    from evalframe.hooks import SweepContext
+    from evalframe.sweep import collect_jobs
+    from evalframe_mlflow.record import build_sweep_record
+    from evalframe_mlflow.sweeps import read_sweep_marker
+
+    marker = read_sweep_marker(folder) or {"uid": record.uid, "run_name": record.run_name}
+    rebuilt = build_sweep_record(
+        SweepContext(experiment=record.tags.get("evalframe.experiment", ""), sweep_dir=folder,
+                     config={}),
+        collect_jobs(folder),
+        {**marker, "uid": record.uid, "start_time": record.start_time},
+        uri=record.uri,
+        experiment_name=record.experiment_name,
+        cwd=folder,
+    )  # fmt: skip
+    rebuilt.status = "FAILED"
+    rebuilt.tags["evalframe.sweep_abandoned"] = "true"
+    return rebuilt
+
+
+def sync(
+    paths: list[Path],
+    *,
+    uri: str | None = None,
+    timeout_seconds: float = 5,
+    retries: int = 1,
+) -> list[SyncResult]:
+    """Upload every pending record in ``paths``; ``uri`` overrides the one each record names.
+
+    Sweep parents go first, so their jobs can be linked to them.
+    """
+    from evalframe_mlflow.record import RunRecord
+    from evalframe_mlflow.upload import Uploader
+
+    loaded: list[tuple[Path, dict[str, Any]]] = []
+    results: list[SyncResult] = []
+    for path in paths:
+        data, problem = _read(path)
+        if data is None:
+            if not problem.startswith("gone"):
+                results.append(SyncResult(path, None, "failed", problem))
+            continue
+        loaded.append((path, data))
+    loaded.sort(key=lambda pd: (pd[1].get("kind") != "sweep", str(pd[0])))
+    uploaders: dict[str, Uploader] = {}
+    for path, data in loaded:
+        with lock_record(path) as handle:
+            if handle is None:
+                if path.exists():
+                    results.append(SyncResult(path, None, "busy", "another process is on it"))
+                continue
+            try:
+                record = RunRecord.from_json(data, path.parent)
+            except (ValueError, TypeError, KeyError) as exc:
+                results.append(SyncResult(path, None, "failed", f"unreadable record: {exc}"))
+                continue
+            if record.kind == "sweep" and record.open:
+                record = _close_abandoned_sweep(record, path.parent)
+            record.uri = uri or record.uri
+            try:
+                uploader = uploaders.get(record.uri) or Uploader(
+                    record.uri, timeout_seconds, retries
+                )
+                uploaders[record.uri] = uploader
+                run_id, already = uploader.upload(record)
+            except Exception as exc:  # noqa: BLE001  # reported per record; the others still go
+                from evalframe_mlflow.tracker import failure_reason
+
+                results.append(SyncResult(path, None, "failed", failure_reason(exc)))
+                continue
+            mark_synced(path, run_id)
+            results.append(SyncResult(path, run_id, "already there" if already else "uploaded"))
+    return results
 
 
 def relpath(path: Path) -> str:

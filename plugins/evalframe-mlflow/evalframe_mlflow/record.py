@@ -18,6 +18,7 @@ import dataclasses
 import json
 import math
 import os
+import re
 import subprocess
 import sys
 import time
@@ -28,7 +29,7 @@ from typing import Any
 
 from evalframe.hooks import RunContext, RunOutcome, SweepContext, SweepJob
 from evalframe.io import atomic_write, atomic_write_json
-from evalframe_mlflow.keys import fit_key, metric_key, safe_segment
+from evalframe_mlflow.keys import metric_key, safe_key, safe_segment
 
 __all__ = [
     "PENDING_FILE",
@@ -42,6 +43,7 @@ __all__ = [
     "git_state",
 ]
 
+UID = re.compile(r"[0-9a-f]{32}")
 PENDING_FILE = "mlflow_pending.json"
 SYNCED_FILE = "mlflow_synced.json"
 FORMAT = "evalframe.mlflow-record/1"
@@ -74,6 +76,22 @@ class RunRecord:
     parent_run_id: str | None = None  # a hint; the parent is found by its uid otherwise
     dataset: dict[str, str] | None = None  # name, digest, source_type, source, profile
     artifact_location: str | None = None  # for a new experiment
+    open: bool = False  # a sweep parent whose sweep has not ended (yet)
+
+    def __post_init__(self) -> None:
+        """Every key and value within what MLflow accepts, whoever built the record.
+
+        One bad key fails a whole batch, on every retry, so a record that
+        MLflow would refuse could never be synced: keys go through
+        :func:`safe_key`, values are cut to MLflow's limits.
+        """
+        if not UID.fullmatch(self.uid):
+            raise ValueError(f"record uid {self.uid!r} is not 32 hex digits")
+        self.params = _safe_mapping(self.params, PARAM_VALUE_LIMIT)
+        self.tags = _safe_mapping(self.tags, TAG_VALUE_LIMIT)
+        self.metrics = [(safe_key(k), v, s) for k, v, s in self.metrics]
+        if self.dataset is not None:
+            self.dataset = {**self.dataset, "name": truncate(self.dataset["name"], 500)}
 
     def to_json(self, base: Path) -> dict[str, Any]:
         """The record as JSON, with artifact paths relative to ``base`` (its folder)."""
@@ -96,6 +114,21 @@ class RunRecord:
     def save_pending(self, folder: Path) -> Path:
         """Write ``mlflow_pending.json`` into ``folder`` (atomically)."""
         return atomic_write_json(folder / PENDING_FILE, self.to_json(folder))
+
+
+def _safe_mapping(items: Mapping[str, str], limit: int) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for key, value in items.items():
+        safe = safe_key(key)
+        if safe in out and safe != key:
+            print(
+                f"warning: mlflow: {key!r} maps to the key {safe!r} already used; keeping the "
+                "first",
+                file=sys.stderr,
+            )
+            continue
+        out[safe] = truncate(str(value), limit)
+    return out
 
 
 def new_uid() -> str:
@@ -132,10 +165,7 @@ def truncate(value: str, limit: int) -> str:
 
 def safe_params(config: Mapping[str, Any]) -> dict[str, str]:
     """Flattened params under MLflow-safe keys, values cut to MLflow's limit."""
-    return {
-        fit_key(metric_key(k)): truncate(v, PARAM_VALUE_LIMIT)
-        for k, v in flatten_params(config).items()
-    }
+    return {safe_key(k): truncate(v, PARAM_VALUE_LIMIT) for k, v in flatten_params(config).items()}
 
 
 # -- metrics ---------------------------------------------------------------
@@ -157,7 +187,7 @@ def collect_metrics(metrics: Mapping[str, Any], summary: Mapping[str, Any]) -> d
     origin: dict[str, str] = {}
 
     def put(key: str, canonical: str, value: Any) -> None:
-        key = fit_key(key)
+        key = safe_key(key)
         number = _number(value)
         if number is None:
             return
@@ -343,7 +373,9 @@ def build_run_record(
 
         marker = read_sweep_marker(Path(sweep["dir"]))
         if marker:
-            parent_uid, parent_hint = marker.get("uid"), marker.get("run_id")
+            parent_uid = marker.get("uid")
+            # the run id is only a hint in the store the parent was opened in
+            parent_hint = marker.get("run_id") if marker.get("uri") == uri else None
         tags["evalframe.sweep_job"] = str(sweep.get("num"))
         tags["evalframe.sweep_overrides"] = truncate(
             " ".join(sweep.get("overrides") or []), TAG_VALUE_LIMIT

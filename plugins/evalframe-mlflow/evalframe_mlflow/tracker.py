@@ -16,7 +16,9 @@ tracking never pays for it.
 
 from __future__ import annotations
 
+import contextlib
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -25,7 +27,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from evalframe.hooks import RunContext, RunOutcome, SweepContext, SweepJob
 from evalframe.protocols import PluginContext
 from evalframe.registry import tracker
-from evalframe_mlflow.pending import index_pending
+from evalframe_mlflow.pending import index_pending, lock_record, mark_synced
 from evalframe_mlflow.record import (
     RunRecord,
     build_run_record,
@@ -56,8 +58,10 @@ class MlflowConfig(BaseModel):
         None, description="MLflow experiment; null = the evalframe experiment name"
     )
     run_name: str | None = Field(None, description="MLflow run name; null = MLflow picks one")
-    timeout_seconds: float = Field(10, gt=0, description="per HTTP request to a server")
-    retries: int = Field(2, ge=0, description="HTTP retries before giving up")
+    timeout_seconds: float = Field(
+        5, gt=0, description="per HTTP request to a server (rounded up to whole seconds)"
+    )
+    retries: int = Field(1, ge=0, description="HTTP retries before giving up")
 
 
 def failure_reason(exc: BaseException) -> str:
@@ -75,6 +79,24 @@ def failure_reason(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {truncate(first, 200)}"
 
 
+def _launch_dir() -> Path:
+    """Where the command was started: Hydra's original cwd even with ``hydra.job.chdir``."""
+    if "hydra" in sys.modules:
+        from hydra.core.hydra_config import HydraConfig
+
+        if HydraConfig.initialized():
+            return Path(HydraConfig.get().runtime.cwd).resolve()
+    return Path.cwd().resolve()
+
+
+#: In a sweep, a job that found the server unreachable leaves this file in the sweep
+#: folder; later jobs keep their records for `evalframe sync` at once instead of each
+#: waiting out the timeouts again.
+UNREACHABLE = "mlflow_unreachable"
+UNREACHABLE_FOR_SECONDS = 600
+_NETWORK = ("connection refused", "server unreachable", "timed out")
+
+
 @tracker("mlflow", config=MlflowConfig)
 class MlflowTracker:
     """Log each run to MLflow (params, metrics, tags, dataset, artifacts); sweeps as parent runs."""
@@ -82,69 +104,109 @@ class MlflowTracker:
     def __init__(self, config: MlflowConfig | None, context: PluginContext) -> None:
         self.config = config or MlflowConfig()
         self.context = context
-        self.cwd = Path.cwd().resolve()
+        self.cwd = _launch_dir()
         self.uri = resolve_uri(self.config.uri, self.cwd)
         self.run_id: str | None = None
         self.started_ms = now_ms()
+        self._ended = False
+        self._sweep_lock: Any = None
 
     def _uploader(self) -> Uploader:
         return Uploader(self.uri, self.config.timeout_seconds, self.config.retries)
 
-    def _experiment_name(self, experiment: str) -> str:
-        return self.config.experiment_name or experiment
+    def _experiment_name(self, experiment: str, marker: dict[str, Any] | None = None) -> str:
+        """The config's name, else the sweep parent's (so the UI nests jobs), else the run's."""
+        if self.config.experiment_name:
+            return self.config.experiment_name
+        if marker and marker.get("experiment_name"):
+            return str(marker["experiment_name"])
+        return experiment
 
-    def _send(self, record: RunRecord, folder: Path, what: str) -> None:
-        """Upload, or keep the record for ``evalframe sync`` and say so."""
-        try:
-            run_id, _ = self._uploader().upload(record)
-        except Exception as exc:  # noqa: BLE001  # any failure: keep the record, never lose it
-            path = record.save_pending(folder)
-            index_pending(record.uid, path)
-            print(
-                f"warning: mlflow: could not log {what} to {self.uri} ({failure_reason(exc)}). "
-                f"The results are safe in "
-                f"{folder}; the MLflow record is kept in {path}. Upload it later with "
-                f"`evalframe sync {folder}` (or `evalframe sync` for every pending record).",
-                file=sys.stderr,
-            )
+    def _send(self, record: RunRecord, folder: Path, what: str, sweep_dir: Path | None) -> None:
+        """Save the record, then upload it; on any failure the saved record stays for sync."""
+        path = record.save_pending(folder)
+        index_pending(record.uid, path)
+        flag = sweep_dir / UNREACHABLE if sweep_dir is not None else None
+        if flag is not None and what == "run" and _recent(flag):
+            self._kept(path, folder, what, "unreachable for an earlier job of this sweep")
             return
+        with lock_record(path) as handle:
+            if handle is None:
+                return  # an `evalframe sync` started meanwhile is uploading it
+            try:
+                run_id, _ = self._uploader().upload(record)
+            except BaseException as exc:
+                reason = failure_reason(exc)
+                self._kept(path, folder, what, reason)
+                if flag is not None and reason in _NETWORK:
+                    with contextlib.suppress(OSError):
+                        flag.touch()
+                if not isinstance(exc, Exception):
+                    raise  # Ctrl-C: the record is safe, stop as asked
+                return
+        mark_synced(path, run_id)
         self.run_id = run_id
         print(f"mlflow: logged {what} {run_id} to {self.uri}", file=sys.stderr)
+
+    def _kept(self, path: Path, folder: Path, what: str, reason: str) -> None:
+        print(
+            f"warning: mlflow: could not log {what} to {self.uri} ({reason}). The results are "
+            f"safe in {folder}; the MLflow record is kept in {path}. Upload it later with "
+            f"`evalframe sync {folder}` (or `evalframe sync` for every pending record).",
+            file=sys.stderr,
+        )
+
+    def _record(
+        self, context: RunContext, outcome: RunOutcome | None, error: BaseException | None = None
+    ) -> RunRecord:
+        sweep = context.metadata.get("sweep") or {}
+        marker = read_sweep_marker(Path(sweep["dir"])) if sweep.get("dir") else None
+        return build_run_record(
+            context,
+            outcome,
+            uri=self.uri,
+            experiment_name=self._experiment_name(context.experiment, marker),
+            run_name=self.config.run_name,
+            cwd=self.cwd,
+            error=error,
+        )
+
+    @staticmethod
+    def _sweep_dir(context: RunContext) -> Path | None:
+        sweep = context.metadata.get("sweep") or {}
+        return Path(sweep["dir"]) if sweep.get("dir") else None
 
     # -- run hooks -------------------------------------------------------------
     def on_run_start(self, context: RunContext) -> None:
         self.started_ms = now_ms()
         context.metadata.setdefault("start_ms", self.started_ms)
 
-    def _record(
-        self, context: RunContext, outcome: RunOutcome | None, error: BaseException | None = None
-    ) -> RunRecord:
-        return build_run_record(
-            context,
-            outcome,
-            uri=self.uri,
-            experiment_name=self._experiment_name(context.experiment),
-            run_name=self.config.run_name,
-            cwd=self.cwd,
-            error=error,
-        )
-
     def on_run_end(self, context: RunContext, outcome: RunOutcome) -> None:
-        self._send(self._record(context, outcome), context.output_dir, "run")
+        self._ended = True  # an interrupt from here on must not log a second, FAILED run
+        self._send(
+            self._record(context, outcome), context.output_dir, "run", self._sweep_dir(context)
+        )
 
     def on_error(self, context: RunContext, error: BaseException) -> None:
         """A run that fails before its results exist is still recorded, as FAILED."""
         from evalframe.errors import EvalframeError
 
+        if self._ended:
+            return
         record = self._record(context, None, error)
         if isinstance(error, EvalframeError):
             record.tags["evalframe.error"] = truncate(error.render(), 8000)
         context.output_dir.mkdir(parents=True, exist_ok=True)
-        self._send(record, context.output_dir, "failed run")
+        self._send(record, context.output_dir, "failed run", self._sweep_dir(context))
 
     # -- sweep hooks -------------------------------------------------------------
     def on_sweep_start(self, sweep: SweepContext) -> None:
-        """Open the parent run now, so every job can name it as its parent."""
+        """Open the parent run now, so every job can name it as its parent.
+
+        Its record is saved at once, marked open and locked for as long as
+        this process runs the sweep: if the process dies, `evalframe sync`
+        closes the parent from the sweep folder instead of leaving it RUNNING.
+        """
         marker: dict[str, Any] = {
             "uid": new_uid(),
             "run_id": None,
@@ -153,6 +215,7 @@ class MlflowTracker:
             "run_name": self.config.run_name or f"sweep {sweep.experiment} {sweep.sweep_dir.name}",
             "start_time": now_ms(),
         }
+        tags = {"evalframe.experiment": sweep.experiment, "evalframe.sweep": "true"}
         record = RunRecord(
             uid=marker["uid"],
             kind="sweep",
@@ -161,16 +224,20 @@ class MlflowTracker:
             run_name=marker["run_name"],
             params={},
             metrics=[],
-            tags={},
+            tags=tags,
             artifacts=[],
             start_time=marker["start_time"],
+            open=True,
         )
+        path = record.save_pending(sweep.sweep_dir)
+        index_pending(record.uid, path)
+        self._sweep_lock = _hold_lock(path)
         try:
             marker["run_id"] = self._uploader().open_parent(record)
         except Exception as exc:  # noqa: BLE001  # the jobs still run; the parent is made later
             print(
                 f"warning: mlflow: could not open the sweep's parent run at {self.uri} "
-                f"({type(exc).__name__}); it is created when the sweep ends or at "
+                f"({failure_reason(exc)}); it is created when the sweep ends or at "
                 "`evalframe sync`",
                 file=sys.stderr,
             )
@@ -189,4 +256,26 @@ class MlflowTracker:
             experiment_name=str(marker.get("experiment_name")),
             cwd=self.cwd,
         )
-        self._send(record, sweep.sweep_dir, "sweep")
+        if self._sweep_lock is not None:
+            self._sweep_lock.close()  # the open record is replaced by the full one now
+            self._sweep_lock = None
+        self._send(record, sweep.sweep_dir, "sweep", None)
+
+
+def _recent(flag: Path) -> bool:
+    try:
+        return time.time() - flag.stat().st_mtime < UNREACHABLE_FOR_SECONDS
+    except OSError:
+        return False
+
+
+def _hold_lock(path: Path) -> Any:
+    """An open file holding an exclusive lock on ``path`` (None if it cannot be had)."""
+    import fcntl
+
+    try:
+        handle = open(path, "rb")  # noqa: SIM115  # held open on purpose until the sweep ends
+        fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        return None
+    return handle

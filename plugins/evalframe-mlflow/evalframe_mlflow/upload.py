@@ -20,15 +20,17 @@ before every client is made (mlflow reads them per request).
 
 from __future__ import annotations
 
+import json
 import logging
 import math
 import os
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from evalframe_mlflow.record import SYNCED_FILE, RunRecord
+from evalframe_mlflow.record import UID, RunRecord
 
 __all__ = [
     "COMPLETE_TAG",
@@ -88,8 +90,9 @@ def configure_http(timeout_seconds: float, retries: int) -> None:
 class Uploader:
     """One tracking URI; uploads records and opens sweep parents."""
 
-    def __init__(self, uri: str, timeout_seconds: float = 10, retries: int = 2) -> None:
+    def __init__(self, uri: str, timeout_seconds: float = 5, retries: int = 1) -> None:
         configure_http(timeout_seconds, retries)
+        self.retries = retries
         # urllib3 logs every retry as a warning; our own message says it once
         logging.getLogger("urllib3.connectionpool").setLevel(logging.ERROR)
         from mlflow.tracking import MlflowClient
@@ -102,6 +105,8 @@ class Uploader:
         found = self.client.get_experiment_by_name(name)
         if found is not None:
             if found.lifecycle_stage == "deleted":
+                # MLflow keeps a deleted experiment's name taken; logging must go somewhere
+                warn(f"experiment {name!r} was deleted; restoring it to log this run")
                 self.client.restore_experiment(found.experiment_id)
             return str(found.experiment_id)
         location = artifact_location or artifact_location_for(self.uri)
@@ -113,43 +118,93 @@ class Uploader:
                 raise
             return str(found.experiment_id)
 
-    def find_by_uid(self, experiment_id: str, uid: str) -> Any | None:
-        runs = self.client.search_runs(
-            [experiment_id], filter_string=f"tags.`{UID_TAG}` = '{uid}'", max_results=5
+    def _all_experiments(self) -> list[str]:
+        return [str(e.experiment_id) for e in self.client.search_experiments()]
+
+    def runs_by_uid(self, uid: str, experiment_ids: list[str] | None = None) -> list[Any]:
+        """Runs tagged with ``uid`` (complete ones first), in any experiment by default."""
+        if not UID.fullmatch(uid):  # it goes into a filter string
+            raise ValueError(f"not a record uid: {uid!r}")
+        ids = experiment_ids or self._all_experiments()
+        runs = list(
+            self.client.search_runs(
+                ids, filter_string=f"tags.`{UID_TAG}` = '{uid}'", max_results=100
+            )
         )
-        return runs[0] if runs else None
+        runs.sort(key=lambda r: (r.data.tags.get(COMPLETE_TAG) != "complete", r.info.start_time))
+        return runs
 
     # -- writes ----------------------------------------------------------------
-    def open_run(self, record: RunRecord) -> tuple[str, bool]:
-        """(run id, already complete) for the record's run, creating it if needed."""
+    def open_run(self, record: RunRecord) -> tuple[str, bool, str]:
+        """(run id, already complete, status) for the record's run, creating it if needed.
+
+        Two runs with one uid can only come from a create request that MLflow
+        retried after the server had already done it; the extra ones are deleted.
+        """
         exp_id = self.experiment_id(record.experiment_name, record.artifact_location)
-        existing = self.find_by_uid(exp_id, record.uid)
-        if existing is not None:
-            done = existing.data.tags.get(COMPLETE_TAG) == "complete"
-            return str(existing.info.run_id), done
+        existing = self.runs_by_uid(record.uid, [exp_id])
+        if existing:
+            keep, *extra = existing
+            for run in extra:
+                self.client.delete_run(run.info.run_id)
+            done = keep.data.tags.get(COMPLETE_TAG) == "complete"
+            return str(keep.info.run_id), done, str(keep.info.status)
         tags = {UID_TAG: record.uid}
         if record.parent_uid:
             tags[PARENT_UID_TAG] = record.parent_uid
-            parent = record.parent_run_id or self._parent_id(exp_id, record.parent_uid)
+            parent = record.parent_run_id or self._parent_id(record.parent_uid)
             if parent:
                 tags["mlflow.parentRunId"] = parent
-        run = self.client.create_run(
-            exp_id, start_time=record.start_time, tags=tags, run_name=record.run_name
-        )
-        return str(run.info.run_id), False
+        return self._create_once(exp_id, record, tags), False, "RUNNING"
 
-    def _parent_id(self, exp_id: str, parent_uid: str) -> str | None:
-        parent = self.find_by_uid(exp_id, parent_uid)
-        return str(parent.info.run_id) if parent is not None else None
+    def _create_once(self, exp_id: str, record: RunRecord, tags: dict[str, str]) -> str:
+        """``create_run`` without MLflow's own retries, which could create it twice.
+
+        After a failed attempt the uid is looked up before trying again: the
+        server may have created the run and only the answer was lost.
+        """
+        for attempt in range(self.retries + 1):
+            saved = os.environ.get("MLFLOW_HTTP_REQUEST_MAX_RETRIES")
+            os.environ["MLFLOW_HTTP_REQUEST_MAX_RETRIES"] = "0"
+            try:
+                run = self.client.create_run(
+                    exp_id, start_time=record.start_time, tags=tags, run_name=record.run_name
+                )
+                return str(run.info.run_id)
+            except Exception:
+                if attempt == self.retries:
+                    raise
+            finally:
+                if saved is None:
+                    os.environ.pop("MLFLOW_HTTP_REQUEST_MAX_RETRIES", None)
+                else:
+                    os.environ["MLFLOW_HTTP_REQUEST_MAX_RETRIES"] = saved
+            found = self.runs_by_uid(record.uid, [exp_id])
+            if found:
+                return str(found[0].info.run_id)
+            time.sleep(min(2.0**attempt, 5.0))
+        raise AssertionError("unreachable")  # the loop returns or raises
+
+    def _parent_id(self, parent_uid: str) -> str | None:
+        """The sweep parent's run id, in whatever experiment it was logged to."""
+        found = self.runs_by_uid(parent_uid)
+        return str(found[0].info.run_id) if found else None
 
     def upload(self, record: RunRecord) -> tuple[str, bool]:
-        """Send the whole record; returns (run id, whether it was already there)."""
+        """Send the whole record; returns (run id, whether it was already there).
+
+        The run is ended before it is marked complete, so a complete run is
+        never left RUNNING; a run found complete but still RUNNING (from an
+        older evalframe) is ended.
+        """
         from mlflow.entities import Metric, Param, RunTag
 
-        run_id, done = self.open_run(record)
-        if done:
-            return run_id, True
+        run_id, done, status = self.open_run(record)
         client = self.client
+        if done:
+            if status == "RUNNING":
+                client.set_terminated(run_id, status=record.status, end_time=record.end_time)
+            return run_id, True
         params = [Param(k, v) for k, v in sorted(record.params.items())]
         stamp = record.end_time
         metrics = [Metric(k, v, stamp, step) for k, v, step in record.metrics]
@@ -162,13 +217,20 @@ class Uploader:
             client.log_batch(run_id, tags=chunk)
         if record.dataset:
             self._log_dataset(run_id, record.dataset)
+        missing = [p for p in record.artifacts if not Path(p).is_file()]
         for path in record.artifacts:
-            if Path(path).is_file():
+            if path not in missing:
                 client.log_artifact(run_id, path)
+        if missing:
+            warn(
+                f"{len(missing)} output file(s) of the run are gone and were not uploaded: "
+                + ", ".join(missing[:5])
+            )
+            client.set_tag(run_id, "evalframe.missing_artifacts", json.dumps(missing)[:8000])
         if record.kind == "sweep":
             self._adopt_orphans(run_id, record)
-        client.set_tag(run_id, COMPLETE_TAG, "complete")
         client.set_terminated(run_id, status=record.status, end_time=record.end_time)
+        client.set_tag(run_id, COMPLETE_TAG, "complete")
         return run_id, False
 
     def _log_dataset(self, run_id: str, dataset: dict[str, str]) -> None:
@@ -186,9 +248,10 @@ class Uploader:
 
     def _adopt_orphans(self, parent_id: str, record: RunRecord) -> None:
         """Children logged while their parent did not exist yet get linked to it now."""
-        exp_id = self.experiment_id(record.experiment_name)
         children = self.client.search_runs(
-            [exp_id], filter_string=f"tags.`{PARENT_UID_TAG}` = '{record.uid}'", max_results=10000
+            self._all_experiments(),
+            filter_string=f"tags.`{PARENT_UID_TAG}` = '{record.uid}'",
+            max_results=10000,
         )
         for child in children:
             if child.data.tags.get("mlflow.parentRunId") != parent_id:
@@ -196,22 +259,10 @@ class Uploader:
 
     def open_parent(self, record: RunRecord) -> str:
         """Create a sweep's parent run (RUNNING) so children can point to it from the start."""
-        run_id, _ = self.open_run(record)
+        run_id, _, _ = self.open_run(record)
         return run_id
 
 
 # -- pending records ------------------------------------------------------------
-def mark_synced(path: Path, run_id: str) -> None:
-    """Turn a pending record into a synced one (atomically: rename after writing)."""
-    import json
-
-    from evalframe.io import atomic_write_json
-
-    data = json.loads(path.read_text(encoding="utf-8"))
-    data["run_id"] = run_id
-    atomic_write_json(path.parent / SYNCED_FILE, data)
-    path.unlink()
-
-
 def warn(message: str) -> None:
     print(f"warning: mlflow: {message}", file=sys.stderr)

@@ -39,7 +39,7 @@ def test_long_keys_are_cut_to_mlflows_limit_and_kept_apart() -> None:
 def test_a_record_survives_the_round_trip_with_relative_artifacts(tmp_path: Path) -> None:
     (tmp_path / "metrics.json").write_text("{}")
     record = RunRecord(
-        uid="u1", kind="run", uri="http://h:5000", experiment_name="e", run_name=None,
+        uid="a" * 32, kind="run", uri="http://h:5000", experiment_name="e", run_name=None,
         params={"a": "1"}, metrics=[("RR", 0.5, 0)], tags={"t": "v"},
         artifacts=[str(tmp_path / "metrics.json")],
     )  # fmt: skip
@@ -73,7 +73,7 @@ def test_the_jobs_table_shows_what_tells_jobs_apart_and_the_best(tmp_path: Path)
     ]
     sweep = SweepContext("q", tmp_path, {})
     record = build_sweep_record(
-        sweep, jobs, {"uid": "p"}, uri="u", experiment_name="q", cwd=tmp_path
+        sweep, jobs, {"uid": "b" * 32}, uri="u", experiment_name="q", cwd=tmp_path
     )
     metrics = {k: v for k, v, _ in record.metrics}
     assert metrics["best/RR"] == 0.75
@@ -81,7 +81,7 @@ def test_the_jobs_table_shows_what_tells_jobs_apart_and_the_best(tmp_path: Path)
     assert metrics["sweep.gate_failures"] == 1 and metrics["sweep.failed_jobs"] == 0
     assert record.status == "FINISHED"  # a gate failure is a result, not a failed job
     crashed = build_sweep_record(
-        sweep, [*jobs, _job(3, ("x",), None, None)], {"uid": "p"},
+        sweep, [*jobs, _job(3, ("x",), None, None)], {"uid": "b" * 32},
         uri="u", experiment_name="q", cwd=tmp_path,
     )  # fmt: skip
     assert crashed.status == "FAILED"
