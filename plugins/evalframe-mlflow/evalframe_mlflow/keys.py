@@ -101,4 +101,6 @@ def _segment(seg: str) -> str:
         return "_"
     if seg in (".", ".."):
         return seg.replace(".", "-u2e-")
+    if seg.startswith(".."):  # MLflow refuses a key whose path starts with ".."
+        return "-u2e-" + seg[1:]
     return seg

@@ -114,13 +114,7 @@ _KEY_TEXT = st.text(
 @settings(max_examples=300, deadline=None, database=None)
 @given(_KEY_TEXT)
 def test_safe_key_passes_mlflows_validators_for_arbitrary_strings(text: str) -> None:
-    """Any string (slashes, dots, '@', unicode, long) becomes a key MLflow's validators accept.
-
-    Strings that start with '..' are left out here: they are a known bug, pinned by
-    ``test_safe_key_of_a_leading_double_dot_is_refused_by_mlflow`` below.
-    """
-    if text.startswith(".."):
-        return
+    """Any string (slashes, dots, '@', unicode, long) becomes a key MLflow's validators accept."""
     _validate(safe_key(text))
 
 
@@ -149,16 +143,11 @@ def test_safe_key_passes_mlflows_validators_for_hand_cases(text: str) -> None:
     _validate(safe_key(text))
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="keys.safe_key only rewrites segments that are exactly '.' or '..'; a key that "
-    "starts with '..' followed by more characters ('..a', '...') is kept as it is, and "
-    "MLflow's path_not_unique() refuses every key whose normpath starts with '..'",
-)
 @pytest.mark.parametrize("text", ["..a", "...", "..hidden/x"])
-def test_safe_key_of_a_leading_double_dot_is_refused_by_mlflow(text: str) -> None:
-    """Bug: safe_key('..a') == '..a', which MLflow rejects (one bad key fails a whole batch)."""
+def test_safe_key_of_a_leading_double_dot_is_accepted_by_mlflow(text: str) -> None:
+    """MLflow refuses any key whose path starts with '..', not only '..' itself."""
     _validate(safe_key(text))
+    assert safe_key("..a") == "-u2e-.a"
 
 
 @pytest.mark.parametrize(
