@@ -166,7 +166,11 @@ def test_an_unknown_normaliser_in_the_config_names_the_key_and_the_valid_ones() 
     with pytest.raises(ConfigError) as err:
         configure(spec, {"path": "gold.jsonl", "normalise": ["lower_case"]}, "dataset")
     rendered = err.value.render()
-    assert "dataset.normalise: unknown normaliser 'lower_case'" in rendered
+    assert err.value.key == "dataset.normalise"
+    assert rendered.startswith(
+        "error: config key dataset.normalise: invalid settings for dataset 'galaxy': "
+        "unknown normaliser 'lower_case'"
+    )
     assert "valid normalisers: strip_version, lowercase" in rendered
     with pytest.raises(ValidationError, match="valid normalisers"):
         GalaxyDatasetConfig(path="gold.jsonl", normalise=["nope"])
