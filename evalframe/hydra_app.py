@@ -21,6 +21,7 @@ from __future__ import annotations
 import difflib
 import importlib.util
 import os
+import re
 import sys
 import traceback
 from collections.abc import Sequence
@@ -217,6 +218,7 @@ def run_hydra(argv: Sequence[str], prog: str = "evalframe") -> int:
     codes: list[int] = []
 
     def task(cfg: DictConfig) -> None:
+        release_stderr()
         codes.append(_run_task(cfg))
 
     core, extra = search_path[0], search_path[1:]
@@ -224,12 +226,16 @@ def run_hydra(argv: Sequence[str], prog: str = "evalframe") -> int:
     main = hydra.main(version_base="1.3", config_path=str(core), config_name="config")(task)
     saved = sys.argv
     sys.argv = [prog, *flags, *overrides, searchpath_override, SWEEP_CALLBACK]
+    held = _HeldStderr(sys.stderr)
+    sys.stderr = held  # a pass-through proxy once a job starts
+    failed = False
     try:
         main()
     except KeyboardInterrupt:
         codes.append(130)
     except SystemExit as exc:
         code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+        failed = code != 0
         if code != 0 and not codes:
             # Hydra rejected the command line or config before any job ran.
             return EXIT_ERROR
@@ -237,10 +243,86 @@ def run_hydra(argv: Sequence[str], prog: str = "evalframe") -> int:
             codes.append(EXIT_ERROR)
     finally:
         sys.argv = saved
+        sys.stderr = held.real
+        if not held.passing:  # Hydra stopped before any job: say it in evalframe's words
+            text = held.text()
+            print(hydra_message(text) if failed else text, file=sys.stderr, end="")
         if "evalframe.sweep" in sys.modules:
             # Hydra skips on_multirun_end when a job raised: end the sweep here.
             sys.modules["evalframe.sweep"].finish_active()
     return max([*codes, *_sweep_codes()], default=0)
+
+
+class _HeldStderr:
+    """Stands in for stderr while Hydra composes, holding what it writes.
+
+    Hydra reports a config it cannot compose itself, in its own words, and
+    exits. Until the first job starts (or a sweep begins) its output is held,
+    so that :func:`hydra_message` can turn the messages we recognise into
+    evalframe's one-paragraph form; from then on everything passes through.
+    """
+
+    def __init__(self, real: Any) -> None:
+        self.real = real
+        self.passing = False
+        self._held: list[str] = []
+        _HELD.append(self)
+
+    def write(self, text: str) -> int:
+        if self.passing:
+            return int(self.real.write(text))
+        self._held.append(text)
+        return len(text)
+
+    def release(self) -> None:
+        if not self.passing:
+            self.passing = True
+            self.real.write(self.text())
+            self._held.clear()
+
+    def text(self) -> str:
+        return "".join(self._held)
+
+    def flush(self) -> None:
+        if self.passing:
+            self.real.flush()
+
+    def __getattr__(self, name: str) -> Any:  # isatty, fileno, encoding, ...
+        return getattr(self.real, name)
+
+
+_HELD: list[_HeldStderr] = []
+
+
+def release_stderr() -> None:
+    """A job or sweep has started: pass everything through from now on."""
+    while _HELD:
+        _HELD.pop().release()
+
+
+_NOT_IN_STRUCT = re.compile(
+    r"Could not override '(?P<key>[^']+)'\.\s*To append to your config use "
+    r"\+(?P<override>\S+)\s*Key '[^']+' is not in struct"
+)
+
+
+def hydra_message(text: str) -> str:
+    """Hydra's own error, in evalframe's form where we know what it means."""
+    found = _NOT_IN_STRUCT.search(text)
+    if found is None:
+        return text
+    key = found["key"]
+    return (
+        ConfigError(
+            f"there is no setting {key} to override",
+            key=key,
+            expected="a key of the composed config",
+            got=f"{key}=" + found["override"].partition("=")[2],
+            hint=f"check its spelling (`--cfg job` prints every key), or write "
+            f"+{found['override']} to add a new key",
+        ).render()
+        + "\n"
+    )
 
 
 def _sweep_codes() -> list[int]:

@@ -159,8 +159,10 @@ def _start(config: Any) -> None:
 
     from evalframe.config import resolve_trackers
     from evalframe.errors import EvalframeError
+    from evalframe.hydra_app import release_stderr
 
     global _active
+    release_stderr()  # the sweep has begun: Hydra's output passes through from now on
     finish_active()  # a previous sweep in this process that never ended
     sweep_dir = Path(str(config.hydra.sweep.dir)).resolve()
     sweep_dir.mkdir(parents=True, exist_ok=True)

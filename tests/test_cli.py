@@ -97,7 +97,11 @@ def test_advisory_gate_failure_does_not_fail_the_run(project: Project) -> None:
 @pytest.mark.parametrize(
     ("override", "fragment"),
     [
-        ("retriever.k11=3", "k11"),  # Hydra: not in struct
+        # Hydra's "not in struct", in evalframe's words
+        (
+            "retriever.k11=3",
+            "config key retriever.k11: there is no setting retriever.k11 to override",
+        ),
         (
             "+retriever.k11=3",
             "config key retriever.k11: invalid settings for retriever 'bm25': unknown key",

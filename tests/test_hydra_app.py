@@ -68,3 +68,22 @@ def test_known_options_sweeps_and_plain_keys_pass(tmp_path: Path) -> None:
         ],
         config_search_path(tmp_path),
     )
+
+
+def test_hydras_not_in_struct_error_is_said_in_evalframes_words() -> None:
+    from evalframe.hydra_app import hydra_message
+
+    hydra_text = (
+        "Could not override 'retriever.k11'.\n"
+        "To append to your config use +retriever.k11=3\n"
+        "Key 'k11' is not in struct\n    full_key: retriever.k11\n    object_type=dict\n\n"
+        "Set the environment variable HYDRA_FULL_ERROR=1 for a complete stack trace.\n"
+    )
+    assert hydra_message(hydra_text) == (
+        "error: config key retriever.k11: there is no setting retriever.k11 to override "
+        "(expected a key of the composed config; got retriever.k11=3)\n"
+        "  hint: check its spelling (`--cfg job` prints every key), or write "
+        "+retriever.k11=3 to add a new key\n"
+    )
+    other = "no viable alternative at input '['\n"
+    assert hydra_message(other) == other  # a message we do not recognise is kept whole
