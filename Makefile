@@ -34,6 +34,7 @@ lint: install
 	$(VENV)/bin/ruff check evalframe plugins tests tools bench
 	$(VENV)/bin/ruff format --check evalframe plugins tests tools bench
 	$(VENV)/bin/mypy evalframe
+	$(VENV)/bin/lint-imports
 
 # The MLflow UI on the default store (./mlflow.db), at http://127.0.0.1:5000
 .PHONY: mlflow-ui

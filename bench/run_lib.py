@@ -129,7 +129,7 @@ def setup_evalframe_dict(path: str, qp: Path, rp: Path) -> Callable[[], dict[str
 
 def setup_evalframe_trec_eval(path: str, qp: Path, rp: Path) -> Callable[[], dict[str, float]]:
     """``evalframe trec-eval``'s own entry point: its reader plus the engine."""
-    from evalframe.trec_eval import run_trec_eval
+    from evalframe.trec_eval.drop_in import run_trec_eval
 
     if path != "file":
         raise SystemExit("evalframe-trec_eval has only the file path")

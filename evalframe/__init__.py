@@ -7,40 +7,44 @@ and ``evalframe --help`` stay instant: nothing below is imported until used.
 from __future__ import annotations
 
 import importlib
+import importlib.abc
+import importlib.machinery
+import sys
+from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
 __version__ = "0.1.0"
 
 _EXPORTS: dict[str, str] = {
     # data model
-    "Corpus": "evalframe.types",
-    "Document": "evalframe.types",
-    "GoldenQuery": "evalframe.types",
-    "GoldenSet": "evalframe.types",
-    "Ranking": "evalframe.types",
-    "Run": "evalframe.types",
+    "Corpus": "evalframe.core.types",
+    "Document": "evalframe.core.types",
+    "GoldenQuery": "evalframe.core.types",
+    "GoldenSet": "evalframe.core.types",
+    "Ranking": "evalframe.core.types",
+    "Run": "evalframe.core.types",
     # writing plugins
-    "PluginConfig": "evalframe.protocols",
-    "PluginContext": "evalframe.protocols",
-    "Query": "evalframe.protocols",
-    "retriever": "evalframe.registry",
-    "dataset": "evalframe.registry",
-    "corpus": "evalframe.registry",
-    "gate": "evalframe.registry",
-    "tracker": "evalframe.registry",
+    "PluginConfig": "evalframe.plugin.protocols",
+    "PluginContext": "evalframe.plugin.protocols",
+    "Query": "evalframe.plugin.protocols",
+    "retriever": "evalframe.plugin.registry",
+    "dataset": "evalframe.plugin.registry",
+    "corpus": "evalframe.plugin.registry",
+    "gate": "evalframe.plugin.registry",
+    "tracker": "evalframe.plugin.registry",
     "metric": "evalframe.metrics",
-    "GateResult": "evalframe.results",
-    "GateView": "evalframe.results",
+    "GateResult": "evalframe.assess.results",
+    "GateView": "evalframe.assess.results",
     # metrics
     "Metric": "evalframe.metrics",
     "Policies": "evalframe.metrics",
     "evaluate": "evalframe.metrics",
     "parse_metric": "evalframe.metrics",
     # errors
-    "ConfigError": "evalframe.errors",
-    "DataError": "evalframe.errors",
-    "EvalframeError": "evalframe.errors",
-    "PluginError": "evalframe.errors",
+    "ConfigError": "evalframe.core.errors",
+    "DataError": "evalframe.core.errors",
+    "EvalframeError": "evalframe.core.errors",
+    "PluginError": "evalframe.core.errors",
 }
 
 __all__ = [
@@ -73,6 +77,49 @@ __all__ = [
 ]
 
 
+#: Modules that moved when the core was split into layered subpackages. The old
+#: paths stay importable, as the very same module objects, so that third-party
+#: plugins written against them keep working (see docs/architecture.md).
+_MOVED: dict[str, str] = {
+    "evalframe.types": "evalframe.core.types",
+    "evalframe.errors": "evalframe.core.errors",
+    "evalframe.records": "evalframe.core.records",
+    "evalframe.io": "evalframe.core.io",
+    "evalframe.protocols": "evalframe.plugin.protocols",
+    "evalframe.registry": "evalframe.plugin.registry",
+    "evalframe.hooks": "evalframe.plugin.hooks",
+    "evalframe.testing": "evalframe.plugin.testing",
+    "evalframe.results": "evalframe.assess.results",
+    "evalframe.stats": "evalframe.assess.stats",
+    "evalframe.gates": "evalframe.assess.gates",
+    "evalframe.baseline": "evalframe.assess.baseline",
+    "evalframe.compare": "evalframe.assess.compare",
+    "evalframe.cache": "evalframe.retrieval.cache",
+    "evalframe.config": "evalframe.pipeline.config",
+}
+
+
+class _MovedModuleFinder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
+    """Imports an old module path as the module that now lives at its new path."""
+
+    def find_spec(
+        self, fullname: str, path: Any = None, target: Any = None
+    ) -> importlib.machinery.ModuleSpec | None:
+        if fullname not in _MOVED:
+            return None
+        return importlib.machinery.ModuleSpec(fullname, self)
+
+    def create_module(self, spec: importlib.machinery.ModuleSpec) -> ModuleType:
+        return importlib.import_module(_MOVED[spec.name])
+
+    def exec_module(self, module: ModuleType) -> None:
+        """The module was executed under its new name already."""
+
+
+if not any(isinstance(f, _MovedModuleFinder) for f in sys.meta_path):
+    sys.meta_path.append(_MovedModuleFinder())
+
+
 def __getattr__(name: str) -> Any:
     module = _EXPORTS.get(name)
     if module is None:
@@ -87,9 +134,9 @@ def __dir__() -> list[str]:
 
 
 if TYPE_CHECKING:  # for type checkers and IDEs only; never executed
-    from evalframe.errors import ConfigError, DataError, EvalframeError, PluginError
+    from evalframe.assess.results import GateResult, GateView
+    from evalframe.core.errors import ConfigError, DataError, EvalframeError, PluginError
+    from evalframe.core.types import Corpus, Document, GoldenQuery, GoldenSet, Ranking, Run
     from evalframe.metrics import Metric, Policies, evaluate, metric, parse_metric
-    from evalframe.protocols import PluginConfig, PluginContext, Query
-    from evalframe.registry import corpus, dataset, gate, retriever, tracker
-    from evalframe.results import GateResult, GateView
-    from evalframe.types import Corpus, Document, GoldenQuery, GoldenSet, Ranking, Run
+    from evalframe.plugin.protocols import PluginConfig, PluginContext, Query
+    from evalframe.plugin.registry import corpus, dataset, gate, retriever, tracker

@@ -1,5 +1,5 @@
 """``python -m evalframe``: the same as the ``evalframe`` console script."""
 
-from evalframe.cli import entry
+from evalframe.app.cli import entry
 
 entry()

@@ -12,12 +12,13 @@ from typing import Any
 import pytest
 from pydantic import Field
 
-from evalframe.cache import RunCache, cache_info, clear_cache, retriever_fingerprint
-from evalframe.config import validate_experiment
-from evalframe.pipeline import run_experiment
-from evalframe.protocols import PluginConfig, PluginContext, Query
-from evalframe.registry import RETRIEVERS
-from evalframe.types import Ranking
+from evalframe.core.types import Ranking
+from evalframe.pipeline.config import validate_experiment
+from evalframe.pipeline.run import run_experiment
+from evalframe.plugin.protocols import PluginConfig, PluginContext, Query
+from evalframe.plugin.registry import RETRIEVERS
+from evalframe.report.terminal import TerminalReport
+from evalframe.retrieval.cache import RunCache, cache_info, clear_cache, retriever_fingerprint
 from tests.conftest import Project, raw_config
 
 
@@ -95,25 +96,25 @@ def test_an_interrupted_run_resumes_with_only_the_missing_queries(project: Proje
         Counting.outage_after = 2
         command = validate_experiment(raw_config(project, retriever={"name": "counting"}))
         with pytest.raises(ConnectionError):
-            run_experiment(command, stream=io.StringIO(), progress=False)
+            run_experiment(command, reporters=[TerminalReport(io.StringIO())], progress=False)
         assert Counting.calls == ["1", "2"]
 
         Counting.calls = []
         Counting.outage_after = -1
         resumed = command
-        result = run_experiment(resumed, stream=io.StringIO(), progress=False)
+        result = run_experiment(resumed, reporters=[TerminalReport(io.StringIO())], progress=False)
         assert Counting.calls == ["3", "4"]  # 1 and 2 came from the cache
         assert result.evaluation.run.metadata["cache"] == {"hits": 2, "misses": 2}
 
         Counting.calls = []
-        run_experiment(resumed, stream=io.StringIO(), progress=False)
+        run_experiment(resumed, reporters=[TerminalReport(io.StringIO())], progress=False)
         assert Counting.calls == []
 
         Counting.calls = []
         fresh = validate_experiment(
             raw_config(project, retriever={"name": "counting"}, cache={"retrieval": False})
         )
-        run_experiment(fresh, stream=io.StringIO(), progress=False)
+        run_experiment(fresh, reporters=[TerminalReport(io.StringIO())], progress=False)
         assert Counting.calls == ["1", "2", "3", "4"]
 
 
@@ -122,20 +123,20 @@ def test_changing_only_metrics_keeps_the_cache(project: Project) -> None:
         reg.add("counting", Counting, CountingConfig)
         Counting.calls = []
         first = validate_experiment(raw_config(project, retriever={"name": "counting"}))
-        run_experiment(first, stream=io.StringIO(), progress=False)
+        run_experiment(first, reporters=[TerminalReport(io.StringIO())], progress=False)
         Counting.calls = []
         other_metrics = validate_experiment(
             raw_config(project, retriever={"name": "counting"}, metrics={"measures": ["AP", "RR"]})
         )
-        run_experiment(other_metrics, stream=io.StringIO(), progress=False)
+        run_experiment(other_metrics, reporters=[TerminalReport(io.StringIO())], progress=False)
         assert Counting.calls == []
 
 
 WRITER = """
 import sys
 from pathlib import Path
-from evalframe.cache import RunCache
-from evalframe.types import Ranking
+from evalframe.retrieval.cache import RunCache
+from evalframe.core.types import Ranking
 cache = RunCache(Path(sys.argv[1]), {"retriever": "shared"})
 for round_ in range(30):
     for q in range(20):
@@ -180,13 +181,13 @@ def test_a_retrievers_own_identity_joins_the_key(project: Project) -> None:
         reg.add("versioned", Versioned, CountingConfig)
         exp = validate_experiment(raw_config(project, retriever={"name": "versioned"}))
         Counting.calls, Versioned.model_version = [], "v1"
-        run_experiment(exp, stream=io.StringIO(), progress=False)
+        run_experiment(exp, reporters=[TerminalReport(io.StringIO())], progress=False)
         assert Counting.calls == ["1", "2", "3", "4"]
         Counting.calls = []
-        run_experiment(exp, stream=io.StringIO(), progress=False)
+        run_experiment(exp, reporters=[TerminalReport(io.StringIO())], progress=False)
         assert Counting.calls == []  # same identity: all cached
         Versioned.model_version = "v2"
-        run_experiment(exp, stream=io.StringIO(), progress=False)
+        run_experiment(exp, reporters=[TerminalReport(io.StringIO())], progress=False)
         assert Counting.calls == ["1", "2", "3", "4"]
     plain = retriever_fingerprint("r", "1", None, None)
     assert "identity" not in plain  # keys of retrievers without one are unchanged

@@ -243,7 +243,7 @@ def test_plugins_show_renders_settings(project: Project) -> None:
 
 def test_help_imports_no_heavy_module() -> None:
     code = (
-        "import sys; from evalframe.cli import main; main(['--help']); "
+        "import sys; from evalframe.app.cli import main; main(['--help']); "
         "print(sorted(m for m in ('hydra', 'mlflow', 'dvc', 'torch', 'numpy', 'bm25s') "
         "if m in sys.modules))"
     )

@@ -8,10 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from evalframe.cli import main
-from evalframe.config import validate_experiment
-from evalframe.pipeline import run_experiment
-from evalframe.registry import RETRIEVERS
+from evalframe.app.cli import main
+from evalframe.pipeline.config import validate_experiment
+from evalframe.pipeline.run import run_experiment
+from evalframe.plugin.registry import RETRIEVERS
+from evalframe.report.terminal import TerminalReport
 from tests.conftest import Project, raw_config
 from tests.test_cache import Counting, CountingConfig
 
@@ -26,7 +27,7 @@ def stored_run(project: Project) -> Path:
             metrics={"measures": ["R@5", "RR", "nDCG@10", "AP"]},
         )
     )
-    run_experiment(exp, stream=io.StringIO(), progress=False)
+    run_experiment(exp, reporters=[TerminalReport(io.StringIO())], progress=False)
     return project.root / "out"
 
 

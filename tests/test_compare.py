@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from evalframe.cli import main
-from evalframe.compare import compare_runs, load_run_data
+from evalframe.app.cli import main
+from evalframe.assess.compare import compare_runs, load_run_data
 from tests.conftest import GOLDEN, Project, write_jsonl
 
 pytestmark = pytest.mark.slow

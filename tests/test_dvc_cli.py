@@ -11,11 +11,12 @@ from pathlib import Path
 import pytest
 import yaml
 
-from evalframe.cli import main
-from evalframe.config import validate_experiment
-from evalframe.dvc_hydra import data_path
-from evalframe.errors import ConfigError
-from evalframe.pipeline import run_experiment
+from evalframe.app.cli import main
+from evalframe.app.dvc_hydra import data_path
+from evalframe.core.errors import ConfigError
+from evalframe.pipeline.config import validate_experiment
+from evalframe.pipeline.run import run_experiment
+from evalframe.report.terminal import TerminalReport
 from tests.conftest import Project, raw_config
 
 
@@ -41,7 +42,7 @@ def test_run_config_runs_a_composed_params_file(
 def test_run_config_takes_the_tracker_from_the_environment(
     project: Project, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from evalframe.runconfig import load_config
+    from evalframe.app.runconfig import load_config
 
     params = composed(project, tracking={"name": "mlflow", "uri": None})
     monkeypatch.setenv("EVALFRAME_TRACKING", "none")
@@ -74,7 +75,7 @@ def test_ef_data_in_a_composed_file_is_relative_inside_a_checkout(tmp_path: Path
 
 def promote_run(project: Project) -> Path:
     exp = validate_experiment(raw_config(project))
-    run_experiment(exp, stream=io.StringIO(), progress=False)
+    run_experiment(exp, reporters=[TerminalReport(io.StringIO())], progress=False)
     return exp.output_dir
 
 

@@ -7,9 +7,10 @@ import io
 import json
 from pathlib import Path
 
-from evalframe.config import validate_experiment
-from evalframe.dvcinfo import DvcRecord, dvc_root, file_md5, lookup
-from evalframe.pipeline import run_experiment
+from evalframe.golden.dvcinfo import DvcRecord, dvc_root, file_md5, lookup
+from evalframe.pipeline.config import validate_experiment
+from evalframe.pipeline.run import run_experiment
+from evalframe.report.terminal import TerminalReport
 from tests.conftest import Project, raw_config
 
 
@@ -111,7 +112,7 @@ def test_summary_json_carries_the_golden_sets_dvc_md5(project: Project) -> None:
     (project.root / ".dvc").mkdir()
     track(project.golden)
     exp = validate_experiment(raw_config(project))
-    result = run_experiment(exp, stream=io.StringIO(), progress=False)
+    result = run_experiment(exp, reporters=[TerminalReport(io.StringIO())], progress=False)
     summary = json.loads(result.outputs["summary"].read_text())
     golden = summary["golden_set"]
     assert golden["dvc_md5"] == file_md5(project.golden)

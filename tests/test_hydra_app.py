@@ -6,8 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from evalframe.errors import ConfigError
-from evalframe.hydra_app import (
+from evalframe.app.hydra_app import (
     check_group_overrides,
     config_search_path,
     core_conf_dir,
@@ -15,6 +14,7 @@ from evalframe.hydra_app import (
     plugin_conf_dirs,
     split_argv,
 )
+from evalframe.core.errors import ConfigError
 
 
 def test_flags_move_before_overrides_whatever_order_the_user_wrote() -> None:
@@ -71,7 +71,7 @@ def test_known_options_sweeps_and_plain_keys_pass(tmp_path: Path) -> None:
 
 
 def test_hydras_not_in_struct_error_is_said_in_evalframes_words() -> None:
-    from evalframe.hydra_app import hydra_message
+    from evalframe.app.hydra_app import hydra_message
 
     hydra_text = (
         "Could not override 'retriever.k11'.\n"

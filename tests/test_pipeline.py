@@ -12,12 +12,13 @@ from typing import Any
 
 import pytest
 
-from evalframe.config import validate_experiment
-from evalframe.errors import EXIT_GATE_FAILED, EXIT_OK, ConfigError, PluginError
-from evalframe.pipeline import run_experiment
-from evalframe.protocols import PluginConfig, PluginContext
-from evalframe.registry import RETRIEVERS, TRACKERS
-from evalframe.types import Ranking
+from evalframe.core.errors import EXIT_GATE_FAILED, EXIT_OK, ConfigError, PluginError
+from evalframe.core.types import Ranking
+from evalframe.pipeline.config import validate_experiment
+from evalframe.pipeline.run import run_experiment
+from evalframe.plugin.protocols import PluginConfig, PluginContext
+from evalframe.plugin.registry import RETRIEVERS, TRACKERS
+from evalframe.report.terminal import TerminalReport
 from tests.conftest import Project, raw_config
 
 
@@ -64,7 +65,7 @@ def test_hooks_fire_in_order_after_outputs_are_written(project: Project) -> None
     with TRACKERS.scoped() as reg:
         reg.add("recorder", Recorder)
         exp = validate_experiment(raw_config(project, tracking={"name": "recorder"}))
-        result = run_experiment(exp, stream=io.StringIO(), progress=False)
+        result = run_experiment(exp, reporters=[TerminalReport(io.StringIO())], progress=False)
     assert result.exit_code == EXIT_OK
     assert Recorder.calls == [
         "on_run_start",
@@ -82,7 +83,7 @@ def test_a_failing_tracker_changes_neither_results_nor_exit_code(
     with TRACKERS.scoped() as reg:
         reg.add("broken", Broken)
         exp = validate_experiment(raw_config(project, tracking={"name": "broken"}))
-        result = run_experiment(exp, stream=io.StringIO(), progress=False)
+        result = run_experiment(exp, reporters=[TerminalReport(io.StringIO())], progress=False)
     assert result.exit_code == EXIT_OK
     assert "tracker Broken failed in on_scored: ConnectionError" in capsys.readouterr().err
     assert (project.root / "out" / "metrics.json").is_file()
@@ -90,7 +91,7 @@ def test_a_failing_tracker_changes_neither_results_nor_exit_code(
 
 def test_latency_is_measured_per_query_and_summarised(project: Project) -> None:
     exp = validate_experiment(raw_config(project))
-    result = run_experiment(exp, stream=io.StringIO(), progress=False)
+    result = run_experiment(exp, reporters=[TerminalReport(io.StringIO())], progress=False)
     rankings = result.evaluation.run.rankings
     assert all(r.latency_ms is not None and r.latency_ms >= 0 for r in rankings.values())
     assert set(result.evaluation.latency) == {"p50_ms", "p95_ms", "mean_ms", "max_ms"}
@@ -101,7 +102,7 @@ def test_latency_is_measured_per_query_and_summarised(project: Project) -> None:
 def test_failed_required_gate_gives_exit_1(project: Project) -> None:
     gates = {"floor": {"type": "threshold", "metric": "RR", "value": 2.0}}
     exp = validate_experiment(raw_config(project, gates=gates))
-    result = run_experiment(exp, stream=io.StringIO(), progress=False)
+    result = run_experiment(exp, reporters=[TerminalReport(io.StringIO())], progress=False)
     assert result.exit_code == EXIT_GATE_FAILED
     written = json.loads((project.root / "out" / "gates.json").read_text())
     assert written["passed"] is False and written["gates"][0]["name"] == "floor"
@@ -133,13 +134,13 @@ def test_a_retriever_returning_too_many_docs_is_named(project: Project) -> None:
         reg.add("lying", Lying, _LyingConfig)
         exp = validate_experiment(raw_config(project, retriever={"name": "lying"}))
         with pytest.raises(PluginError, match="retriever 'lying' returned 6 docs"):
-            run_experiment(exp, stream=io.StringIO(), progress=False)
+            run_experiment(exp, reporters=[TerminalReport(io.StringIO())], progress=False)
 
 
 def test_outputs_are_replaced_atomically(project: Project) -> None:
     exp = validate_experiment(raw_config(project))
-    run_experiment(exp, stream=io.StringIO(), progress=False)
-    run_experiment(exp, stream=io.StringIO(), progress=False)
+    run_experiment(exp, reporters=[TerminalReport(io.StringIO())], progress=False)
+    run_experiment(exp, reporters=[TerminalReport(io.StringIO())], progress=False)
     out = project.root / "out"
     assert sorted(p.name for p in out.iterdir()) == sorted(
         ["config.yaml", "run.trec", "per_query.jsonl", "metrics.json", "gates.json", "summary.json"]
@@ -148,7 +149,7 @@ def test_outputs_are_replaced_atomically(project: Project) -> None:
 
 def test_run_file_is_trec_format(project: Project) -> None:
     exp = validate_experiment(raw_config(project))
-    run_experiment(exp, stream=io.StringIO(), progress=False)
+    run_experiment(exp, reporters=[TerminalReport(io.StringIO())], progress=False)
     lines = (project.root / "out" / "run.trec").read_text().splitlines()
     cols = lines[0].split()
     assert len(cols) == 6 and cols[1] == "Q0" and cols[3] == "1"
@@ -186,12 +187,12 @@ class Answering:
 def test_answers_confidences_and_costs_reach_per_query_and_survive_rescore(
     project: Project,
 ) -> None:
-    from evalframe.commands import load_stored_run
+    from evalframe.app.commands import load_stored_run
 
     with RETRIEVERS.scoped() as reg:
         reg.add("answering", Answering, _LyingConfig)
         exp = validate_experiment(raw_config(project, retriever={"name": "answering"}))
-        run_experiment(exp, stream=io.StringIO(), progress=False)
+        run_experiment(exp, reporters=[TerminalReport(io.StringIO())], progress=False)
     first = json.loads((project.root / "out" / "per_query.jsonl").read_text().splitlines()[0])
     assert (first["answer"], first["confidence"], first["tokens"], first["tool_calls"]) == (
         "answer to 1",

@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 from pydantic import BaseModel, ConfigDict, Field
 
-from evalframe.errors import ConfigError, PluginError
-from evalframe.registry import RETRIEVERS, PluginSpec, Registry, configure
+from evalframe.core.errors import ConfigError, PluginError
+from evalframe.plugin.registry import RETRIEVERS, PluginSpec, Registry, configure
 
 EMPTY_GROUP = "evalframe.test_nothing"  # no installed distribution declares this group
 
@@ -284,7 +284,7 @@ def install(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Callabl
 FAKEPLUG = {
     "fakeplug_mod": '''
         """A third party's retriever, registered with the public decorator."""
-        from evalframe.registry import retriever
+        from evalframe.plugin.registry import retriever
 
 
         @retriever("fake_ret")
@@ -432,8 +432,8 @@ def test_a_config_field_called_name_is_refused_because_yaml_cannot_reach_it() ->
     """`name` selects the plugin (retriever.name=bm25), so a setting with that name is dead."""
     from pydantic import BaseModel
 
-    from evalframe.errors import PluginError
-    from evalframe.registry import Registry
+    from evalframe.core.errors import PluginError
+    from evalframe.plugin.registry import Registry
 
     class Shadowed(BaseModel):
         name: str = "x"

@@ -8,10 +8,10 @@ from collections.abc import Sequence
 import numpy as np
 import pytest
 
-from evalframe.errors import ConfigError
+from evalframe.assess.results import Aggregate, Evaluation, GateView, aggregate, latency_summary
+from evalframe.core.errors import ConfigError
+from evalframe.core.types import GoldenQuery, GoldenSet, Ranking, Run
 from evalframe.metrics import Metric, Policies, evaluate, parse_metric, parse_metrics
-from evalframe.results import Aggregate, Evaluation, GateView, aggregate, latency_summary
-from evalframe.types import GoldenQuery, GoldenSet, Ranking, Run
 
 
 def sample_std(xs: Sequence[float]) -> float:

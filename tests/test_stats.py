@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from scipy import stats as scipy_stats
 
-from evalframe.stats import (
+from evalframe.assess.stats import (
     adjust_pvalues,
     compare_paired,
     paired_bootstrap_ci,

@@ -9,10 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from evalframe.cli import main
-from evalframe.config import validate_experiment
-from evalframe.pipeline import run_experiment
-from evalframe.summary_report import curves
+from evalframe.app.cli import main
+from evalframe.pipeline.config import validate_experiment
+from evalframe.pipeline.run import run_experiment
+from evalframe.report.summary import curves
+from evalframe.report.terminal import TerminalReport
 from tests.conftest import Project, raw_config
 
 
@@ -43,7 +44,9 @@ def run(project: Project, name: str) -> Path:
         output={"dir": str(out), "cache_dir": str(project.root / "cache")},
         gates={"floor": {"type": "threshold", "metric": "R@5", "op": ">=", "value": 0.5}},
     )
-    run_experiment(validate_experiment(cfg), stream=io.StringIO(), progress=False)
+    run_experiment(
+        validate_experiment(cfg), reporters=[TerminalReport(io.StringIO())], progress=False
+    )
     return out
 
 

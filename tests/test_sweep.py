@@ -12,11 +12,11 @@ from typing import Any
 
 import pytest
 
-from evalframe.hooks import SweepContext, SweepJob
-from evalframe.hydra_app import run_hydra, tracking_from_env
-from evalframe.protocols import PluginContext
-from evalframe.registry import TRACKERS
-from evalframe.sweep import JOB_FILE, collect_jobs, write_job_record
+from evalframe.app.hydra_app import run_hydra, tracking_from_env
+from evalframe.assess.runfolder import RunFolder, SweepFolder
+from evalframe.plugin.hooks import SweepContext, SweepJob
+from evalframe.plugin.protocols import PluginContext
+from evalframe.plugin.registry import TRACKERS
 from tests.conftest import Project
 
 
@@ -84,7 +84,7 @@ def test_a_sweep_is_announced_before_its_jobs_and_summed_up_after(sweep_project:
         (1, "depth=5", 0),
     ]
     assert jobs[1].summary["depth"] == 5
-    record = json.loads((sweep_dir / "1" / JOB_FILE).read_text())
+    record = json.loads((sweep_dir / "1" / RunFolder.JOB).read_text())
     assert (record["exit_code"], record["error"]) == (0, None)
     assert record["sweep_id"] == json.loads((sweep_dir / ".evalframe-sweep.json").read_text())["id"]
 
@@ -113,10 +113,10 @@ def test_collect_jobs_reads_folders_in_job_order(tmp_path: Path) -> None:
         job = tmp_path / str(num)
         (job / ".hydra").mkdir(parents=True)
         (job / ".hydra" / "overrides.yaml").write_text(f"- depth={num}\n")
-        write_job_record(job, 1 if num == 2 else 0)
+        SweepFolder.record_job(job, 1 if num == 2 else 0)
     (tmp_path / "3").mkdir()  # a job that never got to write anything
     (tmp_path / "notes").mkdir()  # not a job folder
-    jobs = collect_jobs(tmp_path)
+    jobs = SweepFolder(tmp_path).jobs()
     assert [(j.num, j.overrides, j.exit_code) for j in jobs] == [
         (2, ("depth=2",), 1),
         (3, (), None),

@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from evalframe import cli
-from evalframe import trec_eval as te
+from evalframe.app import cli
+from evalframe.trec_eval import drop_in as te
 
 DATA = Path(__file__).parent / "data" / "trec_eval"
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from pydantic import ValidationError
 
-from evalframe.types import (
+from evalframe.core.types import (
     Corpus,
     Document,
     GoldenQuery,

@@ -18,7 +18,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from evalframe.io import atomic_write  # needs the repo root on sys.path first
+from evalframe.core.io import atomic_write  # needs the repo root on sys.path first
 
 MAX_WORDS = 220
 HEADING = re.compile(r"^(#{1,3})\s+(.*\S)\s*$")

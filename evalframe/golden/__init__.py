@@ -1,6 +1,6 @@
 """Golden-set curation: checks, stats, diffs, interactive authoring and the human spot-check.
 
-The command line is ``evalframe golden ...`` (:func:`evalframe.golden.cli.main`);
+The command line is ``evalframe golden ...`` (:func:`evalframe.app.golden_cli.main`);
 every check is also a plain function importable from here::
 
     from evalframe.golden import diff_sets, run_checks

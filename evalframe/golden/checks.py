@@ -1,6 +1,6 @@
 """Golden-set checks: each a plain function from a golden set to findings.
 
-Every check takes the :class:`~evalframe.types.GoldenSet` (and, where it
+Every check takes the :class:`~evalframe.core.types.GoldenSet` (and, where it
 reports about records, a ``where(query_id) -> "file:line"`` function) and
 returns a list of :class:`~evalframe.golden.findings.Finding`, so the same
 checks serve ``evalframe golden validate``, a pytest gate in a user's repo,
@@ -26,10 +26,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from evalframe.errors import DataError
+from evalframe.core.errors import DataError
+from evalframe.core.io import require_file
+from evalframe.core.types import GoldenSet
 from evalframe.golden.findings import Finding
-from evalframe.io import require_file
-from evalframe.types import GoldenSet
 
 __all__ = [
     "Thresholds",

@@ -11,17 +11,16 @@ or end of input ends the session.
 
 from __future__ import annotations
 
-import os
 import re
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, TextIO
 
-from evalframe.errors import DataError
-from evalframe.io import atomic_write, read_jsonl
-from evalframe.protocols import PluginContext, Query
-from evalframe.registry import RETRIEVERS, configure
-from evalframe.types import Corpus
+from evalframe.core.errors import DataError
+from evalframe.core.io import atomic_write, default_cache_dir, read_jsonl
+from evalframe.core.types import Corpus
+from evalframe.plugin.protocols import PluginContext, Query
+from evalframe.plugin.registry import RETRIEVERS, configure
 
 __all__ = [
     "DIFFICULTIES",
@@ -33,12 +32,6 @@ __all__ = [
 
 DIFFICULTIES = ("easy", "medium", "hard")
 _TRAILING_NUMBER = re.compile(r"^(.*?)(\d+)$")
-
-
-def default_cache_dir() -> Path:
-    """``$EVALFRAME_CACHE_DIR``, else ``~/.cache/evalframe``."""
-    env = os.environ.get("EVALFRAME_CACHE_DIR")
-    return Path(env).expanduser() if env else Path.home() / ".cache" / "evalframe"
 
 
 def next_free_id(existing: Sequence[Any]) -> int | str:

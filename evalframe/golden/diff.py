@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from evalframe.types import GoldenQuery, GoldenSet
+from evalframe.core.types import GoldenQuery, GoldenSet
 
 __all__ = ["GoldenDiff", "JudgmentChange", "QueryChange", "diff_sets", "render_diff"]
 

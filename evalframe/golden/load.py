@@ -1,6 +1,6 @@
 """Load a golden set through its dataset plugin, keeping where each record lives.
 
-The dataset plugins turn files into a :class:`~evalframe.types.GoldenSet` and
+The dataset plugins turn files into a :class:`~evalframe.core.types.GoldenSet` and
 drop the line numbers on the way; curation needs them back (a duplicate is
 reported as ``golden.jsonl:12``). For the two formats the curation tools write
 (B.O.B JSONL and KnowCode JSON) the raw records are re-read with their line
@@ -20,12 +20,12 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from evalframe.errors import ConfigError, DataError
+from evalframe.core.errors import ConfigError, DataError
+from evalframe.core.io import read_json_array, read_jsonl, require_file
+from evalframe.core.types import Corpus, GoldenSet
 from evalframe.golden.findings import Finding
-from evalframe.io import read_json_array, read_jsonl, require_file
-from evalframe.protocols import PluginContext
-from evalframe.registry import CORPORA, DATASETS, configure
-from evalframe.types import Corpus, GoldenSet
+from evalframe.plugin.protocols import PluginContext
+from evalframe.plugin.registry import CORPORA, DATASETS, configure
 
 __all__ = [
     "LoadedSet",

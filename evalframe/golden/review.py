@@ -18,9 +18,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from evalframe.errors import DataError
-from evalframe.io import read_jsonl
-from evalframe.types import GoldenSet
+from evalframe.core.errors import DataError
+from evalframe.core.io import read_jsonl
+from evalframe.core.types import GoldenSet
 
 __all__ = [
     "REVIEW_FIELDS",

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from evalframe.errors import ConfigError, DataError
+from evalframe.core.errors import ConfigError, DataError
 
 __all__ = ["checkout_at"]
 
@@ -41,7 +41,7 @@ def checkout_at(path: str | Path, rev: str, dest: Path) -> Path:
 
     The copy keeps the file name, so the format is inferred as for the original.
     """
-    from evalframe.dvcinfo import dvc_root
+    from evalframe.golden.dvcinfo import dvc_root
 
     target = Path(path).expanduser().resolve()
     root = dvc_root(target.parent)

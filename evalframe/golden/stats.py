@@ -6,8 +6,8 @@ from collections import Counter
 from collections.abc import Iterable
 from typing import Any
 
+from evalframe.core.types import GoldenSet
 from evalframe.golden.checks import label_histogram
-from evalframe.types import GoldenSet
 
 __all__ = ["KNOWN_SLICES", "compute_stats", "render_stats"]
 

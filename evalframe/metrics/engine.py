@@ -23,10 +23,10 @@ from typing import Literal
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field
 
-from evalframe.errors import ConfigError, DataError
+from evalframe.core.errors import ConfigError, DataError
+from evalframe.core.types import GoldenSet, Ranking, Run
 from evalframe.metrics.measures import Metric
-from evalframe.registry import METRICS
-from evalframe.types import GoldenSet, Ranking, Run
+from evalframe.plugin.registry import METRICS
 
 __all__ = [
     "Columns",

@@ -17,8 +17,8 @@ from typing import Any, Literal
 import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from evalframe.errors import ConfigError, PluginError
-from evalframe.registry import METRICS
+from evalframe.core.errors import ConfigError, PluginError
+from evalframe.plugin.registry import METRICS
 
 __all__ = [
     "ALIASES",

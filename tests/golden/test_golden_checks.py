@@ -6,7 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from evalframe.errors import DataError
+from evalframe.core.errors import DataError
+from evalframe.core.types import GoldenQuery, GoldenSet
 from evalframe.golden.checks import (
     check_corpus_ids,
     check_domains,
@@ -18,7 +19,6 @@ from evalframe.golden.checks import (
     normalise_question,
     run_checks,
 )
-from evalframe.types import GoldenQuery, GoldenSet
 from tests.golden.golden_helpers import question
 
 

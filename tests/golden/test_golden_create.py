@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from evalframe.golden.cli import main
+from evalframe.app.golden_cli import main
 from evalframe.golden.create import next_free_id, parse_selection
 from tests.golden.golden_helpers import read_jsonl, write_jsonl
 

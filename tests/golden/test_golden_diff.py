@@ -10,9 +10,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from evalframe.golden.cli import main
+from evalframe.app.golden_cli import main
+from evalframe.core.types import GoldenQuery, GoldenSet
 from evalframe.golden.diff import diff_sets
-from evalframe.types import GoldenQuery, GoldenSet
 from tests.golden.golden_helpers import bob_records, write_jsonl
 
 DOCS = ("d1", "d2", "d3", "d10", "x")

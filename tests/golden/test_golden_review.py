@@ -11,7 +11,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from evalframe.golden.cli import main
+from evalframe.app.golden_cli import main
 from evalframe.golden.review import allocate
 from tests.golden.golden_helpers import KNOWCODE_DATA, question, read_jsonl, write_jsonl
 

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from evalframe.golden.cli import main
+from evalframe.app.golden_cli import main
+from evalframe.core.types import GoldenQuery, GoldenSet
 from evalframe.golden.stats import compute_stats
-from evalframe.types import GoldenQuery, GoldenSet
 from tests.golden.golden_helpers import BOB_DATA, KNOWCODE_DATA
 
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from evalframe.golden.cli import main
+from evalframe.app.golden_cli import main
 from tests.golden.golden_helpers import (
     BOB_DATA,
     KNOWCODE_DATA,
@@ -187,7 +187,7 @@ def test_as_a_subprocess_the_exit_code_and_streams_are_right(tmp_path: Path) -> 
     path = tmp_path / "bad.jsonl"
     path.write_text("not json\n")
     code = (
-        "from evalframe.golden.cli import main; "
+        "from evalframe.app.golden_cli import main; "
         f"raise SystemExit(main(['validate', {str(path)!r}]))"
     )
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)

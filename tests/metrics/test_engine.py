@@ -12,10 +12,10 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 import pytest
 
-from evalframe.errors import DataError
+from evalframe.core.errors import DataError
+from evalframe.core.types import GoldenQuery, GoldenSet, Ranking, Run
 from evalframe.metrics import Policies, build_matrix, evaluate, parse_metric, parse_metrics
 from evalframe.metrics.engine import trec_order
-from evalframe.types import GoldenQuery, GoldenSet, Ranking, Run
 
 Qrels = Mapping[str, Mapping[str, int]]
 RunDict = Mapping[str, Sequence[tuple[str, float]]]
@@ -552,7 +552,7 @@ def test_empty_inputs() -> None:
 
 def test_a_third_party_kernel_is_evaluated_like_a_built_in() -> None:
     from evalframe.metrics import MetricParams, ScoreMatrix, metric
-    from evalframe.registry import METRICS
+    from evalframe.plugin.registry import METRICS
 
     with METRICS.scoped():
 
@@ -571,7 +571,7 @@ def test_a_third_party_kernel_is_evaluated_like_a_built_in() -> None:
 
 def test_a_kernel_returning_the_wrong_shape_is_an_error_naming_its_module() -> None:
     from evalframe.metrics import MetricParams, ScoreMatrix, metric
-    from evalframe.registry import METRICS
+    from evalframe.plugin.registry import METRICS
 
     with METRICS.scoped():
 

@@ -19,8 +19,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from evalframe.core.types import GoldenQuery, GoldenSet, Ranking, Run
 from evalframe.metrics import Metric, Policies, Scores, evaluate, parse_metrics
-from evalframe.types import GoldenQuery, GoldenSet, Ranking, Run
 from tests.strategies import (
     PROPERTY_SETTINGS,
     UNJUDGED_DOC,
@@ -330,7 +330,7 @@ def test_keep_first_equals_dropping_later_occurrences(
     deduped = evaluate(METRICS, {"q": judged}, {"q": first_only}, Policies(no_relevant="zero"))
     assert_same(kept, deduped)
     if has_dup:
-        from evalframe.errors import DataError
+        from evalframe.core.errors import DataError
 
         with pytest.raises(DataError):
             evaluate(METRICS, {"q": judged}, {"q": pairs})

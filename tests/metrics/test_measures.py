@@ -10,9 +10,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from pydantic import Field
 
-from evalframe.errors import ConfigError
+from evalframe.core.errors import ConfigError
 from evalframe.metrics import Metric, MetricParams, metric, parse_metric, parse_metrics
-from evalframe.registry import METRICS
+from evalframe.plugin.registry import METRICS
 
 # -- canonical strings -----------------------------------------------------------
 

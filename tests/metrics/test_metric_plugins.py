@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from evalframe.metrics import Policies, evaluate, parse_metric
-from evalframe.registry import METRICS
+from evalframe.plugin.registry import METRICS
 from tests.conftest import Project
 
 PLUGIN = '''

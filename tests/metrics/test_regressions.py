@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from evalframe.errors import ConfigError, DataError
+from evalframe.core.errors import ConfigError, DataError
 from evalframe.metrics import Policies, evaluate, parse_metric, parse_metrics
 
 

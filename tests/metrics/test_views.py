@@ -6,10 +6,10 @@ import math
 
 import pytest
 
-from evalframe.errors import ConfigError
+from evalframe.core.errors import ConfigError
+from evalframe.core.types import GoldenQuery, GoldenSet, Ranking, Run
 from evalframe.metrics import Policies, evaluate, parse_metric, parse_metrics
 from evalframe.metrics.engine import project_ids
-from evalframe.types import GoldenQuery, GoldenSet, Ranking, Run
 
 ENTITY_TO_FILE = r"^(.*?)::"
 

@@ -4,12 +4,12 @@
 knows only ``conf/``. This plugin gives that composition what
 ``python -m evalframe`` has: the config groups of installed plugins
 (``retriever/bm25.yaml``) and the ``${ef.data:...}`` resolver. The code lives
-in evalframe.dvc_hydra.
+in evalframe.app.dvc_hydra.
 """
 
 from pathlib import Path
 
-from evalframe.dvc_hydra import EvalframeSearchPath, register_resolvers
+from evalframe.app.dvc_hydra import EvalframeSearchPath, register_resolvers
 
 register_resolvers(repo_root=Path(__file__).resolve().parents[3])
 

@@ -14,8 +14,8 @@ import sys
 from collections.abc import Sequence
 from typing import Any, Literal
 
-from evalframe.errors import PluginError
-from evalframe.types import Ranking
+from evalframe.core.errors import PluginError
+from evalframe.core.types import Ranking
 
 __all__ = ["Item", "build_ranking", "coerce_id", "dotted", "warn"]
 

@@ -34,8 +34,8 @@ from typing import Any
 
 from pydantic import Field
 
-from evalframe.errors import ConfigError
-from evalframe.protocols import PluginConfig
+from evalframe.core.errors import ConfigError
+from evalframe.plugin.protocols import PluginConfig
 
 __all__ = [
     "JsonClient",

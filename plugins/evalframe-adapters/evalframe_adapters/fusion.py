@@ -36,11 +36,11 @@ from typing import Any, Literal
 
 from pydantic import Field, field_validator, model_validator
 
-from evalframe.errors import PluginError
+from evalframe.core.errors import PluginError
+from evalframe.core.types import Ranking
 from evalframe.metrics.engine import trec_order
-from evalframe.protocols import PluginConfig, PluginContext, Query, Retriever
-from evalframe.registry import RETRIEVERS, configure, retriever
-from evalframe.types import Ranking
+from evalframe.plugin.protocols import PluginConfig, PluginContext, Query, Retriever
+from evalframe.plugin.registry import RETRIEVERS, configure, retriever
 
 __all__ = ["FusionConfig", "FusionRetriever", "fuse", "normalise_scores"]
 

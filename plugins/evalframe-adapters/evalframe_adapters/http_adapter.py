@@ -31,10 +31,10 @@ from typing import Any, Literal
 
 from pydantic import Field, ValidationInfo, field_validator, model_validator
 
-from evalframe.errors import PluginError
-from evalframe.protocols import PluginContext, Query
-from evalframe.registry import retriever
-from evalframe.types import Ranking
+from evalframe.core.errors import PluginError
+from evalframe.core.types import Ranking
+from evalframe.plugin.protocols import PluginContext, Query
+from evalframe.plugin.registry import retriever
 
 from ._common import Item, build_ranking, dotted
 from ._http import (

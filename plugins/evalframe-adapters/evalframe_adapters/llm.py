@@ -24,11 +24,11 @@ from typing import Any
 
 from pydantic import Field, field_validator
 
-from evalframe.errors import ConfigError, DataError, PluginError
-from evalframe.io import read_json_array, read_jsonl, require_file
-from evalframe.protocols import PluginContext, Query
-from evalframe.registry import retriever
-from evalframe.types import Ranking, content_hash
+from evalframe.core.errors import ConfigError, DataError, PluginError
+from evalframe.core.io import read_json_array, read_jsonl, require_file
+from evalframe.core.types import Ranking, content_hash
+from evalframe.plugin.protocols import PluginContext, Query
+from evalframe.plugin.registry import retriever
 
 from ._common import build_ranking, coerce_id, warn
 from ._http import JsonClient, RateLimiter, RequestError, RetryPolicy, RetrySettings, env_headers

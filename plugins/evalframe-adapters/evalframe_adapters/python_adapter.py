@@ -29,10 +29,10 @@ from typing import Any, Literal
 
 from pydantic import Field, field_validator
 
-from evalframe.errors import ConfigError, PluginError
-from evalframe.protocols import PluginConfig, PluginContext, Query
-from evalframe.registry import retriever
-from evalframe.types import Ranking
+from evalframe.core.errors import ConfigError, PluginError
+from evalframe.core.types import Ranking
+from evalframe.plugin.protocols import PluginConfig, PluginContext, Query
+from evalframe.plugin.registry import retriever
 
 from ._common import Item, build_ranking
 

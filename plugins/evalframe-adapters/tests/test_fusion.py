@@ -11,9 +11,9 @@ import pytest
 import yaml
 from evalframe_adapters.fusion import FusionConfig, FusionRetriever, normalise_scores
 
-from evalframe.errors import ConfigError, PluginError
-from evalframe.protocols import PluginContext, Query
-from evalframe.testing import RetrieverContract
+from evalframe.core.errors import ConfigError, PluginError
+from evalframe.plugin.protocols import PluginContext, Query
+from evalframe.plugin.testing import RetrieverContract
 
 RUN_A = "q1 Q0 d1 1 3.0 a\nq1 Q0 d2 2 2.0 a\nq1 Q0 d3 3 1.0 a\nq2 Q0 d9 1 5.0 a\n"
 RUN_B = "q1 Q0 d4 1 0.9 b\nq1 Q0 d5 2 0.5 b\nq1 Q0 d1 3 0.3 b\n"

@@ -16,12 +16,12 @@ from evalframe_adapters.http_adapter import HttpConfig, HttpRetriever, fill_temp
 from evalframe_adapters.testing import FakeServer, Reply, Request
 from evalframe_runfile.retriever import RunFileConfig, RunFileRetriever
 
-from evalframe.errors import ConfigError, PluginError
-from evalframe.io import read_trec_run
-from evalframe.pipeline import retrieve_all
-from evalframe.protocols import PluginContext, Query
-from evalframe.testing import RetrieverContract
-from evalframe.types import GoldenQuery, GoldenSet
+from evalframe.core.errors import ConfigError, PluginError
+from evalframe.core.io import read_trec_run
+from evalframe.core.types import GoldenQuery, GoldenSet
+from evalframe.pipeline.run import retrieve_all
+from evalframe.plugin.protocols import PluginContext, Query
+from evalframe.plugin.testing import RetrieverContract
 
 RUN_FILE = Path(__file__).parent / "data" / "expected.run"
 RUN = read_trec_run(RUN_FILE)

@@ -16,10 +16,10 @@ from evalframe_adapters.llm import (
 )
 from evalframe_adapters.testing import FakeServer, Reply, Request
 
-from evalframe.errors import ConfigError, DataError, PluginError
-from evalframe.protocols import PluginContext, Query
-from evalframe.testing import RetrieverContract
-from evalframe.types import Corpus, Document
+from evalframe.core.errors import ConfigError, DataError, PluginError
+from evalframe.core.types import Corpus, Document
+from evalframe.plugin.protocols import PluginContext, Query
+from evalframe.plugin.testing import RetrieverContract
 
 KEY = "sk-test-0123456789"
 CATALOGUE = [

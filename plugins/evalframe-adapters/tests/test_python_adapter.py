@@ -9,9 +9,9 @@ import pytest
 import yaml
 from evalframe_adapters.python_adapter import PythonConfig, PythonRetriever
 
-from evalframe.errors import ConfigError, PluginError
-from evalframe.protocols import PluginContext, Query
-from evalframe.testing import RetrieverContract
+from evalframe.core.errors import ConfigError, PluginError
+from evalframe.plugin.protocols import PluginContext, Query
+from evalframe.plugin.testing import RetrieverContract
 
 USERLAND = str(Path(__file__).parent / "userland")
 

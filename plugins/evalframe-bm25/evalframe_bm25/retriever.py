@@ -12,10 +12,10 @@ from typing import Any, Literal
 
 from pydantic import Field
 
-from evalframe.errors import ConfigError
-from evalframe.protocols import PluginConfig, PluginContext, Query
-from evalframe.registry import retriever
-from evalframe.types import Corpus, Ranking, content_hash
+from evalframe.core.errors import ConfigError
+from evalframe.core.types import Corpus, Ranking, content_hash
+from evalframe.plugin.protocols import PluginConfig, PluginContext, Query
+from evalframe.plugin.registry import retriever
 
 INDEX_FORMAT = 1  # bump when the cached layout changes, to invalidate old indexes
 

@@ -8,10 +8,10 @@ import pytest
 import yaml
 from evalframe_bm25.retriever import BM25Config, BM25Retriever
 
-from evalframe.errors import ConfigError
-from evalframe.protocols import PluginContext, Query
-from evalframe.testing import RetrieverContract
-from evalframe.types import Corpus, Document
+from evalframe.core.errors import ConfigError
+from evalframe.core.types import Corpus, Document
+from evalframe.plugin.protocols import PluginContext, Query
+from evalframe.plugin.testing import RetrieverContract
 
 CORPUS = Corpus.build(
     "pets",

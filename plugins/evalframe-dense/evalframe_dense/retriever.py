@@ -30,10 +30,10 @@ from typing import Any
 import numpy as np
 from pydantic import Field
 
-from evalframe.errors import ConfigError, PluginError
-from evalframe.protocols import PluginConfig, PluginContext, Query
-from evalframe.registry import retriever
-from evalframe.types import Corpus, Ranking, content_hash
+from evalframe.core.errors import ConfigError, PluginError
+from evalframe.core.types import Corpus, Ranking, content_hash
+from evalframe.plugin.protocols import PluginConfig, PluginContext, Query
+from evalframe.plugin.registry import retriever
 
 # Set before anything imports huggingface_hub (it reads these once, at import).
 os.environ["HF_HUB_OFFLINE"] = "1"

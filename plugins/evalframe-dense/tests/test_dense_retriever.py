@@ -23,10 +23,10 @@ import yaml
 from evalframe_dense import retriever as dense_module
 from evalframe_dense.retriever import DenseConfig, DenseRetriever, cache_key, resolve_model
 
-from evalframe.errors import ConfigError, PluginError
-from evalframe.protocols import PluginContext, Query
-from evalframe.testing import RetrieverContract
-from evalframe.types import Corpus, Document
+from evalframe.core.errors import ConfigError, PluginError
+from evalframe.core.types import Corpus, Document
+from evalframe.plugin.protocols import PluginContext, Query
+from evalframe.plugin.testing import RetrieverContract
 
 ROOT = Path(__file__).resolve().parents[3]
 PLUGIN = Path(__file__).resolve().parents[1]
@@ -227,7 +227,7 @@ def test_example_config_validates() -> None:
 def test_discovering_the_plugin_does_not_import_torch() -> None:
     code = (
         "import sys\n"
-        "from evalframe.registry import RETRIEVERS\n"
+        "from evalframe.plugin.registry import RETRIEVERS\n"
         "RETRIEVERS.get('dense')\n"
         "heavy = sorted({'torch', 'sentence_transformers', 'transformers'} & set(sys.modules))\n"
         "assert not heavy, heavy\n"

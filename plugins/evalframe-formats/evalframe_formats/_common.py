@@ -7,9 +7,9 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from evalframe.errors import DataError
-from evalframe.protocols import PluginContext
-from evalframe.types import GoldenQuery
+from evalframe.core.errors import DataError
+from evalframe.core.types import GoldenQuery
+from evalframe.plugin.protocols import PluginContext
 
 
 def warn(message: str) -> None:

@@ -48,11 +48,11 @@ from typing import Any
 import yaml
 from pydantic import Field
 
-from evalframe.errors import DataError
-from evalframe.io import require_file
-from evalframe.protocols import PluginConfig, PluginContext
-from evalframe.registry import corpus, dataset
-from evalframe.types import Corpus, Document, GoldenQuery, GoldenSet
+from evalframe.core.errors import DataError
+from evalframe.core.io import require_file
+from evalframe.core.types import Corpus, Document, GoldenQuery, GoldenSet
+from evalframe.plugin.protocols import PluginConfig, PluginContext
+from evalframe.plugin.registry import corpus, dataset
 
 from ._common import SeenIds, fields_of, is_id, warn_unknown_ids
 

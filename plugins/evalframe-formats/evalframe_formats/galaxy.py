@@ -27,11 +27,11 @@ from typing import Any
 from pydantic import Field, field_validator
 from pydantic_core import PydanticCustomError
 
-from evalframe.errors import ConfigError, DataError
-from evalframe.io import read_jsonl, require_file
-from evalframe.protocols import PluginConfig, PluginContext
-from evalframe.registry import dataset
-from evalframe.types import GoldenQuery, GoldenSet
+from evalframe.core.errors import ConfigError, DataError
+from evalframe.core.io import read_jsonl, require_file
+from evalframe.core.types import GoldenQuery, GoldenSet
+from evalframe.plugin.protocols import PluginConfig, PluginContext
+from evalframe.plugin.registry import dataset
 
 from ._common import SeenIds, fields_of, is_id, warn, warn_unknown_ids
 

@@ -28,11 +28,11 @@ from typing import Any, Literal
 
 from pydantic import Field
 
-from evalframe.errors import DataError
-from evalframe.io import read_jsonl, require_file
-from evalframe.protocols import PluginConfig, PluginContext
-from evalframe.registry import dataset
-from evalframe.types import GoldenQuery, GoldenSet
+from evalframe.core.errors import DataError
+from evalframe.core.io import read_jsonl, require_file
+from evalframe.core.types import GoldenQuery, GoldenSet
+from evalframe.plugin.protocols import PluginConfig, PluginContext
+from evalframe.plugin.registry import dataset
 
 from ._common import SeenIds, fields_of, is_id, warn_unknown_ids
 

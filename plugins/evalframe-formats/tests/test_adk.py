@@ -19,11 +19,11 @@ from evalframe_formats.adk import (
     read_pairs,
 )
 
-from evalframe.errors import DataError
-from evalframe.protocols import PluginContext
-from evalframe.registry import CORPORA, DATASETS
-from evalframe.testing import PluginContract
-from evalframe.types import Corpus, GoldenSet
+from evalframe.core.errors import DataError
+from evalframe.core.types import Corpus, GoldenSet
+from evalframe.plugin.protocols import PluginContext
+from evalframe.plugin.registry import CORPORA, DATASETS
+from evalframe.plugin.testing import PluginContract
 
 DATA = Path(__file__).parent / "data"
 SAMPLE = DATA / "retrieval_dataset.yaml"

@@ -17,11 +17,11 @@ from evalframe_formats.galaxy import (
 )
 from pydantic import ValidationError
 
-from evalframe.errors import ConfigError, DataError
-from evalframe.protocols import PluginContext
-from evalframe.registry import DATASETS, configure
-from evalframe.testing import PluginContract
-from evalframe.types import Corpus, Document, GoldenSet
+from evalframe.core.errors import ConfigError, DataError
+from evalframe.core.types import Corpus, Document, GoldenSet
+from evalframe.plugin.protocols import PluginContext
+from evalframe.plugin.registry import DATASETS, configure
+from evalframe.plugin.testing import PluginContract
 
 DATA = Path(__file__).parent / "data"
 GOLD = DATA / "galaxy_gold.jsonl"

@@ -10,11 +10,11 @@ import pytest
 from evalframe_formats.galaxy import GalaxyDataset, GalaxyDatasetConfig
 from evalframe_formats.generic import GenericDataset, GenericDatasetConfig
 
-from evalframe.errors import DataError
-from evalframe.protocols import PluginContext
-from evalframe.registry import DATASETS
-from evalframe.testing import PluginContract
-from evalframe.types import GoldenSet
+from evalframe.core.errors import DataError
+from evalframe.core.types import GoldenSet
+from evalframe.plugin.protocols import PluginContext
+from evalframe.plugin.registry import DATASETS
+from evalframe.plugin.testing import PluginContract
 
 DATA = Path(__file__).parent / "data" / "generic"
 JSONL = DATA / "golden.jsonl"

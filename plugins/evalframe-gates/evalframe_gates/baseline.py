@@ -12,10 +12,10 @@ from typing import Literal
 import numpy as np
 from pydantic import Field
 
-from evalframe.protocols import PluginConfig
-from evalframe.registry import gate
-from evalframe.results import GateResult, GateView
-from evalframe.stats import paired_bootstrap_ci
+from evalframe.assess.results import GateResult, GateView
+from evalframe.assess.stats import paired_bootstrap_ci
+from evalframe.plugin.protocols import PluginConfig
+from evalframe.plugin.registry import gate
 from evalframe_gates.threshold import OPERATORS, SYMBOLS, MetricGate
 
 

@@ -6,9 +6,9 @@ import math
 
 from pydantic import Field
 
-from evalframe.protocols import PluginConfig
-from evalframe.registry import gate
-from evalframe.results import GateResult, GateView
+from evalframe.assess.results import GateResult, GateView
+from evalframe.plugin.protocols import PluginConfig
+from evalframe.plugin.registry import gate
 from evalframe_gates.threshold import (
     OPERATORS,
     SYMBOLS,

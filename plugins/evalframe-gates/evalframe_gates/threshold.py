@@ -9,9 +9,9 @@ from typing import Any, Literal
 
 from pydantic import Field
 
-from evalframe.protocols import PluginConfig, PluginContext
-from evalframe.registry import gate
-from evalframe.results import GateResult, GateView
+from evalframe.assess.results import GateResult, GateView
+from evalframe.plugin.protocols import PluginConfig, PluginContext
+from evalframe.plugin.registry import gate
 
 OPERATORS: dict[str, Callable[[float, float], bool]] = {
     ">=": operator.ge,

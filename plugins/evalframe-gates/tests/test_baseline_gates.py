@@ -15,14 +15,14 @@ from evalframe_gates.baseline import (
     RegressionGate,
 )
 
-from evalframe.baseline import Baseline
-from evalframe.errors import ConfigError
+from evalframe.assess.baseline import Baseline
+from evalframe.assess.results import Evaluation, GateView
+from evalframe.core.errors import ConfigError
+from evalframe.core.types import GoldenQuery, GoldenSet, Ranking, Run
 from evalframe.metrics import Policies, evaluate, parse_metrics
-from evalframe.protocols import PluginContext
-from evalframe.registry import GATES
-from evalframe.results import Evaluation, GateView
-from evalframe.testing import PluginContract
-from evalframe.types import GoldenQuery, GoldenSet, Ranking, Run
+from evalframe.plugin.protocols import PluginContext
+from evalframe.plugin.registry import GATES
+from evalframe.plugin.testing import PluginContract
 
 CTX = PluginContext(config_key="gates.g")
 GOLDEN = GoldenSet.build(
@@ -121,7 +121,7 @@ def _simulate(true_drop: float, trials: int = 100, n: int = 200, margin: float =
     Baseline per-query scores are Beta-like in [0, 1]; the candidate is the
     baseline minus `true_drop` plus per-query noise (sd 0.15), clipped.
     """
-    from evalframe.stats import paired_bootstrap_ci
+    from evalframe.assess.stats import paired_bootstrap_ci
 
     passes = 0
     for trial in range(trials):

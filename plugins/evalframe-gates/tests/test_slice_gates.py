@@ -10,13 +10,13 @@ from evalframe_gates.slices import (
     NoZeroSliceGate,
 )
 
-from evalframe.errors import ConfigError
+from evalframe.assess.results import Evaluation, GateView
+from evalframe.core.errors import ConfigError
+from evalframe.core.types import GoldenQuery, GoldenSet, Ranking, Run
 from evalframe.metrics import Policies, evaluate, parse_metrics
-from evalframe.protocols import PluginContext
-from evalframe.registry import GATES
-from evalframe.results import Evaluation, GateView
-from evalframe.testing import PluginContract
-from evalframe.types import GoldenQuery, GoldenSet, Ranking, Run
+from evalframe.plugin.protocols import PluginContext
+from evalframe.plugin.registry import GATES
+from evalframe.plugin.testing import PluginContract
 
 GOLDEN = GoldenSet.build(
     "g",

@@ -7,12 +7,12 @@ import math
 import pytest
 from evalframe_gates.threshold import ThresholdConfig, ThresholdGate
 
+from evalframe.assess.results import Evaluation, GateView
+from evalframe.core.types import GoldenQuery, GoldenSet, Ranking, Run
 from evalframe.metrics import Policies, evaluate, parse_metrics
-from evalframe.protocols import PluginContext
-from evalframe.registry import GATES
-from evalframe.results import Evaluation, GateView
-from evalframe.testing import PluginContract
-from evalframe.types import GoldenQuery, GoldenSet, Ranking, Run
+from evalframe.plugin.protocols import PluginContext
+from evalframe.plugin.registry import GATES
+from evalframe.plugin.testing import PluginContract
 
 GOLDEN = GoldenSet.build(
     "g",

@@ -6,12 +6,12 @@ from pathlib import Path
 
 from pydantic import Field
 
-from evalframe.errors import DataError
-from evalframe.io import read_jsonl
-from evalframe.protocols import PluginConfig, PluginContext
-from evalframe.records import At, UniqueIds
-from evalframe.registry import corpus
-from evalframe.types import Corpus, Document
+from evalframe.core.errors import DataError
+from evalframe.core.io import read_jsonl
+from evalframe.core.records import At, UniqueIds
+from evalframe.core.types import Corpus, Document
+from evalframe.plugin.protocols import PluginConfig, PluginContext
+from evalframe.plugin.registry import corpus
 
 
 class JsonlCorpusConfig(PluginConfig):

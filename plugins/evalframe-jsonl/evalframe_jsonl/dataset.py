@@ -21,12 +21,12 @@ from typing import Any
 
 from pydantic import Field
 
-from evalframe.errors import DataError
-from evalframe.io import read_jsonl, require_file
-from evalframe.protocols import PluginConfig, PluginContext
-from evalframe.records import At, UniqueIds
-from evalframe.registry import dataset
-from evalframe.types import GoldenQuery, GoldenSet
+from evalframe.core.errors import DataError
+from evalframe.core.io import read_jsonl, require_file
+from evalframe.core.records import At, UniqueIds
+from evalframe.core.types import GoldenQuery, GoldenSet
+from evalframe.plugin.protocols import PluginConfig, PluginContext
+from evalframe.plugin.registry import dataset
 
 REQUIRED = ("id", "question", "expected_chunks")
 

@@ -8,11 +8,11 @@ import pytest
 from evalframe_jsonl.corpus import JsonlCorpus, JsonlCorpusConfig
 from evalframe_jsonl.dataset import JsonlDataset, JsonlDatasetConfig
 
-from evalframe.errors import DataError
-from evalframe.protocols import PluginContext
-from evalframe.registry import CORPORA, DATASETS
-from evalframe.testing import PluginContract
-from evalframe.types import Corpus, Document
+from evalframe.core.errors import DataError
+from evalframe.core.types import Corpus, Document
+from evalframe.plugin.protocols import PluginContext
+from evalframe.plugin.registry import CORPORA, DATASETS
+from evalframe.plugin.testing import PluginContract
 
 DATA = Path(__file__).parent / "data"
 

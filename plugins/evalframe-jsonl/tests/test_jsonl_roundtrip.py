@@ -15,8 +15,8 @@ from evalframe_jsonl.dataset import JsonlDataset, JsonlDatasetConfig
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from evalframe.errors import DataError
-from evalframe.protocols import PluginContext
+from evalframe.core.errors import DataError
+from evalframe.plugin.protocols import PluginContext
 
 SETTINGS = settings(max_examples=40, deadline=None, database=None)
 

@@ -30,12 +30,12 @@ from typing import Any
 
 from pydantic import Field
 
-from evalframe.errors import DataError
-from evalframe.io import read_json_array, require_file
-from evalframe.protocols import PluginConfig, PluginContext
-from evalframe.records import At, UniqueIds
-from evalframe.registry import dataset
-from evalframe.types import GoldenQuery, GoldenSet
+from evalframe.core.errors import DataError
+from evalframe.core.io import read_json_array, require_file
+from evalframe.core.records import At, UniqueIds
+from evalframe.core.types import GoldenQuery, GoldenSet
+from evalframe.plugin.protocols import PluginConfig, PluginContext
+from evalframe.plugin.registry import dataset
 
 REQUIRED = ("query_id", "query_text", "expected_entities", "expected_files")
 #: Retrieved entity ids map to their file: everything before the first "::".

@@ -19,7 +19,7 @@ from evalframe_knowcode.checks import (
 )
 from evalframe_knowcode.dataset import KnowCodeConfig, KnowCodeDataset
 
-from evalframe.protocols import PluginContext
+from evalframe.plugin.protocols import PluginContext
 
 DATA = Path(__file__).parent / "data"
 AGENT = "src/knowcode/llm/agent.py"

@@ -12,12 +12,12 @@ from pathlib import Path
 import pytest
 from evalframe_knowcode.dataset import KnowCodeConfig, KnowCodeDataset, source_drift
 
-from evalframe.errors import DataError
-from evalframe.io import read_trec_run
+from evalframe.core.errors import DataError
+from evalframe.core.io import read_trec_run
 from evalframe.metrics import Policies, evaluate, parse_metrics
-from evalframe.protocols import PluginContext
-from evalframe.registry import DATASETS
-from evalframe.testing import PluginContract
+from evalframe.plugin.protocols import PluginContext
+from evalframe.plugin.registry import DATASETS
+from evalframe.plugin.testing import PluginContract
 
 DATA = Path(__file__).parent / "data"
 GOLDEN = DATA / "golden_v1.0.json"

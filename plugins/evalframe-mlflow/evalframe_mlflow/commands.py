@@ -1,6 +1,6 @@
 """``evalframe runs``, ``evalframe sync``, ``evalframe ui`` and MLflow run ids in ``compare``.
 
-These are added to evalframe's command line through the ``evalframe.commands``
+These are added to evalframe's command line through the ``evalframe.app.commands``
 and ``evalframe.run_sources`` entry-point groups, exactly as a third party's
 would be; the core knows nothing of MLflow.
 """
@@ -17,7 +17,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from evalframe.errors import EXIT_ERROR, ConfigError, EvalframeError
+from evalframe.core.errors import EXIT_ERROR, ConfigError, EvalframeError
 from evalframe_mlflow.upload import artifact_location_for, resolve_uri
 
 __all__ = ["fetch_run", "runs_main", "sync_main", "ui_main"]
@@ -200,7 +200,7 @@ def runs_main(argv: Sequence[str]) -> int:
 
 
 def _unreachable(uri: str, exc: Exception) -> ConfigError:
-    from evalframe_mlflow.tracker import failure_reason
+    from evalframe_mlflow.upload import failure_reason
 
     return ConfigError(
         f"cannot read the MLflow store at {uri} ({failure_reason(exc)})",

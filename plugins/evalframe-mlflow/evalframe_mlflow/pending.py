@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
-from evalframe.io import atomic_write, atomic_write_json
+from evalframe.core.io import atomic_write, atomic_write_json
 
 __all__ = [
     "SyncResult",
@@ -46,7 +46,7 @@ __all__ = [
 
 
 def index_dir() -> Path:
-    from evalframe.commands import default_cache_dir
+    from evalframe.core.io import default_cache_dir
 
     return default_cache_dir() / "mlflow-pending"
 
@@ -147,8 +147,8 @@ def _read(path: Path) -> tuple[dict[str, Any] | None, str]:
 
 def _close_abandoned_sweep(record: Any, folder: Path) -> Any:
     """An open sweep record whose process is gone: rebuilt from the folder, closed as FAILED."""
-    from evalframe.hooks import SweepContext
-    from evalframe.sweep import collect_jobs
+    from evalframe.assess.runfolder import SweepFolder
+    from evalframe.plugin.hooks import SweepContext
     from evalframe_mlflow.record import build_sweep_record
     from evalframe_mlflow.sweeps import read_sweep_marker
 
@@ -156,7 +156,7 @@ def _close_abandoned_sweep(record: Any, folder: Path) -> Any:
     rebuilt = build_sweep_record(
         SweepContext(experiment=record.tags.get("evalframe.experiment", ""), sweep_dir=folder,
                      config={}),
-        collect_jobs(folder),
+        SweepFolder(folder).jobs(),
         {**marker, "uid": record.uid, "start_time": record.start_time},
         uri=record.uri,
         experiment_name=record.experiment_name,
@@ -213,7 +213,7 @@ def sync(
                 uploaders[record.uri] = uploader
                 run_id, already = uploader.upload(record)
             except Exception as exc:  # noqa: BLE001  # reported per record; the others still go
-                from evalframe_mlflow.tracker import failure_reason
+                from evalframe_mlflow.upload import failure_reason
 
                 results.append(SyncResult(path, None, "failed", failure_reason(exc)))
                 continue

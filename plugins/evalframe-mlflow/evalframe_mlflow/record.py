@@ -27,8 +27,8 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from evalframe.hooks import RunContext, RunOutcome, SweepContext, SweepJob
-from evalframe.io import atomic_write, atomic_write_json
+from evalframe.core.io import atomic_write, atomic_write_json
+from evalframe.plugin.hooks import RunContext, RunOutcome, SweepContext, SweepJob
 from evalframe_mlflow.keys import metric_key, safe_key, safe_segment
 
 __all__ = [

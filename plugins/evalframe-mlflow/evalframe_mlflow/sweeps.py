@@ -12,7 +12,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from evalframe.io import atomic_write_json
+from evalframe.core.io import atomic_write_json
 
 __all__ = ["MARKER", "read_sweep_marker", "write_sweep_marker"]
 

@@ -24,9 +24,9 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from evalframe.hooks import RunContext, RunOutcome, SweepContext, SweepJob
-from evalframe.protocols import PluginContext
-from evalframe.registry import tracker
+from evalframe.plugin.hooks import RunContext, RunOutcome, SweepContext, SweepJob
+from evalframe.plugin.protocols import PluginContext
+from evalframe.plugin.registry import tracker
 from evalframe_mlflow.pending import index_pending, lock_record, mark_synced
 from evalframe_mlflow.record import (
     RunRecord,
@@ -39,7 +39,7 @@ from evalframe_mlflow.record import (
     truncate,
 )
 from evalframe_mlflow.sweeps import read_sweep_marker, write_sweep_marker
-from evalframe_mlflow.upload import Uploader, resolve_uri
+from evalframe_mlflow.upload import Uploader, failure_reason, resolve_uri
 
 __all__ = ["MlflowConfig", "MlflowTracker", "collect_metrics", "flatten_params", "truncate"]
 
@@ -62,21 +62,6 @@ class MlflowConfig(BaseModel):
         5, gt=0, description="per HTTP request to a server (rounded up to whole seconds)"
     )
     retries: int = Field(1, ge=0, description="HTTP retries before giving up")
-
-
-def failure_reason(exc: BaseException) -> str:
-    """A short reason: "connection refused", "timed out", or the error's first line."""
-    text = str(exc)
-    for needle, reason in (
-        ("Connection refused", "connection refused"),
-        ("Max retries exceeded", "server unreachable"),
-        ("timed out", "timed out"),
-        ("Read timed out", "timed out"),
-    ):
-        if needle in text:
-            return reason
-    first = text.strip().splitlines()[0] if text.strip() else ""
-    return f"{type(exc).__name__}: {truncate(first, 200)}"
 
 
 def _launch_dir() -> Path:
@@ -189,7 +174,7 @@ class MlflowTracker:
 
     def on_error(self, context: RunContext, error: BaseException) -> None:
         """A run that fails before its results exist is still recorded, as FAILED."""
-        from evalframe.errors import EvalframeError
+        from evalframe.core.errors import EvalframeError
 
         if self._ended:
             return

@@ -30,7 +30,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from evalframe_mlflow.record import UID, RunRecord
+from evalframe_mlflow.record import UID, RunRecord, truncate
 
 __all__ = [
     "COMPLETE_TAG",
@@ -44,6 +44,21 @@ UID_TAG = "evalframe.run_uid"
 PARENT_UID_TAG = "evalframe.parent_uid"
 COMPLETE_TAG = "evalframe.upload"
 _BATCH = {"metrics": 1000, "params": 100, "tags": 100}  # MLflow's per-request limits
+
+
+def failure_reason(exc: BaseException) -> str:
+    """A short reason: "connection refused", "timed out", or the error's first line."""
+    text = str(exc)
+    for needle, reason in (
+        ("Connection refused", "connection refused"),
+        ("Max retries exceeded", "server unreachable"),
+        ("timed out", "timed out"),
+        ("Read timed out", "timed out"),
+    ):
+        if needle in text:
+            return reason
+    first = text.strip().splitlines()[0] if text.strip() else ""
+    return f"{type(exc).__name__}: {truncate(first, 200)}"
 
 
 def resolve_uri(uri: str | None, cwd: Path | None = None) -> str:

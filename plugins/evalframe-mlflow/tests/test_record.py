@@ -14,7 +14,7 @@ from evalframe_mlflow.record import (
     jobs_table,
 )
 
-from evalframe.hooks import SweepContext, SweepJob
+from evalframe.plugin.hooks import SweepContext, SweepJob
 
 
 def test_curves_group_cutoffs_of_one_family_in_step_order() -> None:
@@ -90,7 +90,7 @@ def test_the_jobs_table_shows_what_tells_jobs_apart_and_the_best(tmp_path: Path)
 def test_a_dvc_tracked_golden_set_is_tagged_with_its_md5(tmp_path: Path) -> None:
     from evalframe_mlflow.record import build_run_record
 
-    from evalframe.hooks import RunContext, RunOutcome
+    from evalframe.plugin.hooks import RunContext, RunOutcome
 
     summary = {
         "metrics": ["RR"],

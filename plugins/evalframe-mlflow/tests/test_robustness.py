@@ -334,8 +334,8 @@ def test_ctrl_c_during_the_upload_keeps_the_record_and_logs_no_second_run(
     from evalframe_mlflow.upload import Uploader
     from omegaconf import OmegaConf
 
-    from evalframe.hooks import RunContext, RunOutcome
-    from evalframe.protocols import PluginContext
+    from evalframe.plugin.hooks import RunContext, RunOutcome
+    from evalframe.plugin.protocols import PluginContext
 
     res = project.run("tracking=none")
     assert res.returncode == 0, res.stderr

@@ -17,9 +17,9 @@ from evalframe_mlflow.record import TRUNCATED, flatten_params, truncate
 from evalframe_mlflow.tracker import MlflowConfig, MlflowTracker
 from evalframe_mlflow.upload import resolve_uri
 
-from evalframe.protocols import PluginContext
-from evalframe.registry import TRACKERS
-from evalframe.testing import PluginContract
+from evalframe.plugin.protocols import PluginContext
+from evalframe.plugin.registry import TRACKERS
+from evalframe.plugin.testing import PluginContract
 
 # mlflow's sqlite store uses SQLAlchemy APIs deprecated in 2.x (not ours to fix)
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")

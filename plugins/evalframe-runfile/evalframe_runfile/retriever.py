@@ -26,13 +26,13 @@ from typing import Any, Literal
 
 from pydantic import Field, field_validator
 
-from evalframe.errors import DataError
-from evalframe.io import read_jsonl, read_trec_run, require_file
+from evalframe.core.errors import DataError
+from evalframe.core.io import read_jsonl, read_trec_run, require_file
+from evalframe.core.records import At, UniqueIds
+from evalframe.core.types import Ranking, Run
 from evalframe.metrics.engine import trec_order
-from evalframe.protocols import PluginConfig, PluginContext, Query
-from evalframe.records import At, UniqueIds
-from evalframe.registry import retriever
-from evalframe.types import Ranking, Run
+from evalframe.plugin.protocols import PluginConfig, PluginContext, Query
+from evalframe.plugin.registry import retriever
 
 try:  # the same normalisers as the Galaxy gold loader, when that plugin is installed
     from evalframe_formats.galaxy import NORMALISERS

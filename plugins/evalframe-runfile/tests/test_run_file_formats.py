@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 from evalframe_runfile.retriever import RunFileConfig, RunFileRetriever
 
-from evalframe.errors import DataError
-from evalframe.protocols import PluginContext, Query
-from evalframe.testing import RetrieverContract
+from evalframe.core.errors import DataError
+from evalframe.plugin.protocols import PluginContext, Query
+from evalframe.plugin.testing import RetrieverContract
 
 TS = "toolshed.g2.bx.psu.edu/repos/iuc"
 PREDICTIONS = [

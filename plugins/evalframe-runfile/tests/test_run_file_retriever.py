@@ -8,9 +8,9 @@ import pytest
 import yaml
 from evalframe_runfile.retriever import RunFileConfig, RunFileRetriever
 
-from evalframe.errors import DataError
-from evalframe.protocols import PluginContext, Query
-from evalframe.testing import RetrieverContract
+from evalframe.core.errors import DataError
+from evalframe.plugin.protocols import PluginContext, Query
+from evalframe.plugin.testing import RetrieverContract
 
 RUN = """\
 q1 Q0 d3 1 2.5 sys

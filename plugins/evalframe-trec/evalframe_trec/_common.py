@@ -12,9 +12,9 @@ from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Literal
 
-from evalframe.errors import DataError
-from evalframe.io import require_file
-from evalframe.types import Corpus, GoldenQuery
+from evalframe.core.errors import DataError
+from evalframe.core.io import require_file
+from evalframe.core.types import Corpus, GoldenQuery
 
 __all__ = [
     "Qrels",

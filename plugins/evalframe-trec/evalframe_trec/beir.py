@@ -25,11 +25,11 @@ from typing import Any, Literal
 
 from pydantic import Field
 
-from evalframe.errors import DataError
-from evalframe.io import read_jsonl, require_file
-from evalframe.protocols import PluginConfig, PluginContext
-from evalframe.registry import corpus, dataset
-from evalframe.types import Corpus, Document, GoldenQuery, GoldenSet
+from evalframe.core.errors import DataError
+from evalframe.core.io import read_jsonl, require_file
+from evalframe.core.types import Corpus, Document, GoldenQuery, GoldenSet
+from evalframe.plugin.protocols import PluginConfig, PluginContext
+from evalframe.plugin.registry import corpus, dataset
 from evalframe_trec._common import (
     Qrels,
     iter_lines,

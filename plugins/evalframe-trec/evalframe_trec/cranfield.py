@@ -36,11 +36,11 @@ from typing import Literal
 
 from pydantic import Field, field_validator
 
-from evalframe.errors import DataError
-from evalframe.io import require_file
-from evalframe.protocols import PluginConfig, PluginContext
-from evalframe.registry import corpus, dataset
-from evalframe.types import Corpus, Document, GoldenQuery, GoldenSet
+from evalframe.core.errors import DataError
+from evalframe.core.io import require_file
+from evalframe.core.types import Corpus, Document, GoldenQuery, GoldenSet
+from evalframe.plugin.protocols import PluginConfig, PluginContext
+from evalframe.plugin.registry import corpus, dataset
 from evalframe_trec._common import (
     Qrels,
     UnjudgedPolicy,

@@ -33,11 +33,11 @@ from typing import Literal
 
 from pydantic import Field
 
-from evalframe.errors import DataError
-from evalframe.io import require_file
-from evalframe.protocols import PluginConfig, PluginContext
-from evalframe.registry import dataset
-from evalframe.types import GoldenQuery, GoldenSet
+from evalframe.core.errors import DataError
+from evalframe.core.io import require_file
+from evalframe.core.types import GoldenQuery, GoldenSet
+from evalframe.plugin.protocols import PluginConfig, PluginContext
+from evalframe.plugin.registry import dataset
 from evalframe_trec._common import (
     Qrels,
     UnjudgedPolicy,

@@ -9,11 +9,11 @@ from typing import Any
 import pytest
 from evalframe_trec.beir import BeirCorpus, BeirCorpusConfig, BeirDataset, BeirDatasetConfig
 
-from evalframe.errors import DataError
-from evalframe.protocols import PluginContext
-from evalframe.registry import CORPORA, DATASETS
-from evalframe.testing import PluginContract
-from evalframe.types import Corpus, GoldenSet
+from evalframe.core.errors import DataError
+from evalframe.core.types import Corpus, GoldenSet
+from evalframe.plugin.protocols import PluginContext
+from evalframe.plugin.registry import CORPORA, DATASETS
+from evalframe.plugin.testing import PluginContract
 
 MINI = Path(__file__).parent / "data" / "beir" / "mini"
 

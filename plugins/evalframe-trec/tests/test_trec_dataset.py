@@ -8,11 +8,11 @@ from typing import Any
 import pytest
 from evalframe_trec.trec import TrecDataset, TrecDatasetConfig
 
-from evalframe.errors import DataError
-from evalframe.protocols import PluginContext
-from evalframe.registry import DATASETS
-from evalframe.testing import PluginContract
-from evalframe.types import Corpus, Document, GoldenSet
+from evalframe.core.errors import DataError
+from evalframe.core.types import Corpus, Document, GoldenSet
+from evalframe.plugin.protocols import PluginContext
+from evalframe.plugin.registry import DATASETS
+from evalframe.plugin.testing import PluginContract
 
 DATA = Path(__file__).parent / "data" / "trec"
 

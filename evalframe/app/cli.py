@@ -1,0 +1,179 @@
+"""Command line: ``evalframe`` / ``python -m evalframe``.
+
+The first word picks a subcommand (``plugins``, ``version``); anything else is
+a Hydra run (``+experiment=quickstart retriever.k1=1.2``, ``-m`` for sweeps).
+``--help`` is answered here without importing Hydra, mlflow or any plugin so
+it stays instant.
+
+Exit codes: 0 passed, 1 a required gate failed, 2 usage/config/data error,
+3 a crash (bug) with its traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Callable, Sequence
+
+from evalframe import __version__
+from evalframe.core.errors import EXIT_ERROR, EvalframeError
+
+__all__ = ["main"]
+
+HELP = f"""\
+evalframe {__version__}: retrieval evaluation that says whether a change is better, worse, or noise.
+
+usage:
+  evalframe [+experiment=NAME] [KEY=VALUE ...]     run an experiment (Hydra overrides)
+  evalframe -m [+experiment=NAME] [KEY=A,B ...]    sweep: one job per combination
+  evalframe plugins list                           installed plugins, by kind
+  evalframe plugins show KIND NAME                 one plugin's settings
+  evalframe trec-eval [-q] [-m MEASURE]... QRELS RUN  NIST trec_eval's output, exactly
+  evalframe rescore RUN_DIR [KEY=VALUE ...]        re-score a stored run, no retrieval
+  evalframe run-config FILE [--out DIR]            run a composed config (DVC's params.yaml)
+  evalframe report RUN_DIR... --out DIR            one HTML/Markdown overview + plot CSVs
+  evalframe golden validate|stats|diff|create|sample|review-check ...   curate golden sets
+  evalframe cache info|clear                       the retrieval and index cache
+  evalframe compare A B                            paired comparison (run dirs, baselines,
+                                                   MLflow run ids)
+  evalframe baseline promote RUN_DIR --name NAME   keep a run as a named baseline
+  evalframe runs [--experiment E] [--filter F]     runs in the MLflow store, as a table
+  evalframe sync [RUN_DIR ...]                     upload runs logged while MLflow was down
+  evalframe ui                                     the MLflow UI on the default store
+  evalframe version
+
+examples:
+  evalframe +experiment=quickstart
+  evalframe +experiment=quickstart retriever.k1=1.2 depth=20
+  evalframe +experiment=quickstart retriever=run_file retriever.path=my.run
+  evalframe +experiment=quickstart --cfg job       print the composed config, run nothing
+
+config groups: dataset, corpus, retriever, metrics, gates, tracking, experiment
+  (options are the <group>/*.yaml files in ./conf, evalframe's conf/ and installed plugins)
+
+Hydra's own flags (--cfg, --multirun/-m, --config-dir/-cd, ...) work as usual;
+`--hydra-help` shows them.
+
+exit codes: 0 passed · 1 a required gate failed · 2 usage, config or data error · 3 crash (a bug)
+"""
+
+SUBCOMMANDS = (
+    "baseline",
+    "cache",
+    "compare",
+    "golden",
+    "plugins",
+    "report",
+    "rescore",
+    "run-config",
+    "trec-eval",
+    "version",
+)
+
+
+def _plugins(argv: Sequence[str]) -> int:
+    parser = argparse.ArgumentParser(prog="evalframe plugins", description="installed plugins")
+    sub = parser.add_subparsers(dest="action", required=True)
+    sub.add_parser("list", help="every plugin with its kind, distribution and description")
+    show = sub.add_parser("show", help="one plugin's settings")
+    show.add_argument("kind")
+    show.add_argument("name")
+    args = parser.parse_args(list(argv))
+
+    from evalframe.app.plugins_info import list_plugins, show_plugin
+
+    if args.action == "list":
+        print(list_plugins())
+    else:
+        print(show_plugin(args.kind, args.name))
+    return 0
+
+
+#: Entry-point group through which a distribution adds a subcommand: the name is
+#: the command, the value a ``module:function`` taking argv and returning an exit code.
+COMMANDS_GROUP = "evalframe.commands"
+
+
+def plugin_command_names() -> list[str]:
+    from importlib import metadata
+
+    return sorted(ep.name for ep in metadata.entry_points(group=COMMANDS_GROUP))
+
+
+def plugin_command(name: str) -> Callable[[list[str]], int] | None:
+    """The subcommand a plugin adds under ``name`` (``evalframe runs`` from evalframe-mlflow)."""
+    from importlib import metadata
+
+    for ep in metadata.entry_points(group=COMMANDS_GROUP):
+        if ep.name == name:
+            func = ep.load()
+            return func  # type: ignore[no-any-return]  # entry points are untyped
+    return None
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = list(sys.argv[1:] if argv is None else argv)
+    try:
+        if args and args[0] in ("-h", "--help", "help"):
+            print(HELP, end="")
+            return 0
+        if args and args[0] in ("--version", "version"):
+            print(f"evalframe {__version__}")
+            return 0
+        if args and args[0] == "plugins":
+            return _plugins(args[1:])
+        if args and args[0] == "rescore":
+            from evalframe.app.commands import rescore_main
+
+            return rescore_main(args[1:])
+        if args and args[0] == "cache":
+            from evalframe.app.commands import cache_main
+
+            return cache_main(args[1:])
+        if args and args[0] == "compare":
+            from evalframe.app.commands import compare_main
+
+            return compare_main(args[1:])
+        if args and args[0] == "baseline":
+            from evalframe.app.commands import baseline_main
+
+            return baseline_main(args[1:])
+        if args and args[0] == "report":
+            from evalframe.report.summary import main as report_main
+
+            return report_main(args[1:])
+        if args and args[0] == "run-config":
+            from evalframe.app.runconfig import main as run_config_main
+
+            return run_config_main(args[1:])
+        if args and args[0] == "golden":
+            from evalframe.app.golden_cli import main as golden_main
+
+            return golden_main(args[1:])
+        if args and args[0] == "trec-eval":
+            from evalframe.trec_eval.drop_in import main as trec_eval_main
+
+            return trec_eval_main(args[1:])
+        if args and not args[0].startswith("-") and "=" not in args[0]:
+            command = plugin_command(args[0])
+            if command is not None:
+                return int(command(args[1:]))
+            names = sorted({*SUBCOMMANDS, *plugin_command_names()})
+            print(
+                f"error: unknown command {args[0]!r}; commands are {', '.join(names)}, "
+                "or give Hydra overrides such as +experiment=quickstart\n"
+                "  hint: `evalframe --help` lists them",
+                file=sys.stderr,
+            )
+            return EXIT_ERROR
+        from evalframe.app.hydra_app import run_hydra
+
+        return run_hydra(args)
+    except EvalframeError as exc:
+        print(exc.render(), file=sys.stderr)
+        return EXIT_ERROR
+
+
+def entry() -> None:
+    """Console-script entry point."""
+    sys.exit(main())

@@ -1,0 +1,284 @@
+"""``evalframe rescore`` and ``evalframe cache``: work on what earlier runs left behind."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import shutil
+import sys
+import tempfile
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from evalframe.assess.runfolder import RunFolder
+from evalframe.core.errors import ConfigError, DataError
+from evalframe.core.io import default_cache_dir
+from evalframe.core.types import Run
+
+__all__ = ["cache_main", "default_cache_dir", "load_stored_run", "rescore_main"]
+
+
+def load_stored_run(run_dir: Path) -> Run:
+    """The rankings a run wrote (see :meth:`evalframe.assess.runfolder.RunFolder.run`)."""
+    return RunFolder(run_dir).run()
+
+
+def rescore_main(argv: Sequence[str]) -> int:
+    parser = argparse.ArgumentParser(
+        prog="evalframe rescore",
+        description="Recompute metrics, gates and the report from a stored run, without "
+        "calling the retriever. KEY=VALUE overrides change the stored config (for example "
+        "'metrics.measures=[R@10,nDCG@10]' or gates=...).",
+    )
+    parser.add_argument("run_dir", type=Path, help="a run directory written by evalframe")
+    parser.add_argument("overrides", nargs="*", help="KEY=VALUE changes to the stored config")
+    parser.add_argument("--out", type=Path, help="write outputs here (default: RUN_DIR)")
+    args = parser.parse_args(list(argv))
+
+    from omegaconf import OmegaConf
+    from omegaconf.errors import OmegaConfBaseException
+
+    from evalframe.app.hydra_app import _register_resolvers
+    from evalframe.pipeline.config import validate_experiment
+    from evalframe.pipeline.run import load_golden, score_and_report
+    from evalframe.plugin.hooks import HookRelay, RunContext
+    from evalframe.report.terminal import TerminalReport
+
+    run_dir: Path = args.run_dir
+    config_file = RunFolder(run_dir).require(RunFolder.CONFIG, "stored run config")
+    _register_resolvers()
+    try:
+        cfg = OmegaConf.merge(OmegaConf.load(config_file), OmegaConf.from_dotlist(args.overrides))
+        cfg.output.dir = str(args.out or run_dir)
+        raw: Any = OmegaConf.to_container(cfg, resolve=True)
+    except OmegaConfBaseException as exc:
+        raise ConfigError(
+            f"cannot apply the overrides to {config_file}: {str(exc).splitlines()[0]}",
+            hint="write overrides as key=value, e.g. 'metrics.measures=[R@10,RR]'",
+        ) from None
+    exp = validate_experiment({str(k): v for k, v in raw.items()})
+    golden, _ = load_golden(exp)
+    run = load_stored_run(run_dir)
+    _note_golden_change(run_dir, golden.content_hash)
+    context = RunContext(experiment=exp.name, output_dir=exp.output_dir, config=dict(exp.raw))
+    relay = HookRelay.build(exp.trackers)
+    relay.emit("on_run_start", context)
+    try:
+        return score_and_report(exp, golden, run, relay, context, [TerminalReport()]).exit_code
+    except BaseException as exc:
+        relay.emit("on_error", context, exc)
+        raise
+
+
+def _note_golden_change(run_dir: Path, current: str) -> None:
+    if not RunFolder.is_run(run_dir):
+        return
+    try:
+        stored = RunFolder(run_dir).summary()["golden_set"]["content_hash"]
+    except (DataError, KeyError, TypeError):
+        return
+    if stored != current:
+        print(
+            f"note: the golden set changed since this run ({stored} -> {current}); the run is "
+            "re-scored against the current judgments, and queries it never saw count as missing",
+            file=sys.stderr,
+        )
+
+
+def cache_main(argv: Sequence[str]) -> int:
+    parser = argparse.ArgumentParser(
+        prog="evalframe cache", description="Where the cache is, how big, and emptying it."
+    )
+    parser.add_argument("action", choices=("info", "clear"))
+    parser.add_argument(
+        "--dir",
+        type=Path,
+        help="cache folder (default: $EVALFRAME_CACHE_DIR or ~/.cache/evalframe)",
+    )
+    parser.add_argument("--json", action="store_true", help="print info as JSON")
+    args = parser.parse_args(list(argv))
+
+    from evalframe.retrieval.cache import cache_info, clear_cache
+
+    root = args.dir or default_cache_dir()
+    if args.action == "clear":
+        freed = clear_cache(root)
+        print(f"cleared {root} ({_size(freed)} freed)")
+        return 0
+    info = cache_info(root)
+    if args.json:
+        print(json.dumps(info, indent=2))
+        return 0
+    print(f"cache: {root}{'' if info['exists'] else ' (empty: not created yet)'}")
+    for kind, stats in info["kinds"].items():
+        print(f"  {kind:<8} {stats['files']:>7} files  {_size(stats['bytes']):>10}")
+    print(f"  total    {_size(info['bytes']):>24}")
+    return 0
+
+
+def _size(n: int) -> str:
+    value = float(n)
+    for unit in ("B", "KB", "MB", "GB"):
+        if value < 1024 or unit == "GB":
+            return f"{value:.0f} {unit}" if unit == "B" else f"{value:.1f} {unit}"
+        value /= 1024
+    return f"{n} B"
+
+
+#: Entry-point group of functions ``(ref, dest) -> Path | None`` that turn a run
+#: reference other than a folder (an MLflow run id) into a folder of run files.
+RUN_SOURCES_GROUP = "evalframe.run_sources"
+
+
+def fetch_from_sources(ref: str, dest: Path) -> Path | None:
+    """The run files for ``ref`` from the first run source that knows it, else None."""
+    from importlib import metadata
+
+    for ep in sorted(metadata.entry_points(group=RUN_SOURCES_GROUP), key=lambda e: e.name):
+        folder = ep.load()(ref, dest / ep.name)
+        if folder is not None:
+            return Path(folder)
+    return None
+
+
+def _run_folder(ref: str, root: Path, scratch: Path | None = None) -> Path:
+    """A run directory, a baseline by name under ``root``, or a run a source fetches (MLflow)."""
+    from evalframe.assess.baseline import _resolve
+
+    try:
+        return _resolve(ref, root)
+    except ConfigError as exc:
+        if scratch is None:
+            raise
+        folder = fetch_from_sources(ref, scratch / f"ref{len(list(scratch.glob('ref*')))}")
+        if folder is None:
+            raise ConfigError(
+                f"{ref!r} is not a run folder, a baseline in {root}, or a run id any installed "
+                "run source knows",
+                expected="a folder with summary.json, a baseline name, or an MLflow run id "
+                "(runs:/ID or the 32-hex id; the store is $MLFLOW_TRACKING_URI or ./mlflow.db)",
+                hint=exc.hint,
+            ) from None
+        return folder
+
+
+def compare_main(argv: Sequence[str]) -> int:
+    parser = argparse.ArgumentParser(
+        prog="evalframe compare",
+        description="Paired comparison of two runs (run directories, baseline names, or "
+        "MLflow run ids with the evalframe-mlflow plugin): "
+        "means, delta, bootstrap CI, t-test, randomization test, effect size, win/tie/loss, "
+        "per-slice deltas and the queries that moved most. A is the reference.",
+    )
+    parser.add_argument(
+        "a", help="the reference: a run directory, a baseline name or an MLflow run id"
+    )
+    parser.add_argument(
+        "b", nargs="+", help="the candidate(s); with more than one, a table of each against A"
+    )
+    parser.add_argument("--metrics", nargs="*", help="canonical metric names (default: all shared)")
+    parser.add_argument("--correction", choices=("holm", "bh"), default="holm")
+    parser.add_argument("--alpha", type=float, default=0.05)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument(
+        "--allow-mismatch",
+        action="store_true",
+        help="compare even if the golden sets or metric policies differ",
+    )
+    parser.add_argument(
+        "--baselines",
+        type=Path,
+        default=Path("baselines"),
+        help="where baseline names are looked up",
+    )
+    parser.add_argument("--out", type=Path, help="write comparison.json and comparison.md here")
+    args = parser.parse_args(list(argv))
+
+    from evalframe.assess.compare import (
+        check_comparable,
+        compare_many,
+        compare_runs,
+        load_run_data,
+        render_comparison,
+        render_table,
+    )
+    from evalframe.core.io import atomic_write, atomic_write_json
+
+    scratch = Path(tempfile.mkdtemp(prefix="evalframe-compare-"))
+    try:
+        a = load_run_data(_run_folder(args.a, args.baselines, scratch), name=args.a)
+        others = [
+            load_run_data(_run_folder(ref, args.baselines, scratch), name=ref) for ref in args.b
+        ]
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+    for other in others:
+        check_comparable(a, other, allow_mismatch=args.allow_mismatch)
+    if len(others) > 1:
+        table = compare_many(
+            a,
+            others,
+            metrics=args.metrics,
+            correction=args.correction,
+            alpha=args.alpha,
+            seed=args.seed,
+        )
+        print(render_table(table))
+        if args.out:
+            atomic_write_json(args.out / "comparison.json", table)
+            atomic_write(args.out / "comparison.md", render_table(table, markdown=True) + "\n")
+            print(f"\nSaved comparison to: {args.out}")
+        return 0
+    comparison = compare_runs(
+        a,
+        others[0],
+        metrics=args.metrics,
+        correction=args.correction,
+        alpha=args.alpha,
+        seed=args.seed,
+    )
+    print(render_comparison(comparison))
+    if args.out:
+        atomic_write_json(args.out / "comparison.json", comparison.as_dict())
+        atomic_write(
+            args.out / "comparison.md", render_comparison(comparison, markdown=True) + "\n"
+        )
+        print(f"\nSaved comparison to: {args.out}")
+    return 0
+
+
+def baseline_main(argv: Sequence[str]) -> int:
+    parser = argparse.ArgumentParser(
+        prog="evalframe baseline",
+        description="Keep a run as a named baseline (baselines/<name>/), for baseline=<name>.",
+    )
+    sub = parser.add_subparsers(dest="action", required=True)
+    promote_p = sub.add_parser("promote", help="copy a run's results into baselines/<name>/")
+    promote_p.add_argument("run_dir", type=Path)
+    promote_p.add_argument("--name", required=True)
+    promote_p.add_argument("--root", type=Path, default=Path("baselines"))
+    promote_p.add_argument(
+        "--commit",
+        action="store_true",
+        help="also `dvc add` the baseline and `git commit` its .dvc file (only those files)",
+    )
+    args = parser.parse_args(list(argv))
+
+    import shlex
+
+    from evalframe.assess.baseline import promote, version_commands, version_with_dvc
+
+    target = promote(args.run_dir, args.name, args.root)
+    print(f"promoted {args.run_dir} to {target}")
+    print(f"  compare new runs with it: python -m evalframe ... baseline={args.name}")
+    if args.commit:
+        for ran in version_with_dvc(target, args.name):
+            print(f"  ran: {ran}")
+        print("  share it: dvc push && git push")
+    else:
+        print("  version it:")
+        for argv_ in version_commands(target, args.name):
+            print("    " + " ".join(shlex.quote(part) for part in argv_))
+        print("  (or promote with --commit to run these)")
+    return 0

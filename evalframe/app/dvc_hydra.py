@@ -1,0 +1,74 @@
+"""DVC's Hydra composition (``dvc exp run -S``) made to see what evalframe sees.
+
+DVC composes ``conf/dvc_exp.yaml`` into ``params.yaml`` with Hydra's compose API
+and nothing else: it knows only ``conf/``, registers no resolver, and resolves
+every interpolation before it writes the file. The Hydra plugin in
+``.dvc/plugins/hydra_plugins/`` (``hydra.plugins_path`` in ``.dvc/config``)
+imports this module, which
+
+- appends evalframe's config search path (``./conf`` and every installed
+  plugin's config folder, see :func:`evalframe.app.hydra_app.config_search_path`)
+  to the search path of that composition, so ``retriever=bm25`` resolves as it
+  does for ``python -m evalframe``;
+- registers ``${ef.data:...}``, giving a path relative to the repository when
+  the data lies inside it, so the committed ``params.yaml`` holds no absolute
+  path of one machine.
+
+``python -m evalframe`` never loads it: the folder is not on ``sys.path``.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from hydra.core.config_search_path import ConfigSearchPath
+from hydra.plugins.search_path_plugin import SearchPathPlugin
+
+__all__ = ["EvalframeSearchPath", "data_path", "register_resolvers"]
+
+_FILE = "file://"
+
+
+def data_path(rel: str, repo_root: Path | None) -> str:
+    """``${ef.data:rel}`` for a composed file: repo-relative when the repository has it.
+
+    In a checkout (or clone) of evalframe the data is ``evalframe/data/<rel>`` of
+    that repository, which is also what its pipeline's stages depend on;
+    anywhere else it is the installed package's file, by absolute path.
+    """
+    package = Path(__file__).resolve().parents[1]  # evalframe/ (this is evalframe/app/...)
+    if repo_root is not None:
+        root = repo_root.resolve()
+        for candidate in (package / "data" / rel, root / package.name / "data" / rel):
+            if candidate.is_file() or candidate.is_dir():
+                try:
+                    return candidate.relative_to(root).as_posix()
+                except ValueError:
+                    continue
+    return str(package / "data" / rel)
+
+
+def register_resolvers(repo_root: Path | None = None) -> None:
+    """Register ``ef.data`` (unless evalframe already did, in this process)."""
+    from omegaconf import OmegaConf
+
+    if not OmegaConf.has_resolver("ef.data"):
+        OmegaConf.register_new_resolver("ef.data", lambda rel: data_path(str(rel), repo_root))
+
+
+class EvalframeSearchPath(SearchPathPlugin):
+    """Append evalframe's config folders that the composition does not search yet."""
+
+    def manipulate_search_path(self, search_path: ConfigSearchPath) -> None:
+        from evalframe.app.hydra_app import config_search_path
+
+        present = {
+            os.path.realpath(e.path[len(_FILE) :])
+            for e in search_path.get_path()
+            if e.path is not None and e.path.startswith(_FILE)
+        }
+        for folder in config_search_path():
+            if os.path.realpath(folder) not in present:
+                search_path.append(provider="evalframe", path=f"{_FILE}{folder}")
+                present.add(os.path.realpath(folder))

@@ -1,0 +1,400 @@
+"""Running an experiment through Hydra: search path, group checks, exit codes.
+
+Where Hydra looks for config, in the order it searches:
+
+1. evalframe's own ``conf/``: the primary ``config.yaml`` and the core groups.
+   Hydra always searches its primary path first, so a file here wins over a
+   file of the same name elsewhere;
+2. ``./conf`` of the directory you run from, when it exists: a user's own
+   project adds experiments, gate packs and metric packs under new names
+   (``conf/experiment/mine.yaml``);
+3. the config folders that installed distributions declare through the
+   ``evalframe.conf`` entry-point group (plugin groups such as ``retriever/bm25``).
+
+Plugins contribute config through that entry point rather than the
+``hydra_plugins`` namespace package, so discovery is the same mechanism as
+for the plugins themselves and nothing is scanned at import time.
+"""
+
+from __future__ import annotations
+
+import difflib
+import importlib.util
+import os
+import re
+import sys
+import traceback
+from collections.abc import Sequence
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+from evalframe.app.stderr import HeldStderr, release_stderr
+from evalframe.core.errors import EXIT_ERROR, ConfigError, EvalframeError
+from evalframe.plugin.registry import CONF_GROUP
+
+__all__ = ["EXIT_CRASH", "GROUPS", "config_search_path", "core_conf_dir", "run_hydra"]
+
+#: A bug in evalframe or a plugin (a traceback is printed): distinct from 2 so
+#: CI can tell "you misconfigured it" from "it crashed".
+EXIT_CRASH = 3
+GROUPS = ("dataset", "corpus", "retriever", "metrics", "gates", "tracking", "experiment")
+
+
+#: The ``evalframe`` package folder (this module is ``evalframe/app/hydra_app.py``).
+PACKAGE_DIR = Path(__file__).resolve().parents[1]
+
+
+def core_conf_dir() -> Path:
+    """evalframe's ``conf/``: beside the package in a checkout or editable install."""
+    here = PACKAGE_DIR
+    for candidate in (here.parent / "conf", here / "conf"):
+        if (candidate / "config.yaml").is_file():
+            return candidate
+    raise ConfigError(
+        f"evalframe's config folder was not found next to {here}",
+        expected="conf/config.yaml in the project checkout",
+        hint="install evalframe from its checkout with `make install` (pip install -e .)",
+    )
+
+
+def _package_dir(package: str) -> Path | None:
+    try:
+        spec = importlib.util.find_spec(package)
+    except (ImportError, ValueError):
+        return None
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    return Path(next(iter(spec.submodule_search_locations)))
+
+
+def plugin_conf_dirs() -> list[tuple[str, Path]]:
+    """(entry-point name, folder) for every config folder a distribution declares."""
+    found = []
+    for ep in sorted(metadata.entry_points(group=CONF_GROUP), key=lambda e: e.name):
+        folder = _package_dir(ep.value)
+        if folder is None:
+            print(
+                f"warning: entry point {ep.name!r} ({CONF_GROUP}) names package {ep.value!r}, "
+                "which cannot be found; its config groups are skipped",
+                file=sys.stderr,
+            )
+            continue
+        found.append((ep.name, folder))
+    return found
+
+
+def config_search_path(cwd: Path | None = None) -> list[Path]:
+    """Folders searched for config groups, in Hydra's search order (see module docstring)."""
+    core = core_conf_dir()
+    paths: list[Path] = [core]
+    user = (cwd or Path.cwd()) / "conf"
+    if user.is_dir() and user.resolve() != core.resolve():
+        paths.append(user.resolve())
+    paths.extend(folder for _, folder in plugin_conf_dirs())
+    return paths
+
+
+def group_options(group: str, search_path: Sequence[Path]) -> list[str]:
+    options: set[str] = set()
+    for root in search_path:
+        folder = root / group
+        if folder.is_dir():
+            options.update(p.stem for p in folder.glob("*.yaml"))
+    return sorted(options)
+
+
+def check_group_overrides(overrides: Sequence[str], search_path: Sequence[Path]) -> None:
+    """Turn ``retriever=nope`` into a clear error that lists and suggests, before Hydra runs."""
+    for item in overrides:
+        name, sep, value = item.lstrip("+~").partition("=")
+        if not sep or name not in GROUPS or item.startswith("~"):
+            continue
+        if any(tok in value for tok in ("(", "${", "[", "*")):
+            continue  # sweep functions and interpolations: leave them to Hydra
+        options = group_options(name, search_path)
+        for choice in (v.strip() for v in value.split(",")):
+            if choice in options or choice in ("null", ""):
+                continue
+            close = difflib.get_close_matches(choice, options, n=1, cutoff=0.5)
+            kind = "experiment" if name == "experiment" else f"{name} config"
+            raise ConfigError(
+                f"no {kind} named {choice!r}; available: {', '.join(options) or '(none)'}",
+                key=name,
+                hint=(f"did you mean {close[0]!r}? " if close else "")
+                + f"options are the {name}/*.yaml files on the config search path; "
+                "`evalframe plugins list` shows the installed plugins",
+            )
+
+
+def _register_resolvers() -> None:
+    from omegaconf import OmegaConf
+
+    data_root = PACKAGE_DIR / "data"
+    if not OmegaConf.has_resolver("ef.data"):
+        # ${ef.data:quickstart/golden.jsonl}: data shipped inside the package,
+        # found wherever evalframe is installed and whatever the cwd.
+        OmegaConf.register_new_resolver("ef.data", lambda rel: str(data_root / rel))
+
+
+_VALUE_FLAGS = {
+    "--cfg",
+    "-c",
+    "--package",
+    "-p",
+    "--config-path",
+    "-cp",
+    "--config-name",
+    "-cn",
+    "--config-dir",
+    "-cd",
+    "--experimental-rerun",
+    "--shell-completion",
+    "-sc",
+}
+_INFO_VALUES = {"all", "config", "defaults", "defaults-tree", "plugins", "searchpath"}
+
+
+def split_argv(argv: Sequence[str]) -> tuple[list[str], list[str]]:
+    """Hydra's flags (with their values) apart from its overrides.
+
+    Hydra reads overrides as one positional group, so ``x=1 --cfg job y=2``
+    would be rejected; putting every flag first lets users write them in any order.
+    """
+    flags: list[str] = []
+    overrides: list[str] = []
+    items = list(argv)
+    i = 0
+    while i < len(items):
+        token = items[i]
+        if token.startswith("-"):
+            flags.append(token)
+            takes_value = token in _VALUE_FLAGS or (
+                token == "--info" and i + 1 < len(items) and items[i + 1] in _INFO_VALUES
+            )
+            if takes_value and i + 1 < len(items):
+                flags.append(items[i + 1])
+                i += 1
+        else:
+            overrides.append(token)
+        i += 1
+    return flags, overrides
+
+
+def tracking_from_env(overrides: Sequence[str]) -> list[str]:
+    """Prepend ``tracking=$EVALFRAME_TRACKING`` unless the command line picks a tracker.
+
+    Lets CI or a test suite turn tracking off (``EVALFRAME_TRACKING=none``) or
+    point every run at another tracker without editing config; an explicit
+    ``tracking=...`` on the command line still wins.
+    """
+    choice = os.environ.get("EVALFRAME_TRACKING", "").strip()
+    keys = [o.lstrip("+~").partition("=")[0] for o in overrides]
+    if not choice or any(k == "tracking" or k.startswith("tracking.") for k in keys):
+        # `tracking.uri=...` alone means "track, there": the default tracker, not the env's
+        return list(overrides)
+    return [f"tracking={choice}", *overrides]
+
+
+#: Tells trackers when a ``-m`` sweep starts and ends (see evalframe.app.sweep). Set in
+#: code, not in conf/config.yaml, so ``--cfg job`` output and user configs stay clean.
+SWEEP_CALLBACK = "++hydra.callbacks.evalframe_sweep._target_=evalframe.app.sweep.SweepCallback"
+
+
+def _quote(path: Path) -> str:
+    return "'file://" + str(path).replace("'", "\\'") + "'"
+
+
+def run_hydra(argv: Sequence[str], prog: str = "evalframe") -> int:
+    """Compose the config with Hydra and run the experiment(s); return the exit code."""
+    flags, overrides = split_argv(argv)
+    overrides = tracking_from_env(overrides)
+    try:
+        search_path = config_search_path()
+        check_group_overrides(overrides, search_path)
+    except EvalframeError as exc:
+        print(exc.render(), file=sys.stderr)
+        return EXIT_ERROR
+
+    import hydra
+    from omegaconf import DictConfig
+
+    from evalframe.app import sweep
+
+    _register_resolvers()
+    codes: list[int] = []
+
+    def task(cfg: DictConfig) -> None:
+        release_stderr()
+        codes.append(_run_task(cfg))
+
+    core, extra = search_path[0], search_path[1:]
+    searchpath_override = "hydra.searchpath=[" + ",".join(_quote(p) for p in extra) + "]"
+    main = hydra.main(version_base="1.3", config_path=str(core), config_name="config")(task)
+    saved = sys.argv
+    sys.argv = [prog, *flags, *overrides, searchpath_override, SWEEP_CALLBACK]
+    failed = False
+    try:
+        with HeldStderr() as held:
+            try:
+                main()
+            except KeyboardInterrupt:
+                codes.append(130)
+            except SystemExit as exc:
+                code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+                failed = code != 0
+                if code != 0:
+                    # before any job ran, Hydra rejected the command line or the config
+                    codes.append(EXIT_ERROR)
+    finally:
+        sys.argv = saved
+        # Hydra skips on_multirun_end when a job raised: end the sweep here.
+        sweep.finish_active()
+    if not held.passing:  # Hydra stopped before any job: say it in evalframe's words
+        text = held.text()
+        print(hydra_message(text) if failed else text, file=sys.stderr, end="")
+    return max([*codes, *_sweep_codes()], default=0)
+
+
+_NOT_IN_STRUCT = re.compile(
+    r"Could not override '(?P<key>[^']+)'\.\s*To append to your config use "
+    r"\+(?P<override>\S+)\s*Key '[^']+' is not in struct"
+)
+
+
+def hydra_message(text: str) -> str:
+    """Hydra's own error, in evalframe's form where we know what it means."""
+    found = _NOT_IN_STRUCT.search(text)
+    if found is None:
+        return text
+    key = found["key"]
+    return (
+        ConfigError(
+            f"there is no setting {key} to override",
+            key=key,
+            expected="a key of the composed config",
+            got=f"{key}=" + found["override"].partition("=")[2],
+            hint=f"check its spelling (`--cfg job` prints every key), or write "
+            f"+{found['override']} to add a new key",
+        ).render()
+        + "\n"
+    )
+
+
+def _sweep_codes() -> list[int]:
+    """Exit codes of the jobs of sweeps run here, read from their folders.
+
+    A launcher that runs jobs in other processes (joblib, submitit) returns
+    nothing to this one; each job's ``job.json`` says how it ended. A job
+    that left none crashed before it could.
+    """
+    from evalframe.app import sweep
+    from evalframe.assess.runfolder import SweepFolder
+
+    codes = []
+    for folder in sweep.take_started():
+        codes += [
+            EXIT_CRASH if j.exit_code is None else j.exit_code for j in SweepFolder(folder).jobs()
+        ]
+    return codes
+
+
+def omegaconf_error(exc: Exception, what: str, hint: str) -> ConfigError:
+    """An OmegaConf error as evalframe's: ``cannot <what>: <first line>``, naming its key."""
+    key = getattr(exc, "full_key", None)
+    return ConfigError(
+        f"cannot {what}: {str(getattr(exc, 'msg', exc)).splitlines()[0]}",
+        key=key or None,
+        hint=hint,
+    )
+
+
+def plain_config(cfg: Any, what: str, hint: str) -> dict[str, Any]:
+    """An OmegaConf config as a resolved plain dict; a key it cannot resolve is a ConfigError.
+
+    ``throw_on_missing``: a ``???`` left unset must be an error naming its key,
+    not the literal string ``???`` handed to a plugin as a path.
+    """
+    from omegaconf import OmegaConf
+    from omegaconf.errors import OmegaConfBaseException
+
+    try:
+        raw = OmegaConf.to_container(cfg, resolve=True, throw_on_missing=True)
+    except OmegaConfBaseException as exc:
+        raise omegaconf_error(exc, what, hint) from None
+    assert isinstance(raw, dict)  # to_container of a DictConfig is a dict
+    return {str(k): v for k, v in raw.items()}
+
+
+def _run_task(cfg: Any) -> int:
+    from evalframe.pipeline import run_experiment, validate_experiment
+    from evalframe.report.terminal import TerminalReport
+
+    error: str | None = None
+    try:
+        raw = plain_config(
+            cfg,
+            "resolve the config",
+            "set it on the command line (key=value) or in your experiment YAML, or "
+            "pick an experiment that sets it, e.g. +experiment=quickstart",
+        )
+        experiment = validate_experiment(raw)
+        code = run_experiment(
+            experiment, reporters=[TerminalReport()], metadata=hydra_metadata()
+        ).exit_code
+    except EvalframeError as exc:
+        print(exc.render(), file=sys.stderr)
+        code, error = EXIT_ERROR, exc.render()
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        _record_sweep_job(130, "interrupted")
+        if "sweep" in hydra_metadata():
+            raise  # Ctrl-C stops the whole sweep, not just this job
+        return 130
+    except Exception as exc:  # noqa: BLE001  # a crash is reported with its traceback, not hidden
+        traceback.print_exc()
+        print(
+            "error: evalframe or a plugin crashed (above is the traceback); this is a bug, "
+            "not a mistake in your config — please report it",
+            file=sys.stderr,
+        )
+        code, error = EXIT_CRASH, f"crash: {type(exc).__name__}: {exc}"
+    _record_sweep_job(code, error)
+    return code
+
+
+def hydra_metadata() -> dict[str, Any]:
+    """What Hydra knows about this job that the config does not: choices, and the sweep."""
+    from hydra.core.hydra_config import HydraConfig
+    from hydra.types import RunMode
+
+    if not HydraConfig.initialized():
+        return {}
+    hc = HydraConfig.get()
+    meta: dict[str, Any] = {
+        "choices": {
+            str(k): str(v) for k, v in hc.runtime.choices.items() if not str(k).startswith("hydra")
+        }
+    }
+    if hc.mode == RunMode.MULTIRUN:
+        meta["sweep"] = {
+            "dir": str(Path(hc.sweep.dir).resolve()),
+            "num": int(hc.job.num),
+            "overrides": [str(o) for o in hc.overrides.task],
+        }
+    return meta
+
+
+def _record_sweep_job(code: int, error: str | None) -> None:
+    """In a sweep, leave ``job.json`` in the job's folder for the sweep summary."""
+    meta = hydra_metadata()
+    if "sweep" not in meta:
+        return
+    from hydra.core.hydra_config import HydraConfig
+
+    from evalframe.assess.runfolder import SweepFolder
+
+    try:
+        SweepFolder.record_job(Path(HydraConfig.get().runtime.output_dir), code, error)
+    except OSError as exc:
+        print(f"warning: could not record the sweep job's status: {exc}", file=sys.stderr)

@@ -1,0 +1,91 @@
+"""pytest integration: keep KnowCode-style quality tests as ordinary tests.
+
+Installed with evalframe (entry point ``pytest11``). A test asks for the
+``evalframe_run`` fixture, runs an experiment as a user would (a real
+``python -m evalframe`` process with Hydra composition), and asserts::
+
+    def test_retrieval_quality(evalframe_run):
+        evalframe_run("+experiment=knowcode").assert_gates()
+
+A failure lists every failed gate with its message and the queries behind it,
+so the pytest report reads like the evalframe report.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+__all__ = ["EvalframeRun", "evalframe_run"]
+
+
+@dataclass
+class EvalframeRun:
+    """One finished run: its exit code, output folder, metrics and gate verdicts."""
+
+    args: tuple[str, ...]
+    exit_code: int
+    output_dir: Path
+    stdout: str
+    stderr: str
+    metrics: dict[str, Any] = field(default_factory=dict)
+    gates: list[dict[str, Any]] = field(default_factory=list)
+
+    def metric(self, name: str) -> float:
+        """An aggregate from metrics.json by its canonical name (``RR``, ``R@10``...)."""
+        if name not in self.metrics:
+            raise KeyError(f"{name!r} is not in metrics.json; it has {sorted(self.metrics)}")
+        return float(self.metrics[name])
+
+    def assert_ok(self) -> None:
+        """The run finished (exit 0 or 1); a config or data error fails with its message."""
+        if self.exit_code not in (0, 1):
+            pytest.fail(
+                f"evalframe {' '.join(self.args)} exited {self.exit_code}:\n{self.stderr}",
+                pytrace=False,
+            )
+
+    def assert_gates(self) -> None:
+        """Every required gate passed; otherwise fail listing each failed gate."""
+        self.assert_ok()
+        failed = [g for g in self.gates if g["required"] and not g["passed"]]
+        if failed:
+            lines = [f"{len(failed)} required gate(s) failed:"]
+            for g in failed:
+                lines.append(f"  ✗ {g['name']}: {g['message']}")
+                lines.extend(f"      - {item}" for item in g["failures"][:10])
+            pytest.fail("\n".join(lines), pytrace=False)
+
+
+@pytest.fixture
+def evalframe_run(tmp_path: Path) -> Callable[..., EvalframeRun]:
+    """Run ``python -m evalframe <overrides>`` from the current directory into a temp folder."""
+
+    def run(*overrides: str, timeout: float = 600) -> EvalframeRun:
+        out = tmp_path / f"run{len(list(tmp_path.glob('run*')))}"
+        args = (*overrides, f"hydra.run.dir={out}")
+        proc = subprocess.run(
+            [sys.executable, "-m", "evalframe", *args],
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            env=dict(os.environ),
+        )
+        result = EvalframeRun(args, proc.returncode, out, proc.stdout, proc.stderr)
+        from evalframe.assess.runfolder import RunFolder  # only when the fixture is used
+
+        folder = RunFolder(out)
+        if folder.file(folder.METRICS).is_file():
+            result.metrics = folder.metrics()
+        if folder.file(folder.GATES).is_file():
+            result.gates = folder.gates()["gates"]
+        return result
+
+    return run

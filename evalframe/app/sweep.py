@@ -1,0 +1,122 @@
+"""Sweeps (``-m``): telling trackers when a sweep starts and ends, whatever the launcher.
+
+Hydra runs each job of a sweep through a *launcher*: in this process (basic),
+in worker processes (joblib) or on a cluster (submitit). Only the process that
+started the sweep sees it begin and end, so that is where trackers hear of
+it: :class:`SweepCallback` is a Hydra callback, added to every run by
+:func:`evalframe.app.hydra_app.run_hydra`, that emits ``on_sweep_start`` before
+the first job and ``on_sweep_end`` after the last.
+
+Hydra skips ``on_multirun_end`` when a job raises, so the end is also
+emitted by :func:`finish_active`, which ``run_hydra`` calls in a ``finally``
+and which is registered with :mod:`atexit` as a last resort. It runs once.
+
+What the jobs did is read back from their folders, not from memory, because
+a job may have run in another process: each job writes ``job.json`` (its exit
+code and error) next to its ``summary.json``; see
+:class:`evalframe.assess.runfolder.SweepFolder`.
+"""
+
+from __future__ import annotations
+
+import atexit
+import sys
+import threading
+from pathlib import Path
+from typing import Any
+
+from hydra.experimental.callback import Callback  # only Hydra runs import this module
+
+from evalframe.app.stderr import release_stderr
+from evalframe.assess.runfolder import SweepFolder
+from evalframe.plugin.hooks import HookRelay, SweepContext
+
+__all__ = ["SweepCallback", "finish_active", "take_started"]
+
+_lock = threading.Lock()
+_active: _Sweep | None = None
+_started: list[Path] = []  # sweep folders started in this process, for run_hydra's exit code
+
+
+class _Sweep:
+    """A started sweep and the trackers that were told about it."""
+
+    def __init__(self, context: SweepContext, relay: HookRelay) -> None:
+        self.context = context
+        self.relay = relay
+        self.finished = False
+
+    def finish(self) -> None:
+        if self.finished:
+            return
+        self.finished = True
+        jobs = SweepFolder(self.context.sweep_dir).jobs()
+        self.relay.emit("on_sweep_end", self.context, jobs)
+
+
+def take_started() -> list[Path]:
+    """The sweep folders started since the last call (and forget them)."""
+    taken = list(_started)
+    _started.clear()
+    return taken
+
+
+def finish_active() -> None:
+    """Emit ``on_sweep_end`` for the running sweep, if it has not been emitted yet."""
+    global _active
+    with _lock:
+        sweep, _active = _active, None
+    if sweep is not None:
+        sweep.finish()
+
+
+def _start(config: Any) -> None:
+    from omegaconf import OmegaConf
+
+    from evalframe.core.errors import EvalframeError
+    from evalframe.pipeline.config import resolve_trackers
+
+    global _active
+    release_stderr()  # the sweep has begun: Hydra's output passes through from now on
+    finish_active()  # a previous sweep in this process that never ended
+    sweep_dir = Path(str(config.hydra.sweep.dir)).resolve()
+    SweepFolder(sweep_dir).start()
+    _started.append(sweep_dir)
+    experiment = str(OmegaConf.select(config, "experiment", default="default"))
+    try:
+        tracking = OmegaConf.to_container(
+            OmegaConf.select(config, "tracking", default={"name": "none"}), resolve=True
+        )
+        trackers = resolve_trackers(
+            {str(k): v for k, v in tracking.items()} if isinstance(tracking, dict) else {}
+        )
+    except EvalframeError as exc:
+        # The jobs will report the bad config themselves, each with exit code 2.
+        print(f"warning: sweep not tracked: {exc.render()}", file=sys.stderr)
+        return
+    except Exception as exc:  # noqa: BLE001  # e.g. an interpolation only a job can resolve
+        print(f"warning: sweep not tracked: {type(exc).__name__}: {exc}", file=sys.stderr)
+        return
+    relay = HookRelay.build(trackers)
+    if not relay.trackers:
+        return
+    context = SweepContext(
+        experiment=experiment, sweep_dir=sweep_dir, config={"tracking": tracking}
+    )
+    sweep_dir.mkdir(parents=True, exist_ok=True)
+    relay.emit("on_sweep_start", context)
+    with _lock:
+        _active = _Sweep(context, relay)
+
+
+class SweepCallback(Callback):
+    """Hydra callback: ``on_sweep_start`` / ``on_sweep_end`` for evalframe's trackers."""
+
+    def on_multirun_start(self, config: Any, **kwargs: Any) -> None:
+        _start(config)
+
+    def on_multirun_end(self, config: Any, **kwargs: Any) -> None:
+        finish_active()
+
+
+atexit.register(finish_active)

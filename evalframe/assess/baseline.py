@@ -1,0 +1,173 @@
+"""Baselines: a finished run kept under a name, for later runs to be compared with.
+
+``evalframe baseline promote RUN_DIR --name NAME`` copies the run's
+per-query results, aggregates, summary (with the golden set's content hash and
+the metric policies) and config into ``baselines/<name>/``. That folder is
+small, plain text and stable, which is what DVC tracks. A run with
+``baseline=<name>`` loads it, refuses it if it was computed on another golden
+set or with other metric policies, and hands the per-query vectors to the
+regression gates and the comparison.
+"""
+
+from __future__ import annotations
+
+import shlex
+import shutil
+import subprocess
+import sys
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from evalframe.assess.runfolder import RunData, RunFolder
+from evalframe.core.errors import ConfigError
+from evalframe.core.io import require_file
+
+__all__ = ["FILES", "Baseline", "load_baseline", "promote", "version_commands", "version_with_dvc"]
+
+#: What a baseline keeps of a run.
+FILES = RunFolder.BASELINE_FILES
+
+
+@dataclass(frozen=True)
+class Baseline:
+    """A stored run's per-query values, keyed by query id and canonical metric name."""
+
+    name: str
+    path: Path
+    per_query: dict[str, dict[str, float]]
+    golden_hash: str | None
+    policies: dict[str, Any]
+    metrics: tuple[str, ...]
+    #: The whole stored run (rankings, slices), for the paired comparison.
+    data: RunData | None = None
+
+    def vector(self, metric: str, query_ids: tuple[str, ...]) -> np.ndarray:
+        """The baseline's values for ``query_ids`` (NaN where it has none)."""
+        out = np.full(len(query_ids), np.nan)
+        for i, qid in enumerate(query_ids):
+            value = self.per_query.get(qid, {}).get(metric)
+            if value is not None:
+                out[i] = value
+        return out
+
+
+def _resolve(name_or_path: str, root: Path) -> Path:
+    candidate = Path(name_or_path)
+    if RunFolder.is_run(candidate):
+        return candidate
+    named = root / name_or_path
+    if RunFolder.is_run(named):
+        return named
+    available = (
+        sorted(p.name for p in root.iterdir() if RunFolder.is_run(p)) if (root.is_dir()) else []
+    )
+    raise ConfigError(
+        f"no baseline named {name_or_path!r} in {root}",
+        key="baseline",
+        expected=f"one of: {', '.join(available)}" if available else "a promoted baseline",
+        hint="promote one with `evalframe baseline promote RUN_DIR --name NAME`, or give a "
+        "run directory",
+    )
+
+
+def load_baseline(name_or_path: str, root: Path = Path("baselines")) -> Baseline:
+    """A baseline by name (under ``root``) or by the path of any run or baseline folder."""
+    folder = _resolve(name_or_path, root)
+    data = RunFolder(folder).data()
+    per_query: dict[str, dict[str, float]] = {qid: {} for qid in data.query_ids}
+    for metric, values in data.values.items():
+        for qid, value in values.items():
+            per_query[qid][metric] = value
+    return Baseline(
+        name=folder.name,
+        path=folder,
+        per_query=per_query,
+        golden_hash=data.golden_hash,
+        policies=data.policies,
+        metrics=data.metrics,
+        data=data,
+    )
+
+
+def promote(run_dir: Path, name: str, root: Path = Path("baselines")) -> Path:
+    """Copy a run's results into ``root/name`` atomically (a whole folder swap)."""
+    for file in FILES:
+        require_file(run_dir / file, what=f"run output {file}")
+    root.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(prefix=f".{name}.", dir=root))
+    try:
+        for file in FILES:
+            shutil.copy2(run_dir / file, tmp / file)
+        target = root / name
+        if target.exists():
+            old = root / f".{name}.old"
+            shutil.rmtree(old, ignore_errors=True)
+            target.rename(old)
+            tmp.rename(target)
+            shutil.rmtree(old, ignore_errors=True)
+        else:
+            tmp.rename(target)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    return root / name
+
+
+def _dvc_executable() -> str:
+    """``dvc`` beside this interpreter (the virtualenv's), else the one on ``PATH``."""
+    beside = Path(sys.executable).parent / "dvc"
+    if beside.is_file():
+        return str(beside)
+    found = shutil.which("dvc")
+    if found is None:
+        raise ConfigError(
+            "the dvc command was not found",
+            key="--commit",
+            expected=f"dvc installed beside {sys.executable} or on PATH",
+            hint="install evalframe with `make install` (dvc is a dependency), or version the "
+            "baseline yourself with the commands printed without --commit",
+        )
+    return found
+
+
+def version_commands(target: Path, name: str) -> list[list[str]]:
+    """The ``dvc add`` and ``git`` commands that record a promoted baseline."""
+    dvc_file = target.parent / f"{target.name}.dvc"
+    ignore = target.parent / ".gitignore"
+    return [
+        ["dvc", "add", str(target)],
+        ["git", "add", str(dvc_file), str(ignore)],
+        ["git", "commit", "-m", f"baseline {name}", "--", str(dvc_file), str(ignore)],
+    ]
+
+
+def version_with_dvc(target: Path, name: str) -> list[str]:
+    """Run :func:`version_commands`; return what ran. Commits only the baseline's files."""
+    from evalframe.golden.dvcinfo import dvc_root
+
+    if dvc_root(target.parent) is None:
+        raise ConfigError(
+            f"{target} is not inside a DVC repository",
+            key="--commit",
+            hint="run `dvc init` in your Git repository first (docs/dvc.md), or promote "
+            "without --commit",
+        )
+    ran = []
+    for command in version_commands(target, name):
+        argv = [_dvc_executable(), *command[1:]] if command[0] == "dvc" else command
+        result = subprocess.run(argv, capture_output=True, text=True, check=False)
+        shown = shlex.join(command)
+        if result.returncode != 0:
+            output = (result.stderr.strip() or result.stdout.strip()).splitlines()
+            raise ConfigError(
+                f"`{shown}` failed (exit {result.returncode}) after the baseline was copied "
+                f"to {target}",
+                got=output[-1] if output else None,
+                hint="fix the cause and run the remaining commands by hand: "
+                + " && ".join(shlex.join(c) for c in version_commands(target, name)),
+            )
+        ran.append(shown)
+    return ran

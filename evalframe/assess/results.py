@@ -1,0 +1,302 @@
+"""Scored results: per-query vectors first, aggregates (overall and per slice) second.
+
+Gates, reports and trackers all read a :class:`GateView`/:class:`Evaluation`
+rather than recomputing anything, so every consumer sees the same numbers.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from evalframe.core.errors import ConfigError
+from evalframe.core.types import GoldenSet, Run
+from evalframe.metrics import Metric, Policies, Scores, parse_metric
+
+__all__ = ["Aggregate", "Evaluation", "GateResult", "GateView", "aggregate", "latency_summary"]
+
+
+@dataclass(frozen=True)
+class Aggregate:
+    """Mean, sample standard deviation and count over the queries a metric covered.
+
+    ``skipped`` counts queries a policy left out (NaN in the per-query
+    vector). The standard deviation uses n - 1 (0.0 when n < 2).
+    ``ci_low``/``ci_high`` bound a seeded percentile-bootstrap confidence
+    interval of the mean (NaN when no bootstrap was asked for). ``total`` is
+    the sum, which trec_eval reports for counts such as ``NumRel``.
+    """
+
+    mean: float
+    std: float
+    n: int
+    skipped: int = 0
+    ci_low: float = math.nan
+    ci_high: float = math.nan
+    total: float = math.nan
+
+    def as_dict(self) -> dict[str, float | int]:
+        return {
+            "mean": self.mean,
+            "std": self.std,
+            "n": self.n,
+            "skipped": self.skipped,
+            "ci_low": self.ci_low,
+            "ci_high": self.ci_high,
+        }
+
+
+def slice_label(value: Any) -> str:
+    """The label of a slice value in tables and gates; a query without the field is 'unset'."""
+    return "unset" if value is None else str(value)
+
+
+def bootstrap_ci(
+    values: np.ndarray, *, resamples: int, seed: int, confidence: float = 0.95
+) -> tuple[float, float]:
+    """Percentile bootstrap interval of the mean; the same seed gives the same interval.
+
+    Resampling is done in blocks so memory stays near 16 MB whatever the
+    number of queries.
+    """
+    n = values.size
+    if n == 0 or resamples <= 0:
+        return math.nan, math.nan
+    rng = np.random.default_rng(seed)
+    means = np.empty(resamples, dtype=np.float64)
+    block = max(1, 2_000_000 // n)
+    for start in range(0, resamples, block):
+        stop = min(resamples, start + block)
+        idx = rng.integers(0, n, size=(stop - start, n))
+        means[start:stop] = values[idx].mean(axis=1)
+    alpha = (1.0 - confidence) / 2.0
+    low, high = np.quantile(means, [alpha, 1.0 - alpha])
+    return float(low), float(high)
+
+
+def aggregate(
+    values: np.ndarray, *, bootstrap: int = 0, seed: int = 0, confidence: float = 0.95
+) -> Aggregate:
+    """Aggregate one per-query vector, ignoring NaN (queries a policy skipped).
+
+    With ``bootstrap > 0`` the result carries a seeded bootstrap CI of the mean.
+    """
+    arr = np.asarray(values, dtype=np.float64)
+    kept = arr[~np.isnan(arr)]
+    n = int(kept.size)
+    if n == 0:
+        return Aggregate(mean=math.nan, std=math.nan, n=0, skipped=int(arr.size), total=0.0)
+    std = float(kept.std(ddof=1)) if n > 1 else 0.0
+    low, high = bootstrap_ci(kept, resamples=bootstrap, seed=seed, confidence=confidence)
+    return Aggregate(
+        mean=float(kept.mean()),
+        std=std,
+        n=n,
+        skipped=int(arr.size - n),
+        ci_low=low,
+        ci_high=high,
+        total=float(kept.sum()),
+    )
+
+
+def latency_summary(latencies_ms: Sequence[float]) -> dict[str, float]:
+    if not latencies_ms:
+        return {}
+    arr = np.asarray(latencies_ms, dtype=np.float64)
+    return {
+        "p50_ms": float(np.percentile(arr, 50)),
+        "p95_ms": float(np.percentile(arr, 95)),
+        "mean_ms": float(arr.mean()),
+        "max_ms": float(arr.max()),
+    }
+
+
+@dataclass(frozen=True)
+class GateResult:
+    """One gate's verdict. ``failures`` lists offending query ids or slices."""
+
+    name: str
+    type: str
+    passed: bool
+    required: bool
+    message: str
+    value: float | None = None
+    threshold: float | None = None
+    failures: tuple[str, ...] = ()
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "type": self.type,
+            "passed": self.passed,
+            "required": self.required,
+            "message": self.message,
+            "value": self.value,
+            "threshold": self.threshold,
+            "failures": list(self.failures),
+        }
+
+
+@dataclass
+class Evaluation:
+    """Everything computed for one run: per-query values and their aggregates."""
+
+    golden: GoldenSet
+    run: Run
+    scores: Scores
+    metrics: list[Metric]
+    policies: Policies
+    slice_fields: list[str]
+    overall: dict[Metric, Aggregate] = field(default_factory=dict)
+    by_slice: dict[str, dict[str, dict[Metric, Aggregate]]] = field(default_factory=dict)
+    latency: dict[str, float] = field(default_factory=dict)
+    baseline: Any = None  # evalframe.assess.baseline.Baseline when the run has one
+
+    @classmethod
+    def build(
+        cls,
+        golden: GoldenSet,
+        run: Run,
+        scores: Scores,
+        metrics: list[Metric],
+        policies: Policies,
+        slice_fields: Sequence[str] | None = None,
+        *,
+        bootstrap: int = 0,
+        seed: int = 0,
+        confidence: float = 0.95,
+    ) -> Evaluation:
+        """Aggregate overall and per slice; ``bootstrap`` resamples give each mean a CI."""
+        fields = list(slice_fields) if slice_fields is not None else golden.slice_fields()
+
+        def agg(values: np.ndarray) -> Aggregate:
+            return aggregate(values, bootstrap=bootstrap, seed=seed, confidence=confidence)
+
+        ev = cls(
+            golden=golden,
+            run=run,
+            scores=scores,
+            metrics=list(metrics),
+            policies=policies,
+            slice_fields=fields,
+        )
+        ev.overall = {m: agg(scores.values[m]) for m in metrics}
+        for name in fields:
+            groups = ev.slice_groups(name)
+            ev.by_slice[name] = {
+                value: {m: agg(scores.values[m][idx]) for m in metrics}
+                for value, idx in groups.items()
+            }
+        latencies = [r.latency_ms for r in run.rankings.values() if r.latency_ms is not None]
+        ev.latency = latency_summary(latencies)
+        return ev
+
+    def slice_groups(self, name: str) -> dict[str, np.ndarray]:
+        """Query indices per value of one slice field (queries without it are 'unset')."""
+        by_id = self.golden.by_id()
+        groups: dict[str, list[int]] = {}
+        for i, qid in enumerate(self.scores.query_ids):
+            groups.setdefault(slice_label(by_id[qid].metadata.get(name)), []).append(i)
+        return {k: np.asarray(v, dtype=np.int64) for k, v in sorted(groups.items())}
+
+    def per_query_value(self, m: Metric, qid: str) -> float:
+        idx = self.scores.query_ids.index(qid)
+        return float(self.scores.values[m][idx])
+
+
+class GateView:
+    """The read-only face of an :class:`Evaluation` that gate plugins see."""
+
+    def __init__(self, evaluation: Evaluation) -> None:
+        self._ev = evaluation
+
+    @property
+    def metrics(self) -> list[Metric]:
+        return list(self._ev.metrics)
+
+    def _metric(self, name: str | Metric, key: str) -> Metric:
+        m = parse_metric(name, key=key)
+        if m not in self._ev.scores.values:
+            listed = ", ".join(str(x) for x in self._ev.metrics)
+            raise ConfigError(
+                f"metric {str(m)!r} is not computed in this run",
+                key=key,
+                expected=f"one of: {listed}",
+                hint=f"add {str(m)!r} to metrics.measures",
+            )
+        return m
+
+    def aggregate(
+        self, name: str | Metric, where: Mapping[str, Any] | None = None, *, key: str = "gates"
+    ) -> Aggregate:
+        """Aggregate of a metric overall, or within the queries matching ``where``."""
+        m = self._metric(name, key)
+        if not where:
+            return self._ev.overall[m]
+        return aggregate(self._ev.scores.values[m][self.select(where, key=key)])
+
+    def per_query(
+        self, name: str | Metric, where: Mapping[str, Any] | None = None, *, key: str = "gates"
+    ) -> dict[str, float]:
+        m = self._metric(name, key)
+        idx = self.select(where, key=key) if where else np.arange(len(self._ev.scores.query_ids))
+        values = self._ev.scores.values[m]
+        return {self._ev.scores.query_ids[i]: float(values[i]) for i in idx}
+
+    @property
+    def baseline_name(self) -> str | None:
+        baseline = self._ev.baseline
+        return None if baseline is None else str(baseline.name)
+
+    def paired(
+        self, name: str | Metric, where: Mapping[str, Any] | None = None, *, key: str = "gates"
+    ) -> tuple[tuple[str, ...], np.ndarray, np.ndarray]:
+        """(query ids, baseline values, current values) for a metric, optionally in a slice.
+
+        A gate that needs a baseline raises a ConfigError naming ``key`` when
+        the run has none.
+        """
+        m = self._metric(name, key)
+        baseline = self._ev.baseline
+        if baseline is None:
+            raise ConfigError(
+                "this gate compares with a baseline, and the run has none",
+                key=key,
+                hint="set baseline=<name> (promote one with `evalframe baseline promote`)",
+            )
+        idx = self.select(where, key=key) if where else np.arange(len(self._ev.scores.query_ids))
+        ids = tuple(self._ev.scores.query_ids[i] for i in idx)
+        current = self._ev.scores.values[m][idx]
+        return ids, baseline.vector(str(m), ids), current
+
+    def slice_values(self, field: str, *, key: str = "gates") -> list[str]:
+        """The values a slice field takes (as the report labels them)."""
+        if not any(field in q.metadata for q in self._ev.golden.queries):
+            raise ConfigError(
+                f"slice field {field!r} is not in any golden query's metadata",
+                key=key,
+                expected=f"one of: {', '.join(self._ev.golden.slice_fields()) or '(none)'}",
+            )
+        return list(self._ev.slice_groups(field))
+
+    def select(self, where: Mapping[str, Any] | None, *, key: str = "gates") -> np.ndarray:
+        """Indices of queries whose metadata matches every ``field: value`` in ``where``."""
+        by_id = self._ev.golden.by_id()
+        wanted = {k: str(v) for k, v in (where or {}).items()}
+        for fname in wanted:
+            if not any(fname in q.metadata for q in self._ev.golden.queries):
+                raise ConfigError(
+                    f"slice field {fname!r} is not in any golden query's metadata",
+                    key=key,
+                    expected=f"one of: {', '.join(self._ev.golden.slice_fields()) or '(none)'}",
+                )
+        idx = [
+            i
+            for i, qid in enumerate(self._ev.scores.query_ids)
+            if all(slice_label(by_id[qid].metadata.get(f)) == v for f, v in wanted.items())
+        ]
+        return np.asarray(idx, dtype=np.int64)

@@ -1,0 +1,424 @@
+"""The run folder: the one module that writes what a run leaves on disk and reads it back.
+
+A run's folder is a format that other tools rely on (DVC tracks it, baselines
+copy it, ``compare``, ``rescore``, reports, the pytest fixture and trackers read
+it), so it has exactly one owner. Layout version 1::
+
+    config.yaml       the composed config the run used
+    run.trec          the rankings, TREC format (qid Q0 docid rank score tag)
+    per_query.jsonl   one record per golden query: values, status, expected, retrieved
+    metrics.json      flat aggregates, readable by `dvc metrics` and trackers
+    gates.json        the gate verdicts
+    summary.json      identity, counts, aggregates overall and per slice; its
+                      ``layout`` key is the version of this format
+    comparison.json   against a baseline, when one was given (and comparison.md)
+    job.json          in a ``-m`` sweep job only: how the job ended
+
+A sweep folder holds one run folder per job (named by job number) and
+``.evalframe-sweep.json``, which tells this sweep's jobs from an earlier
+sweep's in a reused folder. :class:`SweepFolder` reads and writes both.
+
+A folder written by a newer evalframe (a higher ``layout``) is refused with a
+message rather than misread; a folder without ``layout`` is version 1.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import math
+import time
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol
+
+from evalframe.core.errors import DataError
+from evalframe.core.io import (
+    atomic_write,
+    atomic_write_json,
+    atomic_write_jsonl,
+    read_jsonl,
+    read_trec_run,
+    require_file,
+    write_trec_run,
+)
+from evalframe.core.types import Ranking, Run
+from evalframe.plugin.hooks import SweepJob
+
+if TYPE_CHECKING:
+    from evalframe.assess.results import Evaluation
+
+__all__ = [
+    "FAIL",
+    "LAYOUT",
+    "NEGATIVE",
+    "PASS",
+    "WARN",
+    "RunData",
+    "RunFolder",
+    "StatusRule",
+    "SweepFolder",
+    "SweepJob",
+    "per_query_records",
+    "query_status",
+]
+
+#: The version of the run-folder layout this evalframe writes (``summary.json``'s ``layout``).
+LAYOUT = 1
+
+PASS, WARN, FAIL, NEGATIVE = "✓", "⚠", "✗", "–"
+
+
+class StatusRule(Protocol):
+    """How a query's status mark is decided (``report:`` in the config satisfies it)."""
+
+    @property
+    def criterion(self) -> str: ...
+    @property
+    def pass_at(self) -> float: ...
+    @property
+    def fail_below(self) -> float: ...
+
+
+def query_status(value: float | None, is_negative: bool, rule: StatusRule) -> str:
+    """✓ at or above ``pass_at``, ✗ below ``fail_below``, ⚠ between; – for a negative example."""
+    if is_negative:
+        return NEGATIVE
+    if value is None or math.isnan(value):
+        return WARN
+    if value >= rule.pass_at:
+        return PASS
+    if value < rule.fail_below:
+        return FAIL
+    return WARN
+
+
+def _extras(ranking: Any) -> dict[str, Any]:
+    """What a RAG or recommender system reported beside its ranking, when it did."""
+    if ranking is None:
+        return {}
+    fields = ("confidence", "answer", "tokens", "tool_calls")
+    return {f: getattr(ranking, f) for f in fields if getattr(ranking, f) is not None}
+
+
+def per_query_records(evaluation: Evaluation, rule: StatusRule) -> list[dict[str, Any]]:
+    """One record per golden query: values, status, expected and retrieved ids (trec order)."""
+    from evalframe.metrics.engine import trec_order
+
+    by_id = evaluation.golden.by_id()
+    crit = next((m for m in evaluation.metrics if str(m) == rule.criterion), None)
+    records: list[dict[str, Any]] = []
+    for i, qid in enumerate(evaluation.scores.query_ids):
+        gq = by_id[qid]
+        values = {str(m): float(v[i]) for m, v in evaluation.scores.values.items()}
+        ranking = evaluation.run.rankings.get(qid)
+        precision = evaluation.policies.score_precision
+        ordered = trec_order(ranking.pairs(), precision) if ranking is not None else []
+        value = values.get(str(crit)) if crit is not None else None
+        records.append(
+            {
+                "query_id": qid,
+                "text": gq.text,
+                "slices": {f: gq.metadata.get(f) for f in evaluation.slice_fields},
+                "metrics": values,
+                "status": query_status(value, gq.is_negative, rule),
+                "expected": sorted(gq.relevant),
+                "judgments": dict(sorted(gq.judgments.items())),
+                "retrieved": [d for d, _ in ordered],
+                "scores": [sc for _, sc in ordered],
+                "missing": ranking is None,
+                "latency_ms": ranking.latency_ms if ranking is not None else None,
+                **_extras(ranking),
+            }
+        )
+    return records
+
+
+@dataclass(frozen=True)
+class RunData:
+    """A stored run as the comparison and the baseline see it: per-query values and rankings."""
+
+    name: str
+    path: Path
+    query_ids: tuple[str, ...]
+    values: dict[str, dict[str, float]]  # metric -> query id -> value (NaN: skipped)
+    slices: dict[str, dict[str, str]]  # query id -> field -> label
+    retrieved: dict[str, list[str]]
+    expected: dict[str, list[str]]
+    golden_hash: str | None
+    policies: dict[str, Any]
+    metrics: tuple[str, ...] = ()
+
+    def renamed(self, name: str) -> RunData:
+        """The same data under another display name."""
+        return dataclasses.replace(self, name=name)
+
+    @classmethod
+    def from_records(
+        cls,
+        records: Iterator[tuple[int | None, dict[str, Any]]],
+        summary: dict[str, Any],
+        *,
+        name: str,
+        path: Path,
+        source: Path | None = None,
+    ) -> RunData:
+        """Build from per-query records (as written to, or read from, ``per_query.jsonl``)."""
+        values: dict[str, dict[str, float]] = {}
+        slices: dict[str, dict[str, str]] = {}
+        retrieved: dict[str, list[str]] = {}
+        expected: dict[str, list[str]] = {}
+        ids: list[str] = []
+        for line, record in records:
+            try:
+                qid = str(record["query_id"])
+                for metric, value in record["metrics"].items():
+                    values.setdefault(metric, {})[qid] = math.nan if value is None else float(value)
+                slices[qid] = {
+                    k: "unset" if v is None else str(v) for k, v in record.get("slices", {}).items()
+                }
+                retrieved[qid] = [str(d) for d in record.get("retrieved", [])]
+                expected[qid] = [str(d) for d in record.get("expected", [])]
+            except (KeyError, TypeError, ValueError, AttributeError):
+                raise DataError(
+                    "not a per-query record written by evalframe", path=source, line=line
+                ) from None
+            ids.append(qid)
+        return cls(
+            name=name,
+            path=path,
+            query_ids=tuple(ids),
+            values=values,
+            slices=slices,
+            retrieved=retrieved,
+            expected=expected,
+            golden_hash=summary.get("golden_set", {}).get("content_hash"),
+            policies=summary.get("policies", {}),
+            metrics=tuple(summary.get("metrics", [])),
+        )
+
+
+@dataclass(frozen=True)
+class RunFolder:
+    """A run's folder on disk: the names of its files, and reading and writing them."""
+
+    path: Path
+
+    CONFIG: ClassVar[str] = "config.yaml"
+    RUN: ClassVar[str] = "run.trec"
+    PER_QUERY: ClassVar[str] = "per_query.jsonl"
+    METRICS: ClassVar[str] = "metrics.json"
+    GATES: ClassVar[str] = "gates.json"
+    SUMMARY: ClassVar[str] = "summary.json"
+    COMPARISON: ClassVar[str] = "comparison.json"
+    COMPARISON_MD: ClassVar[str] = "comparison.md"
+    JOB: ClassVar[str] = "job.json"
+    #: What a baseline keeps of a run.
+    BASELINE_FILES: ClassVar[tuple[str, ...]] = (PER_QUERY, METRICS, SUMMARY, CONFIG)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "path", Path(self.path))
+
+    @classmethod
+    def is_run(cls, path: Path) -> bool:
+        """Whether ``path`` looks like a finished run's folder (it has a summary)."""
+        return (Path(path) / cls.SUMMARY).is_file()
+
+    def file(self, name: str) -> Path:
+        return self.path / name
+
+    def require(self, name: str, what: str) -> Path:
+        return require_file(self.path / name, what=what)
+
+    # -- reading ---------------------------------------------------------------
+
+    def _json(self, name: str, what: str) -> dict[str, Any]:
+        path = self.require(name, what)
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+        except ValueError as exc:
+            raise DataError(f"the {what} is not valid JSON ({exc})", path=path) from None
+        if not isinstance(data, dict):
+            raise DataError(f"the {what} must be a JSON object", path=path)
+        return data
+
+    def summary(self) -> dict[str, Any]:
+        """``summary.json``, refused when a newer evalframe wrote it in a layout we cannot read."""
+        data = self._json(self.SUMMARY, "run summary")
+        layout = data.get("layout", 1)
+        if not isinstance(layout, int) or layout > LAYOUT:
+            raise DataError(
+                f"this run folder has layout {layout!r}, newer than this evalframe reads "
+                f"(layout {LAYOUT})",
+                path=self.file(self.SUMMARY),
+                hint="upgrade evalframe to read it",
+            )
+        return data
+
+    def metrics(self) -> dict[str, Any]:
+        return self._json(self.METRICS, "run metrics")
+
+    def gates(self) -> dict[str, Any]:
+        """``gates.json``, or an empty verdict list when the run wrote none."""
+        if not self.file(self.GATES).is_file():
+            return {}
+        return self._json(self.GATES, "run gates")
+
+    def comparison(self) -> dict[str, Any] | None:
+        if not self.file(self.COMPARISON).is_file():
+            return None
+        return self._json(self.COMPARISON, "comparison")
+
+    def per_query(self) -> Iterator[tuple[int, dict[str, Any]]]:
+        """``(line, record)`` for each record of ``per_query.jsonl``."""
+        path = self.require(self.PER_QUERY, "per-query results")
+        for line, record in read_jsonl(path, what="per-query results"):
+            if not isinstance(record, dict):
+                raise DataError("not a per-query record written by evalframe", path=path, line=line)
+            yield line, record
+
+    def data(self, name: str | None = None) -> RunData:
+        """Per-query values and rankings, for a comparison or a baseline."""
+        summary = self.summary()
+        return RunData.from_records(
+            self.per_query(),
+            summary,
+            name=name or self.path.name,
+            path=self.path,
+            source=self.file(self.PER_QUERY),
+        )
+
+    def run(self) -> Run:
+        """The rankings, with latencies, empty rankings and missing queries restored.
+
+        ``per_query.jsonl`` keeps what ``run.trec`` cannot say (a query that was
+        answered with nothing, latency); ``run.trec`` alone is the fallback.
+        """
+        if not self.file(self.PER_QUERY).is_file():
+            return read_trec_run(self.require(self.RUN, "stored run"))
+        rankings: dict[str, Ranking] = {}
+        for line, record in self.per_query():
+            try:
+                if record.get("missing"):
+                    continue
+                rankings[str(record["query_id"])] = Ranking(
+                    query_id=str(record["query_id"]),
+                    doc_ids=tuple(record["retrieved"]),
+                    scores=tuple(float(s) for s in record["scores"]),
+                    latency_ms=record.get("latency_ms"),
+                    confidence=record.get("confidence"),
+                    answer=record.get("answer"),
+                    tokens=record.get("tokens"),
+                    tool_calls=record.get("tool_calls"),
+                )
+            except (KeyError, TypeError, ValueError, AttributeError) as exc:
+                raise DataError(
+                    "this is not a per-query record written by evalframe",
+                    path=self.file(self.PER_QUERY),
+                    line=line,
+                    got=f"{type(exc).__name__}: {exc}",
+                ) from None
+        return Run(rankings=rankings, metadata={"source": str(self.path), "rescored": True})
+
+    def job(self) -> dict[str, Any]:
+        """``job.json`` of a sweep job (empty when absent or unreadable)."""
+        return _read_json(self.file(self.JOB))
+
+    # -- writing (each file atomically: temp file, then rename) ---------------
+
+    def write_json(self, name: str, payload: Any) -> Path:
+        return atomic_write_json(self.file(name), payload)
+
+    def write_jsonl(self, name: str, records: Any) -> Path:
+        return atomic_write_jsonl(self.file(name), records)
+
+    def write_text(self, name: str, text: str) -> Path:
+        return atomic_write(self.file(name), text)
+
+    def write_run(self, run: Run, tag: str) -> Path:
+        return write_trec_run(self.file(self.RUN), run, tag=tag)
+
+
+def _read_json(path: Path) -> dict[str, Any]:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+@dataclass(frozen=True)
+class SweepFolder:
+    """A ``-m`` sweep's folder: one run folder per job, plus the sweep's own marker."""
+
+    path: Path
+    #: ``{"id": hex, "started": unix seconds}``, written when the sweep starts. A
+    #: folder reused by a second sweep (``hydra.sweep.dir=fixed``) keeps the first
+    #: sweep's job folders; only jobs that carry the current id are this sweep's.
+    MARKER: ClassVar[str] = ".evalframe-sweep.json"
+
+    def start(self) -> None:
+        """Mark a new sweep in this folder."""
+        self.path.mkdir(parents=True, exist_ok=True)
+        atomic_write_json(self.path / self.MARKER, {"id": uuid.uuid4().hex, "started": time.time()})
+
+    def marker(self) -> dict[str, Any]:
+        return _read_json(self.path / self.MARKER)
+
+    @staticmethod
+    def record_job(job_dir: Path, exit_code: int, error: str | None = None) -> None:
+        """Record how one sweep job ended, for :meth:`jobs` in the launching process."""
+        sweep_id = _read_json(job_dir.parent / SweepFolder.MARKER).get("id")
+        atomic_write_json(
+            job_dir / RunFolder.JOB, {"exit_code": exit_code, "error": error, "sweep_id": sweep_id}
+        )
+
+    def _belongs(self, job_dir: Path, record: dict[str, Any], sweep: dict[str, Any]) -> bool:
+        if not sweep.get("id"):
+            return True  # a folder from before sweeps had ids: take every job
+        if record:
+            return bool(record.get("sweep_id") == sweep["id"])
+        # no job.json: a job that crashed hard; it is ours if Hydra set it up after we started
+        try:
+            return (job_dir / ".hydra").stat().st_mtime >= float(sweep.get("started", 0)) - 1
+        except OSError:
+            return False
+
+    def jobs(self) -> list[SweepJob]:
+        """This sweep's job folders (named by job number), in job order."""
+        found: list[SweepJob] = []
+        if not self.path.is_dir():
+            return found
+        sweep = self.marker()
+        for child in self.path.iterdir():
+            if not (child.is_dir() and child.name.isdigit()):
+                continue
+            record = _read_json(child / RunFolder.JOB)
+            if not self._belongs(child, record, sweep):
+                continue
+            summary = _read_json(child / RunFolder.SUMMARY)
+            code = record.get("exit_code", summary.get("exit_code"))
+            found.append(
+                SweepJob(
+                    num=int(child.name),
+                    output_dir=child.resolve(),
+                    overrides=_overrides(child),
+                    exit_code=code if isinstance(code, int) else None,
+                    summary=summary,
+                    error=record.get("error"),
+                )
+            )
+        return sorted(found, key=lambda j: j.num)
+
+
+def _overrides(job_dir: Path) -> tuple[str, ...]:
+    """The job's own overrides, from the ``.hydra/overrides.yaml`` Hydra writes."""
+    path = job_dir / ".hydra" / "overrides.yaml"
+    if not path.is_file():
+        return ()
+    from omegaconf import OmegaConf
+
+    data = OmegaConf.to_container(OmegaConf.load(path))
+    return tuple(str(x) for x in data) if isinstance(data, list) else ()

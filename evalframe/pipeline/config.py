@@ -1,0 +1,250 @@
+"""The experiment config schema, validated once at the boundary.
+
+Hydra composes YAML into a plain mapping; :func:`validate_experiment` turns it
+into a frozen :class:`Experiment` in one go: the top-level shape, every metric
+string, and every plugin's own settings (against its pydantic model). All of
+that happens before anything slow runs, and every error names its config key.
+
+Plugins are selected by registry name (``retriever: {name: bm25, k1: 1.2}``),
+never by ``_target_`` import paths: a name survives refactors and can be
+listed, suggested and documented.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from evalframe.assess.gates import GateSpec, parse_gate_specs
+from evalframe.core.errors import ConfigError
+from evalframe.metrics import Metric, Policies, parse_metrics
+from evalframe.plugin.protocols import PluginContext
+from evalframe.plugin.registry import (
+    CORPORA,
+    DATASETS,
+    GATES,
+    RETRIEVERS,
+    TRACKERS,
+    PluginSpec,
+    Registry,
+    configure,
+    format_validation_error,
+)
+
+__all__ = [
+    "Experiment",
+    "MetricsSection",
+    "OutputSection",
+    "ReportSection",
+    "ResolvedPlugin",
+    "resolve_trackers",
+    "validate_experiment",
+]
+
+
+class _Section(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class MetricsSection(_Section):
+    """``metrics:`` the measures to compute and the policies that shape them."""
+
+    measures: list[str] = Field(min_length=1, description="canonical metric strings")
+    policies: Policies = Field(default_factory=Policies)
+
+
+class ReportSection(_Section):
+    """``report:`` how the terminal report marks and lists queries."""
+
+    criterion: str = Field("RR", description="per-query metric behind the ✓/⚠/✗ marks")
+    pass_at: float = Field(1.0, description="✓ when the criterion is at least this")
+    fail_below: float = Field(0.5, description="✗ (a failed query) when below this")
+    max_queries: int = Field(50, ge=0, description="per-query lines to print (0: none)")
+    max_failed: int = Field(10, ge=0, description="failed queries to detail")
+    show_k: int = Field(5, ge=1, description="retrieved ids to show for a failed query")
+
+
+class StatsSection(_Section):
+    """``stats:`` how uncertainty in the means is estimated."""
+
+    bootstrap: int = Field(1000, ge=0, description="bootstrap resamples for CIs (0: none)")
+    confidence: float = Field(0.95, gt=0, lt=1, description="confidence level of the CIs")
+    seed: int = Field(0, description="random seed: the same seed gives the same CIs")
+
+
+class CacheSection(_Section):
+    """``cache:`` what is reused between runs."""
+
+    retrieval: bool = Field(
+        True, description="reuse cached rankings (keyed by retriever, config, corpus, query, k)"
+    )
+
+
+class CompareSection(_Section):
+    """``compare:`` how a run is compared with its baseline."""
+
+    correction: Literal["holm", "bh"] = Field("holm", description="multiple-comparison correction")
+    alpha: float = Field(0.05, gt=0, lt=1, description="significance level of the verdicts")
+    allow_mismatch: bool = Field(
+        False, description="compare even if the golden set or metric policies differ"
+    )
+
+
+class OutputSection(_Section):
+    """``output:`` where results and caches go."""
+
+    dir: str = Field(description="run directory (Hydra's run dir by default)")
+    cache_dir: str = Field(description="shared cache for indexes and retrieval results")
+    run_tag: str = Field("evalframe", description="tag column of the written TREC run")
+
+
+class _Schema(_Section):
+    experiment: str = Field(description="the experiment's name (set by +experiment=...)")
+    description: str = ""
+    dataset: dict[str, Any]
+    corpus: dict[str, Any] | None = None
+    retriever: dict[str, Any]
+    depth: int = Field(100, ge=1, description="documents retrieved per query")
+    metrics: MetricsSection
+    gates: dict[str, Any] = Field(default_factory=dict)
+    tracking: dict[str, Any] = Field(default_factory=lambda: {"name": "none"})
+    slices: list[str] | None = Field(None, description="slice fields; null = every metadata field")
+    report: ReportSection = Field(default_factory=ReportSection)
+    stats: StatsSection = Field(default_factory=StatsSection)
+    cache: CacheSection = Field(default_factory=CacheSection)
+    baseline: str | None = Field(None, description="baseline name (or run folder) to compare with")
+    baselines_dir: str = Field("baselines", description="where baseline names are looked up")
+    compare: CompareSection = Field(default_factory=CompareSection)
+    output: OutputSection
+
+
+@dataclass(frozen=True)
+class ResolvedPlugin:
+    """A plugin chosen by name, with its validated config and the key it came from."""
+
+    spec: PluginSpec
+    config: BaseModel | None
+    key: str
+
+
+@dataclass(frozen=True)
+class Experiment:
+    """A fully validated experiment: what the pipeline runs."""
+
+    name: str
+    description: str
+    dataset: ResolvedPlugin
+    corpus: ResolvedPlugin | None
+    retriever: ResolvedPlugin
+    trackers: tuple[ResolvedPlugin, ...]
+    depth: int
+    metrics: tuple[Metric, ...]
+    policies: Policies
+    gates: tuple[GateSpec, ...]
+    slices: tuple[str, ...] | None
+    report: ReportSection
+    stats: StatsSection
+    cache_retrieval: bool
+    baseline: str | None
+    baselines_dir: Path
+    compare: CompareSection
+    output_dir: Path
+    cache_dir: Path
+    run_tag: str
+    raw: Mapping[str, Any]
+
+
+def _resolve(registry: Registry[Any], node: Mapping[str, Any], key: str) -> ResolvedPlugin:
+    params = dict(node)
+    name = params.pop("name", None)
+    if not isinstance(name, str) or not name:
+        raise ConfigError(
+            f"no {registry.kind} selected",
+            key=f"{key}.name",
+            expected=f"one of: {', '.join(registry.names())}",
+            got=repr(name),
+            hint=f"pick one with {key}=<name> on the command line or `name:` in YAML",
+        )
+    spec = registry.get(name, key=f"{key}.name")
+    return ResolvedPlugin(spec=spec, config=configure(spec, params, key), key=key)
+
+
+def resolve_trackers(tracking: Mapping[str, Any]) -> tuple[ResolvedPlugin, ...]:
+    """The ``tracking`` section as trackers to build: none for ``name: none``."""
+    if tracking.get("name") in (None, "none"):
+        return ()
+    return (_resolve(TRACKERS, tracking, "tracking"),)
+
+
+def validate_experiment(raw: Mapping[str, Any]) -> Experiment:
+    """Validate a composed config (a plain, resolved mapping) into an :class:`Experiment`."""
+    try:
+        schema = _Schema.model_validate(dict(raw))
+    except ValidationError as exc:
+        raise ConfigError(
+            "invalid configuration: "
+            + format_validation_error(exc, "").replace(": .", ": ").lstrip("."),
+            hint="fix the key in your experiment YAML or on the command line; "
+            "`python -m evalframe +experiment=NAME --cfg job` prints the composed config",
+        ) from None
+    metrics = parse_metrics(schema.metrics.measures, key="metrics.measures")
+    trackers = resolve_trackers(schema.tracking)
+    corpus = None
+    if schema.corpus is not None and schema.corpus.get("name") not in (None, "none"):
+        corpus = _resolve(CORPORA, schema.corpus, "corpus")
+    gates = tuple(parse_gate_specs(schema.gates))
+    criterion = parse_metrics([schema.report.criterion], key="report.criterion")[0]
+    if criterion not in metrics:
+        raise ConfigError(
+            f"the report criterion {str(criterion)!r} is not among the computed metrics",
+            key="report.criterion",
+            expected=f"one of: {', '.join(str(m) for m in metrics)}",
+            hint="add it to metrics.measures or pick another criterion",
+        )
+    _check_gates(gates, metrics)
+    return Experiment(
+        name=schema.experiment,
+        description=schema.description,
+        dataset=_resolve(DATASETS, schema.dataset, "dataset"),
+        corpus=corpus,
+        retriever=_resolve(RETRIEVERS, schema.retriever, "retriever"),
+        trackers=trackers,
+        depth=schema.depth,
+        metrics=tuple(metrics),
+        policies=schema.metrics.policies,
+        gates=gates,
+        slices=tuple(schema.slices) if schema.slices is not None else None,
+        report=schema.report.model_copy(update={"criterion": str(criterion)}),
+        stats=schema.stats,
+        cache_retrieval=schema.cache.retrieval,
+        baseline=schema.baseline,
+        baselines_dir=Path(schema.baselines_dir),
+        compare=schema.compare,
+        output_dir=Path(schema.output.dir),
+        cache_dir=Path(schema.output.cache_dir).expanduser(),
+        run_tag=schema.output.run_tag,
+        raw=dict(raw),
+    )
+
+
+def _check_gates(gates: tuple[GateSpec, ...], metrics: list[Metric]) -> None:
+    """Validate every gate's settings and metrics now, not after a long retrieval."""
+    for g in gates:
+        key = f"gates.{g.name}"
+        spec = GATES.get(g.type, key=f"{key}.type")
+        gate = spec.obj(configure(spec, g.params, key), PluginContext(config_key=key))
+        needed = getattr(gate, "required_metrics", None)
+        for i, name in enumerate(needed() if callable(needed) else []):
+            m = parse_metrics([name], key=f"{key}.metric")[0]
+            if m not in metrics:
+                raise ConfigError(
+                    f"gate {g.name!r} needs metric {str(m)!r}, which is not computed",
+                    key=f"{key}.metric" if i == 0 else key,
+                    expected=f"one of: {', '.join(str(x) for x in metrics)}",
+                    hint=f"add {str(m)!r} to metrics.measures, e.g. "
+                    f"'metrics.measures=[{', '.join([*(str(x) for x in metrics), str(m)])}]'",
+                )

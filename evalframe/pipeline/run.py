@@ -1,0 +1,355 @@
+"""The pipeline: load golden set -> retrieve -> score -> aggregate -> gate -> write -> report.
+
+It wires validated plugins together and emits lifecycle hooks; it knows no
+tracker, no file format and no retriever by name. Results are written to the
+run directory (atomically) before ``on_run_end`` so a tracker outage never
+loses them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol
+
+from evalframe import __version__
+from evalframe.assess.gates import run_gates, verdict
+from evalframe.assess.results import Evaluation, GateResult
+from evalframe.assess.runfolder import LAYOUT, RunData, RunFolder, per_query_records
+from evalframe.core.errors import EXIT_GATE_FAILED, EXIT_OK, ConfigError, PluginError
+from evalframe.core.types import Corpus, GoldenSet, Run
+from evalframe.metrics import evaluate
+from evalframe.pipeline.config import Experiment, ResolvedPlugin
+from evalframe.plugin.hooks import HookRelay, RunContext, RunOutcome
+from evalframe.plugin.protocols import CorpusLoader, DatasetLoader, PluginContext, Retriever
+from evalframe.retrieval.retrieve import retrieve_all, run_cache
+
+if TYPE_CHECKING:
+    from evalframe.assess.compare import Comparison
+
+__all__ = ["PipelineResult", "Reporter", "load_golden", "run_experiment", "score_and_report"]
+
+
+@dataclass
+class PipelineResult:
+    """What a finished run produced, for reporters, the CLI and tests.
+
+    ``report`` is the text a terminal reporter rendered (empty when none ran);
+    ``comparison`` is the paired comparison with the baseline, when one was given.
+    """
+
+    exit_code: int
+    evaluation: Evaluation
+    gates: list[GateResult]
+    outputs: dict[str, Path] = field(default_factory=dict)
+    report: str = ""
+    experiment: Experiment | None = None
+    comparison: Comparison | None = None
+    records: list[dict[str, Any]] = field(default_factory=list)  # as in per_query.jsonl
+
+
+class Reporter(Protocol):
+    """Turns a finished run into something people read (the terminal report, a page).
+
+    The pipeline calls each reporter after the run's files are written and
+    before ``on_run_end``, so a tracker sees whatever a reporter wrote. Reports
+    live in a layer above the pipeline; the caller (the command line, the
+    Python API) chooses them.
+    """
+
+    def __call__(self, result: PipelineResult) -> None: ...
+
+
+def _build(plugin: ResolvedPlugin, context: PluginContext, protocol: type) -> Any:
+    instance = plugin.spec.obj(plugin.config, context)
+    if not isinstance(instance, protocol):
+        raise PluginError(
+            f"{plugin.spec.kind} plugin {plugin.spec.name!r} ({plugin.spec.module}) does not "
+            f"satisfy the {protocol.__name__} protocol",
+            hint=f"see evalframe.plugin.protocols.{protocol.__name__} for the methods it must have",
+        )
+    return instance
+
+
+def _flat_metrics(evaluation: Evaluation, gates: list[GateResult]) -> dict[str, float | int]:
+    """Flat numeric keys, so ``dvc metrics diff`` and MLflow can read them as they are."""
+    flat: dict[str, float | int] = {"queries": len(evaluation.golden)}
+    for m, agg in evaluation.overall.items():
+        flat[str(m)] = agg.mean
+        flat[f"{m}.std"] = agg.std
+        flat[f"{m}.n"] = agg.n
+        flat[f"{m}.ci_low"] = agg.ci_low
+        flat[f"{m}.ci_high"] = agg.ci_high
+    for fname, groups in evaluation.by_slice.items():
+        for value, aggs in groups.items():
+            for m, agg in aggs.items():
+                flat[f"slice.{fname}.{value}.{m}"] = agg.mean
+                flat[f"slice.{fname}.{value}.{m}.n"] = agg.n
+    for stat, ms in evaluation.latency.items():
+        flat[f"latency.{stat}"] = ms
+    flat["gates.passed"] = sum(1 for g in gates if g.passed)
+    flat["gates.failed"] = sum(1 for g in gates if not g.passed)
+    return flat
+
+
+def _write_outputs(
+    exp: Experiment,
+    evaluation: Evaluation,
+    gates: list[GateResult],
+    exit_code: int,
+    records: list[dict[str, Any]],
+) -> tuple[dict[str, Path], dict[str, Any]]:
+    from omegaconf import OmegaConf
+
+    from evalframe.golden.dvcinfo import DvcRecord
+    from evalframe.golden.dvcinfo import lookup as dvc_lookup
+
+    folder = RunFolder(exp.output_dir)
+    folder.path.mkdir(parents=True, exist_ok=True)
+    files = {
+        "config": folder.write_text(
+            folder.CONFIG, OmegaConf.to_yaml(OmegaConf.create(dict(exp.raw)))
+        ),
+        "run": folder.write_run(evaluation.run, tag=exp.run_tag),
+        "per_query": folder.write_jsonl(folder.PER_QUERY, records),
+        "metrics": folder.write_json(folder.METRICS, _flat_metrics(evaluation, gates)),
+        "gates": folder.write_json(
+            folder.GATES, {"passed": verdict(gates), "gates": [g.as_dict() for g in gates]}
+        ),
+    }
+    golden = evaluation.golden
+    golden_path = golden.provenance.get("path") or getattr(exp.dataset.config, "path", None)
+    dvc = (dvc_lookup(golden_path) if golden_path else DvcRecord()).as_summary()
+    summary = {
+        "layout": LAYOUT,
+        "experiment": exp.name,
+        "evalframe_version": __version__,
+        "exit_code": exit_code,
+        "golden_set": {
+            "name": golden.name,
+            "content_hash": golden.content_hash,
+            "queries": len(golden),
+            "negatives": sum(1 for q in golden if q.is_negative),
+            "provenance": golden.provenance,
+            **dvc,  # dvc_md5, dvc_file: the DVC-versioned identity of this golden set
+        },
+        "retriever": exp.retriever.spec.name,
+        "depth": exp.depth,
+        "metrics": [str(m) for m in evaluation.metrics],
+        "policies": evaluation.policies.model_dump(),
+        "counts": {
+            "missing_queries": list(evaluation.scores.missing),
+            "extra_queries_in_run": evaluation.scores.extra_queries,
+            "skipped": {str(m): n for m, n in evaluation.scores.skipped.items()},
+        },
+        "overall": {str(m): a.as_dict() for m, a in evaluation.overall.items()},
+        "by_slice": {
+            f: {v: {str(m): a.as_dict() for m, a in aggs.items()} for v, aggs in groups.items()}
+            for f, groups in evaluation.by_slice.items()
+        },
+        "latency": evaluation.latency,
+        "retrieval_cache": evaluation.run.metadata.get("cache"),
+        "gates_passed": verdict(gates),
+    }
+    files["summary"] = folder.write_json(folder.SUMMARY, summary)
+    return files, summary
+
+
+def _load_baseline(exp: Experiment, evaluation: Evaluation) -> Any:
+    """The configured baseline, refused if it judged other queries or used other policies."""
+    from evalframe.assess.baseline import load_baseline
+
+    assert exp.baseline is not None  # checked by the caller
+    baseline = load_baseline(exp.baseline, exp.baselines_dir)
+    if not exp.compare.allow_mismatch:
+        if baseline.golden_hash != evaluation.golden.content_hash:
+            raise ConfigError(
+                f"baseline {baseline.name!r} was scored on another golden set "
+                f"({baseline.golden_hash}, this run: {evaluation.golden.content_hash})",
+                key="baseline",
+                hint="promote a new baseline on this golden set, or set "
+                "compare.allow_mismatch=true to compare the shared queries",
+            )
+        if baseline.policies != evaluation.policies.model_dump():
+            raise ConfigError(
+                f"baseline {baseline.name!r} used other metric policies ({baseline.policies})",
+                key="baseline",
+                hint="use the same metrics.policies, or set compare.allow_mismatch=true",
+            )
+    return baseline
+
+
+def _compare_with_baseline(
+    exp: Experiment,
+    baseline: Any,
+    records: list[dict[str, Any]],
+    summary: dict[str, Any],
+    outputs: dict[str, Path],
+) -> Comparison:
+    """Compare this run (from memory) with its baseline; write comparison.json/.md."""
+    from evalframe.assess.compare import compare_runs, render_comparison
+
+    folder = RunFolder(exp.output_dir)
+    this_run = RunData.from_records(
+        ((None, r) for r in records), summary, name="this run", path=folder.path
+    )
+    comparison = compare_runs(
+        (baseline.data or RunFolder(baseline.path).data()).renamed(
+            f"baseline {baseline.path.name}"
+        ),
+        this_run,
+        correction=exp.compare.correction,
+        alpha=exp.compare.alpha,
+        seed=exp.stats.seed,
+        resamples=max(exp.stats.bootstrap, 200),
+    )
+    outputs["comparison"] = folder.write_json(folder.COMPARISON, comparison.as_dict())
+    outputs["comparison_md"] = folder.write_text(
+        folder.COMPARISON_MD, render_comparison(comparison, markdown=True) + "\n"
+    )
+    return comparison
+
+
+def _check_views(exp: Experiment, golden: GoldenSet) -> None:
+    """A metric on a view the golden set lacks fails now, not after a long retrieval."""
+    for i, m in enumerate(exp.metrics):
+        if m.view is not None and m.view not in golden.projections:
+            raise ConfigError(
+                f"metric {str(m)!r} is scored on view {m.view!r}, which golden set "
+                f"{golden.name!r} does not declare",
+                key=f"metrics.measures[{i}]",
+                expected=f"one of: {', '.join(sorted(golden.projections)) or '(no views)'}",
+            )
+
+
+def load_golden(exp: Experiment) -> tuple[GoldenSet, Corpus | None]:
+    """Load the corpus (if configured) and the golden set, and check metric views."""
+    corpus: Corpus | None = None
+    if exp.corpus is not None:
+        loader = _build(
+            exp.corpus, PluginContext(cache_dir=exp.cache_dir, config_key="corpus"), CorpusLoader
+        )
+        corpus = loader.load()
+    dataset = _build(
+        exp.dataset,
+        PluginContext(corpus=corpus, cache_dir=exp.cache_dir, config_key="dataset"),
+        DatasetLoader,
+    )
+    golden = dataset.load()
+    _check_views(exp, golden)
+    return golden, corpus
+
+
+def _plugin_metadata(exp: Experiment) -> dict[str, Any]:
+    """Who ran: each plugin's name, distribution and version (for trackers' tags)."""
+    chosen = {"dataset": exp.dataset, "retriever": exp.retriever, "corpus": exp.corpus}
+    return {
+        kind: {
+            "name": p.spec.name,
+            "distribution": p.spec.distribution,
+            "version": p.spec.version,
+        }
+        for kind, p in chosen.items()
+        if p is not None
+    }
+
+
+def run_experiment(
+    exp: Experiment,
+    *,
+    reporters: Sequence[Reporter] = (),
+    progress: bool = True,
+    metadata: dict[str, Any] | None = None,
+) -> PipelineResult:
+    """Run one validated experiment end to end, then hand the result to each reporter.
+
+    ``metadata`` is handed to trackers in :class:`RunContext` (Hydra's choices,
+    the sweep this job belongs to); the plugins and baseline are added here.
+    """
+    context = RunContext(
+        experiment=exp.name,
+        output_dir=exp.output_dir,
+        config=dict(exp.raw),
+        metadata={
+            **(metadata or {}),
+            "plugins": _plugin_metadata(exp),
+            "baseline": exp.baseline,
+        },
+    )
+    relay = HookRelay.build(exp.trackers)
+    relay.emit("on_run_start", context)
+    try:
+        golden, corpus = load_golden(exp)
+        retriever = _build(
+            exp.retriever,
+            PluginContext(corpus=corpus, cache_dir=exp.cache_dir, config_key="retriever"),
+            Retriever,
+        )
+        cache = (
+            run_cache(exp.retriever.spec, exp.retriever.config, corpus, retriever, exp.cache_dir)
+            if exp.cache_retrieval
+            else None
+        )
+        run = retrieve_all(
+            retriever,
+            golden,
+            exp.depth,
+            name=exp.retriever.spec.name,
+            progress=progress,
+            cache=cache,
+        )
+        if cache is not None:
+            stats = {"hits": cache.hits, "misses": cache.misses}
+            run = run.model_copy(update={"metadata": {**run.metadata, "cache": stats}})
+        relay.emit("on_retrieval_done", context, run)
+        return score_and_report(exp, golden, run, relay, context, reporters)
+    except BaseException as exc:
+        relay.emit("on_error", context, exc)
+        raise
+
+
+def score_and_report(
+    exp: Experiment,
+    golden: GoldenSet,
+    run: Run,
+    relay: HookRelay,
+    context: RunContext,
+    reporters: Sequence[Reporter] = (),
+) -> PipelineResult:
+    """Score a run, gate it, compare it, write the outputs, report: everything after retrieval.
+
+    ``rescore`` calls this directly on a stored run, so a re-scored run and a
+    fresh one go through exactly the same steps.
+    """
+    scores = evaluate(list(exp.metrics), golden, run, exp.policies)
+    evaluation = Evaluation.build(
+        golden,
+        run,
+        scores,
+        list(exp.metrics),
+        exp.policies,
+        list(exp.slices) if exp.slices is not None else None,
+        bootstrap=exp.stats.bootstrap,
+        seed=exp.stats.seed,
+        confidence=exp.stats.confidence,
+    )
+    relay.emit("on_scored", context, evaluation)
+    if exp.baseline is not None:
+        evaluation.baseline = _load_baseline(exp, evaluation)
+
+    gates = run_gates(list(exp.gates), evaluation)
+    relay.emit("on_gated", context, gates)
+    exit_code = EXIT_OK if verdict(gates) else EXIT_GATE_FAILED
+
+    records = per_query_records(evaluation, exp.report)
+    outputs, summary = _write_outputs(exp, evaluation, gates, exit_code, records)
+    result = PipelineResult(exit_code, evaluation, gates, outputs, experiment=exp, records=records)
+    if evaluation.baseline is not None:
+        result.comparison = _compare_with_baseline(
+            exp, evaluation.baseline, records, summary, outputs
+        )
+    for reporter in reporters:
+        reporter(result)
+    relay.emit("on_run_end", context, RunOutcome(exit_code=exit_code, outputs=outputs))
+    return result

@@ -1,0 +1,102 @@
+"""What a plugin must look like, written as Protocols.
+
+A plugin is a small class (or, for metrics, a function) that satisfies one of
+these. It is constructed as ``Plugin(config, context)`` where ``config`` is its
+own frozen pydantic model and ``context`` gives it what the pipeline already
+loaded (the corpus, a cache directory).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+
+from pydantic import BaseModel, ConfigDict
+
+from evalframe.core.types import Corpus, GoldenSet, Ranking
+
+if TYPE_CHECKING:
+    from evalframe.assess.results import GateResult, GateView
+
+__all__ = [
+    "CorpusLoader",
+    "DatasetLoader",
+    "Gate",
+    "PluginConfig",
+    "PluginContext",
+    "Query",
+    "Retriever",
+    "Tracker",
+]
+
+
+class PluginConfig(BaseModel):
+    """Base for every plugin's config: frozen, and unknown keys are errors.
+
+    ``extra="forbid"`` is what turns a typo such as ``retriever.k11`` into an
+    error that names the key instead of a silently ignored setting.
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class Query(BaseModel):
+    """What a retriever sees of a golden query: never its judgments."""
+
+    model_config = ConfigDict(frozen=True)
+
+    id: str
+    text: str
+    metadata: dict[str, Any] = {}
+
+
+@dataclass(frozen=True)
+class PluginContext:
+    """What the pipeline hands a plugin at construction time."""
+
+    corpus: Corpus | None = None
+    cache_dir: Path = field(default_factory=lambda: Path(".evalframe-cache"))
+    config_key: str = ""
+
+
+@runtime_checkable
+class Retriever(Protocol):
+    """Returns a ranking for one query: at most ``k`` documents, best first.
+
+    Return ``None`` when the system has no answer at all for the query (it is
+    then *missing* and ``metrics.policies.missing_query`` applies); return an
+    empty ranking when it answered with nothing.
+
+    Optional: ``cache_identity() -> JSON-able value``, for what changes the
+    rankings but is not in the plugin's config or the corpus: the contents of
+    a model folder or a catalogue file named by path. It joins the retrieval
+    cache key, so changing those files is never answered from a stale cache.
+    """
+
+    def retrieve(self, query: Query, k: int) -> Ranking | None: ...
+
+
+@runtime_checkable
+class DatasetLoader(Protocol):
+    """Reads a golden set from wherever it lives."""
+
+    def load(self) -> GoldenSet: ...
+
+
+@runtime_checkable
+class CorpusLoader(Protocol):
+    """Reads the documents a retriever searches."""
+
+    def load(self) -> Corpus: ...
+
+
+@runtime_checkable
+class Gate(Protocol):
+    """Turns scored results into a pass/fail verdict with a reason."""
+
+    def evaluate(self, view: GateView) -> GateResult: ...
+
+
+class Tracker(Protocol):
+    """Receives lifecycle hooks. Every hook is optional; see :mod:`evalframe.plugin.hooks`."""

@@ -1,0 +1,138 @@
+"""Contract test suites that every plugin's tests subclass.
+
+A contract is written as a spec: each test is one rule, and a failure names
+the plugin and the rule it broke. Subclass, set ``plugin_name``, and provide
+two fixtures::
+
+    class TestBM25Contract(RetrieverContract):
+        plugin_name = "bm25"
+
+        @pytest.fixture
+        def retriever(self, tmp_path):
+            return BM25Retriever(BM25Config(), PluginContext(corpus=..., cache_dir=tmp_path))
+
+        @pytest.fixture
+        def queries(self):
+            return [Query(id="q1", text="install"), ...]
+
+This module imports pytest, so import it from tests only.
+"""
+
+from __future__ import annotations
+
+from importlib import metadata
+from typing import Any, ClassVar
+
+import pytest
+from pydantic import BaseModel, ValidationError
+
+from evalframe.core.types import Ranking
+from evalframe.plugin.protocols import Query, Retriever
+from evalframe.plugin.registry import RETRIEVERS, Registry
+
+__all__ = ["PluginContract", "RetrieverContract"]
+
+
+class PluginContract:
+    """Rules every plugin obeys: discoverable by entry point, with a strict frozen config."""
+
+    plugin_name: ClassVar[str]
+    registry: ClassVar[Registry[Any]]
+
+    def _rule(self, rule: str) -> str:
+        return f"{self.registry.kind} plugin {self.plugin_name!r} breaks the rule: {rule}"
+
+    def test_discovered_through_its_entry_point(self) -> None:
+        names = {ep.name for ep in metadata.entry_points(group=self.registry.group)}
+        assert self.plugin_name in names, self._rule(
+            f"it must be declared in the {self.registry.group!r} entry-point group"
+        )
+        spec = self.registry.get(self.plugin_name)
+        assert spec.name == self.plugin_name
+
+    def test_has_a_one_line_description(self) -> None:
+        spec = self.registry.get(self.plugin_name)
+        assert spec.description, self._rule("its class needs a docstring (shown by plugins list)")
+
+    def test_config_is_frozen_and_forbids_unknown_keys(self) -> None:
+        spec = self.registry.get(self.plugin_name)
+        if spec.config is None:
+            return
+        assert issubclass(spec.config, BaseModel)
+        cfg = spec.config.model_config
+        assert cfg.get("frozen") is True, self._rule("its config model must be frozen")
+        assert cfg.get("extra") == "forbid", self._rule("its config must forbid unknown keys")
+        with pytest.raises(ValidationError):
+            spec.config.model_validate({"surely_not_a_setting": 1})
+
+
+class RetrieverContract(PluginContract):
+    """Rules for retrievers. Provide ``retriever`` and ``queries`` fixtures."""
+
+    registry: ClassVar[Registry[Any]] = RETRIEVERS
+    k: ClassVar[int] = 5
+
+    @pytest.fixture
+    def retriever(self) -> Retriever:
+        pytest.fail(f"{type(self).__name__} must define a `retriever` fixture")
+
+    @pytest.fixture
+    def queries(self) -> list[Query]:
+        pytest.fail(f"{type(self).__name__} must define a `queries` fixture (2+ queries)")
+
+    def _answers(self, retriever: Retriever, queries: list[Query], k: int) -> list[Ranking]:
+        out = []
+        for q in queries:
+            r = retriever.retrieve(q, k)
+            if r is not None:
+                assert isinstance(r, Ranking), self._rule(
+                    f"retrieve() returns a Ranking or None (got {type(r).__name__})"
+                )
+                out.append(r)
+        return out
+
+    def test_satisfies_the_protocol(self, retriever: Retriever) -> None:
+        assert isinstance(retriever, Retriever), self._rule("it must have retrieve(query, k)")
+        spec = self.registry.get(self.plugin_name)
+        assert isinstance(retriever, spec.obj), self._rule(
+            "the fixture must build the registered class"
+        )
+
+    def test_answers_at_least_one_query(self, retriever: Retriever, queries: list[Query]) -> None:
+        assert len(queries) >= 2, "give the contract at least two queries"
+        answers = self._answers(retriever, queries, self.k)
+        assert any(len(a) for a in answers), self._rule("it must find something for some query")
+
+    def test_ranking_is_for_the_query_asked(
+        self, retriever: Retriever, queries: list[Query]
+    ) -> None:
+        for q in queries:
+            r = retriever.retrieve(q, self.k)
+            if r is not None:
+                assert r.query_id == q.id, self._rule("Ranking.query_id is the query's id")
+
+    @pytest.mark.parametrize("k", [1, 3])
+    def test_returns_at_most_k(self, retriever: Retriever, queries: list[Query], k: int) -> None:
+        for r in self._answers(retriever, queries, k):
+            assert len(r) <= k, self._rule(f"at most k={k} documents (got {len(r)})")
+
+    def test_no_duplicate_documents(self, retriever: Retriever, queries: list[Query]) -> None:
+        for r in self._answers(retriever, queries, self.k):
+            assert len(set(r.doc_ids)) == len(r.doc_ids), self._rule("no doc id twice in a ranking")
+
+    def test_best_first(self, retriever: Retriever, queries: list[Query]) -> None:
+        for r in self._answers(retriever, queries, self.k):
+            assert list(r.scores) == sorted(r.scores, reverse=True), self._rule(
+                "documents come best first (scores non-increasing)"
+            )
+
+    def test_ids_are_strings(self, retriever: Retriever, queries: list[Query]) -> None:
+        for r in self._answers(retriever, queries, self.k):
+            assert all(isinstance(d, str) and d for d in r.doc_ids), self._rule(
+                "doc ids are non-empty strings"
+            )
+
+    def test_deterministic(self, retriever: Retriever, queries: list[Query]) -> None:
+        first = self._answers(retriever, queries, self.k)
+        second = self._answers(retriever, queries, self.k)
+        assert first == second, self._rule("the same query gives the same ranking every time")

@@ -1,0 +1,185 @@
+"""The terminal report, in the spirit of B.O.B's: means ± std, slices, queries, gates.
+
+Rendering is pure (results in, text out) so it can be tested and reused by
+``rescore``/``compare`` later without re-running anything.
+"""
+
+from __future__ import annotations
+
+import math
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TextIO
+
+from evalframe.assess.runfolder import FAIL, NEGATIVE, PASS, WARN, per_query_records
+
+if TYPE_CHECKING:
+    from evalframe.assess.results import Evaluation, GateResult
+    from evalframe.pipeline.config import Experiment
+    from evalframe.pipeline.run import PipelineResult
+
+__all__ = ["TerminalReport", "render_report"]
+
+
+def _fmt(value: float) -> str:
+    return "  n/a" if math.isnan(value) else f"{value:.3f}"
+
+
+def _table(header: list[str], rows: list[list[str]]) -> list[str]:
+    widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
+
+    def line(cells: list[str]) -> str:
+        return "  " + "  ".join(
+            c.ljust(w) if i == 0 else c.rjust(w)
+            for i, (c, w) in enumerate(zip(cells, widths, strict=True))
+        )
+
+    return [line(header), *(line(r) for r in rows)]
+
+
+def _ids(ids: list[str], limit: int) -> str:
+    shown = ", ".join(ids[:limit])
+    return f"[{shown}{', …' if len(ids) > limit else ''}]"
+
+
+def render_report(
+    exp: Experiment,
+    evaluation: Evaluation,
+    gates: list[GateResult],
+    outputs: dict[str, Path],
+    records: list[dict[str, Any]] | None = None,
+) -> str:
+    golden = evaluation.golden
+    cfg = exp.report
+    negatives = sum(1 for q in golden if q.is_negative)
+    out: list[str] = []
+    out.append(
+        f"evalframe · {exp.name} · {len(golden)} queries ({negatives} negative) · "
+        f"golden set {golden.name}@{golden.content_hash} · retriever {exp.retriever.spec.name}"
+    )
+    missing = evaluation.scores.missing
+    if missing:
+        out.append(
+            f"  note: {len(missing)} golden queries have no ranking in the run "
+            f"(policy missing_query={evaluation.policies.missing_query})"
+        )
+    if evaluation.scores.extra_queries:
+        out.append(
+            f"  note: the run has {evaluation.scores.extra_queries} queries not in the golden set"
+            " (ignored)"
+        )
+
+    out.append("")
+    has_ci = any(not math.isnan(a.ci_low) for a in evaluation.overall.values())
+    level = f"{exp.stats.confidence:.0%} CI" if has_ci else ""
+    out.append(f"Results (mean ± std{', ' + level if level else ''} over n queries):")
+    width = max(len(str(m)) for m in evaluation.metrics)
+    for m, agg in evaluation.overall.items():
+        extra = f", {agg.skipped} skipped" if agg.skipped else ""
+        ci = f"  [{_fmt(agg.ci_low)}, {_fmt(agg.ci_high)}]" if has_ci else ""
+        out.append(
+            f"  {str(m).ljust(width)}  {_fmt(agg.mean)} (±{_fmt(agg.std).strip()}){ci}"
+            f"  n={agg.n}{extra}"
+        )
+    if (
+        any(agg.skipped for agg in evaluation.overall.values())
+        and evaluation.policies.no_relevant == "skip"
+    ):
+        out.append("  (negative examples are skipped by rank metrics: policy no_relevant=skip)")
+    cache = evaluation.run.metadata.get("cache")
+    if cache and cache.get("hits"):
+        out.append(
+            f"  retrieval     {cache['misses']} retrieved, {cache['hits']} from cache "
+            "(cache.retrieval=false to re-run all)"
+        )
+    if evaluation.latency:
+        lat = evaluation.latency
+        out.append(f"  latency       p50 {lat['p50_ms']:.1f} ms · p95 {lat['p95_ms']:.1f} ms")
+
+    for fname, groups in evaluation.by_slice.items():
+        out.append("")
+        out.append(f"By {fname}:")
+        header = [fname, "queries", *(str(m) for m in evaluation.metrics)]
+        rows = []
+        idx = evaluation.slice_groups(fname)
+        for value, aggs in groups.items():
+            rows.append([value, str(len(idx[value])), *(_fmt(a.mean) for a in aggs.values())])
+        out.extend(_table(header, rows))
+
+    if records is None:
+        records = per_query_records(evaluation, cfg)
+    if cfg.max_queries:
+        out.append("")
+        out.append(
+            f"Per-query breakdown ({cfg.criterion}: {PASS} ≥ {cfg.pass_at:g}, "
+            f"{FAIL} < {cfg.fail_below:g}, {NEGATIVE} negative example):"
+        )
+        shown_metrics = evaluation.metrics[:4]
+        for rec in records[: cfg.max_queries]:
+            values = " ".join(f"{m}={_fmt(rec['metrics'][str(m)]).strip()}" for m in shown_metrics)
+            out.append(f"  {rec['status']} {rec['query_id']}: {values}")
+        if len(records) > cfg.max_queries:
+            out.append(f"  … {len(records) - cfg.max_queries} more in per_query.jsonl")
+
+    failed = [r for r in records if r["status"] == FAIL]
+    if failed and cfg.max_failed:
+        out.append("")
+        out.append(f"Failed queries ({cfg.criterion} < {cfg.fail_below:g}): {len(failed)}")
+        for rec in failed[: cfg.max_failed]:
+            out.append(f'  {rec["query_id"]}: "{rec["text"]}"')
+            out.append(f"      Expected:  {_ids(rec['expected'], cfg.show_k)}")
+            out.append(f"      Retrieved: {_ids(rec['retrieved'], cfg.show_k)}")
+        if len(failed) > cfg.max_failed:
+            out.append(f"  … {len(failed) - cfg.max_failed} more in per_query.jsonl")
+
+    negs = [r for r in records if r["status"] == NEGATIVE]
+    if negs and cfg.max_failed:
+        out.append("")
+        out.append(f"Negative examples (nothing should match): {len(negs)}")
+        for rec in negs[: cfg.max_failed]:
+            out.append(f'  {rec["query_id"]}: "{rec["text"]}" → top: {_ids(rec["retrieved"], 3)}')
+
+    out.append("")
+    if gates:
+        out.append("Gates:")
+        for g in gates:
+            mark = PASS if g.passed else (FAIL if g.required else WARN)
+            severity = "" if g.required else " (advisory)"
+            out.append(f"  {mark} {g.name}{severity}: {g.message}")
+            for item in g.failures[:10]:
+                out.append(f"      - {item}")
+    else:
+        out.append("Gates: none configured")
+
+    failed_required = [g.name for g in gates if g.required and not g.passed]
+    out.append("")
+    if outputs:
+        out.append(f"Saved results to: {exp.output_dir}")
+    if failed_required:
+        out.append(f"Result: FAILED — required gate(s) failed: {', '.join(failed_required)}")
+    else:
+        out.append("Result: PASSED")
+    return "\n".join(out)
+
+
+class TerminalReport:
+    """The reporter the command line uses: render the report and print it to ``stream``.
+
+    With a baseline, the comparison's table goes in just before the gates.
+    """
+
+    def __init__(self, stream: TextIO | None = None) -> None:
+        self.stream = stream
+
+    def __call__(self, result: PipelineResult) -> None:
+        from evalframe.assess.compare import render_comparison
+
+        assert result.experiment is not None  # the pipeline always sets it
+        text = render_report(
+            result.experiment, result.evaluation, result.gates, result.outputs, result.records
+        )
+        if result.comparison is not None:
+            block = render_comparison(result.comparison)
+            text = text.replace("\nGates:", f"\n{block}\n\nGates:", 1)
+        result.report = text
+        print(text, file=self.stream or sys.stdout)

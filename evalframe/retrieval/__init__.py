@@ -1,0 +1,1 @@
+"""Layer 3, retrieval: asking a retriever for every golden query, and the retrieval cache."""
