@@ -17,6 +17,7 @@ import numpy as np
 from evalframe.assess.runfolder import RunData, RunFolder
 from evalframe.assess.stats import PairedComparison, adjust_pvalues, compare_paired
 from evalframe.core.errors import ConfigError
+from evalframe.metrics import same_policies
 
 __all__ = ["Comparison", "RunData", "compare_runs", "load_run_data", "render_comparison"]
 
@@ -90,7 +91,7 @@ def check_comparable(a: RunData, b: RunData, *, allow_mismatch: bool = False) ->
             hint="re-run one of them on the same golden set, or pass --allow-mismatch "
             "(compare) / compare.allow_mismatch=true to compare the shared queries anyway",
         )
-    if a.policies != b.policies:
+    if not same_policies(a.policies, b.policies):
         raise ConfigError(
             f"{a.name} and {b.name} used different metric policies ({a.policies} vs {b.policies})",
             hint="use the same metrics.policies, or allow the mismatch explicitly",

@@ -117,7 +117,8 @@ def latency_summary(latencies_ms: Sequence[float]) -> dict[str, float]:
 
 @dataclass(frozen=True)
 class GateResult:
-    """One gate's verdict. ``failures`` lists offending query ids or slices."""
+    """One gate's verdict. ``failures`` lists offending query ids or slices;
+    ``hints`` says what to look at when it failed (a report prints both)."""
 
     name: str
     type: str
@@ -127,6 +128,7 @@ class GateResult:
     value: float | None = None
     threshold: float | None = None
     failures: tuple[str, ...] = ()
+    hints: tuple[str, ...] = ()
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -138,6 +140,7 @@ class GateResult:
             "value": self.value,
             "threshold": self.threshold,
             "failures": list(self.failures),
+            "hints": list(self.hints),
         }
 
 

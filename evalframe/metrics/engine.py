@@ -66,6 +66,16 @@ class TieSummary:
     def as_dict(self) -> dict[str, object]:
         return {"rule": self.rule, "k": self.k, "queries": self.queries, "ranked": self.ranked}
 
+    def describe(self) -> str:
+        """One line for a report: the rule, and how many queries it could have changed."""
+        rule = (
+            "given (equal scores keep the retriever's order)"
+            if self.rule == "given"
+            else "trec_eval (equal scores rank by doc id, descending)"
+        )
+        where = "in the ranking" if self.k is None else f"within the top {self.k}"
+        return f"ties: {rule}; {self.queries} of {self.ranked} queries have equal scores {where}"
+
 
 @dataclass
 class Scores:

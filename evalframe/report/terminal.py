@@ -86,6 +86,8 @@ def render_report(
         and evaluation.policies.no_relevant == "skip"
     ):
         out.append("  (negative examples are skipped by rank metrics: policy no_relevant=skip)")
+    if evaluation.scores.ties is not None:
+        out.append(f"  {evaluation.scores.ties.describe()}")
     cache = evaluation.run.metadata.get("cache")
     if cache and cache.get("hits"):
         out.append(
@@ -148,6 +150,8 @@ def render_report(
             out.append(f"  {mark} {g.name}{severity}: {g.message}")
             for item in g.failures[:10]:
                 out.append(f"      - {item}")
+            for hint in g.hints:
+                out.append(f"      hint: {hint}")
     else:
         out.append("Gates: none configured")
 
