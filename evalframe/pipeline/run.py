@@ -145,6 +145,7 @@ def _write_outputs(
         },
         "ties": evaluation.scores.ties.as_dict() if evaluation.scores.ties else None,
         "overall": {str(m): a.as_dict() for m, a in evaluation.overall.items()},
+        "slices": {"fields": evaluation.slice_fields, "skipped": evaluation.skipped_slices},
         "by_slice": {
             f: {v: {str(m): a.as_dict() for m, a in aggs.items()} for v, aggs in groups.items()}
             for f, groups in evaluation.by_slice.items()

@@ -108,6 +108,11 @@ def render_report(
             rows.append([value, str(len(idx[value])), *(_fmt(a.mean) for a in aggs.values())])
         out.extend(_table(header, rows))
 
+    if evaluation.skipped_slices:
+        out.append("")
+        out.append("Not sliced by:")
+        out.extend(f"  {name}: {why}" for name, why in evaluation.skipped_slices.items())
+
     if records is None:
         records = per_query_records(evaluation, cfg)
     if cfg.max_queries:
