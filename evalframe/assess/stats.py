@@ -7,7 +7,9 @@ procedures take a seed and give the same answer on every call with it.
 
 from __future__ import annotations
 
+import hashlib
 import math
+from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -82,8 +84,28 @@ class SignFlips:
         return count / self.size if self.exact else (count + 1) / (self.size + 1)
 
 
+#: The last few resample sets: a comparison tests each cell, then inverts the same
+#: test for its interval, and should not draw 10,000 x n signs twice.
+_FLIPS: OrderedDict[tuple[bytes, int, int], SignFlips] = OrderedDict()
+_FLIPS_KEPT = 64
+
+
 def sign_flips(d: np.ndarray, *, resamples: int = 10_000, seed: int = 0) -> SignFlips:
     """Every sign vector when 2^n <= ``resamples`` (an exact test), else seeded draws."""
+    d = np.ascontiguousarray(d, dtype=np.float64)
+    key = (hashlib.blake2b(d.tobytes(), digest_size=16).digest(), resamples, seed)
+    cached = _FLIPS.get(key)
+    if cached is not None:
+        _FLIPS.move_to_end(key)
+        return cached
+    flips = _sign_flips(d, resamples, seed)
+    _FLIPS[key] = flips
+    while len(_FLIPS) > _FLIPS_KEPT:
+        _FLIPS.popitem(last=False)
+    return flips
+
+
+def _sign_flips(d: np.ndarray, resamples: int, seed: int) -> SignFlips:
     n = d.size
     if n and 2**n <= resamples:
         # rows of the 2^n sign patterns, built from the bits of 0 .. 2^n - 1
