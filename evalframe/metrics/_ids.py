@@ -18,6 +18,7 @@ __all__ = [
     "hash_ids",
     "id_arrays",
     "later_occurrences",
+    "order_words",
     "top32",
     "word_count",
 ]
@@ -133,3 +134,23 @@ def duplicate_candidates(
 
 def as_text(doc: object) -> str:
     return doc.decode("utf-8", "replace") if isinstance(doc, bytes) else str(doc)
+
+
+def order_words(ids: np.ndarray) -> list[np.ndarray]:
+    """uint64 words whose lexicographic order (first word most significant) is the ids' order.
+
+    Byte order for UTF-8 bytes (``S``), code-point order for unicode (``U``):
+    both are trec_eval's ``strcmp`` order on UTF-8, and NUL padding sorts a
+    prefix first as ``strcmp`` does. Sorting these integers replaces a string
+    sort (``np.unique`` over the ids), which dominates when most scores tie.
+    """
+    n = ids.size
+    ids = np.ascontiguousarray(ids)
+    if ids.dtype.kind == "S":
+        width = max(8, -(-ids.dtype.itemsize // 8) * 8)
+        words = ids.astype(f"S{width}").view(">u8").reshape(n, -1).astype(np.uint64)
+        return [words[:, j] for j in range(words.shape[1])]
+    length = ids.dtype.itemsize // 4  # code points per id
+    even = max(2, length + length % 2)  # two code points per word
+    points = ids.astype(f"U{even}").view(np.uint32).reshape(n, -1).astype(np.uint64)
+    return [(points[:, j] << SHIFT32) | points[:, j + 1] for j in range(0, points.shape[1], 2)]

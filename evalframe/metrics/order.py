@@ -21,6 +21,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from evalframe.metrics._ids import order_words
 from evalframe.metrics.policies import ScorePrecision, TieRule
 
 __all__ = ["rank_order", "rank_sort", "sort_scores", "tied_rows", "trec_order"]
@@ -62,8 +63,9 @@ def rank_sort(
     time, and rows with equal keys keep the order they were given in. For
     float32 scores under ``given`` that is already the answer: the rule
     costs nothing. Otherwise rows whose packed keys tie are re-sorted by the
-    full score and, under ``trec_eval``, the doc id; only they have their
-    strings compared.
+    full score and, under ``trec_eval``, the doc id, compared as integer
+    words (:func:`~evalframe.metrics._ids.order_words`); only those rows'
+    ids are read.
     """
     desc = _descending_key(scores)
     # built in place: at 10^7 rows every temporary array is 80 MB
@@ -83,13 +85,16 @@ def rank_sort(
         group = np.cumsum(np.concatenate([[True], ~tie]))  # group id per sorted position
         pos = np.flatnonzero(in_group)
         rows = order[pos]
+        # A group shares its packed key; for float32 that is the whole score, so
+        # only float64 needs the full score as a key.
+        score_key = (desc[rows],) if desc.dtype == np.uint64 else ()
         if ties == "given":
             # stable: rows equal in the full score keep the order they were given in
-            sub = np.lexsort((desc[rows], group[pos]))
+            sub = np.lexsort((*score_key, group[pos]))
         else:
-            # np.unique sorts by code point (or byte), trec_eval's strcmp order for UTF-8.
-            _, doc_rank = np.unique(run_docs[rows], return_inverse=True)
-            sub = np.lexsort((-doc_rank.ravel().astype(np.int64), desc[rows], group[pos]))
+            # doc id descending: the ids' order words, inverted (~), most significant last
+            words = [~w for w in order_words(run_docs[rows])]
+            sub = np.lexsort((*reversed(words), *score_key, group[pos]))
         order[pos] = rows[sub]
     return order
 
