@@ -237,6 +237,56 @@ def test_explicit_slice_fields() -> None:
     assert build([]).by_slice == {}
 
 
+def _many_queries(n: int = 30) -> GoldenSet:
+    """A KnowCode-like set: a few difficulties, a free-text narrative, a count per query."""
+    narratives = [
+        f"The user opens the settings page and changes option number {i % 10} before saving"
+        for i in range(n)
+    ]
+    return GoldenSet.build(
+        "many",
+        [
+            GoldenQuery(
+                id=f"q{i}",
+                text=str(i),
+                judgments={"a": 1},
+                metadata={
+                    "difficulty": ["easy", "medium", "hard"][i % 3],
+                    "canonical_narrative": narratives[i],  # 10 distinct sentences
+                    "trials": i % 12,  # a count: 12 distinct values
+                    "suite": "main",
+                    "tags": ["x"],
+                },
+            )
+            for i in range(n)
+        ],
+    )
+
+
+def test_default_slices_skip_free_text_counts_and_constants_and_say_why() -> None:
+    """Before: every scalar field with <= 20 values was a slice (narrative and trials too)."""
+    golden = _many_queries()
+    run = Run(rankings={q.id: Ranking.from_pairs(q.id, [("a", 1.0)]) for q in golden})
+    policies = Policies()
+    ev = Evaluation.build(golden, run, evaluate(METRICS, golden, run, policies), METRICS, policies)
+    assert ev.slice_fields == ["difficulty"]
+    assert set(ev.by_slice) == {"difficulty"}
+    skipped = ev.skipped_slices
+    assert set(skipped) == {"canonical_narrative", "trials", "suite", "tags"}
+    assert skipped["canonical_narrative"].startswith("free text")
+    # 30 queries: at most max(3, 30 // 3) = 10 values, and trials has 12
+    assert skipped["trials"].startswith("12 distinct values over 30 queries")
+    assert skipped["suite"] == "the same value for every query"
+    assert skipped["tags"] == "not a scalar (list values)"
+
+
+def test_an_explicit_slice_field_that_no_query_has_is_skipped_with_a_reason() -> None:
+    """A one-domain file has no `domain`: no table of one 'unset' row."""
+    ev = build(["domain", "difficulty"])
+    assert ev.slice_fields == ["difficulty"]
+    assert ev.skipped_slices == {"domain": "no query has this field"}
+
+
 def test_slice_groups_hold_query_indices() -> None:
     groups = build().slice_groups("difficulty")
     assert {k: v.tolist() for k, v in groups.items()} == {

@@ -7,6 +7,9 @@ small, plain text and stable, which is what DVC tracks. A run with
 ``baseline=<name>`` loads it, refuses it if it was computed on another golden
 set or with other metric policies, and hands the per-query vectors to the
 regression gates and the comparison.
+
+``baseline=path/to/results.json`` reads the results file B.O.B's ``eval run``
+saves instead (:mod:`evalframe.assess.bob_results`): a team keeps its history.
 """
 
 from __future__ import annotations
@@ -18,13 +21,16 @@ import sys
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 
+from evalframe.assess.bob_results import BOB_POLICIES, is_bob_results, read_bob_results
 from evalframe.assess.runfolder import RunData, RunFolder
 from evalframe.core.errors import ConfigError
 from evalframe.core.io import require_file
+from evalframe.core.types import GoldenSet
+from evalframe.metrics import Policies, same_policies
 
 __all__ = ["FILES", "Baseline", "load_baseline", "promote", "version_commands", "version_with_dvc"]
 
@@ -44,6 +50,55 @@ class Baseline:
     metrics: tuple[str, ...]
     #: The whole stored run (rankings, slices), for the paired comparison.
     data: RunData | None = None
+    #: ``evalframe`` (a run or promoted folder) or ``bob`` (B.O.B's results JSON).
+    format: Literal["evalframe", "bob"] = "evalframe"
+
+    def check(self, golden: GoldenSet, policies: Policies, *, allow_mismatch: bool) -> None:
+        """Refuse a baseline scored on other queries or under other policies.
+
+        An evalframe baseline must match the golden set's content hash. B.O.B's
+        results carry no hash, so every query of this run must be among the
+        baseline's (a one-domain run against the whole set's results is
+        compared on its own queries), and the run must score with B.O.B's
+        conventions. ``allow_mismatch`` compares the shared queries anyway.
+        """
+        if allow_mismatch:
+            return
+        hint = "or set compare.allow_mismatch=true to compare the shared queries"
+        if self.format == "bob":
+            unknown = [q.id for q in golden if q.id not in self.per_query]
+            if unknown:
+                raise ConfigError(
+                    f"baseline {self.name!r} has no results for {len(unknown)} of this run's "
+                    f"{len(golden)} questions (ids {', '.join(unknown[:5])}"
+                    f"{' …' if len(unknown) > 5 else ''})",
+                    key="baseline",
+                    hint="save new B.O.B results on this golden set, " + hint,
+                )
+            stated = policies.model_dump()
+            wrong = {k: v for k, v in BOB_POLICIES.items() if stated.get(k) != v}
+            if wrong:
+                raise ConfigError(
+                    f"baseline {self.name!r} holds B.O.B's numbers, which assume "
+                    + ", ".join(f"{k}={v}" for k, v in BOB_POLICIES.items())
+                    + f"; this run uses {', '.join(f'{k}={stated.get(k)}' for k in wrong)}",
+                    key="baseline",
+                    hint="score with metrics=bob (B.O.B's policies), " + hint,
+                )
+            return
+        if self.golden_hash != golden.content_hash:
+            raise ConfigError(
+                f"baseline {self.name!r} was scored on another golden set "
+                f"({self.golden_hash}, this run: {golden.content_hash})",
+                key="baseline",
+                hint="promote a new baseline on this golden set, " + hint,
+            )
+        if not same_policies(self.policies, policies):
+            raise ConfigError(
+                f"baseline {self.name!r} used other metric policies ({self.policies})",
+                key="baseline",
+                hint="use the same metrics.policies, " + hint,
+            )
 
     def vector(self, metric: str, query_ids: tuple[str, ...]) -> np.ndarray:
         """The baseline's values for ``query_ids`` (NaN where it has none)."""
@@ -57,7 +112,7 @@ class Baseline:
 
 def _resolve(name_or_path: str, root: Path) -> Path:
     candidate = Path(name_or_path)
-    if RunFolder.is_run(candidate):
+    if RunFolder.is_run(candidate) or is_bob_results(candidate):
         return candidate
     named = root / name_or_path
     if RunFolder.is_run(named):
@@ -70,26 +125,29 @@ def _resolve(name_or_path: str, root: Path) -> Path:
         key="baseline",
         expected=f"one of: {', '.join(available)}" if available else "a promoted baseline",
         hint="promote one with `evalframe baseline promote RUN_DIR --name NAME`, or give a "
-        "run directory",
+        "run directory or the results JSON B.O.B saved",
     )
 
 
 def load_baseline(name_or_path: str, root: Path = Path("baselines")) -> Baseline:
-    """A baseline by name (under ``root``) or by the path of any run or baseline folder."""
+    """A baseline by name (under ``root``), by the path of any run or baseline folder, or
+    by the path of a results file saved by B.O.B."""
     folder = _resolve(name_or_path, root)
-    data = RunFolder(folder).data()
+    bob = is_bob_results(folder)
+    data = read_bob_results(folder) if bob else RunFolder(folder).data()
     per_query: dict[str, dict[str, float]] = {qid: {} for qid in data.query_ids}
     for metric, values in data.values.items():
         for qid, value in values.items():
             per_query[qid][metric] = value
     return Baseline(
-        name=folder.name,
+        name=data.name if bob else folder.name,
         path=folder,
         per_query=per_query,
         golden_hash=data.golden_hash,
         policies=data.policies,
         metrics=data.metrics,
         data=data,
+        format="bob" if bob else "evalframe",
     )
 
 

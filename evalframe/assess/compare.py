@@ -15,8 +15,14 @@ from typing import Any
 import numpy as np
 
 from evalframe.assess.runfolder import RunData, RunFolder
-from evalframe.assess.stats import PairedComparison, adjust_pvalues, compare_paired
+from evalframe.assess.stats import (
+    PairedComparison,
+    adjust_pvalues,
+    compare_paired,
+    randomization_ci,
+)
 from evalframe.core.errors import ConfigError
+from evalframe.metrics import same_policies
 
 __all__ = ["Comparison", "RunData", "compare_runs", "load_run_data", "render_comparison"]
 
@@ -26,6 +32,42 @@ def load_run_data(folder: Path, name: str | None = None) -> RunData:
     return RunFolder(folder).data(name)
 
 
+@dataclass(frozen=True)
+class Interval:
+    """The interval printed beside a verdict, and the level it was computed at.
+
+    It is the set of shifts the sign-flip test does not reject at the level
+    the multiple-comparison correction applied to that test (``1 - alpha *
+    p / p_adjusted``), so it excludes 0 exactly when the verdict is
+    "improved" or "regressed".
+    """
+
+    low: float
+    high: float
+    level: float
+
+    def as_dict(self) -> dict[str, float]:
+        return {"interval_low": self.low, "interval_high": self.high, "interval_level": self.level}
+
+    def text(self) -> str:
+        if math.isnan(self.low):
+            return "[n/a]"
+        return f"[{self.low:+.3f}, {self.high:+.3f}] at {_level(self.level)}"
+
+
+def _level(level: float) -> str:
+    """A confidence level short but not misleading: 95%, 99.79%, 99.998% (never "100%")."""
+    pct = 100.0 * level
+    for digits in range(5):
+        shown = round(pct, digits)
+        if abs(shown - pct) < 1e-9 or (digits >= 2 and shown < 100.0):
+            break
+    return f"{shown:.{digits}f}%"
+
+
+NO_INTERVAL = Interval(math.nan, math.nan, math.nan)
+
+
 @dataclass
 class MetricComparison:
     metric: str
@@ -33,6 +75,18 @@ class MetricComparison:
     p_adjusted: float = math.nan
     by_slice: dict[str, dict[str, PairedComparison]] = field(default_factory=dict)
     p_adjusted_slices: dict[str, dict[str, float]] = field(default_factory=dict)
+    interval: Interval = NO_INTERVAL
+    interval_slices: dict[str, dict[str, Interval]] = field(default_factory=dict)
+
+
+def verdict_of(delta: float, p_adjusted: float, alpha: float) -> str:
+    """'improved' / 'regressed' when the adjusted p is below alpha, else 'within noise'.
+
+    A significance test's words; a tolerance gate says 'within tolerance'.
+    """
+    if math.isnan(p_adjusted) or p_adjusted >= alpha or delta == 0 or math.isnan(delta):
+        return "within noise"
+    return "improved" if delta > 0 else "regressed"
 
 
 @dataclass
@@ -45,12 +99,11 @@ class Comparison:
     metrics: list[MetricComparison]
     top_regressed: list[dict[str, Any]]
     top_improved: list[dict[str, Any]]
+    family: int = 0  # how many tests the correction spread alpha over
 
     def verdict(self, mc: MetricComparison) -> str:
         """'improved' / 'regressed' when the adjusted p is below alpha, else 'within noise'."""
-        if math.isnan(mc.p_adjusted) or mc.p_adjusted >= self.alpha or mc.overall.delta == 0:
-            return "within noise"
-        return "improved" if mc.overall.delta > 0 else "regressed"
+        return verdict_of(mc.overall.delta, mc.p_adjusted, self.alpha)
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -59,14 +112,23 @@ class Comparison:
             "paired_queries": self.n,
             "correction": self.correction,
             "alpha": self.alpha,
+            "family": self.family,
             "metrics": {
                 mc.metric: {
                     **mc.overall.as_dict(),
                     "p_adjusted": mc.p_adjusted,
+                    **mc.interval.as_dict(),
                     "verdict": self.verdict(mc),
                     "by_slice": {
                         f: {
-                            v: {**c.as_dict(), "p_adjusted": mc.p_adjusted_slices[f][v]}
+                            v: {
+                                **c.as_dict(),
+                                "p_adjusted": mc.p_adjusted_slices[f][v],
+                                **mc.interval_slices[f][v].as_dict(),
+                                "verdict": verdict_of(
+                                    c.delta, mc.p_adjusted_slices[f][v], self.alpha
+                                ),
+                            }
                             for v, c in groups.items()
                         }
                         for f, groups in mc.by_slice.items()
@@ -77,6 +139,28 @@ class Comparison:
             "top_regressed": self.top_regressed,
             "top_improved": self.top_improved,
         }
+
+
+def adjusted_interval(
+    a: np.ndarray,
+    b: np.ndarray,
+    p: float,
+    p_adjusted: float,
+    alpha: float,
+    *,
+    randomization: int,
+    seed: int,
+) -> Interval:
+    """The interval at the level the correction applied to this test (see :class:`Interval`).
+
+    The correction rejects when ``p_adjusted < alpha``, that is when the raw
+    ``p < alpha * p / p_adjusted``: that ratio is the test's own threshold.
+    """
+    if math.isnan(p) or math.isnan(p_adjusted) or p_adjusted <= 0:
+        return NO_INTERVAL
+    level_alpha = alpha * p / p_adjusted
+    low, high = randomization_ci(a, b, alpha=level_alpha, resamples=randomization, seed=seed)
+    return Interval(low + 0.0, high + 0.0, 1.0 - level_alpha)  # + 0.0: no "-0.000"
 
 
 def check_comparable(a: RunData, b: RunData, *, allow_mismatch: bool = False) -> None:
@@ -90,7 +174,7 @@ def check_comparable(a: RunData, b: RunData, *, allow_mismatch: bool = False) ->
             hint="re-run one of them on the same golden set, or pass --allow-mismatch "
             "(compare) / compare.allow_mismatch=true to compare the shared queries anyway",
         )
-    if a.policies != b.policies:
+    if not same_policies(a.policies, b.policies):
         raise ConfigError(
             f"{a.name} and {b.name} used different metric policies ({a.policies} vs {b.policies})",
             hint="use the same metrics.policies, or allow the mismatch explicitly",
@@ -118,6 +202,8 @@ def compare_runs(
             hint="compare runs of the same golden set and metrics",
         )
     results: list[MetricComparison] = []
+    # every test of the family, in order: (metric comparison, field, value, a, b)
+    cells: list[tuple[MetricComparison, str | None, str | None, np.ndarray, np.ndarray]] = []
     for metric in names:
         va = np.array([a.values[metric].get(q, math.nan) for q in shared])
         vb = np.array([b.values[metric].get(q, math.nan) for q in shared])
@@ -127,32 +213,34 @@ def compare_runs(
                 va, vb, resamples=resamples, randomization=randomization, seed=seed
             ),
         )
+        cells.append((mc, None, None, va, vb))
         fields = sorted({f for q in shared for f in b.slices.get(q, {})})
         for fname in fields:
             labels = np.array([b.slices.get(q, {}).get(fname, "unset") for q in shared])
-            mc.by_slice[fname] = {
-                label: compare_paired(
-                    va[labels == label],
-                    vb[labels == label],
-                    resamples=resamples,
-                    randomization=randomization,
-                    seed=seed,
+            mc.by_slice[fname] = {}
+            for label in sorted(set(labels.tolist())):
+                sa, sb = va[labels == label], vb[labels == label]
+                mc.by_slice[fname][label] = compare_paired(
+                    sa, sb, resamples=resamples, randomization=randomization, seed=seed
                 )
-                for label in sorted(set(labels.tolist()))
-            }
+                cells.append((mc, fname, label, sa, sb))
         results.append(mc)
+
     # One family: every metric overall and in every slice, so more looks cost more.
-    flat: list[float] = []
-    for mc in results:
-        flat.append(mc.overall.p_randomization)
-        for groups in mc.by_slice.values():
-            flat.extend(c.p_randomization for c in groups.values())
-    adjusted = iter(adjust_pvalues(flat, correction))
-    for mc in results:
-        mc.p_adjusted = next(adjusted)
-        mc.p_adjusted_slices = {
-            f: {v: next(adjusted) for v in groups} for f, groups in mc.by_slice.items()
-        }
+    flat = [
+        (mc.overall if where is None else mc.by_slice[where][str(value)]).p_randomization
+        for mc, where, value, _, _ in cells
+    ]
+    adjusted = adjust_pvalues(flat, correction)
+    for (mc, where, value, sa, sb), p, p_adj in zip(cells, flat, adjusted, strict=True):
+        interval = adjusted_interval(
+            sa, sb, p, p_adj, alpha, randomization=randomization, seed=seed
+        )
+        if where is None:
+            mc.p_adjusted, mc.interval = p_adj, interval
+        else:
+            mc.p_adjusted_slices.setdefault(where, {})[str(value)] = p_adj
+            mc.interval_slices.setdefault(where, {})[str(value)] = interval
     lead = names[0]
     deltas = sorted(
         ((b.values[lead].get(q, math.nan) - a.values[lead].get(q, math.nan), q) for q in shared),
@@ -168,8 +256,9 @@ def compare_runs(
             "a": a.values[lead].get(q),
             "b": b.values[lead].get(q),
             "expected": b.expected.get(q, []),
-            "a_retrieved": a.retrieved.get(q, [])[:5],
-            "b_retrieved": b.retrieved.get(q, [])[:5],
+            # None: that side stored no rankings (B.O.B's results keep only the numbers)
+            "a_retrieved": a.retrieved[q][:5] if q in a.retrieved else None,
+            "b_retrieved": b.retrieved[q][:5] if q in b.retrieved else None,
         }
 
     return Comparison(
@@ -181,28 +270,48 @@ def compare_runs(
         metrics=results,
         top_regressed=[row(d, q) for d, q in deltas if d < 0][:top],
         top_improved=[row(d, q) for d, q in reversed(deltas) if d > 0][:top],
+        family=sum(1 for p in flat if not math.isnan(p)),
     )
 
 
 MARKS = {"improved": "✓", "regressed": "✗", "within noise": "~"}
 
 
-def render_comparison(comp: Comparison, *, markdown: bool = False) -> str:
-    """The terminal block (B.O.B's "comparison to baseline") or its Markdown twin."""
-    head = (
-        f"Comparison: {comp.b} vs {comp.a} ({comp.n} paired queries; "
-        f"randomization test, {comp.correction}-adjusted, alpha {comp.alpha:g})"
+def _decided(correction: str, family: int, alpha: float) -> str:
+    """Which correction decided the verdicts, in words."""
+    name = {"holm": "Holm", "bh": "Benjamini-Hochberg"}.get(correction, correction)
+    if family <= 1:
+        return f"randomization test, alpha {alpha:g}, one test (no correction needed)"
+    return (
+        f"randomization test, p {name}-adjusted over {family} tests (every metric overall "
+        f"and in every slice), alpha {alpha:g}"
     )
-    lines = [f"## {head}" if markdown else head, ""]
+
+
+def render_comparison(comp: Comparison, *, markdown: bool = False) -> str:
+    """The terminal block (B.O.B's "comparison to baseline") or its Markdown twin.
+
+    Each interval is at the level the correction applied to its own test, so
+    an interval excludes 0 exactly when its verdict is not "within noise".
+    """
+    head = f"Comparison: {comp.b} vs {comp.a} ({comp.n} paired queries)"
+    how = [
+        f"Verdicts: {_decided(comp.correction, comp.family, comp.alpha)}.",
+        "Intervals: that test inverted at the level the correction gave it; an interval "
+        "excludes 0 exactly when its verdict is improved or regressed.",
+    ]
+    if markdown:
+        how = [" ".join(how)]
+    lines = [f"## {head}" if markdown else head, *how, ""]
     if markdown:
         lines += [
-            "| metric | a | b | delta | 95% CI | p (adj) | W/T/L | verdict |",
+            "| metric | a | b | delta | interval | p (adj) | W/T/L | verdict |",
             "|---|---|---|---|---|---|---|---|",
         ]
     for mc in comp.metrics:
         o = mc.overall
         verdict = comp.verdict(mc)
-        ci = f"[{o.ci_low:+.3f}, {o.ci_high:+.3f}]"
+        ci = mc.interval.text()
         wtl = f"{o.wins}/{o.ties}/{o.losses}"
         if markdown:
             lines.append(
@@ -219,9 +328,11 @@ def render_comparison(comp: Comparison, *, markdown: bool = False) -> str:
         lines += ["", f"{'### ' if markdown else ''}{first.metric} by {fname}:"]
         for value, c in groups.items():
             p = first.p_adjusted_slices[fname][value]
+            verdict = verdict_of(c.delta, p, comp.alpha)
             lines.append(
-                f"{'- ' if markdown else '  '}{value}: {c.mean_a:.3f} → {c.mean_b:.3f} "
-                f"({c.delta:+.3f}, n={c.n}, p={p:.3g})"
+                f"{'- ' if markdown else '  '}{MARKS[verdict]} {value}: {c.mean_a:.3f} → "
+                f"{c.mean_b:.3f} ({c.delta:+.3f} {first.interval_slices[fname][value].text()}, "
+                f"n={c.n}, p={p:.3g}) {verdict}"
             )
     for title, rows in (("Top regressed", comp.top_regressed), ("Top improved", comp.top_improved)):
         if not rows:
@@ -232,8 +343,9 @@ def render_comparison(comp: Comparison, *, markdown: bool = False) -> str:
                 f"{'- ' if markdown else '  '}{r['query_id']}: {r['a']:.3f} → "
                 f"{r['b']:.3f} ({r['delta']:+.3f}); expected {r['expected'][:5]}"
             )
-            lines.append(f"{'  ' if markdown else '      '}{comp.a}: {r['a_retrieved']}")
-            lines.append(f"{'  ' if markdown else '      '}{comp.b}: {r['b_retrieved']}")
+            for side, ranked in ((comp.a, r["a_retrieved"]), (comp.b, r["b_retrieved"])):
+                shown = "(rankings not stored)" if ranked is None else ranked
+                lines.append(f"{'  ' if markdown else '      '}{side}: {shown}")
     return "\n".join(lines)
 
 
@@ -255,36 +367,49 @@ def compare_many(
         compare_runs(reference, c, metrics=metrics, correction=correction, alpha=alpha, seed=seed)
         for c in candidates
     ]
-    cells = [(comp, mc) for comp in comparisons for mc in comp.metrics]
-    adjusted = adjust_pvalues([mc.overall.p_randomization for _, mc in cells], correction)
+    cells = [
+        (comp, cand, mc)
+        for comp, cand in zip(comparisons, candidates, strict=True)
+        for mc in comp.metrics
+    ]
+    raw = [mc.overall.p_randomization for _, _, mc in cells]
+    adjusted = adjust_pvalues(raw, correction)
     table: dict[str, dict[str, Any]] = {}
-    for (comp, mc), p in zip(cells, adjusted, strict=True):
+    reference_ids = set(reference.query_ids)
+    for (comp, cand, mc), p_raw, p in zip(cells, raw, adjusted, strict=True):
         o = mc.overall
-        verdict = "within noise"
-        if not math.isnan(p) and p < alpha and o.delta != 0:
-            verdict = "improved" if o.delta > 0 else "regressed"
+        ids = [q for q in cand.query_ids if q in reference_ids]  # as compare_runs pairs them
+        va = np.array([reference.values[mc.metric].get(q, math.nan) for q in ids])
+        vb = np.array([cand.values[mc.metric].get(q, math.nan) for q in ids])
+        interval = adjusted_interval(va, vb, p_raw, p, alpha, randomization=10_000, seed=seed)
         table.setdefault(comp.b, {})[mc.metric] = {
             "reference_mean": o.mean_a,
             "mean": o.mean_b,
             "delta": o.delta,
             "ci_low": o.ci_low,
             "ci_high": o.ci_high,
+            **interval.as_dict(),
             "p_randomization": o.p_randomization,
             "p_adjusted": p,
-            "verdict": verdict,
+            "verdict": verdict_of(o.delta, p, alpha),
             "n": o.n,
         }
-    return {"reference": reference.name, "correction": correction, "alpha": alpha, "runs": table}
+    return {
+        "reference": reference.name,
+        "correction": correction,
+        "alpha": alpha,
+        "family": sum(1 for p in raw if not math.isnan(p)),
+        "runs": table,
+    }
 
 
 def render_table(result: dict[str, Any], *, markdown: bool = False) -> str:
     """One row per candidate, one column per metric: mean (delta, adjusted p) and a mark."""
     runs = result["runs"]
     metrics = list(next(iter(runs.values())))
-    head = (
-        f"Runs against {result['reference']} (randomization test, "
-        f"{result['correction']}-adjusted across the table, alpha {result['alpha']:g})"
-    )
+    head = f"Runs against {result['reference']}. Verdicts: " + _decided(
+        result["correction"], int(result.get("family", 0)), result["alpha"]
+    ).replace("every metric overall and in every slice", "every cell of the table")
     rows = [["run", *metrics]]
     first = next(iter(runs.values()))
     rows.append(

@@ -17,7 +17,16 @@ from evalframe.core.errors import ConfigError
 from evalframe.core.types import GoldenSet, Run
 from evalframe.metrics import Metric, Policies, Scores, parse_metric
 
-__all__ = ["Aggregate", "Evaluation", "GateResult", "GateView", "aggregate", "latency_summary"]
+__all__ = [
+    "Aggregate",
+    "Evaluation",
+    "GateResult",
+    "GateView",
+    "SliceChoice",
+    "aggregate",
+    "choose_slices",
+    "latency_summary",
+]
 
 
 @dataclass(frozen=True)
@@ -53,6 +62,76 @@ class Aggregate:
 def slice_label(value: Any) -> str:
     """The label of a slice value in tables and gates; a query without the field is 'unset'."""
     return "unset" if value is None else str(value)
+
+
+#: A default slice has at most this many values (``unset`` included): more make
+#: a table nobody reads, and every cell joins the comparison's correction family.
+MAX_SLICE_VALUES = 12
+#: A string value longer than this, or with more words, is free text, not a label.
+MAX_LABEL_CHARS = 60
+MAX_LABEL_WORDS = 6
+
+
+@dataclass(frozen=True)
+class SliceChoice:
+    """The slice fields used, and the fields left out with the reason for each."""
+
+    fields: list[str]
+    skipped: dict[str, str] = field(default_factory=dict)
+
+
+def _why_not_a_slice(name: str, values: list[Any], n: int) -> str | None:
+    """Why a metadata field makes a poor default slice (None: it makes a good one)."""
+    if name in GoldenSet.NOT_SLICES:
+        return "free text (a description, not a group)"
+    present = [v for v in values if v is not None]
+    kinds = sorted({type(v).__name__ for v in present if not isinstance(v, (str, int, float))})
+    if kinds:
+        return f"not a scalar ({', '.join(kinds)} values)"
+    texts = [v for v in present if isinstance(v, str)]
+    if any(len(t) > MAX_LABEL_CHARS or len(t.split()) > MAX_LABEL_WORDS for t in texts):
+        longest = max(len(t) for t in texts)
+        return f"free text (values up to {longest} characters)"
+    labels = {slice_label(v) for v in values}
+    limit = min(MAX_SLICE_VALUES, max(3, n // 3))
+    if len(labels) == 1:
+        return "the same value for every query"
+    if n >= 4 and len(labels) == n:
+        return "a different value for every query (an identifier)"
+    if len(labels) > limit:
+        return (
+            f"{len(labels)} distinct values over {n} queries (a default slice has at most "
+            f"{limit}, so that its groups are not single queries)"
+        )
+    return None
+
+
+def choose_slices(golden: GoldenSet, requested: Sequence[str] | None) -> SliceChoice:
+    """The slice fields for a run, and which were left out and why.
+
+    ``requested`` (the experiment's ``slices:``) is used as given, except a
+    field no query has (a one-domain file has no ``domain``). ``None`` picks
+    the metadata fields with few distinct values: not free text, not lists,
+    not identifiers or counts with a value per query or two.
+    """
+    queries = golden.queries
+    if requested is not None:
+        fields, skipped = [], {}
+        for name in requested:
+            if any(name in q.metadata for q in queries):
+                fields.append(name)
+            else:
+                skipped[name] = "no query has this field"
+        return SliceChoice(fields, skipped)
+    names = list(dict.fromkeys(k for q in queries for k in q.metadata))
+    fields, skipped = [], {}
+    for name in names:
+        reason = _why_not_a_slice(name, [q.metadata.get(name) for q in queries], len(queries))
+        if reason is None:
+            fields.append(name)
+        else:
+            skipped[name] = reason
+    return SliceChoice(fields, skipped)
 
 
 def bootstrap_ci(
@@ -117,7 +196,8 @@ def latency_summary(latencies_ms: Sequence[float]) -> dict[str, float]:
 
 @dataclass(frozen=True)
 class GateResult:
-    """One gate's verdict. ``failures`` lists offending query ids or slices."""
+    """One gate's verdict. ``failures`` lists offending query ids or slices;
+    ``hints`` says what to look at when it failed (a report prints both)."""
 
     name: str
     type: str
@@ -127,6 +207,7 @@ class GateResult:
     value: float | None = None
     threshold: float | None = None
     failures: tuple[str, ...] = ()
+    hints: tuple[str, ...] = ()
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -138,6 +219,7 @@ class GateResult:
             "value": self.value,
             "threshold": self.threshold,
             "failures": list(self.failures),
+            "hints": list(self.hints),
         }
 
 
@@ -152,6 +234,8 @@ class Evaluation:
     policies: Policies
     slice_fields: list[str]
     overall: dict[Metric, Aggregate] = field(default_factory=dict)
+    #: slice fields left out, with the reason for each (see :func:`choose_slices`)
+    skipped_slices: dict[str, str] = field(default_factory=dict)
     by_slice: dict[str, dict[str, dict[Metric, Aggregate]]] = field(default_factory=dict)
     latency: dict[str, float] = field(default_factory=dict)
     baseline: Any = None  # evalframe.assess.baseline.Baseline when the run has one
@@ -170,8 +254,12 @@ class Evaluation:
         seed: int = 0,
         confidence: float = 0.95,
     ) -> Evaluation:
-        """Aggregate overall and per slice; ``bootstrap`` resamples give each mean a CI."""
-        fields = list(slice_fields) if slice_fields is not None else golden.slice_fields()
+        """Aggregate overall and per slice; ``bootstrap`` resamples give each mean a CI.
+
+        ``slice_fields=None`` picks the fields with :func:`choose_slices`.
+        """
+        choice = choose_slices(golden, slice_fields)
+        fields = choice.fields
 
         def agg(values: np.ndarray) -> Aggregate:
             return aggregate(values, bootstrap=bootstrap, seed=seed, confidence=confidence)
@@ -183,6 +271,7 @@ class Evaluation:
             metrics=list(metrics),
             policies=policies,
             slice_fields=fields,
+            skipped_slices=choice.skipped,
         )
         ev.overall = {m: agg(scores.values[m]) for m in metrics}
         for name in fields:

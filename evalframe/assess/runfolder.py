@@ -5,8 +5,11 @@ copy it, ``compare``, ``rescore``, reports, the pytest fixture and trackers read
 it), so it has exactly one owner. Layout version 1::
 
     config.yaml       the composed config the run used
-    run.trec          the rankings, TREC format (qid Q0 docid rank score tag)
-    per_query.jsonl   one record per golden query: values, status, expected, retrieved
+    run.trec          the rankings, TREC format (qid Q0 docid rank score tag), each
+                      in the order the retriever returned it (the rank column)
+    per_query.jsonl   one record per golden query: values, status, expected, and the
+                      retrieved ids and scores in the rank order the metrics used
+                      (under ``ties: given`` that is the retriever's order)
     metrics.json      flat aggregates, readable by `dvc metrics` and trackers
     gates.json        the gate verdicts
     summary.json      identity, counts, aggregates overall and per slice; its
@@ -104,8 +107,12 @@ def _extras(ranking: Any) -> dict[str, Any]:
 
 
 def per_query_records(evaluation: Evaluation, rule: StatusRule) -> list[dict[str, Any]]:
-    """One record per golden query: values, status, expected and retrieved ids (trec order)."""
-    from evalframe.metrics.engine import trec_order
+    """One record per golden query: values, status, expected and retrieved ids.
+
+    Retrieved ids and scores are listed in the rank order the metrics used
+    (``metrics.policies.ties``), so a reader sees the ranking that was scored.
+    """
+    from evalframe.metrics.order import rank_order
 
     by_id = evaluation.golden.by_id()
     crit = next((m for m in evaluation.metrics if str(m) == rule.criterion), None)
@@ -114,8 +121,12 @@ def per_query_records(evaluation: Evaluation, rule: StatusRule) -> list[dict[str
         gq = by_id[qid]
         values = {str(m): float(v[i]) for m, v in evaluation.scores.values.items()}
         ranking = evaluation.run.rankings.get(qid)
-        precision = evaluation.policies.score_precision
-        ordered = trec_order(ranking.pairs(), precision) if ranking is not None else []
+        pol = evaluation.policies
+        ordered = (
+            rank_order(ranking.pairs(), pol.ties, pol.score_precision)
+            if ranking is not None
+            else []
+        )
         value = values.get(str(crit)) if crit is not None else None
         records.append(
             {
@@ -291,22 +302,35 @@ class RunFolder:
         )
 
     def run(self) -> Run:
-        """The rankings, with latencies, empty rankings and missing queries restored.
+        """The rankings as the retriever returned them, with latencies, empty rankings
+        and missing queries restored.
 
         ``per_query.jsonl`` keeps what ``run.trec`` cannot say (a query that was
         answered with nothing, latency); ``run.trec`` alone is the fallback.
+        ``per_query.jsonl`` lists each ranking in the order it was scored,
+        which under ``ties: trec_eval`` is not the retriever's order among
+        equal scores; ``run.trec`` keeps the retriever's order, so it is
+        restored from there. Re-scoring then gives what a fresh run gives
+        under either tie rule.
         """
         if not self.file(self.PER_QUERY).is_file():
             return read_trec_run(self.require(self.RUN, "stored run"))
+        given = self._given_order()
         rankings: dict[str, Ranking] = {}
         for line, record in self.per_query():
             try:
                 if record.get("missing"):
                     continue
-                rankings[str(record["query_id"])] = Ranking(
-                    query_id=str(record["query_id"]),
-                    doc_ids=tuple(record["retrieved"]),
-                    scores=tuple(float(s) for s in record["scores"]),
+                qid = str(record["query_id"])
+                doc_ids = tuple(str(d) for d in record["retrieved"])
+                scores = tuple(float(s) for s in record["scores"])
+                stored = given.get(qid)
+                if stored is not None and sorted(stored.doc_ids) == sorted(doc_ids):
+                    doc_ids, scores = stored.doc_ids, stored.scores
+                rankings[qid] = Ranking(
+                    query_id=qid,
+                    doc_ids=doc_ids,
+                    scores=scores,
                     latency_ms=record.get("latency_ms"),
                     confidence=record.get("confidence"),
                     answer=record.get("answer"),
@@ -321,6 +345,18 @@ class RunFolder:
                     got=f"{type(exc).__name__}: {exc}",
                 ) from None
         return Run(rankings=rankings, metadata={"source": str(self.path), "rescored": True})
+
+    def _given_order(self) -> dict[str, Ranking]:
+        """``run.trec``'s rankings (the retriever's order) when they may differ from
+        ``per_query.jsonl``'s; empty when the run was scored under ``ties: given``
+        (the two agree) or has no readable ``run.trec`` (a baseline keeps none)."""
+        policies = self.summary().get("policies", {}) if self.is_run(self.path) else {}
+        if policies.get("ties") == "given" or not self.file(self.RUN).is_file():
+            return {}
+        try:
+            return dict(read_trec_run(self.file(self.RUN)).rankings)
+        except DataError:
+            return {}  # a hand-edited run.trec: per_query.jsonl's order still scores the same
 
     def job(self) -> dict[str, Any]:
         """``job.json`` of a sweep job (empty when absent or unreadable)."""

@@ -1,6 +1,7 @@
 """Metrics: canonical identities (:mod:`.measures`) apart from the engine that computes them."""
 
-from evalframe.metrics.engine import Policies, ScoreMatrix, Scores, build_matrix, evaluate
+from evalframe.metrics.engine import Scores, TieSummary, evaluate
+from evalframe.metrics.matrix import ScoreMatrix, build_matrix
 from evalframe.metrics.measures import (
     Metric,
     MetricDef,
@@ -10,6 +11,7 @@ from evalframe.metrics.measures import (
     parse_metric,
     parse_metrics,
 )
+from evalframe.metrics.policies import Policies, same_policies
 
 __all__ = [
     "Metric",
@@ -19,9 +21,11 @@ __all__ = [
     "RelParams",
     "ScoreMatrix",
     "Scores",
+    "TieSummary",
     "build_matrix",
     "evaluate",
     "metric",
     "parse_metric",
     "parse_metrics",
+    "same_policies",
 ]

@@ -1,6 +1,6 @@
 """The built-in metric kernels, registered exactly like a third party's.
 
-Each kernel takes the :class:`~evalframe.metrics.engine.ScoreMatrix`, the
+Each kernel takes the :class:`~evalframe.metrics.matrix.ScoreMatrix`, the
 cutoff ``k`` (``None`` for the whole ranking) and its validated parameters,
 and returns one value per query. Definitions follow trec_eval:
 
@@ -30,7 +30,7 @@ from typing import Literal
 import numpy as np
 from pydantic import Field, field_validator
 
-from evalframe.metrics.engine import ScoreMatrix
+from evalframe.metrics.matrix import ScoreMatrix
 from evalframe.metrics.measures import MetricParams, RelParams, metric
 
 __all__: list[str] = []

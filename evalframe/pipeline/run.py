@@ -143,7 +143,9 @@ def _write_outputs(
             "extra_queries_in_run": evaluation.scores.extra_queries,
             "skipped": {str(m): n for m, n in evaluation.scores.skipped.items()},
         },
+        "ties": evaluation.scores.ties.as_dict() if evaluation.scores.ties else None,
         "overall": {str(m): a.as_dict() for m, a in evaluation.overall.items()},
+        "slices": {"fields": evaluation.slice_fields, "skipped": evaluation.skipped_slices},
         "by_slice": {
             f: {v: {str(m): a.as_dict() for m, a in aggs.items()} for v, aggs in groups.items()}
             for f, groups in evaluation.by_slice.items()
@@ -162,21 +164,9 @@ def _load_baseline(exp: Experiment, evaluation: Evaluation) -> Any:
 
     assert exp.baseline is not None  # checked by the caller
     baseline = load_baseline(exp.baseline, exp.baselines_dir)
-    if not exp.compare.allow_mismatch:
-        if baseline.golden_hash != evaluation.golden.content_hash:
-            raise ConfigError(
-                f"baseline {baseline.name!r} was scored on another golden set "
-                f"({baseline.golden_hash}, this run: {evaluation.golden.content_hash})",
-                key="baseline",
-                hint="promote a new baseline on this golden set, or set "
-                "compare.allow_mismatch=true to compare the shared queries",
-            )
-        if baseline.policies != evaluation.policies.model_dump():
-            raise ConfigError(
-                f"baseline {baseline.name!r} used other metric policies ({baseline.policies})",
-                key="baseline",
-                hint="use the same metrics.policies, or set compare.allow_mismatch=true",
-            )
+    baseline.check(
+        evaluation.golden, evaluation.policies, allow_mismatch=exp.compare.allow_mismatch
+    )
     return baseline
 
 
@@ -195,9 +185,7 @@ def _compare_with_baseline(
         ((None, r) for r in records), summary, name="this run", path=folder.path
     )
     comparison = compare_runs(
-        (baseline.data or RunFolder(baseline.path).data()).renamed(
-            f"baseline {baseline.path.name}"
-        ),
+        (baseline.data or RunFolder(baseline.path).data()).renamed(f"baseline {baseline.name}"),
         this_run,
         correction=exp.compare.correction,
         alpha=exp.compare.alpha,

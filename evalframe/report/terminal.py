@@ -86,6 +86,8 @@ def render_report(
         and evaluation.policies.no_relevant == "skip"
     ):
         out.append("  (negative examples are skipped by rank metrics: policy no_relevant=skip)")
+    if evaluation.scores.ties is not None:
+        out.append(f"  {evaluation.scores.ties.describe()}")
     cache = evaluation.run.metadata.get("cache")
     if cache and cache.get("hits"):
         out.append(
@@ -105,6 +107,11 @@ def render_report(
         for value, aggs in groups.items():
             rows.append([value, str(len(idx[value])), *(_fmt(a.mean) for a in aggs.values())])
         out.extend(_table(header, rows))
+
+    if evaluation.skipped_slices:
+        out.append("")
+        out.append("Not sliced by:")
+        out.extend(f"  {name}: {why}" for name, why in evaluation.skipped_slices.items())
 
     if records is None:
         records = per_query_records(evaluation, cfg)
@@ -148,6 +155,8 @@ def render_report(
             out.append(f"  {mark} {g.name}{severity}: {g.message}")
             for item in g.failures[:10]:
                 out.append(f"      - {item}")
+            for hint in g.hints:
+                out.append(f"      hint: {hint}")
     else:
         out.append("Gates: none configured")
 

@@ -16,7 +16,7 @@ from evalframe.assess.results import GateResult, GateView
 from evalframe.assess.stats import paired_bootstrap_ci
 from evalframe.plugin.protocols import PluginConfig
 from evalframe.plugin.registry import gate
-from evalframe_gates.threshold import OPERATORS, SYMBOLS, MetricGate
+from evalframe_gates.threshold import OPERATORS, SYMBOLS, MetricGate, describe_slice
 
 
 def _paired(view: GateView, metric: str, where: dict[str, object] | None, key: str):  # type: ignore[no-untyped-def]  # small private helper
@@ -29,46 +29,67 @@ class RegressionConfig(PluginConfig):
     """How far a metric may fall below the baseline."""
 
     metric: str = Field(description="canonical metric string, e.g. R@5")
-    max_drop: float = Field(ge=0, description="tolerated drop: points, or a fraction if relative")
+    max_drop: float = Field(
+        ge=0, description="tolerated drop: points (0.05), or a fraction of the baseline mean"
+    )
     relative: bool = Field(
-        False, description="max_drop is a fraction of the baseline mean (0.05 = 5%)"
+        False,
+        description="max_drop is a fraction of the baseline mean (0.05 = 5% of it), "
+        "not points on the metric's own scale",
     )
     slice: dict[str, str | int | float | bool] | None = Field(None, description="optional slice")
 
 
 @gate("regression", config=RegressionConfig)
 class RegressionGate(MetricGate):
-    """Fails when the mean falls below the baseline's by more than the tolerance."""
+    """Fails when the mean falls below the baseline's by more than the tolerance.
+
+    A tolerance is a fixed allowance, not a test of noise: the verdicts are
+    "not lower", "within tolerance" and "beyond tolerance". Whether a change
+    is more than noise is the comparison's question ("within noise").
+    """
 
     config: RegressionConfig
 
     def evaluate(self, view: GateView) -> GateResult:
         cfg = self.config
         ids, base, cur = _paired(view, cfg.metric, cfg.slice, f"{self.key}.metric")
+        where = describe_slice(cfg.slice)
         if not ids:
             return GateResult(
                 name="",
                 type="regression",
                 passed=False,
                 required=True,
-                message=f"{cfg.metric}: no query scored in both runs",
+                message=f"{cfg.metric}{where}: no query scored in both runs",
             )
-        drop = float(base.mean() - cur.mean())
-        limit = cfg.max_drop * float(base.mean()) if cfg.relative else cfg.max_drop
+        before, after = float(base.mean()), float(cur.mean())
+        drop = before - after
+        limit = cfg.max_drop * before if cfg.relative else cfg.max_drop
+        tolerance = (
+            f"{cfg.max_drop:.0%} of the baseline mean = {limit:.3f}"
+            if cfg.relative
+            else f"{cfg.max_drop:g} absolute"
+        )
         passed = drop <= limit + 1e-12
-        tolerance = f"{cfg.max_drop:.0%} of the baseline" if cfg.relative else f"{cfg.max_drop:g}"
+        if drop <= 0:
+            verdict = "not lower than the baseline"
+        elif passed:
+            verdict = "within tolerance"
+        else:
+            verdict = "beyond tolerance"
         return GateResult(
             name="",
             type="regression",
             passed=passed,
             required=True,
             message=(
-                f"{cfg.metric} {float(base.mean()):.3f} → {float(cur.mean()):.3f} "
-                f"({-drop:+.3f}); tolerated drop {tolerance} (n={len(ids)}, baseline "
+                f"{cfg.metric}{where} {before:.3f} → {after:.3f} ({after - before:+.3f}): "
+                f"{verdict} (tolerated drop: {tolerance}; n={len(ids)}; baseline "
                 f"{view.baseline_name})"
             ),
-            value=float(cur.mean()),
-            threshold=float(base.mean()) - limit,
+            value=after,
+            threshold=before - limit,
         )
 
 

@@ -31,6 +31,10 @@ class ThresholdConfig(PluginConfig):
     slice: dict[str, str | int | float | bool] | None = Field(
         None, description="only queries whose metadata match, e.g. {difficulty: easy}"
     )
+    hints: list[str] = Field(
+        default_factory=list,
+        description="what to look at when the gate fails (shown under it in the report)",
+    )
 
 
 class MetricGate:
@@ -82,4 +86,5 @@ class ThresholdGate(MetricGate):
             ),
             value=agg.mean,
             threshold=cfg.value,
+            hints=() if passed else tuple(cfg.hints),
         )

@@ -1,0 +1,114 @@
+"""compare's verdicts and intervals agree, and the report says which correction decided.
+
+Before (#13 item 5) the printed interval was an uncorrected 95% bootstrap CI
+while the verdict was a Holm-adjusted randomization test over every metric and
+slice: an interval could exclude 0 beside "within noise".
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from pathlib import Path
+
+import numpy as np
+
+from evalframe.assess.compare import compare_many, compare_runs, render_comparison
+from evalframe.assess.runfolder import RunData
+from evalframe.assess.stats import adjust_pvalues, randomization_test
+
+N = 60
+RNG = np.random.default_rng(20)
+BASE = RNG.random((3, N)).round(2)
+# a small, real improvement on every metric: significant alone, not after Holm over 24 tests
+CAND = np.clip(BASE + RNG.normal(0.06, 0.15, (3, N)), 0, 1).round(2)
+METRICS = ("R@5", "P@5", "RR")
+SLICES = {f"q{i}": {"domain": f"d{i % 7}"} for i in range(N)}  # 7 values: 3 x (1 + 7) = 24
+
+
+def _run(name: str, values: np.ndarray) -> RunData:
+    ids = tuple(f"q{i}" for i in range(N))
+    return RunData(
+        name=name,
+        path=Path(name),
+        query_ids=ids,
+        values={
+            m: dict(zip(ids, map(float, row), strict=True))
+            for m, row in zip(METRICS, values, strict=True)
+        },
+        slices=SLICES,
+        retrieved={},
+        expected={},
+        golden_hash="h",
+        policies={},
+    )
+
+
+def test_every_interval_excludes_zero_exactly_when_its_verdict_is_not_noise() -> None:
+    comp = compare_runs(_run("a", BASE), _run("b", CAND), correction="holm", alpha=0.05)
+    assert comp.family == 24
+    raw = [mc.overall.p_randomization for mc in comp.metrics]
+    assert min(raw) < 0.05  # uncorrected, at least one metric would be called
+    seen = 0
+    for mc in comp.metrics:
+        verdicts = [(comp.verdict(mc), mc.interval)]
+        for fname, groups in mc.by_slice.items():
+            for value, c in groups.items():
+                p = mc.p_adjusted_slices[fname][value]
+                called = not math.isnan(p) and p < comp.alpha and c.delta != 0
+                verdicts.append(
+                    ("called" if called else "within noise", mc.interval_slices[fname][value])
+                )
+        for verdict, interval in verdicts:
+            excludes = not interval.low <= 0.0 <= interval.high
+            assert excludes == (verdict != "within noise")
+            seen += 1
+    assert seen == 24
+
+
+def test_the_printed_lines_agree_and_name_the_correction() -> None:
+    comp = compare_runs(_run("a", BASE), _run("b", CAND), correction="holm", alpha=0.05)
+    text = render_comparison(comp)
+    assert "Holm-adjusted over 24 tests" in text
+    line = re.compile(
+        r"\[([+-](?:\d\.\d+|inf)), ([+-](?:\d\.\d+|inf))\] at [\d.]+%"
+        r".*(within noise|improved|regressed)"
+    )
+    matched = 0
+    for row in text.splitlines():
+        m = line.search(row)
+        if m:
+            low, high, verdict = float(m[1]), float(m[2]), m[3]
+            # printed to 3 decimals: a bound that rounds to 0 counts as touching it
+            excludes = low > 0.0005 or high < -0.0005
+            assert not excludes or verdict != "within noise", row
+            matched += 1
+    assert matched >= 3 + 7  # the metrics, and the lead metric's slices
+
+
+def test_the_interval_level_is_the_level_holm_applied() -> None:
+    comp = compare_runs(_run("a", BASE), _run("b", CAND), correction="holm", alpha=0.05)
+    for mc in comp.metrics:
+        p = mc.overall.p_randomization
+        assert mc.interval.level == 1 - 0.05 * p / mc.p_adjusted
+
+
+def test_one_test_needs_no_correction_and_uses_the_plain_level() -> None:
+    one = _run("b", CAND)
+    comp = compare_runs(
+        _run("a", BASE), RunData(**{**one.__dict__, "slices": {}}), metrics=["RR"], alpha=0.05
+    )
+    assert comp.family == 1
+    assert comp.metrics[0].interval.level == 0.95
+    assert "one test (no correction needed)" in render_comparison(comp)
+    p = randomization_test(BASE[2], CAND[2])
+    assert comp.metrics[0].p_adjusted == adjust_pvalues([p])[0] == p
+
+
+def test_a_table_of_runs_carries_the_same_kind_of_interval() -> None:
+    table = compare_many(_run("a", BASE), [_run("b", CAND), _run("c", BASE)], metrics=["RR"])
+    assert table["family"] == 2
+    for cells in table["runs"].values():
+        cell = cells["RR"]
+        excludes = not cell["interval_low"] <= 0.0 <= cell["interval_high"]
+        assert excludes == (cell["verdict"] != "within noise")
