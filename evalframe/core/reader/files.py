@@ -98,7 +98,7 @@ def require_folder(
     p = require_file(path, what=what, key=key)
     if not p.is_dir():
         raise DataError(
-            f"the {what} must be a folder, but this is a file: {p}",
+            f"{what} is a file, not a folder: {p}",
             key=key,
             expected=expected,
             hint=hint,
