@@ -24,7 +24,7 @@ import numpy as np
 
 from evalframe.assess.runfolder import RunData, RunFolder
 from evalframe.core.errors import ConfigError
-from evalframe.core.io import require_file
+from evalframe.core.reader import require_file
 
 __all__ = ["FILES", "Baseline", "load_baseline", "promote", "version_commands", "version_with_dvc"]
 

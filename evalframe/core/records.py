@@ -16,9 +16,16 @@ from typing import Any
 
 from evalframe.core.errors import DataError
 from evalframe.core.messages import shown, warn
-from evalframe.core.types import Corpus, GoldenQuery
+from evalframe.core.types import Corpus, GoldenQuery, Run
 
-__all__ = ["At", "UniqueIds", "field_names", "is_id", "warn_ids_not_in_corpus"]
+__all__ = [
+    "At",
+    "UniqueIds",
+    "field_names",
+    "is_id",
+    "warn_ids_not_in_corpus",
+    "warn_if_nothing_matches",
+]
 
 
 def field_names(record: Any) -> str:
@@ -132,3 +139,36 @@ def warn_ids_not_in_corpus(
             f"{len(unknown)} {what} id(s) are not in corpus {corpus.name!r} "
             f"and can never be retrieved: {shown(unknown)}"
         )
+
+
+def warn_if_nothing_matches(golden: Iterable[GoldenQuery], run: Run) -> bool:
+    """Warn when not one retrieved id is a judged id of its query (and say so: True).
+
+    Every score is then 0 or undefined, and the cause is nearly always the
+    ids, not the system: written differently on the two sides (a version in
+    a tool id, ``12`` against ``"012"``, case), or normalised on one side only.
+    """
+    retrieved = judged = 0
+    example: tuple[str, str, str] | None = None
+    for q in golden:
+        ranking = run.rankings.get(q.id)
+        if ranking is None or not ranking.doc_ids or not q.judgments:
+            continue
+        retrieved += len(ranking.doc_ids)
+        judged += 1
+        if any(d in q.judgments for d in ranking.doc_ids):
+            return False
+        if example is None:
+            example = (q.id, ranking.doc_ids[0], next(iter(q.judgments)))
+    if example is None:
+        return False
+    qid, got, want = example
+    warn(
+        f"not one of the {retrieved} document ids retrieved for {judged} judged quer"
+        f"{'y' if judged == 1 else 'ies'} is a judged id of its query (query {qid!r}: "
+        f"retrieved {got!r}, judged e.g. {want!r}), so every score is 0. This is most likely "
+        "an id format or normalisation mismatch, not a bad retriever: write the ids the same "
+        "way on both sides, or normalise both sides alike (e.g. the dataset's and the "
+        "retriever's normalise settings)"
+    )
+    return True

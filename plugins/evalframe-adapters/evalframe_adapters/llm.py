@@ -25,12 +25,13 @@ from typing import Any
 from pydantic import Field, field_validator
 
 from evalframe.core.errors import ConfigError, DataError, PluginError
-from evalframe.core.io import read_json_array, read_jsonl, require_file
+from evalframe.core.messages import warn
+from evalframe.core.reader import read_json_array, read_jsonl, require_file
 from evalframe.core.types import Ranking, content_hash
 from evalframe.plugin.protocols import PluginContext, Query
 from evalframe.plugin.registry import retriever
 
-from ._common import build_ranking, coerce_id, warn
+from ._common import build_ranking, coerce_id
 from ._http import JsonClient, RateLimiter, RequestError, RetryPolicy, RetrySettings, env_headers
 
 __all__ = ["LLMRecommender", "LLMRecommenderConfig", "load_catalogue", "parse_answer"]

@@ -104,7 +104,7 @@ def test_strip_version_matches_the_galaxy_normaliser(tmp_path: Path) -> None:
     assert ask(r, "q1") == (f"{TS}/fastqc/fastqc", f"{TS}/multiqc/multiqc", "upload1")
     assert r.duplicates_removed == 1
     galaxy = pytest.importorskip("evalframe_formats.galaxy")
-    assert all(galaxy.normalise_id("strip_version", p) in ask(r, "q1", 9) for p in preds)
+    assert all(galaxy.normalise_tool_id("strip_version", p) in ask(r, "q1", 9) for p in preds)
 
 
 def test_normalise_applies_to_trec_runs_too(tmp_path: Path) -> None:

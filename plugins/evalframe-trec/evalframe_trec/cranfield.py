@@ -334,6 +334,7 @@ def read_cran_docs(path: Path, *, stray_markers: str = "text") -> list[CranDoc]:
                     f"document {doc.id}: field marker .{name} after .W or repeated",
                     hint="set corpus.stray_markers=text to keep its lines in the text",
                 )
+            assert at.line is not None  # every line read from a file has its number
             doc.stray.append(at.line)  # the lines go on in the field before it
             return
         _start_field(doc, name)

@@ -37,7 +37,7 @@ from pydantic import Field
 
 from evalframe.core.errors import DataError
 from evalframe.core.reader import ASCII_SPACE, read_lines, read_qrels_columns, require_file
-from evalframe.core.records import warn_ids_not_in_corpus
+from evalframe.core.records import At, warn_ids_not_in_corpus
 from evalframe.core.types import GoldenQuery, GoldenSet
 from evalframe.plugin.protocols import PluginConfig, PluginContext
 from evalframe.plugin.registry import dataset
@@ -161,7 +161,7 @@ class _TopicParser:
         self.buffer: list[str] = []
 
     def error(self, message: str, line: int, **details: str) -> DataError:
-        return DataError(message, path=self.path, line=line, **details)
+        return At(self.path, line).error(message, **details)
 
     def close_field(self) -> None:
         if self.top is not None and self.name is not None:
