@@ -114,6 +114,20 @@ def test_normalise_applies_to_trec_runs_too(tmp_path: Path) -> None:
     assert ranking is not None and ranking.pairs() == [(f"{TS}/a/a", 3.0), ("x", 1.0)]
 
 
+def test_duplicates_error_stops_at_the_repeated_line(tmp_path: Path) -> None:
+    """metrics.policies.duplicates=error reaches the run file (the shipped config follows it)."""
+    path = write(tmp_path, "p.jsonl", jsonl(PREDICTIONS))
+    with pytest.raises(DataError) as err:
+        make(path, "jsonl", duplicates="error")
+    assert err.value.line == 1
+    assert f"query 'q1' lists document 't3' twice (first at {path}:1)" in err.value.render()
+    run = write(tmp_path, "s.run", f"q1 Q0 {TS}/a/a/1.0 1 2.0 s\nq1 Q0 {TS}/a/a/2.0 2 3.0 s\n")
+    with pytest.raises(DataError) as err:
+        make(run, "trec", normalise=["strip_version"], duplicates="error")
+    assert err.value.line == 2
+    assert f"lists document '{TS}/a/a' ('{TS}/a/a/2.0' once normalised) twice" in str(err.value)
+
+
 def test_unknown_normaliser_is_a_config_error() -> None:
     with pytest.raises(ValueError, match="unknown normaliser 'strip_versions'"):
         RunFileConfig(path="x", format="jsonl", normalise=["strip_versions"])
