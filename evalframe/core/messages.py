@@ -17,7 +17,6 @@ from __future__ import annotations
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from types import TracebackType
 
 __all__ = ["Tally", "shown", "warn"]
 
@@ -91,13 +90,8 @@ class Tally:
     def __enter__(self) -> Tally:
         return self
 
-    def __exit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        if exc_type is None:
+    def __exit__(self, *exc_info: object) -> None:
+        if exc_info[0] is None:
             self.flush()
-        else:
+        else:  # the error is what the user needs to read
             self._kinds.clear()

@@ -51,19 +51,25 @@ __all__ = [
 
 
 @dataclass(frozen=True)
-class QrelsColumns:
-    """A qrels file as columns, in file order."""
+class _Columns:
+    """What both files have: query ids factorized, doc ids as bytes, the line of each row."""
 
     path: str
-    qid_codes: np.ndarray
-    qid_names: list[str]
+    qid_codes: np.ndarray  # index into qid_names, in file order
+    qid_names: list[str]  # first-seen order
     docs: np.ndarray  # UTF-8 bytes ('S')
-    labels: np.ndarray  # int64
     lines: np.ndarray  # 1-based file line of each row
     ascii_only: bool
 
     def __len__(self) -> int:
         return int(self.lines.size)
+
+
+@dataclass(frozen=True)
+class QrelsColumns(_Columns):
+    """A qrels file as columns, in file order."""
+
+    labels: np.ndarray  # int64
 
     def rows(self) -> Iterator[tuple[str, str, int, int]]:
         """``(qid, doc, label, line)`` for each judgment, in file order."""
@@ -79,20 +85,11 @@ class QrelsColumns:
 
 
 @dataclass(frozen=True)
-class RunColumns:
+class RunColumns(_Columns):
     """A TREC run file as columns, in file order (see :class:`QrelsColumns`)."""
 
-    path: str
-    qid_codes: np.ndarray
-    qid_names: list[str]
-    docs: np.ndarray  # UTF-8 bytes ('S')
     scores: np.ndarray  # float64
-    lines: np.ndarray
     runid: str  # the tag of the last line, which trec_eval prints as runid
-    ascii_only: bool
-
-    def __len__(self) -> int:
-        return int(self.lines.size)
 
     def to_run(self) -> Run:
         """The run's rankings in file order per query (the engine sorts by score)."""
@@ -192,14 +189,14 @@ def parse_qrels(data: bytes, path: str) -> QrelsColumns:
     """:func:`read_qrels_columns` on bytes already read (``path`` names them in errors)."""
     data = _checked(data, path, _QRELS)
     lines, codes, names, docs, labels, _ = _columns(data, path, _QRELS)
-    return QrelsColumns(path, codes, names, docs, labels, lines, data.isascii())
+    return QrelsColumns(path, codes, names, docs, lines, data.isascii(), labels=labels)
 
 
 def parse_run(data: bytes, path: str) -> RunColumns:
     """:func:`read_run_columns` on bytes already read (``-`` for standard input)."""
     data = _checked(data, path, _RUN)
     lines, codes, names, docs, scores, tag = _columns(data, path, _RUN)
-    return RunColumns(path, codes, names, docs, scores, lines, tag, data.isascii())
+    return RunColumns(path, codes, names, docs, lines, data.isascii(), scores=scores, runid=tag)
 
 
 def _checked(data: bytes, path: str, fmt: _Format) -> bytes:

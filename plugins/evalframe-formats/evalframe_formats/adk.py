@@ -353,6 +353,11 @@ class AdkDatasetConfig(PluginConfig):
     set_name: str | None = Field(None, description="golden-set name (default: the file name)")
 
 
+def _read(config: AdkDatasetConfig | AdkCorpusConfig, key: str) -> tuple[Path, list[AdkPair]]:
+    path = Path(config.path)
+    return path, read_pairs(path, key=key)
+
+
 @dataset("adk", config=AdkDatasetConfig)
 @dataclass(eq=False)
 class AdkDataset:
@@ -362,8 +367,7 @@ class AdkDataset:
     context: PluginContext
 
     def load(self) -> GoldenSet:
-        path = Path(self.config.path)
-        pairs = read_pairs(path, key="dataset.path")
+        path, pairs = _read(self.config, "dataset.path")
         queries = [self._query(p, path) for p in pairs]
         warn_ids_not_in_corpus(
             queries, self.context.corpus, "relevant candidate", relevant_only=True
@@ -413,8 +417,7 @@ class AdkCorpus:
     context: PluginContext
 
     def load(self) -> Corpus:
-        path = Path(self.config.path)
-        pairs = read_pairs(path, key="corpus.path")
+        path, pairs = _read(self.config, "corpus.path")
         docs: dict[str, Document] = {}
         owner: dict[str, tuple[AdkPair, AdkCandidate]] = {}
         for pair in pairs:
