@@ -27,6 +27,8 @@ from typing import Any
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
+from trec_files import read_dicts  # noqa: E402 - bench/ is put on the path just above
+
 # The five measures, named as the issue names them; the value is each
 # library's own spelling. pytrec_eval has no RR cut-off: it reports
 # recip_rank over the whole ranking (see docs/performance.md).
@@ -55,23 +57,6 @@ def peak_rss_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # KiB on Linux
 
 
-def read_dicts(
-    qrels_path: Path, run_path: Path
-) -> tuple[dict[str, dict[str, int]], dict[str, dict[str, float]]]:
-    """Plain nested dicts, the common in-memory format of ranx, pytrec_eval and ir_measures."""
-    qrels: dict[str, dict[str, int]] = {}
-    with open(qrels_path) as f:
-        for line in f:
-            q, _, d, r = line.split()
-            qrels.setdefault(q, {})[d] = int(r)
-    run: dict[str, dict[str, float]] = {}
-    with open(run_path) as f:
-        for line in f:
-            q, _, d, _, s, _ = line.split()
-            run.setdefault(q, {})[d] = float(s)
-    return qrels, run
-
-
 # ---------------------------------------------------------------- evalframe
 
 
@@ -96,7 +81,7 @@ def evalframe_means(cols: Any) -> dict[str, float]:
 
 
 def setup_evalframe(path: str, qp: Path, rp: Path) -> Callable[[], dict[str, float]]:
-    from trec_files import read_columns
+    from trec_files import read_columns  # the core reader, lined up as trec_eval does
 
     from evalframe.metrics.measures import parse_metrics
 

@@ -28,7 +28,7 @@ import numpy as np
 from evalframe.assess.bob_results import BOB_POLICIES, is_bob_results, read_bob_results
 from evalframe.assess.runfolder import RunData, RunFolder
 from evalframe.core.errors import ConfigError
-from evalframe.core.io import require_file
+from evalframe.core.reader import require_file
 from evalframe.core.types import GoldenSet
 from evalframe.metrics import Policies, same_policies
 

@@ -38,15 +38,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
 from evalframe.core.errors import DataError
-from evalframe.core.io import (
-    atomic_write,
-    atomic_write_json,
-    atomic_write_jsonl,
-    read_jsonl,
-    read_trec_run,
-    require_file,
-    write_trec_run,
-)
+from evalframe.core.io import atomic_write, atomic_write_json, atomic_write_jsonl, write_trec_run
+from evalframe.core.reader import read_jsonl, read_trec_run, require_file
 from evalframe.core.types import Ranking, Run
 from evalframe.plugin.hooks import SweepJob
 

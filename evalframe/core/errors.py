@@ -34,6 +34,7 @@ class EvalframeError(Exception):
         *,
         path: str | Path | None = None,
         line: int | None = None,
+        column: int | None = None,
         key: str | None = None,
         expected: str | None = None,
         got: str | None = None,
@@ -43,6 +44,7 @@ class EvalframeError(Exception):
         self.message = message
         self.path = str(path) if path is not None else None
         self.line = line
+        self.column = column
         self.key = key
         self.expected = expected
         self.got = got
@@ -51,7 +53,11 @@ class EvalframeError(Exception):
     @property
     def where(self) -> str | None:
         if self.path is not None:
-            return f"{self.path}:{self.line}" if self.line is not None else self.path
+            if self.line is None:
+                return self.path
+            where = f"{self.path}:{self.line}"
+            # a column only where a line alone is not enough (a bad byte in a long line)
+            return f"{where}:{self.column}" if self.column is not None else where
         if self.key is not None:
             return f"config key {self.key}"
         return None

@@ -18,6 +18,7 @@ from evalframe.assess.gates import run_gates, verdict
 from evalframe.assess.results import Evaluation, GateResult
 from evalframe.assess.runfolder import LAYOUT, RunData, RunFolder, per_query_records
 from evalframe.core.errors import EXIT_GATE_FAILED, EXIT_OK, ConfigError, PluginError
+from evalframe.core.records import warn_if_nothing_matches
 from evalframe.core.types import Corpus, GoldenSet, Run
 from evalframe.metrics import evaluate
 from evalframe.pipeline.config import Experiment, ResolvedPlugin
@@ -310,6 +311,7 @@ def score_and_report(
     ``rescore`` calls this directly on a stored run, so a re-scored run and a
     fresh one go through exactly the same steps.
     """
+    warn_if_nothing_matches(golden, run)  # all zeros: ids, not the system, are the likely cause
     scores = evaluate(list(exp.metrics), golden, run, exp.policies)
     evaluation = Evaluation.build(
         golden,

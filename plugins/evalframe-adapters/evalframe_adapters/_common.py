@@ -10,22 +10,16 @@ scores ``n - i`` keep the given order), the ranking is best first and at most
 from __future__ import annotations
 
 import math
-import sys
 from collections.abc import Sequence
 from typing import Any, Literal
 
 from evalframe.core.errors import PluginError
 from evalframe.core.types import Ranking
 
-__all__ = ["Item", "build_ranking", "coerce_id", "dotted", "warn"]
+__all__ = ["Item", "build_ranking", "coerce_id", "dotted"]
 
 #: One result before validation: a raw id and a score, or ``None`` for "no score".
 Item = tuple[Any, Any]
-
-
-def warn(message: str) -> None:
-    """A warning on stderr (not :mod:`warnings`: the test suite turns those into errors)."""
-    print(f"warning: {message}", file=sys.stderr)
 
 
 def coerce_id(value: Any) -> str | None:

@@ -25,12 +25,13 @@ from typing import Any
 from pydantic import Field, field_validator
 
 from evalframe.core.errors import ConfigError, DataError, PluginError
-from evalframe.core.io import read_json_array, read_jsonl, require_file
+from evalframe.core.messages import warn
+from evalframe.core.reader import read_json, read_json_array, read_jsonl, read_lines, require_file
 from evalframe.core.types import Ranking, content_hash
 from evalframe.plugin.protocols import PluginContext, Query
 from evalframe.plugin.registry import retriever
 
-from ._common import build_ranking, coerce_id, warn
+from ._common import build_ranking, coerce_id
 from ._http import JsonClient, RateLimiter, RequestError, RetryPolicy, RetrySettings, env_headers
 
 __all__ = ["LLMRecommender", "LLMRecommenderConfig", "load_catalogue", "parse_answer"]
@@ -123,25 +124,25 @@ def load_catalogue(
             )
         out.setdefault(ident, text)
 
+    key = "retriever.catalogue_path"
     suffix = p.suffix.lower()
     if suffix == ".jsonl":
-        for line, value in read_jsonl(p, what="catalogue"):
+        for line, value in read_jsonl(p, what="catalogue", key=key):
             add(value, line)
     elif suffix == ".json":
-        data = json.loads(p.read_text(encoding="utf-8") or "null")
+        data = read_json(p, what="catalogue", key=key).data
         if isinstance(data, dict):
             for ident, text in data.items():
                 out.setdefault(ident, text if isinstance(text, str) else json.dumps(text))
         else:
-            for line, value in read_json_array(p, what="catalogue"):
+            for line, value in read_json_array(p, what="catalogue", key=key):
                 add(value, line)
     else:
-        with open(p, encoding="utf-8") as handle:
-            for raw in handle:
-                stripped = raw.strip()
-                if stripped and not stripped.startswith("#"):
-                    ident, _, text = stripped.partition("\t")
-                    out.setdefault(ident.strip(), text.strip())
+        for _, raw in read_lines(p, what="catalogue", key=key):
+            stripped = raw.strip()
+            if stripped and not stripped.startswith("#"):
+                ident, _, text = stripped.partition("\t")
+                out.setdefault(ident.strip(), text.strip())
     if not out:
         raise DataError("the catalogue is empty", path=p, hint="list the candidate ids")
     return out

@@ -49,12 +49,11 @@ import yaml
 from pydantic import Field
 
 from evalframe.core.errors import DataError
-from evalframe.core.io import require_file
+from evalframe.core.reader import read_text
+from evalframe.core.records import At, UniqueIds, field_names, is_id, warn_ids_not_in_corpus
 from evalframe.core.types import Corpus, Document, GoldenQuery, GoldenSet
 from evalframe.plugin.protocols import PluginConfig, PluginContext
 from evalframe.plugin.registry import corpus, dataset
-
-from ._common import SeenIds, fields_of, is_id, warn_unknown_ids
 
 __all__ = [
     "LABELS",
@@ -135,8 +134,8 @@ class _Doc:
         return self.lines.get(id(obj))
 
 
-def _parse(path: Path) -> _Doc:
-    text = path.read_text(encoding="utf-8-sig")
+def _parse(path: Path, key: str | None) -> _Doc:
+    text = read_text(path, what="ADK retrieval dataset", key=key)
     loader = _MarkedLoader(text)
     try:
         data = loader.get_single_data()
@@ -192,11 +191,11 @@ def _error(doc: _Doc, message: str, obj: Any, key: str | int | None = None, **kw
 
 def read_pairs(path: str | Path, *, key: str | None = None) -> list[AdkPair]:
     """Every pair of a ``retrieval_dataset.yaml``, checked; errors name file, line and location."""
-    p = require_file(path, what="ADK retrieval dataset", key=key)
-    doc = _parse(p)
+    p = Path(path).expanduser()
+    doc = _parse(p, key)
     data = doc.data
     if not isinstance(data, dict) or "pairs" not in data:
-        got = f"fields {fields_of(data)}" if isinstance(data, dict) else type(data).__name__
+        got = f"fields {field_names(data)}" if isinstance(data, dict) else type(data).__name__
         raise DataError(
             "the file must be a mapping with a top-level 'pairs' list",
             path=p,
@@ -207,14 +206,14 @@ def read_pairs(path: str | Path, *, key: str | None = None) -> list[AdkPair]:
     pairs = data["pairs"]
     if not isinstance(pairs, list):
         raise _error(doc, "'pairs' must be a list", data, "pairs", got=type(pairs).__name__)
-    seen = SeenIds()
+    seen = UniqueIds("query id", hint="give every pair its own id")
     out = [_pair(doc, raw, i, seen, pairs) for i, raw in enumerate(pairs)]
     if not out:
         raise _error(doc, "'pairs' is empty", data, "pairs", expected="at least one pair")
     return out
 
 
-def _pair(doc: _Doc, raw: Any, index: int, seen: SeenIds, parent: list[Any]) -> AdkPair:
+def _pair(doc: _Doc, raw: Any, index: int, seen: UniqueIds, parent: list[Any]) -> AdkPair:
     where = f"pairs[{index}]"
     if not isinstance(raw, dict):
         raise _error(doc, f"{where} must be a mapping", parent, index, got=repr(raw))
@@ -227,7 +226,7 @@ def _pair(doc: _Doc, raw: Any, index: int, seen: SeenIds, parent: list[Any]) -> 
             f"{label} has no {' or '.join(repr(m) for m in missing)} field",
             raw,
             expected="fields id, query, candidates",
-            got=f"fields {fields_of(raw)}",
+            got=f"fields {field_names(raw)}",
         )
     if not is_id(raw_id):
         raise _error(
@@ -238,13 +237,7 @@ def _pair(doc: _Doc, raw: Any, index: int, seen: SeenIds, parent: list[Any]) -> 
             got=repr(raw_id),
         )
     pid = str(raw_id)
-    seen.add(
-        pid,
-        f"{where}, {doc.path}:{doc.line(raw)}",
-        path=doc.path,
-        line=doc.line(raw, "id"),
-        hint="give every pair its own id",
-    )
+    seen.add(pid, At(doc.path, doc.line(raw, "id")), place=f"{where}, {doc.path}:{doc.line(raw)}")
     query = raw["query"]
     if not isinstance(query, str) or not query.strip():
         raise _error(
@@ -309,7 +302,7 @@ def _candidate(
             f"{label}: {where} has no {' or '.join(repr(m) for m in missing)} field",
             raw,
             expected="fields fqn, text, empirical_relevance",
-            got=f"fields {fields_of(raw)}",
+            got=f"fields {field_names(raw)}",
         )
     fqn = raw["fqn"]
     if not isinstance(fqn, str) or not fqn.strip():
@@ -360,19 +353,25 @@ class AdkDatasetConfig(PluginConfig):
     set_name: str | None = Field(None, description="golden-set name (default: the file name)")
 
 
+def _read(config: AdkDatasetConfig | AdkCorpusConfig, key: str) -> tuple[Path, list[AdkPair]]:
+    path = Path(config.path)
+    return path, read_pairs(path, key=key)
+
+
 @dataset("adk", config=AdkDatasetConfig)
+@dataclass(eq=False)
 class AdkDataset:
     """ADK retrieval_dataset.yaml: pairs whose candidates are judged YES (1) or NO (0)."""
 
-    def __init__(self, config: AdkDatasetConfig, context: PluginContext) -> None:
-        self.config = config
-        self.context = context
+    config: AdkDatasetConfig
+    context: PluginContext
 
     def load(self) -> GoldenSet:
-        path = Path(self.config.path)
-        pairs = read_pairs(path, key="dataset.path")
+        path, pairs = _read(self.config, "dataset.path")
         queries = [self._query(p, path) for p in pairs]
-        warn_unknown_ids(queries, self.context, "candidate")
+        warn_ids_not_in_corpus(
+            queries, self.context.corpus, "relevant candidate", relevant_only=True
+        )
         return GoldenSet.build(
             self.config.set_name or path.stem,
             queries,
@@ -410,15 +409,15 @@ class AdkCorpusConfig(PluginConfig):
 
 
 @corpus("adk", config=AdkCorpusConfig)
+@dataclass(eq=False)
 class AdkCorpus:
     """Documents from an ADK retrieval_dataset.yaml: every pair's candidates, keyed by fqn."""
 
-    def __init__(self, config: AdkCorpusConfig, context: PluginContext) -> None:
-        self.config = config
+    config: AdkCorpusConfig
+    context: PluginContext
 
     def load(self) -> Corpus:
-        path = Path(self.config.path)
-        pairs = read_pairs(path, key="corpus.path")
+        path, pairs = _read(self.config, "corpus.path")
         docs: dict[str, Document] = {}
         owner: dict[str, tuple[AdkPair, AdkCandidate]] = {}
         for pair in pairs:

@@ -15,12 +15,13 @@ it is kept as a negative example, which Galaxy's evaluator scores 0 (set
 Tool ids can be normalised before scoring (Galaxy's ``--normalize-tools``):
 ``normalise: [strip_version]`` drops the version segment of Tool Shed ids. The
 *run* side must apply the same normalisers to predicted ids, or nothing matches;
-:func:`normalise_id` is public so a run reader can do exactly that.
+:func:`normalise_tool_id` is public so a run reader can do exactly that.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -28,12 +29,12 @@ from pydantic import Field, field_validator
 from pydantic_core import PydanticCustomError
 
 from evalframe.core.errors import ConfigError, DataError
-from evalframe.core.io import read_jsonl, require_file
+from evalframe.core.messages import warn
+from evalframe.core.reader import read_jsonl
+from evalframe.core.records import At, UniqueIds, field_names, is_id, warn_ids_not_in_corpus
 from evalframe.core.types import GoldenQuery, GoldenSet
 from evalframe.plugin.protocols import PluginConfig, PluginContext
 from evalframe.plugin.registry import dataset
-
-from ._common import SeenIds, fields_of, is_id, warn, warn_unknown_ids
 
 __all__ = [
     "NORMALISERS",
@@ -41,8 +42,8 @@ __all__ = [
     "GalaxyDatasetConfig",
     "describe_normalisers",
     "lowercase",
-    "normalise_id",
-    "normalise_ids",
+    "normalise_tool_id",
+    "normalise_tool_ids",
     "strip_version",
 ]
 
@@ -90,10 +91,10 @@ def _unknown(name: str) -> str:
     return f"unknown normaliser {name!r}; valid normalisers: {', '.join(NORMALISERS)}"
 
 
-def normalise_id(name: str, tool_id: str) -> str:
+def normalise_tool_id(name: str, tool_id: str) -> str:
     """Apply the normaliser called ``name`` to one id.
 
-    Use this (or :func:`normalise_ids`) on predicted ids too: gold and run must
+    Use this (or :func:`normalise_tool_ids`) on predicted ids too: gold and run must
     be normalised the same way. An unknown name is a :class:`ConfigError`
     listing the valid ones.
     """
@@ -103,11 +104,17 @@ def normalise_id(name: str, tool_id: str) -> str:
     return fn(tool_id)
 
 
-def normalise_ids(names: Sequence[str], tool_id: str) -> str:
+def normalise_tool_ids(names: Sequence[str], tool_id: str) -> str:
     """Apply several normalisers to one id, in order."""
     for name in names:
-        tool_id = normalise_id(name, tool_id)
+        tool_id = normalise_tool_id(name, tool_id)
     return tool_id
+
+
+_TEXT_FIELD = (
+    "field holding the query text; records without it get empty text (fine with a run-file "
+    "retriever) and a warning"
+)
 
 
 class GalaxyDatasetConfig(PluginConfig):
@@ -115,15 +122,11 @@ class GalaxyDatasetConfig(PluginConfig):
 
     path: str = Field(description='gold JSONL file, one {"id", "tools", ...} per line')
     set_name: str | None = Field(None, description="golden-set name (default: the file name)")
-    text_field: str = Field(
-        "query",
-        description="field holding the query text; records without it get empty text "
-        "(fine with a run-file retriever) and a warning",
-    )
+    text_field: str = Field("query", description=_TEXT_FIELD)
     normalise: list[str] = Field(
         default_factory=list,
-        description="tool-id normalisers applied to gold ids, in order; a run must apply the "
-        "same ones to its predictions. Available: "
+        description="tool-id normalisers applied to gold ids, in order; retriever=run_file "
+        "applies the same ones to predictions unless told otherwise. Available: "
         + "; ".join(f"{n}: {d}" for n, d in describe_normalisers().items()),
     )
 
@@ -140,25 +143,27 @@ REQUIRED = ("id", "tools")
 
 
 @dataset("galaxy", config=GalaxyDatasetConfig)
+@dataclass(eq=False)
 class GalaxyDataset:
     """Galaxy tool-recommendation gold JSONL ({id, query, tools}) with tool-id normalisers."""
 
-    def __init__(self, config: GalaxyDatasetConfig, context: PluginContext) -> None:
-        self.config = config
-        self.context = context
-        for name in config.normalise:  # a config built with model_construct skips validation
+    config: GalaxyDatasetConfig
+    context: PluginContext
+
+    def __post_init__(self) -> None:
+        for name in self.config.normalise:  # a config built with model_construct skips validation
             if name not in NORMALISERS:
                 raise ConfigError(_unknown(name), key="dataset.normalise")
 
     def load(self) -> GoldenSet:
         cfg = self.config
-        path = require_file(cfg.path, what="Galaxy gold file", key="dataset.path")
-        seen = SeenIds()
+        path = Path(cfg.path).expanduser()
+        seen = UniqueIds("query id", hint="give every query its own id")
         queries: list[GoldenQuery] = []
         duplicates: list[tuple[int, str, int]] = []  # (line, query id, tools removed)
         no_text = 0
-        for lineno, record in read_jsonl(path, what="Galaxy gold file"):
-            query, removed = self._query(record, path, lineno, seen)
+        for lineno, record in read_jsonl(path, what="Galaxy gold file", key="dataset.path"):
+            query, removed = self._query(record, At(path, lineno), seen)
             if removed:
                 duplicates.append((lineno, query.id, removed))
             if cfg.text_field not in record:
@@ -182,7 +187,9 @@ class GalaxyDataset:
                 f"{cfg.text_field!r} field, so their query text is empty: only a run-file "
                 "retriever can answer them (set dataset.text_field if the text is elsewhere)"
             )
-        warn_unknown_ids(queries, self.context, "gold tool")
+        warn_ids_not_in_corpus(
+            queries, self.context.corpus, "relevant gold tool", relevant_only=True
+        )
         return GoldenSet.build(
             cfg.set_name or path.stem,
             queries,
@@ -193,41 +200,33 @@ class GalaxyDataset:
             },
         )
 
-    def _query(self, record: Any, path: Path, line: int, seen: SeenIds) -> tuple[GoldenQuery, int]:
+    def _query(self, record: Any, at: At, seen: UniqueIds) -> tuple[GoldenQuery, int]:
         cfg = self.config
         if not isinstance(record, dict):
-            raise DataError(
+            raise at.error(
                 "a gold line must be a JSON object",
-                path=path,
-                line=line,
                 got=type(record).__name__,
             )
         missing = [f for f in REQUIRED if f not in record]
         if missing:
-            raise DataError(
+            raise at.error(
                 f"gold record has no {' or '.join(repr(m) for m in missing)} field",
-                path=path,
-                line=line,
                 expected='fields "id" and "tools"',
-                got=f"fields {fields_of(record)}",
+                got=f"fields {field_names(record)}",
                 hint='a query that no tool answers still needs "tools": []',
             )
         raw_id = record["id"]
         if not is_id(raw_id):
-            raise DataError(
+            raise at.error(
                 "field 'id' must be a non-empty string or an integer",
-                path=path,
-                line=line,
                 got=repr(raw_id),
             )
         qid = str(raw_id)
-        seen.add(qid, f"{path}:{line}", path=path, line=line, hint="give every query its own id")
+        seen.add(qid, at)
         tools = record["tools"]
         if not isinstance(tools, list):
-            raise DataError(
+            raise at.error(
                 "field 'tools' must be a list of tool ids",
-                path=path,
-                line=line,
                 got=repr(tools),
                 hint='write "tools": [] for a query that no tool answers',
             )
@@ -235,24 +234,20 @@ class GalaxyDataset:
         removed = 0
         for i, tool in enumerate(tools):
             if not isinstance(tool, str) or not tool.strip():
-                raise DataError(
+                raise at.error(
                     f"tools[{i}] of query {qid!r} is not a tool id",
-                    path=path,
-                    line=line,
                     expected="a non-empty string",
                     got=repr(tool),
                 )
-            tool_id = normalise_ids(cfg.normalise, tool)
+            tool_id = normalise_tool_ids(cfg.normalise, tool)
             if tool_id in judgments:
                 removed += 1
                 continue
             judgments[tool_id] = 1
         text = record.get(cfg.text_field, "")
         if not isinstance(text, str):
-            raise DataError(
+            raise at.error(
                 f"field {cfg.text_field!r} (the query text) must be a string",
-                path=path,
-                line=line,
                 got=repr(text),
                 hint="set dataset.text_field to the field that holds the query text",
             )

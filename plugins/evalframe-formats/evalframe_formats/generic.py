@@ -18,23 +18,23 @@ the list) and, for a missing or mistyped field, the config key to set.
 
 from __future__ import annotations
 
-import bisect
 import csv
+import io
 import json
 import re
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import Field
 
 from evalframe.core.errors import DataError
-from evalframe.core.io import read_jsonl, require_file
+from evalframe.core.reader import read_json, read_jsonl, read_text, require_file
+from evalframe.core.records import At, UniqueIds, field_names, is_id, warn_ids_not_in_corpus
 from evalframe.core.types import GoldenQuery, GoldenSet
 from evalframe.plugin.protocols import PluginConfig, PluginContext
 from evalframe.plugin.registry import dataset
-
-from ._common import SeenIds, fields_of, is_id, warn_unknown_ids
 
 __all__ = ["GenericDataset", "GenericDatasetConfig"]
 
@@ -87,83 +87,30 @@ Rows = Iterator[tuple[int | None, str, Any]]
 
 
 def _jsonl_rows(path: Path) -> Rows:
-    for lineno, record in read_jsonl(path, what="golden set"):
+    for lineno, record in read_jsonl(path, what="golden set", key="dataset.path"):
         yield lineno, "", record
 
 
-_WS = re.compile(r"[ \t\n\r]*")
-
-
-def _skip(text: str, pos: int) -> int:
-    match = _WS.match(text, pos)
-    return match.end() if match else pos
-
-
-def _array_offsets(text: str, pos: int) -> list[int]:
-    """Where each element of the (already validated) JSON array at ``text[pos]`` starts."""
-    decoder = json.JSONDecoder()
-    offsets: list[int] = []
-    pos = _skip(text, pos + 1)
-    if text[pos] == "]":
-        return offsets
-    while True:
-        offsets.append(pos)
-        _, pos = decoder.raw_decode(text, pos)
-        pos = _skip(text, pos)
-        if text[pos] != ",":
-            return offsets
-        pos = _skip(text, pos + 1)
-
-
-def _member_offset(text: str, pos: int, key: str) -> int | None:
-    """Where the value of ``key`` starts in the (validated) JSON object at ``text[pos]``."""
-    decoder = json.JSONDecoder()
-    found = None
-    pos = _skip(text, pos + 1)
-    if text[pos] == "}":
-        return None
-    while True:
-        name, pos = decoder.raw_decode(text, pos)
-        pos = _skip(text, _skip(text, pos) + 1)  # past the colon
-        if name == key:
-            found = pos  # the last one wins, as in json.loads
-        _, pos = decoder.raw_decode(text, pos)
-        pos = _skip(text, pos)
-        if text[pos] != ",":
-            return found
-        pos = _skip(text, pos + 1)
-
-
 def _json_rows(path: Path, records_key: str | None) -> Rows:
-    text = path.read_text(encoding="utf-8-sig")
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise DataError(
-            f"the file is not valid JSON ({exc.msg} at column {exc.colno})",
-            path=path,
-            line=exc.lineno,
-            hint="a JSON golden set is one list of objects; for one object per line use .jsonl",
-        ) from None
-    newlines = [m.start() for m in re.finditer("\n", text)]
-
-    def line_at(offset: int) -> int:
-        return bisect.bisect_right(newlines, offset - 1) + 1
-
-    start = _skip(text, 0)
-    prefix = ""
+    doc = read_json(
+        path,
+        what="golden set",
+        key="dataset.path",
+        hint="a JSON golden set is one list of objects; for one object per line use .jsonl",
+    )
+    data, start, prefix = doc.data, doc.start(), ""
     if records_key is not None:
         if not isinstance(data, dict) or records_key not in data:
-            got = f"keys {fields_of(data)}" if isinstance(data, dict) else type(data).__name__
+            got = f"keys {field_names(data)}" if isinstance(data, dict) else type(data).__name__
             raise DataError(
                 f"the file has no top-level {records_key!r} key (dataset.records_key)",
                 path=path,
-                line=line_at(start),
+                line=doc.line_at(start),
                 got=got,
                 hint="set dataset.records_key to the key holding the records, or null for a list",
             )
         data = data[records_key]
-        offset = _member_offset(text, start, records_key)
+        offset = doc.member(start, records_key)
         start = offset if offset is not None else start
         prefix = records_key
     if not isinstance(data, list):
@@ -176,18 +123,18 @@ def _json_rows(path: Path, records_key: str | None) -> Rows:
         raise DataError(
             f"{prefix or 'the file'} is not a list of records",
             path=path,
-            line=line_at(start),
+            line=doc.line_at(start),
             got=type(data).__name__,
             hint=hint,
         )
-    offsets = _array_offsets(text, start)
-    for i, record in enumerate(data):
-        yield line_at(offsets[i]), f"{prefix}[{i}]", record
+    for i, (offset, record) in enumerate(zip(doc.items(start), data, strict=True)):
+        yield doc.line_at(offset), f"{prefix}[{i}]", record
 
 
 def _csv_rows(path: Path, delimiter: str, required: dict[str, str]) -> Rows:
     """Rows of a CSV file; ``required`` maps each column that must exist to its config key."""
-    with open(path, encoding="utf-8-sig", newline="") as handle:
+    text = read_text(path, what="golden set", key="dataset.path")
+    with io.StringIO(text, newline="") as handle:
         reader = csv.reader(handle, delimiter=delimiter, strict=True)
         try:
             header = next(reader, None)
@@ -241,12 +188,12 @@ def _csv_rows(path: Path, delimiter: str, required: dict[str, str]) -> Rows:
 
 
 @dataset("generic", config=GenericDatasetConfig)
+@dataclass(eq=False)
 class GenericDataset:
     """Any JSONL, JSON or CSV golden set, read through a field mapping in the config."""
 
-    def __init__(self, config: GenericDatasetConfig, context: PluginContext) -> None:
-        self.config = config
-        self.context = context
+    config: GenericDatasetConfig
+    context: PluginContext
 
     def _format(self, path: Path) -> str:
         if self.config.format != "auto":
@@ -279,13 +226,13 @@ class GenericDataset:
                 **dict.fromkeys(cfg.slice_fields, "slice_fields"),
             }
             rows = _csv_rows(path, delimiter, required)
-        seen = SeenIds()
+        seen = UniqueIds("query id", hint="give every query its own id")
         queries = [
-            self._query(record, path, line, where, fmt, seen) for line, where, record in rows
+            self._query(record, At(path, line), where, fmt, seen) for line, where, record in rows
         ]
         if not queries:
             raise DataError("the golden set has no queries", path=path, expected="records")
-        warn_unknown_ids(queries, self.context, "judged")
+        warn_ids_not_in_corpus(queries, self.context.corpus, "relevant judged", relevant_only=True)
         return GoldenSet.build(
             cfg.set_name or path.stem,
             queries,
@@ -300,16 +247,12 @@ class GenericDataset:
             },
         )
 
-    def _query(
-        self, record: Any, path: Path, line: int | None, where: str, fmt: str, seen: SeenIds
-    ) -> GoldenQuery:
+    def _query(self, record: Any, at: At, where: str, fmt: str, seen: UniqueIds) -> GoldenQuery:
         cfg = self.config
         rec = f"record {where}" if where else "record"
         if not isinstance(record, dict):
-            raise DataError(
+            raise at.error(
                 f"{rec} must be a JSON object",
-                path=path,
-                line=line,
                 got=type(record).__name__,
             )
         for needed, key, role in (
@@ -318,57 +261,41 @@ class GenericDataset:
             (cfg.judgments_field, "judgments_field", "judged doc ids"),
         ):
             if needed not in record:
-                raise DataError(
+                raise at.error(
                     f"{rec} has no {needed!r} field (the {role})",
-                    path=path,
-                    line=line,
-                    got=f"fields {fields_of(record)}",
+                    got=f"fields {field_names(record)}",
                     hint=f"set dataset.{key} to the field that holds the {role}",
                 )
         raw_id = record[cfg.id_field]
         if not is_id(raw_id):
-            raise DataError(
+            raise at.error(
                 f"{rec}: field {cfg.id_field!r} (the query id) must be a non-empty "
                 "string or an integer",
-                path=path,
-                line=line,
                 got=repr(raw_id),
                 hint="fill it in, or set dataset.id_field to the field that holds the query id",
             )
         qid = str(raw_id)
-        seen.add(
-            qid,
-            f"{path}:{line} ({where})" if fmt == "json" else f"{path}:{line}",
-            path=path,
-            line=line,
-            hint="give every query its own id",
-        )
+        seen.add(qid, at, place=f"{at} ({where})" if fmt == "json" else None)
         text = record[cfg.text_field]
         if not isinstance(text, str) or not text.strip():
-            raise DataError(
+            raise at.error(
                 f"{rec}: field {cfg.text_field!r} (the query text) must be non-empty text",
-                path=path,
-                line=line,
                 got=repr(text),
                 hint="fill it in, or set dataset.text_field to the field that holds the text",
             )
-        judgments = self._judgments(record[cfg.judgments_field], path, line, where, fmt)
+        judgments = self._judgments(record[cfg.judgments_field], at, where, fmt)
         metadata: dict[str, Any] = {}
         for name in cfg.slice_fields:
             if name not in record:
-                raise DataError(
+                raise at.error(
                     f"{rec} has no {name!r} field, listed in dataset.slice_fields",
-                    path=path,
-                    line=line,
-                    got=f"fields {fields_of(record)}",
+                    got=f"fields {field_names(record)}",
                     hint=f"add {name!r} to every record, or remove it from dataset.slice_fields",
                 )
             value = record[name]
             if value is not None and not isinstance(value, (str, int, float, bool)):
-                raise DataError(
+                raise at.error(
                     f"{rec}: slice field {name!r} must be a single value",
-                    path=path,
-                    line=line,
                     expected="a string, number, boolean or null",
                     got=repr(value),
                     hint=f"remove {name!r} from dataset.slice_fields "
@@ -380,9 +307,7 @@ class GenericDataset:
             metadata.update({k: v for k, v in record.items() if k not in used})
         return GoldenQuery(id=qid, text=text, judgments=judgments, metadata=metadata)
 
-    def _judgments(
-        self, value: Any, path: Path, line: int | None, where: str, fmt: str
-    ) -> dict[str, int]:
+    def _judgments(self, value: Any, at: At, where: str, fmt: str) -> dict[str, int]:
         cfg = self.config
         rec = f"record {where}" if where else "record"
         field = cfg.judgments_field
@@ -392,10 +317,8 @@ class GenericDataset:
                 try:
                     value = json.loads(cell)
                 except json.JSONDecodeError as exc:
-                    raise DataError(
+                    raise at.error(
                         f"{rec}: the {field!r} cell looks like JSON but is not valid ({exc.msg})",
-                        path=path,
-                        line=line,
                         got=repr(cell[:80]),
                         hint=f"write the ids separated by {cfg.list_separator!r}, "
                         "or valid JSON with doubled quotes inside the quoted cell",
@@ -406,20 +329,16 @@ class GenericDataset:
             out: dict[str, int] = {}
             for i, item in enumerate(value):
                 if not is_id(item):
-                    raise DataError(
+                    raise at.error(
                         f"{rec}: {field}[{i}] is not a doc id",
-                        path=path,
-                        line=line,
                         expected="a non-empty string or an integer",
                         got=repr(item),
                         hint=f"set dataset.judgments_field if the doc ids are not in {field!r}",
                     )
                 doc = str(item)
                 if doc in out:
-                    raise DataError(
+                    raise at.error(
                         f"{rec}: field {field!r} lists doc {doc!r} twice",
-                        path=path,
-                        line=line,
                         got=repr(value),
                         hint="list each judged doc once",
                     )
@@ -429,10 +348,8 @@ class GenericDataset:
             graded: dict[str, int] = {}
             for doc, label in value.items():
                 if isinstance(label, bool) or not isinstance(label, int):
-                    raise DataError(
+                    raise at.error(
                         f"{rec}: the label of doc {doc!r} in {field!r} must be an integer",
-                        path=path,
-                        line=line,
                         got=repr(label),
                         hint="labels > 0 are relevant, labels <= 0 judged not relevant",
                     )
@@ -450,11 +367,9 @@ class GenericDataset:
             )
         elif value is None:
             hint = f'write "{field}": [] for a query that nothing answers'
-        raise DataError(
+        raise at.error(
             f"{rec}: field {field!r} (the judged doc ids) must be a list of ids "
             "or an {id: label} mapping",
-            path=path,
-            line=line,
             got=repr(value),
             hint=hint,
         )

@@ -106,3 +106,39 @@ def test_generic_csv_with_a_trec_run(tmp_path: Path) -> None:
     assert metrics["slice.task_type.explain.RR"] == 0.0
     summary = json.loads((tmp_path / "out" / "summary.json").read_text())
     assert summary["counts"]["missing_queries"] == ["q3", "q4"]  # neither is in the run
+
+
+def test_dataset_normalise_alone_normalises_the_predictions_too(tmp_path: Path) -> None:
+    """#13: gold normalised but predictions not made every score 0, silently. The run_file
+    retriever now follows dataset.normalise; forcing it off gets a warning saying why."""
+    gold = [json.loads(line) for line in (DATA / "galaxy_gold.jsonl").read_text().splitlines()]
+    pred = tmp_path / "predictions.jsonl"
+    first = gold[0]["id"]
+    pred.write_text(
+        json.dumps(
+            {"id": first, "predictions": ["toolshed.g2.bx.psu.edu/repos/devteam/fastqc/fastqc/0.1"]}
+        )
+        + "\n"
+    )
+    common = [
+        "dataset=galaxy",
+        f"dataset.path={DATA / 'galaxy_gold.jsonl'}",
+        "dataset.normalise=[strip_version]",
+        "corpus=none",
+        "retriever=run_file",
+        f"retriever.path={pred}",
+        "retriever.format=jsonl",
+        "metrics.measures=[Hit@1]",
+        "metrics.policies.missing_query=skip",
+        "report.criterion=Hit@1",
+    ]
+    res = cli(tmp_path, *common, f"hydra.run.dir={tmp_path / 'a'}")
+    assert res.returncode == 0, res.stderr
+    assert json.loads((tmp_path / "a" / "metrics.json").read_text())["Hit@1"] == 1.0
+    assert "not one of the" not in res.stderr
+    res = cli(tmp_path, *common, "retriever.normalise=[]", f"hydra.run.dir={tmp_path / 'b'}")
+    assert json.loads((tmp_path / "b" / "metrics.json").read_text())["Hit@1"] == 0.0
+    assert "not one of the 1 document ids retrieved for 1 judged query is a judged id" in (
+        res.stderr
+    )
+    assert "normalisation mismatch, not a bad retriever" in res.stderr

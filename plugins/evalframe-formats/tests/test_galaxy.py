@@ -11,8 +11,8 @@ from evalframe_formats.galaxy import (
     GalaxyDataset,
     GalaxyDatasetConfig,
     describe_normalisers,
-    normalise_id,
-    normalise_ids,
+    normalise_tool_id,
+    normalise_tool_ids,
     strip_version,
 )
 from pydantic import ValidationError
@@ -143,20 +143,21 @@ def test_a_tool_listed_twice_is_kept_once_with_a_warning_even_without_normaliser
 )
 def test_strip_version_follows_galaxys_rule(tool_id: str, expected: str) -> None:
     assert strip_version(tool_id) == expected
-    assert normalise_id("strip_version", tool_id) == expected
+    assert normalise_tool_id("strip_version", tool_id) == expected
 
 
 def test_normalise_id_is_public_for_run_readers() -> None:
-    assert normalise_id("lowercase", "Cut1") == "cut1"
+    assert normalise_tool_id("lowercase", "Cut1") == "cut1"
     assert (
-        normalise_ids(["strip_version", "lowercase"], f"{TS}/IUC/X/X/1") == f"{TS.lower()}/iuc/x/x"
+        normalise_tool_ids(["strip_version", "lowercase"], f"{TS}/IUC/X/X/1")
+        == f"{TS.lower()}/iuc/x/x"
     )
-    assert normalise_ids([], "Cut1") == "Cut1"
+    assert normalise_tool_ids([], "Cut1") == "Cut1"
 
 
 def test_an_unknown_normaliser_name_is_a_config_error_listing_the_valid_ones() -> None:
     with pytest.raises(ConfigError) as err:
-        normalise_id("strip_versions", "Cut1")
+        normalise_tool_id("strip_versions", "Cut1")
     assert "unknown normaliser 'strip_versions'" in err.value.render()
     assert "valid normalisers: strip_version, lowercase" in err.value.render()
 

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 
 from pydantic import Field
 
 from evalframe.core.errors import DataError
-from evalframe.core.io import read_jsonl
+from evalframe.core.reader import read_jsonl
 from evalframe.core.records import At, UniqueIds
 from evalframe.core.types import Corpus, Document
 from evalframe.plugin.protocols import PluginConfig, PluginContext
@@ -26,18 +27,19 @@ class JsonlCorpusConfig(PluginConfig):
 
 
 @corpus("jsonl", config=JsonlCorpusConfig)
+@dataclass(eq=False)
 class JsonlCorpus:
     """Documents from a JSONL file ({id, text, ...}); other fields become metadata."""
 
-    def __init__(self, config: JsonlCorpusConfig, context: PluginContext) -> None:
-        self.config = config
+    config: JsonlCorpusConfig
+    context: PluginContext
 
     def load(self) -> Corpus:
         cfg = self.config
         path = Path(cfg.path)
         docs: list[Document] = []
         seen = UniqueIds("document id", hint="document ids must be unique")
-        for lineno, record in read_jsonl(path, what="corpus file"):
+        for lineno, record in read_jsonl(path, what="corpus file", key="corpus.path"):
             at = At(path, lineno)
             fields = at.mapping(record, "corpus line")
             at.require(

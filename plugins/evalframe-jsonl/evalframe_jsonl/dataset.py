@@ -15,15 +15,16 @@ field taken from each file name.
 
 from __future__ import annotations
 
-import sys
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from pydantic import Field
 
 from evalframe.core.errors import DataError
-from evalframe.core.io import read_jsonl, require_file
-from evalframe.core.records import At, UniqueIds
+from evalframe.core.messages import Tally
+from evalframe.core.reader import read_jsonl, require_file
+from evalframe.core.records import At, UniqueIds, is_id, warn_ids_not_in_corpus
 from evalframe.core.types import GoldenQuery, GoldenSet
 from evalframe.plugin.protocols import PluginConfig, PluginContext
 from evalframe.plugin.registry import dataset
@@ -39,23 +40,20 @@ class JsonlDatasetConfig(PluginConfig):
     domain_field: str = Field("domain", description="slice field set from each file's name")
 
 
-def _judgments(value: Any, path: Path, line: int) -> dict[str, int]:
+def _judgments(value: Any, at: At) -> dict[str, int]:
     if isinstance(value, list):
         out: dict[str, int] = {}
         for item in value:
-            if isinstance(item, bool) or not isinstance(item, (str, int)) or item == "":
-                raise DataError(
+            if not is_id(item):
+                raise at.error(
                     "field 'expected_chunks' must list chunk ids (strings or integers)",
-                    path=path,
-                    line=line,
                     got=repr(item),
+                    hint='write chunk ids as 12 or "12"',
                 )
             out[str(item)] = 1
         if len(out) != len(value):
-            raise DataError(
+            raise at.error(
                 "field 'expected_chunks' lists the same chunk twice",
-                path=path,
-                line=line,
                 got=repr(value),
                 hint="list each expected chunk once",
             )
@@ -64,33 +62,37 @@ def _judgments(value: Any, path: Path, line: int) -> dict[str, int]:
         graded: dict[str, int] = {}
         for key, label in value.items():
             if isinstance(label, bool) or not isinstance(label, int):
-                raise DataError(
+                raise at.error(
                     f"graded label for chunk {key!r} must be an integer",
-                    path=path,
-                    line=line,
                     got=repr(label),
+                    hint="graded judgments map chunk id to a whole-number label",
                 )
             graded[str(key)] = label
         return graded
     hint = None
     if isinstance(value, str):
         hint = f'write it as a JSON list: "expected_chunks": [{value}]'
-    raise DataError(
+    raise at.error(
         "field 'expected_chunks' must be a list of ids (or {id: label} for graded judgments)",
-        path=path,
-        line=line,
         got=repr(value),
         hint=hint,
     )
 
 
+#: The warning for query ids that are also chunk ids (after its count).
+COLLISION = (
+    "query id(s) are also chunk ids of the corpus, so runs and reports cannot tell them "
+    "apart (renumber the questions, e.g. q101, or the chunks)"
+)
+
+
 @dataset("jsonl", config=JsonlDatasetConfig)
+@dataclass(eq=False)
 class JsonlDataset:
     """B.O.B JSONL golden set (id, question, expected_chunks, difficulty, category, notes)."""
 
-    def __init__(self, config: JsonlDatasetConfig, context: PluginContext) -> None:
-        self.config = config
-        self.context = context
+    config: JsonlDatasetConfig
+    context: PluginContext
 
     def _files(self) -> list[tuple[Path, str | None]]:
         root = require_file(self.config.path, what="golden set", key="dataset.path")
@@ -109,13 +111,19 @@ class JsonlDataset:
         queries: list[GoldenQuery] = []
         seen = UniqueIds("query id", hint="give every question its own id")
         files = self._files()
-        for path, domain in files:
-            for lineno, record in read_jsonl(path, what="golden set"):
-                queries.append(self._query(record, At(path, lineno), domain, seen))
+        chunks = self.context.corpus.ids() if self.context.corpus is not None else frozenset()
+        with Tally() as tally:  # said once, with the count, after the whole set is read
+            for path, domain in files:
+                for lineno, record in read_jsonl(path, what="golden set", key="dataset.path"):
+                    at = At(path, lineno)
+                    query = self._query(record, at, domain, seen)
+                    if query.id in chunks:
+                        tally.add(COLLISION, query.id, where=str(at))
+                    queries.append(query)
         if not queries:
             raise DataError("the golden set has no queries", path=files[0][0])
         root = Path(self.config.path)
-        self._warn_unknown_ids(queries)
+        warn_ids_not_in_corpus(queries, self.context.corpus, "expected chunk")
         return GoldenSet.build(
             self.config.set_name or root.stem,
             queries,
@@ -134,20 +142,6 @@ class JsonlDataset:
         return GoldenQuery(
             id=qid,
             text=question,
-            judgments=_judgments(fields["expected_chunks"], at.path, at.line),
+            judgments=_judgments(fields["expected_chunks"], at),
             metadata=metadata,
         )
-
-    def _warn_unknown_ids(self, queries: list[GoldenQuery]) -> None:
-        corpus = self.context.corpus
-        if corpus is None:
-            return
-        known = corpus.ids()
-        unknown = sorted({d for q in queries for d in q.judgments if d not in known})
-        if unknown:
-            shown = ", ".join(unknown[:10]) + (" …" if len(unknown) > 10 else "")
-            print(
-                f"warning: {len(unknown)} expected chunk id(s) are not in corpus "
-                f"{corpus.name!r} and can never be retrieved: {shown}",
-                file=sys.stderr,
-            )

@@ -133,6 +133,22 @@ def test_expected_ids_absent_from_the_corpus_are_warned_about(
     assert "23, 45, 46, 47" in err
 
 
+def test_query_ids_that_are_also_chunk_ids_are_said_once_with_the_count(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """B.O.B numbers questions and chunks alike: one line with the count, not one per record."""
+    records = [f'{{"id": {i}, "question": "q{i}", "expected_chunks": [{i}]}}' for i in range(1, 13)]
+    corpus = Corpus.build("c", [Document(id=str(i), text=f"chunk {i}") for i in range(1, 21)])
+    path = write(tmp_path, *records)
+    load(path, PluginContext(corpus=corpus))
+    lines = [line for line in capsys.readouterr().err.splitlines() if "chunk ids" in line]
+    assert lines == [
+        "warning: 12 query id(s) are also chunk ids of the corpus, so runs and reports cannot "
+        "tell them apart (renumber the questions, e.g. q101, or the chunks): "
+        f"1, 2, 3, 4, 5, 6, 7, 8, 9, 10 … (first at {path}:1)"
+    ]
+
+
 def corpus_load(tmp_path: Path, text: str, **settings: str) -> Corpus:
     path = tmp_path / "corpus.jsonl"
     path.write_text(text)

@@ -24,14 +24,15 @@ the run proceeds, warns, and records the drift in the golden set's provenance
 from __future__ import annotations
 
 import hashlib
-import sys
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from pydantic import Field
 
 from evalframe.core.errors import DataError
-from evalframe.core.io import read_json_array, require_file
+from evalframe.core.messages import warn
+from evalframe.core.reader import read_json, read_json_array, require_file
 from evalframe.core.records import At, UniqueIds
 from evalframe.core.types import GoldenQuery, GoldenSet
 from evalframe.plugin.protocols import PluginConfig, PluginContext
@@ -82,12 +83,10 @@ def source_drift(hashes: dict[str, str], root: Path) -> list[str]:
     return changed
 
 
-def _entities(value: Any, path: Path, line: int) -> tuple[dict[str, int], dict[str, str]]:
+def _entities(value: Any, at: At) -> tuple[dict[str, int], dict[str, str]]:
     if not isinstance(value, list) or not value:
-        raise DataError(
+        raise at.error(
             "field 'expected_entities' must be a non-empty list",
-            path=path,
-            line=line,
             got=repr(value)[:80],
             hint='list entity ids like "src/pkg/mod.py::Class.method"',
         )
@@ -102,36 +101,36 @@ def _entities(value: Any, path: Path, line: int) -> tuple[dict[str, int], dict[s
         else:
             entity = item
         if not isinstance(entity, str) or "::" not in entity:
-            raise DataError(
+            raise at.error(
                 "an expected entity must be 'file_path::symbol'",
-                path=path,
-                line=line,
                 got=repr(entity),
                 hint="objects need an 'entity_id' field in that form",
             )
         if entity in judgments:
-            raise DataError(f"expected entity {entity!r} is listed twice", path=path, line=line)
+            raise at.error(
+                f"expected entity {entity!r} is listed twice", hint="list each entity once"
+            )
         judgments[entity] = 1
     return judgments, roles
 
 
-def _files(value: Any, path: Path, line: int) -> dict[str, int]:
+def _files(value: Any, at: At) -> dict[str, int]:
     if not isinstance(value, list) or not all(isinstance(f, str) and f for f in value):
-        raise DataError(
+        raise at.error(
             "field 'expected_files' must be a list of relative file paths",
-            path=path,
-            line=line,
             got=repr(value)[:80],
+            hint='write them like "src/pkg/mod.py"',
         )
     return dict.fromkeys(value, 1)
 
 
 @dataset("knowcode", config=KnowCodeConfig)
+@dataclass(eq=False)
 class KnowCodeDataset:
     """KnowCode golden_v1.0.json: entities and files views, with the source drift guard."""
 
-    def __init__(self, config: KnowCodeConfig, context: PluginContext) -> None:
-        self.config = config
+    config: KnowCodeConfig
+    context: PluginContext
 
     def _meta_path(self, golden: Path) -> Path:
         if self.config.meta_path:
@@ -169,8 +168,8 @@ class KnowCodeDataset:
             qid = at.ident(record["query_id"], "query_id")
             seen.add(qid, at)
             text = at.text(record["query_text"], "query_text")
-            judgments, roles = _entities(record["expected_entities"], path, line)
-            files = _files(record["expected_files"], path, line)
+            judgments, roles = _entities(record["expected_entities"], at)
+            files = _files(record["expected_files"], at)
             metadata = {k: v for k, v in record.items() if k not in (*REQUIRED, "query_id")}
             if roles:
                 metadata["entity_roles"] = roles
@@ -188,14 +187,7 @@ class KnowCodeDataset:
         return queries
 
     def _check_meta(self, meta_path: Path, count: int) -> dict[str, Any]:
-        import json
-
-        try:
-            meta = json.loads(meta_path.read_text(encoding="utf-8"))
-        except json.JSONDecodeError as exc:
-            raise DataError(
-                f"meta file is not valid JSON ({exc.msg})", path=meta_path, line=exc.lineno
-            ) from None
+        meta = read_json(meta_path, what="meta file", key="dataset.meta_path").data
         hashes = meta.get("source_file_hashes") if isinstance(meta, dict) else None
         if not isinstance(hashes, dict):
             raise DataError(
@@ -205,10 +197,9 @@ class KnowCodeDataset:
             )
         recorded_count = meta.get("query_count")
         if isinstance(recorded_count, int) and recorded_count != count:
-            print(
-                f"warning: {meta_path}: query_count is {recorded_count} but the golden set has "
-                f"{count} records; update the meta file",
-                file=sys.stderr,
+            warn(
+                f"{meta_path}: query_count is {recorded_count} but the golden set has "
+                f"{count} records; update the meta file"
             )
         root = Path(self.config.source_root)
         drift = source_drift(hashes, root)
@@ -229,10 +220,9 @@ class KnowCodeDataset:
                 "with dataset.allow_drift=true to evaluate anyway (the drift is recorded)",
             )
         if drift:
-            print(
-                f"warning: evaluating despite source drift in {len(drift)} file(s) "
-                f"(dataset.allow_drift=true): {'; '.join(drift[:5])}",
-                file=sys.stderr,
+            warn(
+                f"evaluating despite source drift in {len(drift)} file(s) "
+                f"(dataset.allow_drift=true): {'; '.join(drift[:5])}"
             )
         return info
 

@@ -24,12 +24,12 @@ import json
 import logging
 import math
 import os
-import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from evalframe.core.messages import warn
 from evalframe_mlflow.record import UID, RunRecord, truncate
 
 __all__ = [
@@ -121,7 +121,7 @@ class Uploader:
         if found is not None:
             if found.lifecycle_stage == "deleted":
                 # MLflow keeps a deleted experiment's name taken; logging must go somewhere
-                warn(f"experiment {name!r} was deleted; restoring it to log this run")
+                warn(f"mlflow: experiment {name!r} was deleted; restoring it to log this run")
                 self.client.restore_experiment(found.experiment_id)
             return str(found.experiment_id)
         location = artifact_location or artifact_location_for(self.uri)
@@ -238,7 +238,7 @@ class Uploader:
                 client.log_artifact(run_id, path)
         if missing:
             warn(
-                f"{len(missing)} output file(s) of the run are gone and were not uploaded: "
+                f"mlflow: {len(missing)} output file(s) of the run are gone and were not uploaded: "
                 + ", ".join(missing[:5])
             )
             client.set_tag(run_id, "evalframe.missing_artifacts", json.dumps(missing)[:8000])
@@ -276,8 +276,3 @@ class Uploader:
         """Create a sweep's parent run (RUNNING) so children can point to it from the start."""
         run_id, _, _ = self.open_run(record)
         return run_id
-
-
-# -- pending records ------------------------------------------------------------
-def warn(message: str) -> None:
-    print(f"warning: mlflow: {message}", file=sys.stderr)

@@ -1,57 +1,46 @@
 """Rankings from a stored run file, so any system's output can be evaluated.
 
-Three formats:
+Three formats, all read through :mod:`evalframe.core.reader`:
 
-* ``trec`` — ``qid Q0 docid rank score tag``, 6 columns per line;
+* ``trec`` — ``qid Q0 docid rank score tag`` (the core's TREC reader, the
+  same as ``evalframe trec-eval``'s);
 * ``jsonl`` — one query per line, either Galaxy-style predictions
   ``{"id": "q1", "predictions": ["t3", "t1"]}`` (the order is the ranking;
-  scores are synthetic ``n - i``; a repeated id is kept once, at its first
-  place, and counted in a warning, as Galaxy's evaluator de-duplicates) or
-  scored results ``{"id": "q1", "results": [{"id": "d3", "score": 2.5}]}``;
+  scores are synthetic ``n - i``) or scored results
+  ``{"id": "q1", "results": [{"id": "d3", "score": 2.5}]}``;
 * ``json`` — ranx / ir_measures style ``{"q1": {"d3": 2.5, "d1": 1.0}}``.
 
-``normalise: [strip_version]`` applies the Galaxy dataset's id normalisers to
-every document id, so predictions match a gold set normalised the same way.
-Ids that become equal are merged (the higher score, i.e. the earlier
-prediction, is kept) and counted in the same warning.
+``normalise: [strip_version]`` applies the Galaxy dataset's tool-id
+normalisers to every document id. The shipped config follows
+``dataset.normalise``, so gold and predictions are normalised the same way
+when only the dataset says how.
+
+A document listed twice for one query (as written, or once normalised) is
+handled as ``duplicates`` says: ``error`` stops at its line; ``keep_first``
+keeps the highest-ranked occurrence and counts the others in one warning, as
+Galaxy's evaluator de-duplicates predictions. The shipped config follows
+``metrics.policies.duplicates``.
 """
 
 from __future__ import annotations
 
-import json
-import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
+from evalframe_formats.galaxy import NORMALISERS, normalise_tool_ids
 from pydantic import Field, field_validator
 
 from evalframe.core.errors import DataError
-from evalframe.core.io import read_jsonl, read_trec_run, require_file
+from evalframe.core.messages import warn
+from evalframe.core.reader import read_json, read_jsonl, read_run_columns, require_file
 from evalframe.core.records import At, UniqueIds
 from evalframe.core.types import Ranking, Run
 from evalframe.metrics.engine import trec_order
 from evalframe.plugin.protocols import PluginConfig, PluginContext, Query
 from evalframe.plugin.registry import retriever
 
-try:  # the same normalisers as the Galaxy gold loader, when that plugin is installed
-    from evalframe_formats.galaxy import NORMALISERS
-except ImportError:  # pragma: no cover - exercised only without evalframe-formats
-
-    def _strip_version(tool_id: str) -> str:
-        # Local copy of evalframe_formats.galaxy.strip_version (Galaxy's
-        # --normalize-tools): Tool Shed ids with a version segment lose it.
-        prefix = "toolshed.g2.bx.psu.edu/"
-        if tool_id.startswith(prefix):
-            parts = tool_id.split("/")
-            if len(parts) >= 6 and parts[1] == "repos":
-                return "/".join(parts[:-1])
-        return tool_id
-
-    NORMALISERS: dict[str, Callable[[str], str]] = {  # type: ignore[no-redef]
-        "strip_version": _strip_version,
-        "lowercase": str.lower,
-    }
+__all__ = ["RunFileConfig", "RunFileRetriever", "read_run_file"]
 
 
 class RunFileConfig(PluginConfig):
@@ -65,8 +54,14 @@ class RunFileConfig(PluginConfig):
     )
     normalise: list[str] = Field(
         default_factory=list,
-        description="document-id normalisers applied in order (as the galaxy dataset's "
-        f"normalise): {', '.join(NORMALISERS)}",
+        description="document-id normalisers applied in order (the galaxy dataset's; the "
+        f"shipped config follows dataset.normalise): {', '.join(NORMALISERS)}",
+    )
+    duplicates: Literal["error", "keep_first"] = Field(
+        "keep_first",
+        description="a document listed twice for one query: 'error' stops at its line, "
+        "'keep_first' keeps the highest-ranked one with a warning (the shipped config follows "
+        "metrics.policies.duplicates)",
     )
 
     @field_validator("normalise")
@@ -80,8 +75,8 @@ class RunFileConfig(PluginConfig):
         return names
 
 
-def _warn(message: str) -> None:
-    print(f"warning: {message}", file=sys.stderr)
+#: One scored document as read, with where it was written.
+Entry = tuple[str, float, At]
 
 
 def _id(at: At, value: Any, what: str) -> str:
@@ -96,33 +91,31 @@ def _score(at: At, value: Any, doc: str) -> float:
     return float(value)
 
 
-def _jsonl_pairs(at: At, record: dict[str, Any]) -> list[tuple[str, float]]:
+def _jsonl_entries(at: At, record: dict[str, Any]) -> list[Entry]:
     if "predictions" in record:
         preds = record["predictions"]
         if not isinstance(preds, list):
             raise at.error("'predictions' must be a list of ids", got=type(preds).__name__)
         ids = [_id(at, p, f"prediction {i}") for i, p in enumerate(preds, start=1)]
-        return [(doc, float(len(ids) - i)) for i, doc in enumerate(ids)]
+        return [(doc, float(len(ids) - i), at) for i, doc in enumerate(ids)]
     results = record["results"]
     if not isinstance(results, list):
         raise at.error("'results' must be a list of {id, score}", got=type(results).__name__)
-    pairs = []
+    out = []
     for i, item in enumerate(results, start=1):
         if not isinstance(item, dict) or "id" not in item or "score" not in item:
             raise at.error(
                 f"result {i} must be an object with 'id' and 'score'", got=repr(item)[:80]
             )
         doc = _id(at, item["id"], f"result {i}'s id")
-        pairs.append((doc, _score(at, item["score"], doc)))
-    return pairs
+        out.append((doc, _score(at, item["score"], doc), at))
+    return out
 
 
-def read_jsonl_run(path: str | Path) -> Run:
+def _read_jsonl(p: Path) -> Iterator[tuple[str, list[Entry]]]:
     """A JSONL run: predictions (order = rank) or scored results, one query per line."""
-    p = require_file(path, what="run file", key="retriever.path")
     seen = UniqueIds("query id", hint="give each query one line in the run file")
-    pairs: dict[str, list[tuple[str, float]]] = {}
-    for line, raw in read_jsonl(p, what="run file"):
+    for line, raw in read_jsonl(p, what="run file", key="retriever.path"):
         at = At(p, line)
         record = at.mapping(raw, "run record")
         if "id" not in record or not ("predictions" in record or "results" in record):
@@ -134,91 +127,96 @@ def read_jsonl_run(path: str | Path) -> Run:
             )
         qid = _id(at, record["id"], "field 'id'")
         seen.add(qid, at)
-        pairs[qid] = _jsonl_pairs(at, record)
-    return Run(
-        rankings={q: Ranking.from_pairs(q, items) for q, items in pairs.items()},
-        metadata={"source": str(p)},
-    )
+        yield qid, _jsonl_entries(at, record)
 
 
-def _members(text: str, start: int) -> list[tuple[str, int]]:
-    """``(key, value_offset)`` of each member of the JSON object starting at ``start``."""
-    decoder = json.JSONDecoder()
-    out: list[tuple[str, int]] = []
-    i = _ws(text, start + 1)
-    while i < len(text) and text[i] != "}":
-        key, end = decoder.raw_decode(text, i)
-        i = _ws(text, _ws(text, end) + 1)  # skip the colon
-        out.append((key, i))
-        _, end = decoder.raw_decode(text, i)
-        i = _ws(text, end)
-        if i < len(text) and text[i] == ",":
-            i = _ws(text, i + 1)
-    return out
-
-
-def _ws(text: str, i: int) -> int:
-    while i < len(text) and text[i] in " \t\r\n":
-        i += 1
-    return i
-
-
-def read_json_run(path: str | Path) -> Run:
+def _read_json(p: Path) -> Iterator[tuple[str, list[Entry]]]:
     """A ranx / ir_measures JSON run ``{qid: {doc: score}}``; errors name the line."""
-    p = require_file(path, what="run file", key="retriever.path")
-    text = p.read_text(encoding="utf-8")
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise DataError(
-            f"not valid JSON ({exc.msg} at column {exc.colno})", path=p, line=exc.lineno
-        ) from None
-    if not isinstance(data, dict):
+    doc = read_json(
+        p,
+        what="run file",
+        key="retriever.path",
+        hint="a JSON run is one object {query_id: {doc_id: score}}",
+    )
+    if not isinstance(doc.data, dict):
         raise DataError(
             "a JSON run must be an object {query_id: {doc_id: score}}",
             path=p,
-            line=1,
-            got=f"a JSON {type(data).__name__}",
+            line=doc.line_at(doc.start()),
+            got=f"a JSON {type(doc.data).__name__}",
             hint="for a list of {id, predictions} records use format: jsonl",
         )
-
-    def line_of(offset: int) -> int:
-        return text.count("\n", 0, offset) + 1
-
-    rankings: dict[str, Ranking] = {}
-    for qid, offset in _members(text, _ws(text, 0)):
-        at = At(p, line_of(offset))
-        docs = data[qid]
+    for qid, offset in doc.members(doc.start()):
+        at = At(p, doc.line_at(offset))
+        docs = doc.data[qid]
         if not isinstance(docs, dict):
             raise at.error(
-                f"query {qid!r} must map to an object {{doc_id: score}}",
-                got=type(docs).__name__,
+                f"query {qid!r} must map to an object {{doc_id: score}}", got=type(docs).__name__
             )
-        pairs = []
-        for doc, doc_offset in _members(text, offset):
-            pairs.append((doc, _score(At(p, line_of(doc_offset)), docs[doc], doc)))
         if not qid:
             raise at.error("a query id is empty")
-        rankings[qid] = Ranking.from_pairs(qid, pairs)
-    return Run(rankings=rankings, metadata={"source": str(p)})
+        entries = []
+        for name, doc_offset in doc.members(offset):
+            where = At(p, doc.line_at(doc_offset))
+            entries.append((name, _score(where, docs[name], name), where))
+        yield qid, entries
 
 
-def normalise_run(run: Run, names: Sequence[str]) -> tuple[Run, int, int]:
-    """Normalise every doc id and merge repeats (first/highest kept): (run, removed, queries)."""
+def _read_trec(p: Path) -> Iterator[tuple[str, list[Entry]]]:
+    columns = read_run_columns(p, key="retriever.path")
+    grouped: dict[str, list[Entry]] = {}
+    for code, doc, score, line in zip(
+        columns.qid_codes.tolist(),
+        columns.docs.tolist(),
+        columns.scores.tolist(),
+        columns.lines.tolist(),
+        strict=True,
+    ):
+        grouped.setdefault(columns.qid_names[code], []).append(
+            (doc.decode("utf-8"), score, At(p, line))
+        )
+    yield from grouped.items()
+
+
+_READERS = {"trec": _read_trec, "jsonl": _read_jsonl, "json": _read_json}
+
+
+def read_run_file(
+    path: str | Path,
+    fmt: Literal["trec", "jsonl", "json"] = "trec",
+    *,
+    normalise: Sequence[str] = (),
+    duplicates: Literal["error", "keep_first"] = "keep_first",
+) -> tuple[Run, int, int]:
+    """The run, and how many repeated ids were removed in how many queries.
+
+    Ids are normalised first; a repeat (as written or once normalised) is an
+    error at its line, or keeps the highest-ranked occurrence.
+    """
+    p = require_file(path, what="run file", key="retriever.path")
+    rankings: dict[str, Ranking] = {}
     removed = affected = 0
-    rankings = {}
-    for qid, ranking in run.rankings.items():
-        kept: dict[str, float] = {}
-        for doc, score in ranking.pairs():
-            for name in names:
-                doc = NORMALISERS[name](doc)
-            kept[doc] = max(kept.get(doc, score), score)
-        gone = len(ranking) - len(kept)
+    for qid, entries in _READERS[fmt](p):
+        kept: dict[str, tuple[float, At]] = {}
+        for raw_doc, score, at in entries:
+            doc = normalise_tool_ids(normalise, raw_doc)
+            first = kept.get(doc)
+            if first is None:
+                kept[doc] = (score, at)
+                continue
+            if duplicates == "error":
+                became = f" ({raw_doc!r} once normalised)" if doc != raw_doc else ""
+                raise at.error(
+                    f"query {qid!r} lists document {doc!r}{became} twice (first at {first[1]})",
+                    hint="remove the repeat, or set metrics.policies.duplicates=keep_first to "
+                    "keep the highest-ranked one",
+                )
+            kept[doc] = (max(first[0], score), first[1])
+        gone = len(entries) - len(kept)
         if gone:
-            removed += gone
-            affected += 1
-        rankings[qid] = Ranking.from_pairs(qid, kept.items())
-    return Run(rankings=rankings, metadata=run.metadata), removed, affected
+            removed, affected = removed + gone, affected + 1
+        rankings[qid] = Ranking.from_pairs(qid, ((d, s) for d, (s, _) in kept.items()))
+    return Run(rankings=rankings, metadata={"source": str(p)}), removed, affected
 
 
 @retriever("run_file", config=RunFileConfig)
@@ -230,23 +228,17 @@ class RunFileRetriever:
 
     def __init__(self, config: RunFileConfig, context: PluginContext) -> None:
         self.config = config
-        if config.format == "trec":
-            run = read_trec_run(config.path, key="retriever.path")
-        elif config.format == "jsonl":
-            run = read_jsonl_run(config.path)
-        else:
-            run = read_json_run(config.path)
+        self.run, removed, queries = read_run_file(
+            config.path, config.format, normalise=config.normalise, duplicates=config.duplicates
+        )
         #: Document ids dropped as repeats (after normalising), for reports and tests.
-        self.duplicates_removed = 0
-        if config.format != "trec" or config.normalise:
-            run, self.duplicates_removed, queries = normalise_run(run, config.normalise)
-            if self.duplicates_removed:
-                _warn(
-                    f"run file {config.path}: {self.duplicates_removed} repeated document id(s) "
-                    f"removed in {queries} quer{'y' if queries == 1 else 'ies'} "
-                    "(the first, highest-ranked occurrence is kept)"
-                )
-        self.run = run
+        self.duplicates_removed = removed
+        if removed:
+            warn(
+                f"run file {config.path}: {removed} repeated document id(s) "
+                f"removed in {queries} quer{'y' if queries == 1 else 'ies'} "
+                "(the first, highest-ranked occurrence is kept)"
+            )
 
     def retrieve(self, query: Query, k: int) -> Ranking | None:
         ranking = self.run.rankings.get(query.id)

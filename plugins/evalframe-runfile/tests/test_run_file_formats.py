@@ -104,7 +104,7 @@ def test_strip_version_matches_the_galaxy_normaliser(tmp_path: Path) -> None:
     assert ask(r, "q1") == (f"{TS}/fastqc/fastqc", f"{TS}/multiqc/multiqc", "upload1")
     assert r.duplicates_removed == 1
     galaxy = pytest.importorskip("evalframe_formats.galaxy")
-    assert all(galaxy.normalise_id("strip_version", p) in ask(r, "q1", 9) for p in preds)
+    assert all(galaxy.normalise_tool_id("strip_version", p) in ask(r, "q1", 9) for p in preds)
 
 
 def test_normalise_applies_to_trec_runs_too(tmp_path: Path) -> None:
@@ -112,6 +112,20 @@ def test_normalise_applies_to_trec_runs_too(tmp_path: Path) -> None:
     r = make(write(tmp_path, "s.run", run), "trec", normalise=["strip_version"])
     ranking = r.retrieve(Query(id="q1", text=""), 5)
     assert ranking is not None and ranking.pairs() == [(f"{TS}/a/a", 3.0), ("x", 1.0)]
+
+
+def test_duplicates_error_stops_at_the_repeated_line(tmp_path: Path) -> None:
+    """metrics.policies.duplicates=error reaches the run file (the shipped config follows it)."""
+    path = write(tmp_path, "p.jsonl", jsonl(PREDICTIONS))
+    with pytest.raises(DataError) as err:
+        make(path, "jsonl", duplicates="error")
+    assert err.value.line == 1
+    assert f"query 'q1' lists document 't3' twice (first at {path}:1)" in err.value.render()
+    run = write(tmp_path, "s.run", f"q1 Q0 {TS}/a/a/1.0 1 2.0 s\nq1 Q0 {TS}/a/a/2.0 2 3.0 s\n")
+    with pytest.raises(DataError) as err:
+        make(run, "trec", normalise=["strip_version"], duplicates="error")
+    assert err.value.line == 2
+    assert f"lists document '{TS}/a/a' ('{TS}/a/a/2.0' once normalised) twice" in str(err.value)
 
 
 def test_unknown_normaliser_is_a_config_error() -> None:

@@ -69,8 +69,31 @@ def test_missing_file_is_a_data_error(tmp_path: Path) -> None:
         RunFileRetriever(RunFileConfig(path=str(tmp_path / "nope.run")), PluginContext())
 
 
-def test_example_config_validates() -> None:
+def _shipped(root: dict[str, object]) -> dict[str, object]:
+    """The shipped retriever config, its interpolations resolved in ``root`` as Hydra would."""
+    from omegaconf import OmegaConf
+
     path = Path(__file__).parents[1] / "evalframe_runfile" / "conf" / "retriever" / "run_file.yaml"
-    node = yaml.safe_load(path.read_text())
+    cfg = OmegaConf.create({**root, "retriever": yaml.safe_load(path.read_text())})
+    node = OmegaConf.to_container(cfg, resolve=True)["retriever"]  # type: ignore[index]
+    assert isinstance(node, dict)
+    return node
+
+
+def test_example_config_validates() -> None:
+    node = _shipped({})
     assert node.pop("name") == "run_file"
     RunFileConfig.model_validate({**node, "path": "x.run"})
+
+
+def test_the_shipped_config_follows_the_dataset_and_the_duplicates_policy() -> None:
+    """One setting for both sides: gold and run ids are normalised by dataset.normalise."""
+    node = _shipped({})
+    assert node["normalise"] == [] and node["duplicates"] == "error"
+    node = _shipped(
+        {
+            "dataset": {"name": "galaxy", "normalise": ["strip_version"]},
+            "metrics": {"policies": {"duplicates": "keep_first"}},
+        }
+    )
+    assert node["normalise"] == ["strip_version"] and node["duplicates"] == "keep_first"

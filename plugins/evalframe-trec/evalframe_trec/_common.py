@@ -1,91 +1,32 @@
-"""Helpers shared by the TREC, BEIR and Cranfield loaders.
+"""What the TREC, BEIR and Cranfield loaders share beyond the core's reader.
 
-Line-oriented reading with 1-based line numbers, integer parsing that names
-its file and line, the policy for topics without judgments, and one-line
-warnings on stderr for everything a policy skips.
+Judgments gathered with the line of each (a document judged twice names both
+lines), the policy for judgments of unknown queries, the policy for topics
+without judgments, and the warning about judged ids the corpus lacks. Reading
+files, parsing numbers and warnings come from :mod:`evalframe.core.reader`
+and :mod:`evalframe.core.messages`.
 """
 
 from __future__ import annotations
 
-import sys
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Literal
 
 from evalframe.core.errors import DataError
-from evalframe.core.io import require_file
-from evalframe.core.types import Corpus, GoldenQuery
+from evalframe.core.messages import shown, warn
+from evalframe.core.types import GoldenQuery
 
 __all__ = [
-    "Qrels",
+    "Judgments",
     "UnjudgedPolicy",
     "apply_unjudged_policy",
-    "iter_lines",
-    "parse_int",
-    "shown",
-    "warn",
-    "warn_unknown_doc_ids",
 ]
 
 UnjudgedPolicy = Literal["keep", "drop", "error"]
 
 
-def warn(message: str) -> None:
-    """One line on stderr: what a policy did, with its count."""
-    print(f"warning: {message}", file=sys.stderr)
-
-
-def shown(items: Sequence[str], limit: int = 10) -> str:
-    """``a, b, c …``: the first ``limit`` items of a list, for a one-line message."""
-    head = ", ".join(items[:limit])
-    return head + (" …" if len(items) > limit else "")
-
-
-def iter_lines(path: str | Path, *, what: str, key: str | None = None) -> Iterator[tuple[int, str]]:
-    """Yield ``(line_number, line)`` for every line, without its line ending.
-
-    Lines end in ``\\n``, ``\\r\\n`` (``cran.qry`` uses CRLF) or nothing (the
-    last line of ``cranqrel``). Text that is not UTF-8 names its line.
-    """
-    p = require_file(path, what=what, key=key)
-    if p.is_dir():
-        raise DataError(
-            f"{what} is a folder, not a file: {p}",
-            key=key,
-            expected="a file",
-            hint="point the setting at the file itself",
-        )
-    with open(p, "rb") as handle:
-        for lineno, raw in enumerate(handle, start=1):
-            try:
-                line = raw.decode("utf-8")
-            except UnicodeDecodeError as exc:
-                raise DataError(
-                    f"{what} is not UTF-8 text ({exc.reason} at byte {exc.start})",
-                    path=p,
-                    line=lineno,
-                    got=repr(raw[:60]),
-                    hint="convert the file to UTF-8 (e.g. iconv -f latin1 -t utf-8)",
-                ) from None
-            yield lineno, line.rstrip("\r\n")
-
-
-def parse_int(token: str, *, what: str, path: Path, line: int, expected: str) -> int:
-    """``int(token)``, or a :class:`DataError` naming the file and line."""
-    try:
-        return int(token)
-    except ValueError:
-        raise DataError(
-            f"the {what} is not an integer",
-            path=path,
-            line=line,
-            expected=expected,
-            got=repr(token),
-            hint="labels and numbers must be written as whole numbers (e.g. 0, 1, 2, -1)",
-        ) from None
-
-
-class Qrels:
+class Judgments:
     """Judgments as they are read: query -> doc -> label, with the line of each.
 
     A document judged twice for the same query is an error naming both
@@ -189,16 +130,3 @@ def apply_unjudged_policy(
         f"with empty judgments ({key}=keep): {shown(ids)}"
     )
     return queries
-
-
-def warn_unknown_doc_ids(queries: Iterable[GoldenQuery], corpus: Corpus | None) -> None:
-    """Judged doc ids the configured corpus lacks can never be retrieved: say so."""
-    if corpus is None:
-        return
-    known = corpus.ids()
-    unknown = sorted({d for q in queries for d in q.judgments if d not in known})
-    if unknown:
-        warn(
-            f"{len(unknown)} judged document id(s) are not in corpus {corpus.name!r} "
-            f"and can never be retrieved: {shown(unknown)}"
-        )

@@ -20,24 +20,20 @@ metric policy, ``metrics.policies.drop_self_matches=true``.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import Field
 
 from evalframe.core.errors import DataError
-from evalframe.core.io import read_jsonl, require_file
+from evalframe.core.messages import shown, warn
+from evalframe.core.reader import parse_int, read_fields, read_jsonl, require_folder
+from evalframe.core.records import At, warn_ids_not_in_corpus
 from evalframe.core.types import Corpus, Document, GoldenQuery, GoldenSet
 from evalframe.plugin.protocols import PluginConfig, PluginContext
 from evalframe.plugin.registry import corpus, dataset
-from evalframe_trec._common import (
-    Qrels,
-    iter_lines,
-    parse_int,
-    shown,
-    warn,
-    warn_unknown_doc_ids,
-)
+from evalframe_trec._common import Judgments
 
 __all__ = ["BeirCorpus", "BeirCorpusConfig", "BeirDataset", "BeirDatasetConfig", "read_beir_qrels"]
 
@@ -78,84 +74,55 @@ class BeirCorpusConfig(PluginConfig):
 
 
 def _folder(path: str, key: str) -> Path:
-    root = require_file(path, what="BEIR folder", key=key)
-    if not root.is_dir():
-        raise DataError(
-            f"a BEIR dataset is a folder, but this is a file: {root}",
-            key=key,
-            expected="a folder with corpus.jsonl, queries.jsonl and qrels/<split>.tsv",
-            hint="point the path at the folder that holds corpus.jsonl",
-        )
-    return root
+    return require_folder(
+        path,
+        what="BEIR dataset folder",
+        key=key,
+        expected="a folder with corpus.jsonl, queries.jsonl and qrels/<split>.tsv",
+        hint="point the path at the folder that holds corpus.jsonl",
+    )
 
 
-def _id(record: dict[str, Any], path: Path, line: int, what: str) -> str:
-    if "_id" not in record:
-        raise DataError(
-            f"{what} has no '_id' field",
-            path=path,
-            line=line,
-            got=f"fields {', '.join(sorted(record)) or '(none)'}",
-            hint='BEIR records are {"_id": ..., "text": ...}',
-        )
-    raw = record["_id"]
-    if isinstance(raw, bool) or not isinstance(raw, (str, int)) or str(raw).strip() == "":
-        raise DataError(
-            f"{what} '_id' must be a non-empty string or an integer",
-            path=path,
-            line=line,
-            got=repr(raw),
-            hint='give every record its own id, e.g. "_id": "doc1"',
-        )
-    return str(raw)
+_SHAPE = 'BEIR records are {"_id": ..., "text": ...}, one per line'
 
 
-def _object(record: Any, path: Path, line: int, what: str) -> dict[str, Any]:
-    if not isinstance(record, dict):
-        raise DataError(
-            f"a {what} line must be a JSON object",
-            path=path,
-            line=line,
-            got=type(record).__name__,
-            hint='BEIR records are {"_id": ..., "text": ...}, one per line',
-        )
-    return record
+def _record(raw: Any, at: At, what: str) -> tuple[dict[str, Any], str]:
+    """The record and its ``_id``, checked."""
+    record = at.mapping(raw, f"{what} line", hint=_SHAPE)
+    at.require(record, ["_id"], hint=_SHAPE)
+    return record, at.ident(
+        record["_id"], "_id", hint='give every record its own id, e.g. "_id": "doc1"'
+    )
 
 
-def _text(record: dict[str, Any], name: str, path: Path, line: int, *, required: bool) -> str:
-    if name not in record:
-        if required:
-            raise DataError(
-                f"record has no {name!r} field",
-                path=path,
-                line=line,
-                got=f"fields {', '.join(sorted(record))}",
-                hint='BEIR records are {"_id": ..., "text": ...}, one per line',
-            )
-        return ""
-    value = record[name]
+def _text(record: dict[str, Any], name: str, at: At, *, required: bool) -> str:
+    if required:
+        at.require(record, [name], hint=_SHAPE)
+    value = record.get(name)
     if value is None and not required:
         return ""
     if not isinstance(value, str):
-        raise DataError(
+        raise at.error(
             f"field {name!r} must be a string",
-            path=path,
-            line=line,
             got=type(value).__name__,
             hint="write the text as a JSON string",
         )
     return value
 
 
-def _metadata(
-    record: dict[str, Any], known: tuple[str, ...], path: Path, line: int
-) -> dict[str, Any]:
+def _first_time(seen: dict[str, tuple[Path, int]], ident: str, at: At, what: str) -> None:
+    if ident in seen:
+        raise at.error(
+            f"{what} {ident!r} is duplicated (first on line {seen[ident][1]})",
+            hint=f"{what}s must be unique",
+        )
+
+
+def _metadata(record: dict[str, Any], known: tuple[str, ...], at: At) -> dict[str, Any]:
     meta = record.get("metadata") or {}
     if not isinstance(meta, dict):
-        raise DataError(
+        raise at.error(
             "field 'metadata' must be a JSON object",
-            path=path,
-            line=line,
             got=type(meta).__name__,
             hint='write metadata as {"key": value, ...}, or leave it out',
         )
@@ -163,42 +130,34 @@ def _metadata(
     return {**meta, **extra}
 
 
-def read_beir_qrels(path: Path) -> Qrels:
+def read_beir_qrels(path: Path) -> Judgments:
     """``query-id<TAB>corpus-id<TAB>score`` lines after the header; labels are integers."""
-    qrels = Qrels(path)
+    qrels = Judgments(path)
     header_seen = False
-    for lineno, line in iter_lines(path, what="qrels file", key="dataset.split"):
-        if not line.strip():
-            continue
-        cols = [c.strip() for c in line.split("\t")]
+    for lineno, cols in read_fields(path, what="qrels file", key="dataset.split", sep="\t"):
+        at, text = At(path, lineno), repr("\t".join(cols)[:80])
         if not header_seen:
             if tuple(c.lower() for c in cols) != QRELS_HEADER:
-                raise DataError(
+                raise at.error(
                     "the first line of a BEIR qrels file must be its header",
-                    path=path,
-                    line=lineno,
                     expected="query-id<TAB>corpus-id<TAB>score",
-                    got=repr(line[:80]),
+                    got=text,
                     hint="add the header line; TREC-style qrels load with dataset=trec",
                 )
             header_seen = True
             continue
         if len(cols) != 3:
-            raise DataError(
+            raise at.error(
                 f"a BEIR qrels line has {len(cols)} tab-separated column(s)",
-                path=path,
-                line=lineno,
                 expected="3 columns: query-id<TAB>corpus-id<TAB>score",
-                got=repr(line[:80]),
+                got=text,
                 hint="separate the three columns with tabs, not spaces",
             )
         qid, doc, raw = cols
         if not qid or not doc:
-            raise DataError(
+            raise at.error(
                 "empty query-id or corpus-id",
-                path=path,
-                line=lineno,
-                got=repr(line[:80]),
+                got=text,
                 hint="every qrels line names a query id and a document id",
             )
         score = parse_int(
@@ -209,12 +168,12 @@ def read_beir_qrels(path: Path) -> Qrels:
 
 
 @dataset("beir", config=BeirDatasetConfig)
+@dataclass(eq=False)
 class BeirDataset:
     """A BEIR folder's queries with one split's qrels (queries.jsonl + qrels/<split>.tsv)."""
 
-    def __init__(self, config: BeirDatasetConfig, context: PluginContext) -> None:
-        self.config = config
-        self.context = context
+    config: BeirDatasetConfig
+    context: PluginContext
 
     def _qrels_path(self, root: Path) -> Path:
         path = root / "qrels" / f"{self.config.split}.tsv"
@@ -236,25 +195,17 @@ class BeirDataset:
         queries: list[GoldenQuery] = []
         lines: dict[str, tuple[Path, int]] = {}
         for lineno, raw in read_jsonl(queries_path, what="BEIR queries file"):
-            record = _object(raw, queries_path, lineno, "queries.jsonl")
-            qid = _id(record, queries_path, lineno, "query")
-            if qid in lines:
-                raise DataError(
-                    f"query id {qid!r} is duplicated (first on line {lines[qid][1]})",
-                    path=queries_path,
-                    line=lineno,
-                    hint="query ids must be unique",
-                )
-            text = " ".join(_text(record, "text", queries_path, lineno, required=True).split())
+            at = At(queries_path, lineno)
+            record, qid = _record(raw, at, "queries.jsonl")
+            _first_time(lines, qid, at, "query id")
+            text = " ".join(_text(record, "text", at, required=True).split())
             if not text:
-                raise DataError(
+                raise at.error(
                     f"query {qid!r} has empty text",
-                    path=queries_path,
-                    line=lineno,
                     hint="give every query its text, or remove the record",
                 )
             lines[qid] = (queries_path, lineno)
-            metadata = _metadata(record, ("_id", "text"), queries_path, lineno)
+            metadata = _metadata(record, ("_id", "text"), at)
             queries.append(GoldenQuery(id=qid, text=text, metadata=metadata))
         qrels = read_beir_qrels(qrels_path)
         qrels.drop_unknown(
@@ -271,25 +222,22 @@ class BeirDataset:
                 hint="check that this is the right split file, or pick another with dataset.split",
             )
         queries = [q.model_copy(update={"judgments": qrels.labels.get(q.id, {})}) for q in queries]
+        unjudged = [q.id for q in queries if q.id not in qrels.labels]
+        if unjudged:
+            done = (
+                "and were not loaded"
+                if cfg.queries == "judged"
+                else "; kept as negative examples with empty judgments"
+            )
+            warn(
+                f"{len(unjudged)} of {len(queries)} queries have no qrels in split "
+                f"{cfg.split!r}{'' if done.startswith(';') else ' '}{done} "
+                f"(dataset.queries={cfg.queries}): {shown(unjudged)}"
+            )
         if cfg.queries == "judged":
-            unjudged = [q.id for q in queries if q.id not in qrels.labels]
-            if unjudged:
-                warn(
-                    f"{len(unjudged)} of {len(queries)} queries have no qrels in split "
-                    f"{cfg.split!r} and were not loaded (dataset.queries=judged): "
-                    f"{shown(unjudged)}"
-                )
             queries = [q for q in queries if q.id in qrels.labels]
-        else:
-            unjudged = [q.id for q in queries if q.id not in qrels.labels]
-            if unjudged:
-                warn(
-                    f"{len(unjudged)} of {len(queries)} queries have no qrels in split "
-                    f"{cfg.split!r}; kept as negative examples with empty judgments "
-                    f"(dataset.queries=all): {shown(unjudged)}"
-                )
         corpus_ = self.context.corpus
-        warn_unknown_doc_ids(queries, corpus_)
+        warn_ids_not_in_corpus(queries, corpus_)
         if corpus_ is not None:
             selves = sorted(q.id for q in queries if q.id in corpus_.ids())
             if selves:
@@ -313,45 +261,38 @@ class BeirDataset:
 
 
 @corpus("beir", config=BeirCorpusConfig)
+@dataclass(eq=False)
 class BeirCorpus:
     """A BEIR folder's corpus.jsonl (_id, title, text); title and metadata kept."""
 
-    def __init__(self, config: BeirCorpusConfig, context: PluginContext) -> None:
-        self.config = config
+    config: BeirCorpusConfig
+    context: PluginContext
 
     def load(self) -> Corpus:
         cfg = self.config
         root = _folder(cfg.path, "corpus.path")
         path = root / "corpus.jsonl"
         docs: list[Document] = []
-        first: dict[str, int] = {}
+        first: dict[str, tuple[Path, int]] = {}
         empty: list[str] = []
         for lineno, raw in read_jsonl(path, what="BEIR corpus file"):
-            record = _object(raw, path, lineno, "corpus.jsonl")
-            doc_id = _id(record, path, lineno, "document")
-            if doc_id in first:
-                raise DataError(
-                    f"document id {doc_id!r} is duplicated (first on line {first[doc_id]})",
-                    path=path,
-                    line=lineno,
-                    hint="document ids must be unique",
-                )
-            first[doc_id] = lineno
-            title = _text(record, "title", path, lineno, required=False)
-            body = _text(record, "text", path, lineno, required=True)
+            at = At(path, lineno)
+            record, doc_id = _record(raw, at, "corpus.jsonl")
+            _first_time(first, doc_id, at, "document id")
+            first[doc_id] = (path, lineno)
+            title = _text(record, "title", at, required=False)
+            body = _text(record, "text", at, required=True)
             if not title.strip() and not body.strip():
                 if cfg.empty_docs == "error":
-                    raise DataError(
+                    raise at.error(
                         f"document {doc_id!r} has no title and no text",
-                        path=path,
-                        line=lineno,
                         hint="set corpus.empty_docs=keep or corpus.empty_docs=drop",
                     )
                 empty.append(doc_id)
                 if cfg.empty_docs == "drop":
                     continue
             text = f"{title}\n{body}" if cfg.include_title and title.strip() else body
-            meta = _metadata(record, ("_id", "text"), path, lineno)
+            meta = _metadata(record, ("_id", "text"), at)
             docs.append(Document(id=doc_id, text=text, metadata=meta))
         if empty:
             done = "dropped" if cfg.empty_docs == "drop" else "kept"

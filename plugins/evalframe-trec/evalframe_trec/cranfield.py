@@ -30,6 +30,7 @@ With no ``path`` the copy packaged with this plugin is read.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
@@ -37,19 +38,16 @@ from typing import Literal
 from pydantic import Field, field_validator
 
 from evalframe.core.errors import DataError
-from evalframe.core.io import require_file
+from evalframe.core.messages import shown, warn
+from evalframe.core.reader import parse_int, read_fields, read_lines, require_file, require_folder
+from evalframe.core.records import At, warn_ids_not_in_corpus
 from evalframe.core.types import Corpus, Document, GoldenQuery, GoldenSet
 from evalframe.plugin.protocols import PluginConfig, PluginContext
 from evalframe.plugin.registry import corpus, dataset
 from evalframe_trec._common import (
-    Qrels,
+    Judgments,
     UnjudgedPolicy,
     apply_unjudged_policy,
-    iter_lines,
-    parse_int,
-    shown,
-    warn,
-    warn_unknown_doc_ids,
 )
 
 __all__ = [
@@ -72,18 +70,21 @@ _MARKER = re.compile(r"^\.([A-Za-z])\s*$")
 _ID_LINE = re.compile(r"^\.I(?:\s+(.*?))?\s*$")
 
 
-def _folder(path: str | None, key: str) -> Path:
-    if path is None:
-        return PACKAGED
-    root = require_file(path, what="Cranfield folder", key=key)
-    if not root.is_dir():
-        raise DataError(
-            f"the Cranfield path is a file, not a folder: {root}",
-            key=key,
+def _files(path: str | None, section: str, **names: tuple[str, str]) -> dict[str, Path]:
+    """``{setting: path}`` of the named files in the configured (or packaged) folder."""
+    root = PACKAGED
+    if path is not None:
+        root = require_folder(
+            path,
+            what="Cranfield folder",
+            key=f"{section}.path",
             expected="the folder holding cran.all.1400, cran.qry and cranqrel",
             hint="point the path at the folder (or leave it null for the packaged copy)",
         )
-    return root
+    return {
+        setting: require_file(root / name, what=f"Cranfield {what}", key=f"{section}.{setting}")
+        for setting, (name, what) in names.items()
+    } | {"path": root}
 
 
 class CranfieldDatasetConfig(PluginConfig):
@@ -154,6 +155,128 @@ class CranfieldCorpusConfig(PluginConfig):
     corpus_name: str = Field("cranfield", description="corpus name")
 
 
+# -- the .I record format shared by cran.qry and cran.all.1400 ---------------------
+
+
+@dataclass(frozen=True)
+class _Kind:
+    """How one Cranfield file names its records in errors."""
+
+    noun: str  # "query" / "document"
+    file: str  # "queries file"
+    layout: str  # the record layout, for `expected`
+    unique_hint: str
+    text_first: str  # the error for text before any field marker
+    text_first_hint: str
+    id_word: str  # ".I <number>" / ".I <id>"
+
+
+_QUERIES = _Kind(
+    "query",
+    "queries file",
+    "each query is .I <number>, then .W and its text",
+    "every query needs its own .I number",
+    "query text before its .W marker",
+    "put a line '.W' before the query text",
+    "number",
+)
+_DOCUMENTS = _Kind(
+    "document",
+    "documents file",
+    ".I <id>, then .T, .A, .B and .W",
+    "document ids must be unique",
+    "text before the first field marker of a document",
+    "put a field marker such as '.T' or '.W' before the text",
+    "id",
+)
+
+
+@dataclass
+class CranDoc:
+    """One ``.I`` record as read: its fields' lines, and where it and stray markers are."""
+
+    id: str
+    line: int
+    fields: dict[str, list[str]] = field(default_factory=dict)
+    stray: list[int] = field(default_factory=list)  # lines of ignored markers
+    current: str | None = None
+    number: str = ""  # the .I number as written, e.g. "004"
+
+    def value(self, name: str, sep: str = " ") -> str:
+        lines = [ln.strip() for ln in self.fields.get(name, [])]
+        if sep == " ":
+            return " ".join(" ".join(lines).split())
+        return sep.join(ln for ln in lines if ln)
+
+
+#: What a record does with a field marker: start the field, or raise.
+OnMarker = Callable[[CranDoc, str, At], None]
+
+
+def _id_token(line: str, at: At, noun: str) -> str:
+    m = _ID_LINE.match(line)
+    token = (m.group(1) or "") if m else ""
+    if not token or not token.isdigit():
+        raise at.error(
+            f"a {noun} .I line must carry one whole number",
+            expected=".I <number>",
+            got=repr(line[:60]),
+            hint="every record starts with a line '.I' and its number, e.g. '.I 12'",
+        )
+    return token
+
+
+def _records(path: Path, kind: _Kind, key: str, on_marker: OnMarker) -> list[CranDoc]:
+    """The file's ``.I`` records in order, each field's lines gathered."""
+    records: list[CranDoc] = []
+    seen: dict[int, int] = {}  # .I number -> line (001 and 1 are the same record)
+    for lineno, line in read_lines(path, what=f"Cranfield {kind.file}", key=key):
+        at = At(path, lineno)
+        if line.startswith(".I") and _ID_LINE.match(line):
+            number = _id_token(line, at, kind.noun)
+            shown_id = number if kind is _QUERIES else str(int(number))
+            if int(number) in seen:
+                raise at.error(
+                    f"{kind.noun} .I {shown_id} appears twice (first on line {seen[int(number)]})",
+                    hint=kind.unique_hint,
+                )
+            seen[int(number)] = lineno
+            records.append(CranDoc(str(int(number)), lineno, number=number))
+            continue
+        record = records[-1] if records else None
+        m = _MARKER.match(line)
+        if m:
+            if record is None:
+                raise at.error(
+                    "a field marker before the first .I line",
+                    hint=f"the file must start with a line '.I <{kind.id_word}>'",
+                )
+            on_marker(record, m.group(1), at)
+        elif record is None or record.current is None:
+            if line.strip():
+                raise at.error(
+                    kind.text_first,
+                    got=repr(line[:60]),
+                    expected=kind.layout,
+                    hint=kind.text_first_hint,
+                )
+        else:
+            record.fields[record.current].append(line)
+    if not records:
+        raise DataError(
+            f"the {kind.file} has no .I entries",
+            path=path,
+            expected=f".I <{kind.id_word}>",
+            hint="is this the right file? (cran.all.1400, cran.qry or cranqrel)",
+        )
+    return records
+
+
+def _start_field(record: CranDoc, name: str) -> None:
+    record.fields[name] = []
+    record.current = name
+
+
 # -- queries ----------------------------------------------------------------------
 
 
@@ -165,80 +288,21 @@ class CranQuery:
     line: int
 
 
-def _id_token(line: str, path: Path, lineno: int, what: str) -> str:
-    m = _ID_LINE.match(line)
-    token = (m.group(1) or "") if m else ""
-    if not token or not token.isdigit():
-        raise DataError(
-            f"a {what} .I line must carry one whole number",
-            path=path,
-            line=lineno,
-            expected=".I <number>",
-            got=repr(line[:60]),
-            hint="every record starts with a line '.I' and its number, e.g. '.I 12'",
+def _query_marker(record: CranDoc, name: str, at: At) -> None:
+    if name != "W" or "W" in record.fields:
+        raise at.error(
+            f"unexpected field marker .{name} in a query",
+            expected=_QUERIES.layout,
+            hint="a query has one .W field; is this a documents file?",
         )
-    return token
-
-
-@dataclass
-class _RawQuery:
-    number: str
-    line: int
-    text: list[str] | None = None  # None until its .W marker
+    _start_field(record, name)
 
 
 def read_cran_queries(path: Path) -> list[CranQuery]:
     """Queries of ``cran.qry`` in file order, numbered by position from 1."""
-    found: list[_RawQuery] = []
-    seen: dict[int, int] = {}  # .I number -> line (001 and 1 are the same query)
-    for lineno, line in iter_lines(path, what="Cranfield queries file", key="dataset.path"):
-        if line.startswith(".I") and _ID_LINE.match(line):
-            number = _id_token(line, path, lineno, "query")
-            if int(number) in seen:
-                raise DataError(
-                    f"query .I {number} appears twice (first on line {seen[int(number)]})",
-                    path=path,
-                    line=lineno,
-                    hint="every query needs its own .I number",
-                )
-            seen[int(number)] = lineno
-            found.append(_RawQuery(number, lineno))
-            continue
-        current = found[-1] if found else None
-        m = _MARKER.match(line)
-        if m:
-            if current is None:
-                raise DataError(
-                    "a field marker before the first .I line",
-                    path=path,
-                    line=lineno,
-                    hint="the file must start with a line '.I <number>'",
-                )
-            if m.group(1) != "W" or current.text is not None:
-                raise DataError(
-                    f"unexpected field marker .{m.group(1)} in a query",
-                    path=path,
-                    line=lineno,
-                    expected="each query is .I <number>, then .W and its text",
-                    hint="a query has one .W field; is this a documents file?",
-                )
-            current.text = []
-            continue
-        if current is None or current.text is None:
-            if line.strip():
-                raise DataError(
-                    "query text before its .W marker",
-                    path=path,
-                    line=lineno,
-                    got=repr(line[:60]),
-                    expected="each query is .I <number>, then .W and its text",
-                    hint="put a line '.W' before the query text",
-                )
-            continue
-        current.text.append(line)
     queries = []
-    for position, raw in enumerate(found, start=1):
-        text = " ".join(" ".join(raw.text or []).split())
+    for position, raw in enumerate(_records(path, _QUERIES, "dataset.path", _query_marker), 1):
+        text = raw.value("W")
         if not text:
             raise DataError(
                 f"query .I {raw.number} has no text",
@@ -248,111 +312,43 @@ def read_cran_queries(path: Path) -> list[CranQuery]:
                 hint="add the query text after its .W line, or remove the query",
             )
         queries.append(CranQuery(position, raw.number, text, raw.line))
-    if not queries:
-        raise DataError(
-            "the queries file has no .I entries",
-            path=path,
-            expected=".I <number>",
-            hint="is this the right file? (cran.all.1400, cran.qry or cranqrel)",
-        )
     return queries
 
 
 # -- documents --------------------------------------------------------------------
 
 
-@dataclass
-class CranDoc:
-    id: str
-    line: int
-    fields: dict[str, list[str]] = field(default_factory=dict)
-    stray: list[int] = field(default_factory=list)  # lines of ignored markers
-    current: str | None = None
-
-    def value(self, name: str, sep: str = " ") -> str:
-        lines = [ln.strip() for ln in self.fields.get(name, [])]
-        if sep == " ":
-            return " ".join(" ".join(lines).split())
-        return sep.join(ln for ln in lines if ln)
-
-
 def read_cran_docs(path: Path, *, stray_markers: str = "text") -> list[CranDoc]:
     """Documents of ``cran.all.1400`` with their raw fields, in file order."""
-    docs: list[CranDoc] = []
-    seen: dict[str, int] = {}
-    for lineno, line in iter_lines(path, what="Cranfield documents file", key="corpus.path"):
-        if line.startswith(".I") and _ID_LINE.match(line):
-            doc_id = str(int(_id_token(line, path, lineno, "document")))
-            if doc_id in seen:
-                raise DataError(
-                    f"document .I {doc_id} appears twice (first on line {seen[doc_id]})",
-                    path=path,
-                    line=lineno,
-                    hint="document ids must be unique",
+
+    def marker(doc: CranDoc, name: str, at: At) -> None:
+        if name not in "TABW":
+            raise at.error(
+                f"unknown field marker .{name}",
+                expected=".T, .A, .B or .W",
+                hint="Cranfield documents have only the fields .T, .A, .B and .W",
+            )
+        if name in doc.fields or "W" in doc.fields:
+            if stray_markers == "error":
+                raise at.error(
+                    f"document {doc.id}: field marker .{name} after .W or repeated",
+                    hint="set corpus.stray_markers=text to keep its lines in the text",
                 )
-            seen[doc_id] = lineno
-            docs.append(CranDoc(doc_id, lineno))
-            continue
-        m = _MARKER.match(line)
-        doc = docs[-1] if docs else None
-        if m:
-            name = m.group(1)
-            if doc is None:
-                raise DataError(
-                    "a field marker before the first .I line",
-                    path=path,
-                    line=lineno,
-                    hint="the file must start with a line '.I <id>'",
-                )
-            if name not in "TABW":
-                raise DataError(
-                    f"unknown field marker .{name}",
-                    path=path,
-                    line=lineno,
-                    expected=".T, .A, .B or .W",
-                    hint="Cranfield documents have only the fields .T, .A, .B and .W",
-                )
-            if name in doc.fields or "W" in doc.fields:
-                if stray_markers == "error":
-                    raise DataError(
-                        f"document {doc.id}: field marker .{name} after .W or repeated",
-                        path=path,
-                        line=lineno,
-                        hint="set corpus.stray_markers=text to keep its lines in the text",
-                    )
-                doc.stray.append(lineno)  # the lines go on in the field before it
-                continue
-            doc.fields[name] = []
-            doc.current = name
-            continue
-        if doc is None or doc.current is None:
-            if line.strip():
-                raise DataError(
-                    "text before the first field marker of a document",
-                    path=path,
-                    line=lineno,
-                    got=repr(line[:60]),
-                    expected=".I <id>, then .T, .A, .B and .W",
-                    hint="put a field marker such as '.T' or '.W' before the text",
-                )
-            continue
-        doc.fields[doc.current].append(line)
+            assert at.line is not None  # every line read from a file has its number
+            doc.stray.append(at.line)  # the lines go on in the field before it
+            return
+        _start_field(doc, name)
+
+    docs = _records(path, _DOCUMENTS, "corpus.path", marker)
     for doc in docs:
         if "W" not in doc.fields:
             raise DataError(
                 f"document {doc.id} has no .W field",
                 path=path,
                 line=doc.line,
-                expected=".I <id>, then .T, .A, .B and .W",
+                expected=_DOCUMENTS.layout,
                 hint="add a .W line (it may be followed by no text)",
             )
-    if not docs:
-        raise DataError(
-            "the documents file has no .I entries",
-            path=path,
-            expected=".I <id>",
-            hint="is this the right file? (cran.all.1400, cran.qry or cranqrel)",
-        )
     return docs
 
 
@@ -360,22 +356,22 @@ def read_cran_docs(path: Path, *, stray_markers: str = "text") -> list[CranDoc]:
 
 
 @dataset("cranfield", config=CranfieldDatasetConfig)
+@dataclass(eq=False)
 class CranfieldDataset:
     """Cranfield queries and judgments (cran.qry + cranqrel), quirks handled explicitly."""
 
-    def __init__(self, config: CranfieldDatasetConfig, context: PluginContext) -> None:
-        self.config = config
-        self.context = context
+    config: CranfieldDatasetConfig
+    context: PluginContext
 
     def load(self) -> GoldenSet:
         cfg = self.config
-        root = _folder(cfg.path, "dataset.path")
-        qry_path = require_file(
-            root / cfg.queries_file, what="Cranfield queries file", key="dataset.queries_file"
+        files = _files(
+            cfg.path,
+            "dataset",
+            queries_file=(cfg.queries_file, "queries file"),
+            qrels_file=(cfg.qrels_file, "judgments file"),
         )
-        qrels_path = require_file(
-            root / cfg.qrels_file, what="Cranfield judgments file", key="dataset.qrels_file"
-        )
+        root, qry_path, qrels_path = files["path"], files["queries_file"], files["qrels_file"]
         cran = read_cran_queries(qry_path)
 
         def qid(q: CranQuery) -> str:
@@ -409,7 +405,7 @@ class CranfieldDataset:
                 path=qrels_path,
                 hint="no query has judgments; set dataset.unjudged_queries=keep to keep them",
             )
-        warn_unknown_doc_ids(queries, self.context.corpus)
+        warn_ids_not_in_corpus(queries, self.context.corpus)
         return GoldenSet.build(
             cfg.set_name,
             queries,
@@ -426,22 +422,19 @@ class CranfieldDataset:
             },
         )
 
-    def _qrels(self, path: Path, ids: list[str]) -> tuple[Qrels, int]:
+    def _qrels(self, path: Path, ids: list[str]) -> tuple[Judgments, int]:
         """Judgments keyed by query id; cranqrel's first column is a position in cran.qry."""
         cfg = self.config
-        qrels = Qrels(path)
+        qrels = Judgments(path)
         artifacts = 0
-        for lineno, line in iter_lines(path, what="Cranfield judgments file", key="dataset.path"):
-            cols = line.split()
-            if not cols:
-                continue
+        for lineno, cols in read_fields(path, what="Cranfield judgments file", key="dataset.path"):
             if len(cols) != 3:
                 raise DataError(
                     f"a cranqrel line has {len(cols)} column(s)",
                     path=path,
                     line=lineno,
                     expected="3 columns: query-position doc-id code",
-                    got=repr(line.strip()[:80]),
+                    got=repr(" ".join(cols)[:80]),
                     hint="cranqrel lines are '<query position> <doc .I> <code>', e.g. '1 184 2'",
                 )
             position = parse_int(
@@ -496,18 +489,16 @@ class CranfieldDataset:
 
 
 @corpus("cranfield", config=CranfieldCorpusConfig)
+@dataclass(eq=False)
 class CranfieldCorpus:
     """The 1400 Cranfield abstracts (cran.all.1400); title, authors, bibliography as metadata."""
 
-    def __init__(self, config: CranfieldCorpusConfig, context: PluginContext) -> None:
-        self.config = config
+    config: CranfieldCorpusConfig
+    context: PluginContext
 
     def load(self) -> Corpus:
         cfg = self.config
-        root = _folder(cfg.path, "corpus.path")
-        path = require_file(
-            root / cfg.docs_file, what="Cranfield documents file", key="corpus.docs_file"
-        )
+        path = _files(cfg.path, "corpus", docs_file=(cfg.docs_file, "documents file"))["docs_file"]
         raw = read_cran_docs(path, stray_markers=cfg.stray_markers)
         docs: list[Document] = []
         empty: list[str] = []

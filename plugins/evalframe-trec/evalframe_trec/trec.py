@@ -16,8 +16,10 @@ Topics come in either of two formats:
 
   ``topic_field`` picks the query text: the title, the description, or both.
 
-Qrels are ``qid iter docno rel`` lines (whitespace separated, ``iter`` is
-ignored, ``rel`` an integer that may be 0 or negative). The query text is
+Qrels are ``qid iter docno rel`` lines, read by the core's TREC reader
+(:func:`evalframe.core.reader.read_qrels_columns`, the same one as
+``evalframe trec-eval``): fields separated by ASCII whitespace, ``iter``
+ignored, ``rel`` an integer that may be 0 or negative, ``#`` comment lines. The query text is
 whitespace-normalised in both topic formats and nothing else of a topic is
 kept, so the same queries give the same content hash from either format.
 
@@ -34,17 +36,15 @@ from typing import Literal
 from pydantic import Field
 
 from evalframe.core.errors import DataError
-from evalframe.core.io import require_file
+from evalframe.core.reader import ASCII_SPACE, read_lines, read_qrels_columns, require_file
+from evalframe.core.records import At, warn_ids_not_in_corpus
 from evalframe.core.types import GoldenQuery, GoldenSet
 from evalframe.plugin.protocols import PluginConfig, PluginContext
 from evalframe.plugin.registry import dataset
 from evalframe_trec._common import (
-    Qrels,
+    Judgments,
     UnjudgedPolicy,
     apply_unjudged_policy,
-    iter_lines,
-    parse_int,
-    warn_unknown_doc_ids,
 )
 
 __all__ = ["TrecDataset", "TrecDatasetConfig", "read_qrels", "read_topics_trec", "read_topics_tsv"]
@@ -87,7 +87,7 @@ def read_topics_tsv(path: Path) -> list[tuple[str, str, int]]:
     """``(qid, text, line)`` for each ``qid<TAB>text`` line; blank lines are skipped."""
     topics: list[tuple[str, str, int]] = []
     seen: dict[str, int] = {}
-    for lineno, line in iter_lines(path, what="topics file", key="dataset.topics"):
+    for lineno, line in read_lines(path, what="topics file", key="dataset.topics"):
         if not line.strip():
             continue
         cols = line.split("\t")
@@ -103,7 +103,7 @@ def read_topics_tsv(path: Path) -> list[tuple[str, str, int]]:
                 got=repr(line[:80]),
                 hint=hint,
             )
-        qid, text = cols[0].strip(), _clean(cols[1])
+        qid, text = cols[0].strip(ASCII_SPACE), _clean(cols[1])
         if not qid or " " in qid:
             raise DataError(
                 "the topic id is empty or contains spaces",
@@ -161,7 +161,7 @@ class _TopicParser:
         self.buffer: list[str] = []
 
     def error(self, message: str, line: int, **details: str) -> DataError:
-        return DataError(message, path=self.path, line=line, **details)
+        return At(self.path, line).error(message, **details)
 
     def close_field(self) -> None:
         if self.top is not None and self.name is not None:
@@ -247,7 +247,7 @@ class _TopicParser:
 def read_topics_trec(path: Path, topic_field: str = "title") -> list[tuple[str, str, int]]:
     """``(qid, text, line of <top>)`` for each ``<top>`` block, text from ``topic_field``."""
     parser = _TopicParser(path)
-    for lineno, line in iter_lines(path, what="topics file", key="dataset.topics"):
+    for lineno, line in read_lines(path, what="topics file", key="dataset.topics"):
         parser.feed(lineno, line)
     wanted = topic_field.split("+")
     topics: list[tuple[str, str, int]] = []
@@ -290,7 +290,7 @@ def read_topics_trec(path: Path, topic_field: str = "title") -> list[tuple[str, 
 
 def sniff_topics_format(path: Path) -> Literal["tsv", "trec"]:
     """'trec' when the first non-blank line holds a ``<top>`` tag, else 'tsv'."""
-    for _, line in iter_lines(path, what="topics file", key="dataset.topics"):
+    for _, line in read_lines(path, what="topics file", key="dataset.topics"):
         if line.strip():
             return "trec" if _TOP.search(line) else "tsv"
     return "tsv"
@@ -299,30 +299,12 @@ def sniff_topics_format(path: Path) -> Literal["tsv", "trec"]:
 # -- qrels ----------------------------------------------------------------------
 
 
-def read_qrels(path: Path) -> Qrels:
-    """TREC qrels: ``qid iter docno rel`` per line; a bad line names its file and line."""
-    qrels = Qrels(path)
-    for lineno, line in iter_lines(path, what="qrels file", key="dataset.qrels"):
-        cols = line.split()
-        if not cols:
-            continue
-        if len(cols) != 4:
-            hint = "TREC qrels have four columns; the second (iteration) is usually 0"
-            if len(cols) == 3:
-                hint = "is the iteration column missing? write 'qid 0 docno rel'"
-            raise DataError(
-                f"a qrels line has {len(cols)} column(s)",
-                path=path,
-                line=lineno,
-                expected="4 columns: qid iter docno rel",
-                got=repr(line.strip()[:80]),
-                hint=hint,
-            )
-        qid, _, doc, raw = cols
-        label = parse_int(
-            raw, what="relevance label", path=path, line=lineno, expected="an integer in column 4"
-        )
-        qrels.add(qid, doc, label, lineno)
+def read_qrels(path: Path) -> Judgments:
+    """TREC qrels through the core's reader; a bad line names its file and line."""
+    columns = read_qrels_columns(path, key="dataset.qrels")
+    qrels = Judgments(Path(columns.path))
+    for qid, doc, label, line in columns.rows():
+        qrels.add(qid, doc, label, line)
     if not len(qrels):
         raise DataError(
             "the qrels file has no judgments",
@@ -337,12 +319,12 @@ def read_qrels(path: Path) -> Qrels:
 
 
 @dataset("trec", config=TrecDatasetConfig)
+@dataclass(eq=False)
 class TrecDataset:
     """TREC topics (TSV or <top> format) with qrels (qid iter docno rel)."""
 
-    def __init__(self, config: TrecDatasetConfig, context: PluginContext) -> None:
-        self.config = config
-        self.context = context
+    config: TrecDatasetConfig
+    context: PluginContext
 
     def load(self) -> GoldenSet:
         cfg = self.config
@@ -385,7 +367,7 @@ class TrecDataset:
                 path=topics_path,
                 hint="no topic has judgments; check that the files belong together",
             )
-        warn_unknown_doc_ids(queries, self.context.corpus)
+        warn_ids_not_in_corpus(queries, self.context.corpus)
         provenance: dict[str, object] = {
             "format": "trec",
             "topics": str(topics_path),

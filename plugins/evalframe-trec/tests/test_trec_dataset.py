@@ -155,10 +155,11 @@ def test_qrels_of_unknown_topics_can_be_skipped_with_a_warning(
 @pytest.mark.parametrize(
     ("text", "line", "fragment"),
     [
-        ("401 0 A 1\n401 0 B\n", 2, "has 3 column(s)"),
-        ("401 0 A 1\n\n401 0 B 1 x\n", 3, "has 5 column(s)"),
-        ("401 0 A 1\n401 0 B high\n", 2, "relevance label is not an integer"),
-        ("401 0 A 1\n401 0 B 0.5\n", 2, "relevance label is not an integer"),
+        # the wording is the core TREC reader's, shared with `evalframe trec-eval`
+        ("401 0 A 1\n401 0 B\n", 2, "a qrels line has 3 columns"),
+        ("401 0 A 1\n\n401 0 B 1 x\n", 3, "a qrels line has 5 columns"),
+        ("401 0 A 1\n401 0 B high\n", 2, "the relevance column is not a number"),
+        ("401 0 A 1\n401 0 B 0.5\n", 2, "the relevance column is not an integer"),
         ("401 0 A 1\n402 0 A 1\n401 1 A 2\n", 3, "judged twice for query '401' (first on line 1)"),
         ("401 0 A 1\n402 0 B 1\n999 0 C 1\n998 0 D 1\n", 3, "query '999', which is not in"),
     ],

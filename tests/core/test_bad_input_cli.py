@@ -1,0 +1,152 @@
+"""Bad input files as a user meets them (#16): the same mistake, the same answer, everywhere.
+
+A file with a byte-order mark reads as if it had none; a NUL byte, bytes that
+are not UTF-8 and a folder given as a file stop with exit 2 and one paragraph
+naming ``file:line`` (and the column and byte for decoding errors), never a
+traceback and never exit 1 or 3. Unicode whitespace follows the one policy
+of docs/trec-eval.md: ASCII whitespace separates fields, anything else is data.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from evalframe.app import cli
+
+DATA = Path(__file__).parents[1] / "data" / "trec_eval"
+BOM = b"\xef\xbb\xbf"
+QRELS = b"1 0 a 1\n1 0 b 0\n2 0 c 1\n"
+RUN = b"1 Q0 a 1 0.9 t\n1 Q0 b 2 0.5 t\n2 Q0 c 1 0.7 t\n"
+
+
+def write(path: Path, data: bytes) -> str:
+    path.write_bytes(data)
+    return str(path)
+
+
+def trec_eval(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
+    code = cli.main(["trec-eval", "-m", "num_ret", "-m", "map", *args])
+    out = capsys.readouterr()
+    return code, out.out, out.err
+
+
+def one_paragraph_error(code: int, err: str) -> str:
+    """The error paragraph: exit 2, no traceback, ``error: where: what`` and a hint."""
+    assert code == 2, err
+    assert "Traceback" not in err
+    assert err.count("error: ") == 1
+    return err[err.index("error: ") :]
+
+
+# -- evalframe trec-eval -------------------------------------------------------------
+
+
+def test_a_bom_does_not_cost_the_run_its_first_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    q = write(tmp_path / "q", QRELS)
+    plain = trec_eval(capsys, q, write(tmp_path / "r", RUN))
+    with_bom = trec_eval(
+        capsys, write(tmp_path / "q2", BOM + QRELS), write(tmp_path / "rb", BOM + RUN)
+    )
+    assert plain[0] == with_bom[0] == 0
+    assert with_bom[1] == plain[1]
+    assert "num_ret               \tall\t3\n" in with_bom[1]
+
+
+def test_a_nul_byte_in_the_run_is_an_error_not_a_silent_pass(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    q = write(tmp_path / "q", QRELS)
+    r = write(tmp_path / "r", RUN.replace(b"b 2", b"b\x00 2"))
+    code, _, err = trec_eval(capsys, q, r)
+    err = one_paragraph_error(code, err)
+    assert f"{r}:2:7: run file holds a NUL byte (byte 21 of the file)" in err
+
+
+def test_undecodable_bytes_name_line_column_and_byte(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    q = write(tmp_path / "q", QRELS)
+    r = write(tmp_path / "r", RUN.replace(b"2 Q0 c", b"2 Q0 \xe9c"))
+    code, _, err = trec_eval(capsys, q, r)
+    err = one_paragraph_error(code, err)
+    assert f"{r}:3:6: run file is not UTF-8 text: byte 0xe9 at column 6 (byte 35" in err
+    assert "hint: convert it to UTF-8" in err
+
+
+def test_a_folder_given_as_the_run_says_so(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, _, err = trec_eval(capsys, write(tmp_path / "q", QRELS), str(tmp_path))
+    assert f"run file is a folder, not a file: {tmp_path}" in one_paragraph_error(code, err)
+
+
+def test_a_no_break_space_is_data_as_documented_and_is_warned_about(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """docs/trec-eval.md: fields are cut at ASCII whitespace; 'a\u00a0' is not doc 'a'."""
+    q = write(tmp_path / "q", QRELS)
+    r = write(tmp_path / "r", RUN.replace(b"1 Q0 a 1", "1 Q0 a\u00a0 1".encode()))
+    code, out, err = trec_eval(capsys, q, r)
+    assert code == 0
+    # query 1: the relevant doc 'a' is not retrieved ('a\u00a0' is another id): AP 0; query 2: 1
+    assert "map                   \tall\t0.5000" in out
+    assert "1 Unicode whitespace character(s)" in err and f"(first at {r}:1:7, U+00A0)" in err
+
+
+# -- evalframe golden validate ------------------------------------------------------
+
+
+def golden_validate(
+    capsys: pytest.CaptureFixture[str], path: Path, *flags: str
+) -> tuple[int, str, str]:
+    code = cli.main(["golden", "validate", str(path), *flags])
+    out = capsys.readouterr()
+    return code, out.out, out.err
+
+
+RECORD = {"id": 1, "question": "How do I install it?", "expected_chunks": [1]}
+
+
+def test_golden_validate_on_latin1_bytes_exits_2_not_1(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "gold.jsonl"
+    path.write_bytes(json.dumps(RECORD).encode() + b"\n" + b'{"id": 2, "question": "caf\xe9"}\n')
+    code, _, err = golden_validate(capsys, path)
+    err = one_paragraph_error(code, err)  # after the inferred-format line
+    assert f"{path}:2:27: golden set is not UTF-8 text" in err
+
+
+def test_golden_validate_names_a_nul_byte(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "gold.jsonl"
+    path.write_bytes(json.dumps(RECORD).replace("it?", "it?\x00").encode() + b"\n")
+    code, _, err = golden_validate(capsys, path)
+    assert "golden set holds a NUL byte" in one_paragraph_error(code, err)
+
+
+def test_golden_validate_reads_through_a_bom(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "gold.jsonl"
+    path.write_bytes(BOM + json.dumps(RECORD).encode() + b"\n")
+    _, out, err = golden_validate(capsys, path)
+    assert "not valid JSON" not in err
+    assert "golden set gold (jsonl, 1 queries" in out  # read; the checks then judge it
+
+
+def test_golden_validate_on_a_folder_named_like_a_file(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    folder = tmp_path / "golden_v1.0.json"
+    folder.mkdir()
+    code, _, err = golden_validate(capsys, folder, "--format", "knowcode")
+    assert f"KnowCode golden set is a folder, not a file: {folder}" in one_paragraph_error(
+        code, err
+    )

@@ -1,0 +1,273 @@
+"""evalframe.core.reader: one set of rules for every input file (paths, bytes, lines, fields).
+
+Each rule is checked on the functions loaders use; tests/core/test_bad_input_cli.py
+checks what a user sees from the commands.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from evalframe.core.errors import DataError
+from evalframe.core.reader import (
+    parse_qrels,
+    parse_run,
+    read_fields,
+    read_json,
+    read_json_array,
+    read_jsonl,
+    read_lines,
+    read_qrels_columns,
+    read_run_columns,
+    read_text,
+    read_trec_run,
+    split_fields,
+)
+
+BOM = b"\xef\xbb\xbf"
+
+
+def write(tmp_path: Path, data: bytes, name: str = "f.txt") -> Path:
+    path = tmp_path / name
+    path.write_bytes(data)
+    return path
+
+
+# -- paths -------------------------------------------------------------------------
+
+
+def test_a_missing_file_names_the_path_and_the_config_key(tmp_path: Path) -> None:
+    with pytest.raises(DataError) as err:
+        list(read_lines(tmp_path / "nope.txt", what="qrels file", key="dataset.qrels"))
+    assert err.value.key == "dataset.qrels"
+    assert "qrels file not found" in err.value.message
+
+
+@pytest.mark.parametrize(
+    "read",
+    [
+        lambda p: list(read_lines(p, what="topics file", key="dataset.topics")),
+        lambda p: read_text(p, what="topics file", key="dataset.topics"),
+        lambda p: read_qrels_columns(p, key="dataset.topics", what="topics file"),
+    ],
+)
+def test_a_folder_given_as_a_file_is_a_one_paragraph_error(tmp_path: Path, read: object) -> None:
+    with pytest.raises(DataError) as err:
+        read(tmp_path)  # type: ignore[operator]
+    assert f"topics file is a folder, not a file: {tmp_path}" in err.value.render()
+    assert err.value.key == "dataset.topics"
+    assert err.value.hint
+
+
+def test_a_file_that_cannot_be_read_is_a_data_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = write(tmp_path, b"1 0 a 1\n")
+
+    def denied(*args: object, **kwargs: object) -> bytes:
+        raise PermissionError(13, "Permission denied")
+
+    monkeypatch.setattr(Path, "read_bytes", denied)
+    with pytest.raises(DataError) as err:
+        read_qrels_columns(path)
+    assert f"qrels file cannot be read (permission denied): {path}" in err.value.render()
+    assert "chmod" in (err.value.hint or "")
+
+
+@pytest.mark.skipif(os.name != "posix" or os.geteuid() == 0, reason="root reads any file")
+def test_an_unreadable_file_on_disk_is_a_data_error(tmp_path: Path) -> None:
+    path = write(tmp_path, b'{"a": 1}\n')
+    path.chmod(0)
+    try:
+        with pytest.raises(DataError, match="cannot be read"):
+            list(read_jsonl(path))
+    finally:
+        path.chmod(0o600)
+
+
+# -- encodings ---------------------------------------------------------------------
+
+
+def test_a_utf8_bom_is_dropped_so_the_first_line_is_kept(tmp_path: Path) -> None:
+    path = write(tmp_path, BOM + b"q1 Q0 a 1 2.0 t\nq2 Q0 b 1 1.0 t\n")
+    assert next(line for _, line in read_lines(path, what="run file")) == "q1 Q0 a 1 2.0 t"
+    assert read_text(path, what="run file").startswith("q1 ")
+    run = read_trec_run(path)
+    assert list(run.rankings) == ["q1", "q2"]  # not '\ufeffq1'
+    assert read_run_columns(path).qid_names == ["q1", "q2"]
+    jsonl = write(tmp_path, BOM + b'{"id": 1}\n', "r.jsonl")
+    assert list(read_jsonl(jsonl)) == [(1, {"id": 1})]
+
+
+def test_crlf_and_a_missing_final_newline(tmp_path: Path) -> None:
+    path = write(tmp_path, b"a b\r\n\r\nc\r\nd")
+    assert list(read_lines(path, what="f")) == [(1, "a b"), (2, ""), (3, "c"), (4, "d")]
+
+
+def test_undecodable_bytes_name_line_column_and_byte_offset(tmp_path: Path) -> None:
+    path = write(tmp_path, BOM + b"ok line\nq1 caf\xe9 x\n")
+    for read in (
+        lambda: list(read_lines(path, what="topics file")),
+        lambda: read_text(path, what="topics file"),
+    ):
+        with pytest.raises(DataError) as err:
+            read()
+        e = err.value
+        assert (e.line, e.column) == (2, 7)
+        # bytes counted in the file as it is on disk: 3 (BOM) + 8 ("ok line\n") + 6
+        assert "byte 0xe9 at column 7 (byte 17 of the file)" in e.message
+        assert f"{path}:2:7: topics file is not UTF-8 text" in e.render()
+        assert "iconv" in (e.hint or "")
+
+
+def test_undecodable_bytes_in_a_trec_file_are_located_too(tmp_path: Path) -> None:
+    path = write(tmp_path, b"1 0 a 1\n1 0 caf\xe9 1\n")
+    with pytest.raises(DataError) as err:
+        read_qrels_columns(path)
+    assert (err.value.line, err.value.column) == (2, 8)
+
+
+@pytest.mark.parametrize("data", [b"1 0 a 1\n1 0 b\x00 1\n", b"x\n\x00"])
+def test_a_nul_byte_is_an_error_not_data(tmp_path: Path, data: bytes) -> None:
+    path = write(tmp_path, data)
+    for read in (
+        lambda: list(read_lines(path, what="qrels file")),
+        lambda: read_qrels_columns(path),
+    ):
+        with pytest.raises(DataError) as err:
+            read()
+        assert "qrels file holds a NUL byte" in err.value.message
+        assert err.value.line == 2 and err.value.column is not None
+
+
+def test_a_utf16_file_is_named_as_such(tmp_path: Path) -> None:
+    path = write(tmp_path, "q1 Q0 a 1 1 t\n".encode("utf-16"))
+    with pytest.raises(DataError) as err:
+        read_run_columns(path)
+    assert "run file is UTF-16 text, not UTF-8" in err.value.message
+    assert "iconv -f utf-16" in (err.value.hint or "")
+
+
+# -- fields: the whitespace policy ---------------------------------------------------
+
+
+def test_fields_are_separated_by_ascii_whitespace_only() -> None:
+    """C's isspace, as trec_eval: a no-break space is part of the field."""
+    assert split_fields(" a\u00a0b \tc\x0bd\x0ce\r") == ["a\u00a0b", "c", "d", "e"]
+    assert split_fields("x\u3000y\u2003z") == ["x\u3000y\u2003z"]
+
+
+def test_unicode_whitespace_is_kept_and_warned_once_per_file(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = write(tmp_path, "1 184\u00a0 2\n1 29 2\n2 7\u00a0 3\n".encode())
+    rows = list(read_fields(path, what="judgments file"))
+    assert rows[0] == (1, ["1", "184\u00a0", "2"])
+    err = capsys.readouterr().err
+    assert err.count("warning:") == 1
+    assert "2 Unicode whitespace character(s)" in err
+    assert f"(first at {path}:1:6, U+00A0)" in err
+
+
+def test_trec_readers_follow_the_same_policy(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = write(tmp_path, "q1 Q0 a\u00a0b 1 2.0 t\n".encode())
+    run = read_trec_run(path)
+    assert run.rankings["q1"].doc_ids == ("a\u00a0b",)
+    assert "1 Unicode whitespace character(s)" in capsys.readouterr().err
+
+
+# -- JSON ----------------------------------------------------------------------------
+
+
+def test_json_documents_know_the_line_of_every_element_and_member(tmp_path: Path) -> None:
+    path = write(tmp_path, b'[\n  {"a": 1},\n\n  {"b":\n 2}\n]\n', "x.json")
+    assert [line for line, _ in read_json_array(path)] == [2, 4]
+    obj = write(tmp_path, b'{"q1": {"d": 1},\n "q2":\n {}}', "y.json")
+    doc = read_json(obj)
+    assert [(k, doc.line_at(at)) for k, at in doc.members(doc.start())] == [("q1", 1), ("q2", 3)]
+
+
+def test_invalid_json_names_its_line(tmp_path: Path) -> None:
+    path = write(tmp_path, b'[\n {"a": 1,}\n]', "x.json")
+    with pytest.raises(DataError) as err:
+        read_json_array(path, what="KnowCode golden set")
+    assert err.value.line == 2
+    assert "the KnowCode golden set is not valid JSON" in err.value.message
+
+
+# -- TREC files ----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("label", "value", "problem"),
+    [("1.0", 1, None), ("-1", -1, None), ("0.5", None, "not an integer"), ("x", None, "a number")],
+)
+def test_qrels_labels_are_whole_numbers(label: str, value: int | None, problem: str | None) -> None:
+    data = f"1 0 a 2\n1 0 b {label}\n".encode()
+    if problem is None:
+        assert parse_qrels(data, "q").labels.tolist() == [2, value]
+        return
+    with pytest.raises(DataError) as err:
+        parse_qrels(data, "q")
+    assert err.value.line == 2 and problem in err.value.message
+
+
+def test_runs_ignore_comments_blank_lines_and_words_after_the_tag() -> None:
+    run = parse_run(b"# a comment\n\nq2 Q0 b 1 1.5 tag extra words\nq1 Q0 a 1 2 tag2\n", "r")
+    assert run.qid_names == ["q2", "q1"]
+    assert run.lines.tolist() == [3, 4]
+    assert run.runid == "tag2"
+    assert read_run_to_pairs(run) == {"q2": [("b", 1.5)], "q1": [("a", 2.0)]}
+
+
+def read_run_to_pairs(run: object) -> dict[str, list[tuple[str, float]]]:
+    out = run.to_run()  # type: ignore[attr-defined]
+    return {q: r.pairs() for q, r in out.rankings.items()}
+
+
+def test_a_short_line_gets_the_column_hint() -> None:
+    with pytest.raises(DataError) as err:
+        parse_qrels(b"1 0 a 1\n1 a 1\n", "q")
+    assert err.value.line == 2
+    assert err.value.hint == "is the iteration column missing? write 'qid 0 docno rel'"
+
+
+_token = st.text(alphabet="abcXYZ019._-:/#", min_size=1, max_size=6).filter(
+    lambda t: not t.startswith("#")
+)
+_space = st.sampled_from([" ", "  ", "\t", " \t "])
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    rows=st.lists(
+        st.tuples(_token, _token, st.integers(-2, 3), st.floats(-1e6, 1e6, allow_nan=False)),
+        min_size=1,
+        max_size=20,
+    ),
+    sep=_space,
+    crlf=st.booleans(),
+)
+def test_the_fast_and_the_careful_cut_give_the_same_columns(
+    rows: list[tuple[str, str, int, float]], sep: str, crlf: bool
+) -> None:
+    """Single-space files take the array cut, anything else the tokenizer: same columns."""
+    end = "\r\n" if crlf else "\n"
+    plain = "".join(f"{q} 0 {d} {lab}\n" for q, d, lab, _ in rows).encode()
+    other = "".join(sep.join([q, "0", d, str(lab)]) + end for q, d, lab, _ in rows).encode()
+    a, b = parse_qrels(plain, "a"), parse_qrels(other, "b")
+    assert a.qid_names == b.qid_names
+    assert np.array_equal(a.qid_codes, b.qid_codes)
+    assert a.docs.tolist() == b.docs.tolist() and a.labels.tolist() == b.labels.tolist()
+    runs = "".join(f"{q} Q0 {d} 1 {s!r} t\n" for q, d, _, s in rows).encode()
+    spaced = "".join(sep.join([q, "Q0", d, "1", repr(s), "t"]) + end for q, d, _, s in rows)
+    r1, r2 = parse_run(runs, "r"), parse_run(spaced.encode(), "r")
+    assert r1.scores.tolist() == r2.scores.tolist() == [s for *_, s in rows]

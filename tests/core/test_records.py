@@ -1,0 +1,70 @@
+"""evalframe.core.records: the record checks and set-level warnings every loader shares."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from evalframe.core.errors import DataError
+from evalframe.core.records import (
+    At,
+    UniqueIds,
+    is_id,
+    warn_ids_not_in_corpus,
+    warn_if_nothing_matches,
+)
+from evalframe.core.types import Corpus, Document, GoldenQuery, Ranking, Run
+
+
+def test_an_id_is_a_non_blank_string_or_an_integer() -> None:
+    assert is_id("a") and is_id(0) and is_id(" a ")
+    assert not any(is_id(v) for v in ("", "  ", True, None, 1.5, ["a"]))
+
+
+def test_a_duplicate_names_both_places_in_the_callers_words() -> None:
+    seen = UniqueIds("query id", hint="give every pair its own id")
+    seen.add("p1", At(Path("adk.yaml"), 3), place="pairs[0], adk.yaml:2")
+    with pytest.raises(DataError) as err:
+        seen.add("p1", At(Path("adk.yaml"), 9))
+    assert "adk.yaml:9: query id 'p1' is duplicated (first at pairs[0], adk.yaml:2)" in str(
+        err.value
+    )
+
+
+def q(qid: str, *docs: str) -> GoldenQuery:
+    return GoldenQuery(id=qid, text="t", judgments=dict.fromkeys(docs, 1))
+
+
+def run(**rankings: list[str]) -> Run:
+    return Run(
+        rankings={
+            k: Ranking.from_pairs(k, [(d, float(-i)) for i, d in enumerate(v)])
+            for k, v in rankings.items()
+        }
+    )
+
+
+def test_a_run_that_matches_no_judged_id_at_all_is_warned_about(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    golden = [q("q1", "tool/a"), q("q2", "tool/b"), q("q3")]
+    assert warn_if_nothing_matches(golden, run(q1=["tool/a/1.0"], q2=["tool/b/2", "x"], q3=["y"]))
+    err = capsys.readouterr().err
+    assert "not one of the 3 document ids retrieved for 2 judged queries" in err
+    assert "(query 'q1': retrieved 'tool/a/1.0', judged e.g. 'tool/a')" in err
+
+
+def test_one_match_anywhere_is_enough_to_stay_quiet(capsys: pytest.CaptureFixture[str]) -> None:
+    golden = [q("q1", "a"), q("q2", "b")]
+    assert not warn_if_nothing_matches(golden, run(q1=["x"], q2=["y", "b"]))
+    assert not warn_if_nothing_matches(golden, run())  # nothing retrieved: nothing to say
+    assert capsys.readouterr().err == ""
+
+
+def test_judged_ids_the_corpus_lacks_are_listed_once(capsys: pytest.CaptureFixture[str]) -> None:
+    corpus = Corpus.build("c", [Document(id="a", text="x")])
+    warn_ids_not_in_corpus([q("q1", "a", "b"), q("q2", "c")], corpus, "expected chunk")
+    assert capsys.readouterr().err == (
+        "warning: 2 expected chunk id(s) are not in corpus 'c' and can never be retrieved: b, c\n"
+    )
