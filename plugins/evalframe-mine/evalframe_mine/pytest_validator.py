@@ -29,6 +29,7 @@ from ._proc import run_json, tail
 
 __all__ = ["PytestConfig", "PytestValidator", "extract_code"]
 
+_TIMING = re.compile(r" in [0-9.]+s\b")
 _FENCE = re.compile(r"```[A-Za-z0-9_+-]*[ \t]*\n(.*?)```", re.DOTALL)
 
 
@@ -47,6 +48,11 @@ class PytestConfig(PluginConfig):
     )
     timeout_seconds: float = Field(120.0, gt=0, description="one pytest run's time limit")
     python: str | None = Field(None, description="interpreter (default: evalframe's own)")
+    load_plugins: bool = Field(
+        False,
+        description="let pytest load installed plugins (off: faster, and the tests see "
+        "only what they import)",
+    )
     pytest_args: list[str] = Field(
         default_factory=lambda: ["-q", "-x", "-p", "no:cacheprovider"],
         description="arguments before the test file",
@@ -115,9 +121,13 @@ class PytestValidator:
                 what=f"the tests of task {task.id!r}",
                 timeout=self.config.timeout_seconds,
                 cwd=tmp,
-                env={"PYTHONDONTWRITEBYTECODE": "1", "PYTEST_ADDOPTS": ""},
+                env={
+                    "PYTHONDONTWRITEBYTECODE": "1",
+                    "PYTEST_ADDOPTS": "",
+                    **({} if self.config.load_plugins else {"PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}),
+                },
             )
-        summary = tail(proc.stdout, 1)
+        summary = _TIMING.sub("", tail(proc.stdout, 1))  # the same verdict, the same detail
         if proc.returncode == 0:
             return Judgement(passed=True, detail=summary)
         if proc.returncode in (1, 2):
