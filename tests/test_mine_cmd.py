@@ -175,6 +175,7 @@ def test_kill_9_then_resume_repeats_no_paid_call(tmp_path: Path) -> None:
     ("args", "fragments"),
     [
         (["+mine=mine_demo", "solver=nope"], ["no solver config named 'nope'", "simulated"]),
+        ([], ["no benchmark to mine", "+mine=NAME (available: mine_demo"]),
         (["+mine=mine_dem"], ["no mine config named 'mine_dem'", "did you mean 'mine_demo'"]),
         (["+mine=mine_demo", "trials.p_include=2"], ["trials.p_include"]),
         (["+mine=mine_demo", "solver=command"], ["solver.command"]),

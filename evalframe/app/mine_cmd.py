@@ -141,6 +141,15 @@ def _mine_job(cfg: Any) -> int:
     from evalframe.mine.output import render_report, write_outputs
 
     try:
+        if not cfg.get("benchmarks"):
+            options = group_options("mine", config_search_path())
+            raise ConfigError(
+                "no benchmark to mine",
+                key="benchmarks",
+                expected="a mining experiment that lists benchmarks and their tasks files",
+                hint=f"pick one with +mine=NAME (available: {', '.join(options) or 'none'}), "
+                "e.g. evalframe mine +mine=mine_demo; or write conf/mine/<name>.yaml",
+            )
         raw = plain_config(
             cfg,
             "resolve the mining config",

@@ -138,7 +138,8 @@ def _pool(
     loaded: LoadedTask, corpus_ids: list[str], distractors: int, seed: int
 ) -> tuple[str, ...]:
     seeds = list(loaded.seeds)
-    others = [d for d in corpus_ids if d not in set(seeds)]
+    seeded = set(seeds)
+    others = [d for d in corpus_ids if d not in seeded]
     k = min(distractors, len(others))
     rng = np.random.default_rng([seed, _stable("pool:" + loaded.task.id)])
     picked = sorted(rng.choice(len(others), size=k, replace=False).tolist()) if k else []
@@ -186,7 +187,9 @@ class Prepared:
 
 def prepare(config: MineConfig) -> Prepared:
     """Load the corpus and the benchmarks, build the pools, plan the budget and draw trials."""
-    corpus_loader = _build(config.corpus, PluginContext(config_key="corpus"), CorpusLoader)
+    corpus_loader = _build(
+        config.corpus, PluginContext(cache_dir=config.cache_dir, config_key="corpus"), CorpusLoader
+    )
     corpus: Corpus = corpus_loader.load()
     ids = [d.id for d in corpus.documents]
     known = set(ids)
