@@ -233,3 +233,18 @@ def test_outputs_round_trip_through_the_adk_reader(tmp_path: Path) -> None:
     trials = (cfg.output_dir / "trials.jsonl").read_text().splitlines()
     assert len(trials) == 400
     assert (cfg.output_dir / DATASET).is_file()
+
+
+def test_the_registry_may_be_a_yaml_list_of_named_benchmarks(tmp_path: Path) -> None:
+    from evalframe.mine.config import validate_mining
+    from tests.mine.mine_helpers import raw_mining
+
+    root = write_project(tmp_path)
+    raw = raw_mining(root)
+    spec = raw["benchmarks"]["b"]
+    raw["benchmarks"] = [{"name": "first", **spec}, {"name": "second", **spec}]
+    prepared = prepare(validate_mining(raw))
+    assert [p.loaded.task.id for p in prepared.pairs] == ["first:t0", "second:t0"]
+    raw["benchmarks"] = [{"name": "same", **spec}, {"name": "same", **spec}]
+    with pytest.raises(ConfigError, match="unique 'name'"):
+        validate_mining(raw)
