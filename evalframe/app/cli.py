@@ -34,6 +34,8 @@ usage:
   evalframe report RUN_DIR... --out DIR            one HTML/Markdown overview + plot CSVs
   evalframe golden validate|stats|diff|create|sample|review-check ...   curate golden sets
   evalframe cache info|clear                       the retrieval and index cache
+  evalframe mine +mine=NAME [KEY=VALUE ...]        mine relevance labels by experiment
+                                                   (docs/mining.md; `mine --help`)
   evalframe compare A B                            paired comparison (run dirs, baselines,
                                                    MLflow run ids)
   evalframe baseline promote RUN_DIR --name NAME   keep a run as a named baseline
@@ -62,6 +64,7 @@ SUBCOMMANDS = (
     "cache",
     "compare",
     "golden",
+    "mine",
     "plugins",
     "report",
     "rescore",
@@ -150,6 +153,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             from evalframe.app.golden_cli import main as golden_main
 
             return golden_main(args[1:])
+        if args and args[0] == "mine":
+            from evalframe.app.mine_cmd import main as mine_main
+
+            return mine_main(args[1:])
         if args and args[0] == "trec-eval":
             from evalframe.trec_eval.drop_in import main as trec_eval_main
 

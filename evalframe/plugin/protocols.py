@@ -20,14 +20,21 @@ if TYPE_CHECKING:
     from evalframe.assess.results import GateResult, GateView
 
 __all__ = [
+    "Answer",
+    "Attempt",
+    "ContextDoc",
     "CorpusLoader",
     "DatasetLoader",
     "Gate",
+    "Judgement",
+    "MiningTask",
     "PluginConfig",
     "PluginContext",
     "Query",
     "Retriever",
+    "Solver",
     "Tracker",
+    "Validator",
 ]
 
 
@@ -100,3 +107,92 @@ class Gate(Protocol):
 
 class Tracker(Protocol):
     """Receives lifecycle hooks. Every hook is optional; see :mod:`evalframe.plugin.hooks`."""
+
+
+# -- mining: solvers and validators (evalframe mine) ----------------------------
+
+
+class MiningTask(BaseModel):
+    """One task of a mined benchmark, as the validator sees it.
+
+    ``metadata`` holds only the fields the benchmark config passes to the
+    solver; ``ground_truth`` holds what the benchmark's extractors took from the
+    record (an expected answer, a test file) and is never shown to the solver.
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    id: str
+    query: str
+    metadata: dict[str, Any] = {}
+    ground_truth: dict[str, Any] = {}
+
+
+class ContextDoc(BaseModel):
+    """One document put into a solver's context."""
+
+    model_config = ConfigDict(frozen=True)
+
+    id: str
+    text: str
+
+
+class Attempt(BaseModel):
+    """What a solver is asked in one trial: the task without its ground truth, and a context.
+
+    ``seed`` is the trial's own random seed: a solver that samples (an LLM at
+    temperature > 0, the simulated solver) may use it; two trials never share
+    one, and the same trial of the same run always has the same one.
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    task_id: str
+    query: str
+    metadata: dict[str, Any] = {}
+    context: tuple[ContextDoc, ...] = ()
+    trial: int
+    seed: int
+
+
+class Answer(BaseModel):
+    """A solver's answer: the text the validator judges, and anything to keep beside it."""
+
+    model_config = ConfigDict(frozen=True)
+
+    text: str
+    metadata: dict[str, Any] = {}
+
+
+class Judgement(BaseModel):
+    """A validator's verdict on one answer."""
+
+    model_config = ConfigDict(frozen=True)
+
+    passed: bool
+    detail: str = ""
+
+
+@runtime_checkable
+class Solver(Protocol):
+    """Attempts a task with only the context it is given (ADK's blind solver).
+
+    Optional, as for retrievers: ``cache_identity() -> JSON-able value`` for
+    what changes the answers but is not in the config (a model file), and a
+    class attribute ``cacheable = False`` when caching is pointless.
+    """
+
+    def solve(self, attempt: Attempt) -> Answer: ...
+
+
+@runtime_checkable
+class Validator(Protocol):
+    """Decides whether an answer solves the task, from the task's ground truth.
+
+    Same optional ``cache_identity()`` and ``cacheable`` as a solver, and
+    ``cache_inputs(task) -> JSON-able value`` for what decides a verdict
+    besides the task and the answer (the content of a test file the ground
+    truth names by path), so editing it is never answered from the cache.
+    """
+
+    def validate(self, task: MiningTask, answer: Answer) -> Judgement: ...

@@ -36,7 +36,9 @@ __all__ = [
     "METRICS",
     "REGISTRIES",
     "RETRIEVERS",
+    "SOLVERS",
     "TRACKERS",
+    "VALIDATORS",
     "PluginSpec",
     "Registry",
     "configure",
@@ -45,7 +47,9 @@ __all__ = [
     "format_validation_error",
     "gate",
     "retriever",
+    "solver",
     "tracker",
+    "validator",
 ]
 
 T = TypeVar("T")
@@ -286,6 +290,21 @@ TRACKERS: Registry[Any] = Registry("tracker", "evalframe.trackers")
 REGISTRIES: dict[str, Registry[Any]] = {
     r.kind: r for r in (RETRIEVERS, DATASETS, CORPORA, METRICS, GATES, TRACKERS)
 }
+
+# -- mining (evalframe mine): solvers attempt tasks, validators judge the answers --
+SOLVERS: Registry[Any] = Registry("solver", "evalframe.solvers")
+VALIDATORS: Registry[Any] = Registry("validator", "evalframe.validators")
+REGISTRIES.update({r.kind: r for r in (SOLVERS, VALIDATORS)})
+
+
+def solver(name: str, *, config: type[BaseModel] | None = None) -> Callable[[T], T]:
+    """Register a solver class (``evalframe mine``): ``@solver("command", config=...)``."""
+    return SOLVERS.decorator(name, config=config)
+
+
+def validator(name: str, *, config: type[BaseModel] | None = None) -> Callable[[T], T]:
+    """Register a validator class (``evalframe mine``)."""
+    return VALIDATORS.decorator(name, config=config)
 
 
 def retriever(name: str, *, config: type[BaseModel] | None = None) -> Callable[[T], T]:

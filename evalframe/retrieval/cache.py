@@ -22,7 +22,8 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from evalframe.core.io import atomic_write, default_cache_dir
+from evalframe.core.io import default_cache_dir
+from evalframe.core.store import EntryStore, FileEntryStore
 from evalframe.core.types import Ranking, content_hash
 
 __all__ = ["RunCache", "cache_info", "clear_cache", "default_cache_dir", "retriever_fingerprint"]
@@ -69,26 +70,33 @@ def retriever_fingerprint(
 
 @dataclass
 class RunCache:
-    """Per-query rankings under ``<root>/runs/<2 hex>/<key>.json``."""
+    """Per-query rankings in the ``runs`` namespace of the cache's entry store.
+
+    The store defaults to one file per entry, ``<root>/runs/<2 hex>/<key>.json``.
+    """
 
     root: Path
     fingerprint: dict[str, Any]
     hits: int = 0
     misses: int = 0
+    store: EntryStore | None = None  # None: one file per entry under root
+
+    @property
+    def entries(self) -> EntryStore:
+        return self.store if self.store is not None else FileEntryStore(self.root, "runs")
 
     def key(self, query_text: str, k: int) -> str:
         return content_hash({**self.fingerprint, "query": query_text, "k": k})
 
-    def _path(self, key: str) -> Path:
-        return self.root / "runs" / key[:2] / f"{key}.json"
-
     def get(self, query_id: str, query_text: str, k: int) -> Ranking | None:
         """The cached ranking, re-keyed to ``query_id`` (two ids may share a text)."""
-        path = self._path(self.key(query_text, k))
+        text = self.entries.get(self.key(query_text, k))
         try:
-            data = json.loads(path.read_text(encoding="utf-8"))
+            if text is None:
+                raise KeyError("absent")
+            data = json.loads(text)
             ranking = Ranking.model_validate({**data["ranking"], "query_id": query_id})
-        except (OSError, ValueError, KeyError):
+        except (ValueError, KeyError, TypeError):
             self.misses += 1
             return None  # absent, or unreadable: retrieve again and overwrite
         self.hits += 1
@@ -97,7 +105,7 @@ class RunCache:
     def put(self, query_text: str, k: int, ranking: Ranking) -> None:
         key = self.key(query_text, k)
         entry = {"key": key, "ranking": ranking.model_dump(mode="json")}
-        atomic_write(self._path(key), json.dumps(entry, ensure_ascii=False))
+        self.entries.put(key, json.dumps(entry, ensure_ascii=False))
 
 
 def cache_info(root: Path) -> dict[str, Any]:

@@ -25,6 +25,14 @@ is an error. Each candidate's ``delta_p`` is kept in the query's metadata as
 pair field (``source``, ...) are query metadata too. A pair without a ``YES``
 candidate is a negative example.
 
+Files written by ``evalframe mine`` give each candidate a ``verdict``
+(relevant, not_relevant, inconclusive) beside its YES/NO; an inconclusive one
+is written NO. Two dataset settings change the labels without editing the
+file: ``inconclusive: unjudged`` leaves inconclusive candidates unjudged
+rather than judged non-relevant, and ``relevance_threshold: T`` re-judges
+every candidate by ADK's rule, relevant when ``delta_p > T`` (a candidate
+without ``delta_p`` is then an error).
+
 As a **corpus**, the documents are the union of every pair's candidates,
 keyed by ``fqn``, in first-seen order; the same fqn with two different texts
 is an error naming both pairs.
@@ -43,7 +51,7 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import yaml
 from pydantic import Field
@@ -351,6 +359,17 @@ class AdkDatasetConfig(PluginConfig):
 
     path: str = Field(description="the retrieval_dataset.yaml file")
     set_name: str | None = Field(None, description="golden-set name (default: the file name)")
+    relevance_threshold: float | None = Field(
+        None,
+        ge=0,
+        lt=1,
+        description="re-judge: relevant when delta_p > this (ADK's rule); null keeps the file's",
+    )
+    inconclusive: Literal["no", "unjudged"] = Field(
+        "no",
+        description="candidates with verdict 'inconclusive' (evalframe mine): judged "
+        "non-relevant (no), or left unjudged",
+    )
 
 
 def _read(config: AdkDatasetConfig | AdkCorpusConfig, key: str) -> tuple[Path, list[AdkPair]]:
@@ -368,7 +387,7 @@ class AdkDataset:
 
     def load(self) -> GoldenSet:
         path, pairs = _read(self.config, "dataset.path")
-        queries = [self._query(p, path) for p in pairs]
+        queries = [self._query(p, path, self.config) for p in pairs]
         warn_ids_not_in_corpus(
             queries, self.context.corpus, "relevant candidate", relevant_only=True
         )
@@ -379,7 +398,31 @@ class AdkDataset:
         )
 
     @staticmethod
-    def _query(pair: AdkPair, path: Path) -> GoldenQuery:
+    def _judgments(pair: AdkPair, path: Path, config: AdkDatasetConfig) -> dict[str, int]:
+        threshold = config.relevance_threshold
+        if threshold is None:
+            return {
+                c.fqn: c.label
+                for c in pair.candidates
+                if not (
+                    config.inconclusive == "unjudged" and c.extra.get("verdict") == "inconclusive"
+                )
+            }
+        for c in pair.candidates:
+            if c.delta_p is None:
+                raise DataError(
+                    f"pair {pair.id!r}: {c.where} has no delta_p to re-judge at "
+                    f"dataset.relevance_threshold={threshold:g}",
+                    path=path,
+                    line=c.line,
+                    hint="give every candidate a delta_p, or drop dataset.relevance_threshold",
+                )
+        return {
+            c.fqn: int(c.delta_p is not None and c.delta_p > threshold) for c in pair.candidates
+        }
+
+    @staticmethod
+    def _query(pair: AdkPair, path: Path, config: AdkDatasetConfig | None = None) -> GoldenQuery:
         metadata: dict[str, Any] = dict(pair.metadata)
         delta_p = {c.fqn: c.delta_p for c in pair.candidates if c.delta_p is not None}
         extra: dict[str, Any] = {**pair.extra, **({"delta_p": delta_p} if delta_p else {})}
@@ -396,7 +439,7 @@ class AdkDataset:
         return GoldenQuery(
             id=pair.id,
             text=pair.query,
-            judgments={c.fqn: c.label for c in pair.candidates},
+            judgments=AdkDataset._judgments(pair, path, config or AdkDatasetConfig(path=str(path))),
             metadata=metadata,
         )
 

@@ -505,3 +505,62 @@ def test_end_to_end_adk_dataset_and_corpus_with_bm25(tmp_path: Path) -> None:
     assert "4 queries (1 negative)" in result.stdout
     summary = json.loads((out / "per_query.jsonl").read_text().splitlines()[0])
     assert summary["query_id"] == "api_understanding:01"
+
+
+# -- evalframe mine's files: verdicts, and re-judging at another threshold ----------
+
+MINED = """
+pairs:
+  - id: "demo:01"
+    query: "How do I retry?"
+    candidates:
+      - {fqn: a.Retry, text: "Retry", empirical_relevance: "YES", delta_p: 0.45,
+         verdict: relevant, p_value: 0.0001, ci: [0.3, 0.6]}
+      - {fqn: a.Log, text: "Log", empirical_relevance: "NO", delta_p: 0.12,
+         verdict: inconclusive, p_value: 0.2, ci: [-0.02, 0.25]}
+      - {fqn: a.Conf, text: "Conf", empirical_relevance: "NO", delta_p: -0.01,
+         verdict: not_relevant, p_value: 1.0, ci: [-0.09, 0.07]}
+    metadata: {trials: 296, base_success_rate: 0.14}
+mining: {threshold: 0.1, confidence: 0.95}
+"""
+
+
+def mined_dataset(tmp_path: Path, **settings: object) -> GoldenSet:
+    path = yaml_file(tmp_path, MINED)
+    config = AdkDatasetConfig(path=str(path), **settings)  # type: ignore[arg-type]
+    return AdkDataset(config, PluginContext()).load()
+
+
+def test_a_mined_file_reads_with_inconclusive_as_no(tmp_path: Path) -> None:
+    (q,) = mined_dataset(tmp_path)
+    assert q.judgments == {"a.Retry": 1, "a.Log": 0, "a.Conf": 0}
+    assert q.metadata["delta_p"] == {"a.Retry": 0.45, "a.Log": 0.12, "a.Conf": -0.01}
+
+
+def test_inconclusive_candidates_can_stay_unjudged(tmp_path: Path) -> None:
+    (q,) = mined_dataset(tmp_path, inconclusive="unjudged")
+    assert q.judgments == {"a.Retry": 1, "a.Conf": 0}
+
+
+@pytest.mark.parametrize(
+    ("threshold", "expected"),
+    [
+        (0.1, {"a.Retry": 1, "a.Log": 1, "a.Conf": 0}),  # ADK's rule: delta_p > 0.1
+        (0.5, {"a.Retry": 0, "a.Log": 0, "a.Conf": 0}),
+        (0.0, {"a.Retry": 1, "a.Log": 1, "a.Conf": 0}),
+    ],
+)
+def test_relevance_threshold_rejudges_by_delta_p(
+    tmp_path: Path, threshold: float, expected: dict[str, int]
+) -> None:
+    (q,) = mined_dataset(tmp_path, relevance_threshold=threshold)
+    assert q.judgments == expected
+
+
+def test_rejudging_a_candidate_without_delta_p_names_it(tmp_path: Path) -> None:
+    path = yaml_file(tmp_path, GOOD_PAIR.replace("        delta_p: 0.85\n", ""))
+    config = AdkDatasetConfig(path=str(path), relevance_threshold=0.2)
+    with pytest.raises(DataError) as err:
+        AdkDataset(config, PluginContext()).load()
+    assert "pairs[0].candidates[0] has no delta_p" in err.value.render()
+    assert err.value.line == 5  # the candidate's first line

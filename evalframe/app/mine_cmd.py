@@ -1,0 +1,291 @@
+"""``evalframe mine``: Monte Carlo relevance mining, composed with Hydra like a run.
+
+``evalframe mine +mine=mine_demo [KEY=VALUE ...]`` composes ``conf/mining.yaml``
+with ``conf/mine/<name>.yaml`` on the same search path as a run (evalframe's
+conf/, ./conf, installed plugins' conf folders), so overrides,
+``hydra.run.dir=...``, ``--cfg job`` and ``-m`` work as they do for runs.
+
+``evalframe mine rejudge FILE --threshold T`` re-judges an existing
+retrieval_dataset.yaml and, with ``--run RUN_DIR``, shows how that stored
+run's gates come out under the old and the new labels.
+
+Everything of the command lives in this module; cli.py only dispatches to
+:func:`main`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import difflib
+import sys
+import tempfile
+import traceback
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from evalframe.app.hydra_app import (
+    EXIT_CRASH,
+    _quote,
+    _register_resolvers,
+    config_search_path,
+    group_options,
+    hydra_message,
+    plain_config,
+    split_argv,
+)
+from evalframe.app.stderr import HeldStderr, release_stderr
+from evalframe.core.errors import EXIT_ERROR, EXIT_OK, ConfigError, EvalframeError
+
+__all__ = ["main"]
+
+#: The primary config of a mining run, beside config.yaml in evalframe's conf/.
+CONFIG_NAME = "mining"
+GROUPS = ("corpus", "solver", "validator", "mine")
+
+HELP = """\
+usage:
+  evalframe mine +mine=NAME [KEY=VALUE ...]      mine relevance labels (Hydra overrides)
+  evalframe mine +mine=NAME --cfg job            print the composed config, run nothing
+  evalframe mine rejudge FILE --threshold T [--out NEW.yaml] [--run RUN_DIR]
+                                                 re-judge a retrieval_dataset.yaml
+
+examples:
+  evalframe mine +mine=mine_demo
+  evalframe mine +mine=mine_demo trials.n=400 statistics.threshold=0.2 hydra.run.dir=out/m
+  evalframe mine +mine=mine_demo solver=command 'solver.command=[python,agent.py]'
+
+config groups: mine, corpus, solver, validator (conf/<group>/*.yaml on the search path)
+docs: docs/mining.md · exit codes: 0 done · 2 usage, config or data error · 3 crash
+"""
+
+
+def main(argv: Sequence[str]) -> int:
+    args = list(argv)
+    if args and args[0] in ("-h", "--help", "help"):
+        print(HELP, end="")
+        return EXIT_OK
+    if args and args[0] == "rejudge":
+        return rejudge_main(args[1:])
+    return run_mining(args)
+
+
+# -- mining through Hydra -------------------------------------------------------
+
+
+def check_groups(overrides: Sequence[str], search_path: Sequence[Path]) -> None:
+    """``solver=nope`` is a clear error listing the options, before Hydra runs."""
+    for item in overrides:
+        name, sep, value = item.lstrip("+~").partition("=")
+        if not sep or name not in GROUPS or item.startswith("~"):
+            continue
+        if any(tok in value for tok in ("(", "${", "[", "*")):
+            continue
+        options = group_options(name, search_path)
+        for choice in (v.strip() for v in value.split(",")):
+            if choice in options or choice in ("null", ""):
+                continue
+            close = difflib.get_close_matches(choice, options, n=1, cutoff=0.5)
+            raise ConfigError(
+                f"no {name} config named {choice!r}; available: {', '.join(options) or '(none)'}",
+                key=name,
+                hint=(f"did you mean {close[0]!r}? " if close else "")
+                + f"options are the {name}/*.yaml files on the config search path",
+            )
+
+
+def run_mining(argv: Sequence[str], prog: str = "evalframe mine") -> int:
+    """Compose the mining config with Hydra and mine; return the exit code."""
+    flags, overrides = split_argv(argv)
+    search_path = config_search_path()
+    check_groups(overrides, search_path)
+
+    import hydra
+    from omegaconf import DictConfig
+
+    _register_resolvers()
+    codes: list[int] = []
+
+    def task(cfg: DictConfig) -> None:
+        release_stderr()
+        codes.append(_mine_job(cfg))
+
+    core, extra = search_path[0], search_path[1:]
+    searchpath = "hydra.searchpath=[" + ",".join(_quote(p) for p in extra) + "]"
+    entry = hydra.main(version_base="1.3", config_path=str(core), config_name=CONFIG_NAME)(task)
+    saved = sys.argv
+    sys.argv = [prog, *flags, *overrides, searchpath]
+    failed = False
+    try:
+        with HeldStderr() as held:
+            try:
+                entry()
+            except KeyboardInterrupt:
+                codes.append(130)
+            except SystemExit as exc:
+                code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+                failed = code != 0
+                if failed:
+                    codes.append(EXIT_ERROR)
+    finally:
+        sys.argv = saved
+    if not held.passing:
+        text = held.text()
+        print(hydra_message(text) if failed else text, file=sys.stderr, end="")
+    return max(codes, default=EXIT_OK)
+
+
+def _mine_job(cfg: Any) -> int:
+    from evalframe.mine.config import validate_mining
+    from evalframe.mine.engine import mine, prepare, tqdm_progress
+    from evalframe.mine.output import render_report, write_outputs
+
+    try:
+        if not cfg.get("benchmarks"):
+            options = group_options("mine", config_search_path())
+            raise ConfigError(
+                "no benchmark to mine",
+                key="benchmarks",
+                expected="a mining experiment that lists benchmarks and their tasks files",
+                hint=f"pick one with +mine=NAME (available: {', '.join(options) or 'none'}), "
+                "e.g. evalframe mine +mine=mine_demo; or write conf/mine/<name>.yaml",
+            )
+        raw = plain_config(
+            cfg,
+            "resolve the mining config",
+            "set it on the command line (key=value) or in conf/mine/<name>.yaml, "
+            "e.g. +mine=mine_demo",
+        )
+        config = validate_mining(raw)
+        prepared = prepare(config)
+        sizes = sorted({len(p.pool) for p in prepared.pairs})
+        print(
+            f"mining {config.name}: {len(prepared.pairs)} tasks, "
+            f"{'-'.join(map(str, sizes[:: max(1, len(sizes) - 1)]))} candidates each, "
+            f"{prepared.trials} trials per task ({config.solver.spec.name} solver, "
+            f"{config.validator.spec.name} validator)"
+        )
+        for line in prepared.budget.lines():
+            print(line)
+        sys.stdout.flush()
+        result = mine(
+            config, prepared=prepared, progress=tqdm_progress() if config.progress else None
+        )
+        paths = write_outputs(result, config)
+        print()
+        print(render_report(result, config, paths["dataset"]))
+        return EXIT_OK
+    except EvalframeError as exc:
+        print(exc.render(), file=sys.stderr)
+        return EXIT_ERROR
+    except KeyboardInterrupt:
+        print("interrupted: answers already given are cached; re-run to resume", file=sys.stderr)
+        return 130
+    except Exception:  # noqa: BLE001  # a crash is reported with its traceback, not hidden
+        traceback.print_exc()
+        print(
+            "error: evalframe or a plugin crashed (above is the traceback); this is a bug, "
+            "not a mistake in your config — please report it",
+            file=sys.stderr,
+        )
+        return EXIT_CRASH
+
+
+# -- rejudge ----------------------------------------------------------------------
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="evalframe mine rejudge",
+        description="Re-judge empirical_relevance in a retrieval_dataset.yaml at another "
+        "threshold (full statistics when the file has evalframe's counts, else ADK's "
+        "delta_p > threshold), and show which labels and gate verdicts change.",
+    )
+    p.add_argument("path", type=Path, help="the retrieval_dataset.yaml")
+    p.add_argument("--threshold", type=float, required=True, help="the new Δp threshold")
+    p.add_argument("--confidence", type=float, help="the new confidence (default: the file's)")
+    p.add_argument("--correction", choices=("holm", "bh", "none"), help="default: the file's")
+    p.add_argument("--out", type=Path, help="write the re-judged dataset here")
+    p.add_argument(
+        "--run",
+        type=Path,
+        help="a stored run scored on this dataset: show its gates before and after",
+    )
+    return p
+
+
+def rejudge_main(argv: Sequence[str]) -> int:
+    args = _parser().parse_args(list(argv))
+    if not 0 <= args.threshold < 1:
+        raise ConfigError("--threshold must be in [0, 1)", got=str(args.threshold))
+    if args.confidence is not None and not 0.5 < args.confidence < 1:
+        raise ConfigError("--confidence must be in (0.5, 1)", got=str(args.confidence))
+    if args.out is not None and args.out.resolve() == args.path.resolve():
+        raise ConfigError(
+            "--out is the input file",
+            hint="write the re-judged dataset to a new file; keep the original for comparison",
+        )
+    from evalframe.core.io import atomic_write
+    from evalframe.mine.output import dump_yaml
+    from evalframe.mine.rejudge import read_dataset, rejudge
+
+    data = read_dataset(args.path)
+    new, changes = rejudge(
+        data, threshold=args.threshold, confidence=args.confidence, correction=args.correction
+    )
+    moved = [c for c in changes if c.before != c.after]
+    print(f"re-judged {args.path} at threshold {args.threshold:g}: {len(moved)} label(s) change")
+    for c in changes:
+        dp = "   n/a" if c.delta_p is None else f"{c.delta_p:+.3f}"
+        note = f"  ({c.note})" if c.note else ""
+        print(f"  {c.pair:<24} {c.fqn:<40} Δp {dp}  {c.before} -> {c.after}{note}")
+    target = args.out
+    if args.run is not None and target is None:
+        tmp = Path(tempfile.mkdtemp(prefix="evalframe-rejudge-"))
+        target = tmp / args.path.name
+    if target is not None:
+        atomic_write(target, dump_yaml(new))
+        if args.out is not None:
+            print(f"wrote {target}")
+    if args.run is not None and target is not None:
+        return _gates_before_after(args.run, args.path, target)
+    return EXIT_OK
+
+
+def _gates(run_dir: Path, dataset: Path) -> list[Any]:
+    from omegaconf import OmegaConf
+
+    from evalframe.assess.runfolder import RunFolder
+    from evalframe.pipeline.config import validate_experiment
+    from evalframe.pipeline.run import load_golden, score_and_report
+    from evalframe.plugin.hooks import HookRelay, RunContext
+
+    folder = RunFolder(run_dir)
+    cfg = OmegaConf.load(folder.require(RunFolder.CONFIG, "stored run config"))
+    cfg.dataset.path = str(dataset)
+    cfg.output.dir = tempfile.mkdtemp(prefix="evalframe-rejudge-run-")
+    cfg.tracking = {"name": "none"}
+    raw = plain_config(cfg, "re-read the stored run's config", "check RUN_DIR/config.yaml")
+    exp = validate_experiment(raw)
+    golden, _ = load_golden(exp)
+    context = RunContext(experiment=exp.name, output_dir=exp.output_dir, config=dict(exp.raw))
+    result = score_and_report(exp, golden, folder.run(), HookRelay.build(()), context, [])
+    return list(result.gates)
+
+
+def _gates_before_after(run_dir: Path, before: Path, after: Path) -> int:
+    _register_resolvers()
+    old, new = _gates(run_dir, before), _gates(run_dir, after)
+    if not old:
+        print(f"the run in {run_dir} has no gates to compare")
+        return EXIT_OK
+    print(f"gates of {run_dir}, on the old labels and the new:")
+
+    def show(g: Any) -> str:
+        value = "" if g.value is None else f" {g.value:.3f}"
+        return f"{'pass' if g.passed else 'FAIL'}{value}"
+
+    for g_old, g_new in zip(old, new, strict=True):
+        flag = "  <- changed" if g_old.passed != g_new.passed else ""
+        print(f"  {g_old.name:<28} {show(g_old):<14} -> {show(g_new)}{flag}")
+    return EXIT_OK

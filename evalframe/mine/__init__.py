@@ -1,0 +1,1 @@
+"""Monte Carlo relevance mining (evalframe mine): trials, statistics, outputs."""

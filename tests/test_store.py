@@ -1,0 +1,56 @@
+"""The entry store behind the retrieval and call caches: one interface, swappable storage."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from evalframe.core.store import EntryStore, FileEntryStore
+from evalframe.core.types import Ranking
+from evalframe.mine.cache import CallCache
+from evalframe.retrieval.cache import RunCache
+
+
+class DictStore:
+    """Another storage, as a future SQLite store would be: only get and put."""
+
+    def __init__(self) -> None:
+        self.entries: dict[str, str] = {}
+
+    def get(self, key: str) -> str | None:
+        return self.entries.get(key)
+
+    def put(self, key: str, text: str) -> None:
+        self.entries[key] = text
+
+
+def test_file_store_round_trip_leaves_only_whole_entries(tmp_path: Path) -> None:
+    store = FileEntryStore(tmp_path, "solver")
+    assert isinstance(store, EntryStore)
+    key = "ab" + "0" * 62
+    assert store.get(key) is None
+    store.put(key, '{"x": 1}')
+    assert store.get(key) == '{"x": 1}'
+    assert store.path(key) == tmp_path / "solver" / "ab" / f"{key}.json"
+    assert [p.name for p in (tmp_path / "solver" / "ab").iterdir()] == [f"{key}.json"]
+
+
+def test_the_retrieval_cache_runs_on_any_store(tmp_path: Path) -> None:
+    store = DictStore()
+    cache = RunCache(tmp_path, {"retriever": "x"}, store=store)
+    cache.put("how?", 5, Ranking.from_pairs("q1", [("a", 2.0), ("b", 1.0)]))
+    assert len(store.entries) == 1 and not any(tmp_path.iterdir())
+    got = cache.get("q9", "how?", 5)
+    assert got is not None and got.query_id == "q9" and got.doc_ids == ("a", "b")
+
+
+def test_the_call_cache_runs_on_any_store_and_rejects_a_foreign_entry() -> None:
+    store = DictStore()
+    cache = CallCache(store, {"solver": "s"})
+    key = cache.key({"trial": 1})
+    cache.put(key, {"text": "answer"})
+    assert cache.get(key) == {"text": "answer"} and cache.hits == 1 and cache.calls == 1
+    other = cache.key({"trial": 2})
+    store.entries[other] = store.entries[key]  # an entry filed under the wrong key
+    assert cache.get(other) is None
+    store.entries[key] = "{not json"
+    assert cache.get(key) is None
