@@ -26,6 +26,7 @@ from evalframe.plugin.protocols import PluginContext
 from evalframe.plugin.registry import (
     CORPORA,
     DATASETS,
+    EXPORTERS,
     GATES,
     RETRIEVERS,
     TRACKERS,
@@ -111,6 +112,9 @@ class _Schema(_Section):
     depth: int = Field(100, ge=1, description="documents retrieved per query")
     metrics: MetricsSection
     gates: dict[str, Any] = Field(default_factory=dict)
+    exports: dict[str, dict[str, Any] | None] = Field(
+        default_factory=dict, description="exporter name -> its settings (extra output files)"
+    )
     tracking: dict[str, Any] = Field(default_factory=lambda: {"name": "none"})
     slices: list[str] | None = Field(None, description="slice fields; null = every metadata field")
     report: ReportSection = Field(default_factory=ReportSection)
@@ -145,6 +149,7 @@ class Experiment:
     metrics: tuple[Metric, ...]
     policies: Policies
     gates: tuple[GateSpec, ...]
+    exports: tuple[ResolvedPlugin, ...]
     slices: tuple[str, ...] | None
     report: ReportSection
     stats: StatsSection
@@ -206,6 +211,7 @@ def validate_experiment(raw: Mapping[str, Any]) -> Experiment:
             hint="add it to metrics.measures or pick another criterion",
         )
     _check_gates(gates, metrics)
+    exports = _resolve_exports(schema.exports, metrics)
     return Experiment(
         name=schema.experiment,
         description=schema.description,
@@ -217,6 +223,7 @@ def validate_experiment(raw: Mapping[str, Any]) -> Experiment:
         metrics=tuple(metrics),
         policies=schema.metrics.policies,
         gates=gates,
+        exports=exports,
         slices=tuple(schema.slices) if schema.slices is not None else None,
         report=schema.report.model_copy(update={"criterion": str(criterion)}),
         stats=schema.stats,
@@ -231,6 +238,37 @@ def validate_experiment(raw: Mapping[str, Any]) -> Experiment:
     )
 
 
+def _resolve_exports(
+    exports: Mapping[str, Mapping[str, Any] | None], metrics: list[Metric]
+) -> tuple[ResolvedPlugin, ...]:
+    """``exports: {galaxy: {...}}`` as exporters to run, their metrics checked now."""
+    resolved = []
+    for name, params in exports.items():
+        key = f"exports.{name}"
+        spec = EXPORTERS.get(name, key=key)
+        plugin = ResolvedPlugin(spec=spec, config=configure(spec, params or {}, key), key=key)
+        needed = getattr(spec.obj, "required_metrics", None)
+        if callable(needed):
+            instance = spec.obj(plugin.config, PluginContext(config_key=key))
+            _require_metrics(instance.required_metrics(), metrics, key, f"export {name!r}")
+        resolved.append(plugin)
+    return tuple(resolved)
+
+
+def _require_metrics(names: list[str], metrics: list[Metric], key: str, who: str) -> None:
+    """Every metric ``who`` reads must be among the computed ones (said before retrieval)."""
+    for name in names:
+        m = parse_metrics([name], key=key)[0]
+        if m not in metrics:
+            raise ConfigError(
+                f"{who} needs metric {str(m)!r}, which is not computed",
+                key=key,
+                expected=f"one of: {', '.join(str(x) for x in metrics)}",
+                hint=f"add {str(m)!r} to metrics.measures, e.g. "
+                f"'metrics.measures=[{', '.join([*(str(x) for x in metrics), str(m)])}]'",
+            )
+
+
 def _check_gates(gates: tuple[GateSpec, ...], metrics: list[Metric]) -> None:
     """Validate every gate's settings and metrics now, not after a long retrieval."""
     for g in gates:
@@ -239,12 +277,6 @@ def _check_gates(gates: tuple[GateSpec, ...], metrics: list[Metric]) -> None:
         gate = spec.obj(configure(spec, g.params, key), PluginContext(config_key=key))
         needed = getattr(gate, "required_metrics", None)
         for i, name in enumerate(needed() if callable(needed) else []):
-            m = parse_metrics([name], key=f"{key}.metric")[0]
-            if m not in metrics:
-                raise ConfigError(
-                    f"gate {g.name!r} needs metric {str(m)!r}, which is not computed",
-                    key=f"{key}.metric" if i == 0 else key,
-                    expected=f"one of: {', '.join(str(x) for x in metrics)}",
-                    hint=f"add {str(m)!r} to metrics.measures, e.g. "
-                    f"'metrics.measures=[{', '.join([*(str(x) for x in metrics), str(m)])}]'",
-                )
+            # the first metric is the gate's own `metric:` setting; others are named by the gate
+            where = f"{key}.metric" if i == 0 else key
+            _require_metrics([name], metrics, where, f"gate {g.name!r}")

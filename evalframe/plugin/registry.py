@@ -32,6 +32,7 @@ __all__ = [
     "CONF_GROUP",
     "CORPORA",
     "DATASETS",
+    "EXPORTERS",
     "GATES",
     "METRICS",
     "REGISTRIES",
@@ -44,6 +45,7 @@ __all__ = [
     "configure",
     "corpus",
     "dataset",
+    "exporter",
     "format_validation_error",
     "gate",
     "retriever",
@@ -295,6 +297,15 @@ REGISTRIES: dict[str, Registry[Any]] = {
 SOLVERS: Registry[Any] = Registry("solver", "evalframe.solvers")
 VALIDATORS: Registry[Any] = Registry("validator", "evalframe.validators")
 REGISTRIES.update({r.kind: r for r in (SOLVERS, VALIDATORS)})
+
+# -- exports: a finished run written in another tool's format (Galaxy's JSON, ...) --
+EXPORTERS: Registry[Any] = Registry("exporter", "evalframe.exporters")
+REGISTRIES[EXPORTERS.kind] = EXPORTERS
+
+
+def exporter(name: str, *, config: type[BaseModel] | None = None) -> Callable[[T], T]:
+    """Register an exporter class: ``@exporter("galaxy", config=GalaxyExportConfig)``."""
+    return EXPORTERS.decorator(name, config=config)
 
 
 def solver(name: str, *, config: type[BaseModel] | None = None) -> Callable[[T], T]:
