@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from evalframe.assess.results import GateResult, GateView
 
 __all__ = [
+    "NOT_IN_CACHE_KEY",
     "Answer",
     "Attempt",
     "ContextDoc",
@@ -30,7 +31,6 @@ __all__ = [
     "Exporter",
     "Gate",
     "Judgement",
-    "NOT_IN_CACHE_KEY",
     "MiningTask",
     "PluginConfig",
     "PluginContext",
