@@ -12,6 +12,7 @@ listed, suggested and documented.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -33,7 +34,7 @@ from evalframe.plugin.registry import (
     PluginSpec,
     Registry,
     configure,
-    format_validation_error,
+    validation_problems,
 )
 
 __all__ = [
@@ -109,7 +110,8 @@ class _Schema(_Section):
     dataset: dict[str, Any]
     corpus: dict[str, Any] | None = None
     retriever: dict[str, Any]
-    depth: int = Field(100, ge=1, description="documents retrieved per query")
+    # strict: `depth=true` must not pass as 1 (bool is an int to Python, not to a user)
+    depth: int = Field(100, ge=1, strict=True, description="documents retrieved per query")
     metrics: MetricsSection
     gates: dict[str, Any] = Field(default_factory=dict)
     exports: dict[str, dict[str, Any] | None] = Field(
@@ -190,11 +192,15 @@ def validate_experiment(raw: Mapping[str, Any]) -> Experiment:
     try:
         schema = _Schema.model_validate(dict(raw))
     except ValidationError as exc:
+        problems = [(where.lstrip("."), what) for where, what in validation_problems(exc, "")]
+        hint = (
+            "fix the key in your experiment YAML or on the command line; "
+            "`python -m evalframe +experiment=NAME --cfg job` prints the composed config"
+        )
+        if len(problems) == 1:  # the error's key is the one setting at fault
+            raise ConfigError(problems[0][1], key=problems[0][0], hint=hint) from None
         raise ConfigError(
-            "invalid configuration: "
-            + format_validation_error(exc, "").replace(": .", ": ").lstrip("."),
-            hint="fix the key in your experiment YAML or on the command line; "
-            "`python -m evalframe +experiment=NAME --cfg job` prints the composed config",
+            "invalid configuration: " + "; ".join(f"{w}: {m}" for w, m in problems), hint=hint
         ) from None
     metrics = parse_metrics(schema.metrics.measures, key="metrics.measures")
     trackers = resolve_trackers(schema.tracking)
@@ -212,6 +218,7 @@ def validate_experiment(raw: Mapping[str, Any]) -> Experiment:
         )
     _check_gates(gates, metrics)
     exports = _resolve_exports(schema.exports, metrics)
+    _check_output_dir(Path(schema.output.dir))
     return Experiment(
         name=schema.experiment,
         description=schema.description,
@@ -236,6 +243,27 @@ def validate_experiment(raw: Mapping[str, Any]) -> Experiment:
         run_tag=schema.output.run_tag,
         raw=dict(raw),
     )
+
+
+def _check_output_dir(path: Path) -> None:
+    """The run folder must be a folder, or creatable as one: said now, not after retrieval."""
+    for parent in (path, *path.parents):
+        if parent.exists():
+            if not parent.is_dir():
+                raise ConfigError(
+                    f"the run folder {path} cannot be created: {parent} is a file",
+                    key="output.dir",
+                    expected="a folder (existing or new)",
+                    got=f"{parent} (a file)",
+                    hint="point output.dir at a folder, or move the file away",
+                )
+            if not os.access(parent, os.W_OK | os.X_OK):
+                raise ConfigError(
+                    f"the run folder {path} cannot be written: {parent} is not writable",
+                    key="output.dir",
+                    hint="point output.dir at a folder you can write to",
+                )
+            return
 
 
 def _resolve_exports(
