@@ -58,7 +58,7 @@ def rescore_main(argv: Sequence[str]) -> int:
     golden, _ = load_golden(exp)
     run = load_stored_run(run_dir)
     _note_golden_change(run_dir, golden.content_hash)
-    context = RunContext(experiment=exp.name, output_dir=exp.output_dir, config=dict(exp.raw))
+    context = RunContext(experiment=exp.name, output_dir=exp.output_dir, config=exp.public_config)
     relay = HookRelay.build(exp.trackers)
     relay.emit("on_run_start", context)
     try:

@@ -138,6 +138,10 @@ class _Schema(_Section):
     baselines_dir: str = Field("baselines", description="where baseline names are looked up")
     compare: CompareSection = Field(default_factory=CompareSection)
     output: OutputSection
+    redact: list[str] = Field(
+        default_factory=list,
+        description="more key names whose values are secrets, redacted in every output",
+    )
 
 
 @dataclass(frozen=True)
@@ -175,6 +179,15 @@ class Experiment:
     cache_dir: Path
     run_tag: str
     raw: Mapping[str, Any]
+    #: names whose values are redacted in everything written (besides the built-in rule)
+    redact: tuple[str, ...] = ()
+
+    @property
+    def public_config(self) -> dict[str, Any]:
+        """The resolved config as it may be written or shown: credentials redacted."""
+        from evalframe.core.secrets import redact
+
+        return dict(redact(dict(self.raw), self.redact))
 
 
 def _resolve(registry: Registry[Any], node: Mapping[str, Any], key: str) -> ResolvedPlugin:
@@ -254,6 +267,7 @@ def validate_experiment(raw: Mapping[str, Any]) -> Experiment:
         cache_dir=Path(schema.output.cache_dir).expanduser(),
         run_tag=schema.output.run_tag,
         raw=dict(raw),
+        redact=tuple(schema.redact),
     )
 
 

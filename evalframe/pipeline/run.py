@@ -117,7 +117,7 @@ def _write_outputs(
     folder.path.mkdir(parents=True, exist_ok=True)
     files = {
         "config": folder.write_text(
-            folder.CONFIG, OmegaConf.to_yaml(OmegaConf.create(dict(exp.raw)))
+            folder.CONFIG, OmegaConf.to_yaml(OmegaConf.create(exp.public_config))
         ),
         "run": folder.write_run(evaluation.run, tag=exp.run_tag),
         "per_query": folder.write_jsonl(folder.PER_QUERY, records),
@@ -330,7 +330,7 @@ def run_experiment(
     context = RunContext(
         experiment=exp.name,
         output_dir=exp.output_dir,
-        config=dict(exp.raw),
+        config=exp.public_config,
         metadata={
             **(metadata or {}),
             "plugins": _plugin_metadata(exp),

@@ -14,7 +14,6 @@ can share the folder: two writers of the same key write the same content.
 from __future__ import annotations
 
 import json
-import re
 import shutil
 from dataclasses import dataclass
 from pathlib import Path
@@ -23,14 +22,13 @@ from typing import Any
 from pydantic import BaseModel
 
 from evalframe.core.io import default_cache_dir
+from evalframe.core.secrets import is_secret_name
 from evalframe.core.store import EntryStore, FileEntryStore
 from evalframe.core.types import Ranking, content_hash
 from evalframe.plugin.protocols import in_cache_key
 
 __all__ = ["RunCache", "cache_info", "clear_cache", "default_cache_dir", "retriever_fingerprint"]
 
-#: Config fields whose names look like secrets never enter a key or a file.
-SECRET_NAME = re.compile(r"(api_?key|token|secret|password|authorization)", re.IGNORECASE)
 #: Bump when the entry layout changes; old entries are then simply not found.
 FORMAT = 1
 
@@ -41,7 +39,7 @@ def _public(config: BaseModel | None) -> dict[str, Any]:
     return {
         name: value
         for name, value in config.model_dump(mode="json").items()
-        if not SECRET_NAME.search(name) and in_cache_key(type(config), name)
+        if not is_secret_name(name) and in_cache_key(type(config), name)
     }
 
 
