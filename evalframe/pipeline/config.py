@@ -13,7 +13,7 @@ listed, suggested and documented.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
@@ -21,6 +21,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from evalframe.assess.gates import GateSpec, parse_gate_specs
 from evalframe.core.errors import ConfigError
+from evalframe.golden.queries import QueriesConfig
 from evalframe.metrics import Metric, Policies, parse_metrics
 from evalframe.plugin.protocols import PluginContext
 from evalframe.plugin.registry import (
@@ -107,6 +108,7 @@ class _Schema(_Section):
     experiment: str = Field(description="the experiment's name (set by +experiment=...)")
     description: str = ""
     dataset: dict[str, Any]
+    queries: QueriesConfig = Field(default_factory=QueriesConfig)
     corpus: dict[str, Any] | None = None
     retriever: dict[str, Any]
     depth: int = Field(100, ge=1, description="documents retrieved per query")
@@ -161,6 +163,8 @@ class Experiment:
     cache_dir: Path
     run_tag: str
     raw: Mapping[str, Any]
+    #: a separate queries file joined to the golden set by id (``queries.path``)
+    queries: QueriesConfig = field(default_factory=QueriesConfig)
 
 
 def _resolve(registry: Registry[Any], node: Mapping[str, Any], key: str) -> ResolvedPlugin:
@@ -235,6 +239,7 @@ def validate_experiment(raw: Mapping[str, Any]) -> Experiment:
         cache_dir=Path(schema.output.cache_dir).expanduser(),
         run_tag=schema.output.run_tag,
         raw=dict(raw),
+        queries=schema.queries,
     )
 
 
