@@ -167,8 +167,8 @@ def join_queries(golden: GoldenSet, cfg: QueriesConfig) -> GoldenSet:
         queries.append(q.model_copy(update={"text": record.text, "metadata": metadata}))
     if replaced:
         warn(
-            f"{len(replaced)} golden quer{'y has' if len(replaced) == 1 else 'ies have'} a text "
-            f"of their own that the queries file {cfg.path} replaces: {shown(replaced)}"
+            f"{len(replaced)} golden quer{'y has a text of its' if len(replaced) == 1 else 'ies have texts of their'} "
+            f"own that the queries file {cfg.path} replaces: {shown(replaced)}"
         )
     if clashes:
         warn(

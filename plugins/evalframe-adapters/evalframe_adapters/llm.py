@@ -81,11 +81,11 @@ class LLMRecommenderConfig(RetrySettings):
     max_description_chars: int = Field(
         300, ge=0, description="descriptions are cut to this length in the prompt"
     )
-    prompt_template: str = Field(
-        DEFAULT_PROMPT,
-        description="user prompt; {query}, {catalogue}, {k} and {id} are substituted, and "
-        "{name} by the query's metadata field name ({a.b} reads a nested field); {{ and }} "
-        "are literal braces",
+    prompt_template: str | None = Field(
+        None,
+        description="user prompt (null: the built-in one); {query}, {catalogue}, {k} and {id} "
+        "are substituted, and {name} by the query's metadata field name ({a.b} reads a nested "
+        "field); {{ and }} are literal braces",
     )
     system_prompt: str | None = Field(DEFAULT_SYSTEM, description="system message (null: none)")
     temperature: float = Field(0.0, ge=0, le=2, description="sampling temperature")
@@ -103,8 +103,8 @@ class LLMRecommenderConfig(RetrySettings):
 
     @field_validator("prompt_template")
     @classmethod
-    def _has_query(cls, value: str) -> str:
-        if "query" not in placeholders(value):
+    def _has_query(cls, value: str | None) -> str | None:
+        if value is not None and "query" not in placeholders(value):
             raise ValueError("prompt_template must contain {query}")
         return value
 
@@ -274,8 +274,9 @@ class LLMRecommender:
         )
         self.catalogue_text = "\n".join(self._line(i, t) for i, t in self.catalogue.items())
         #: metadata fields the template reads (everything but the built-ins), each once
+        self.template = config.prompt_template or DEFAULT_PROMPT
         self._template_fields = [
-            n for n in dict.fromkeys(placeholders(config.prompt_template)) if n not in BUILTINS
+            n for n in dict.fromkeys(placeholders(self.template)) if n not in BUILTINS
         ]
         #: Ids the model gave that are not in the catalogue (dropped), in total and per query.
         self.dropped_ids = 0
@@ -337,7 +338,7 @@ class LLMRecommender:
             return values[name]
 
         # one pass over the template: text put in (the catalogue, the query) is never re-read
-        return PLACEHOLDER.sub(fill, self.config.prompt_template)
+        return PLACEHOLDER.sub(fill, self.template)
 
     def _match(self, candidate: str) -> str | None:
         tries = [candidate]

@@ -7,8 +7,9 @@ Two exporters, so that a team's old evaluator and evalframe can run side by side
 
       {"1": {"hit": 0.52, "mrr": 0.52, "ndcg": 0.52}, ..., "count": {"queries": 1234}}
 
-  from the run's ``Hit@k``, ``RR@k`` and ``nDCG@k`` means (checked to be
-  computed before anything runs), ``indent=2`` as the evaluator prints it.
+  from the run's per-query ``Hit@k``, ``RR@k`` and ``nDCG@k`` (checked to be
+  computed before anything runs), averaged as the evaluator averages them and
+  printed with ``indent=2`` as it prints them.
   The numbers are Galaxy's when the run used Galaxy's policies
   (``metrics=galaxy``: no gold scores 0, a query without predictions is left
   out of the means and the count, duplicates keep the first, the list is
@@ -74,20 +75,32 @@ class GalaxyEvalExport:
         return [m.format(k=k) for k in self.config.ks for m in METRICS.values()]
 
     def export(self, run: ExportInput) -> Mapping[str, str]:
-        # the queries the means are over: under Galaxy's policies, every golden query with
+        # The queries the means are over: under Galaxy's policies, every golden query with
         # a predictions line (the evaluator skips the others); a policy that leaves more
-        # out (no_relevant: skip) gives a smaller count, so the file says what it averages
+        # out (no_relevant: skip) gives a smaller count, so the file says what it averages.
         first = METRICS["hit"].format(k=self.config.ks[0])
-        counted = sum(1 for v in run.per_query.values() if not math.isnan(v[first]))
+        rows = [
+            run.per_query[q.id]
+            for q in run.golden
+            if q.id in run.per_query and not math.isnan(run.per_query[q.id][first])
+        ]
         out: dict[str, object] = {
-            str(k): {
-                name: run.means[m.format(k=k)] if counted else 0.0 for name, m in METRICS.items()
-            }
+            str(k): {name: _mean(rows, m.format(k=k)) for name, m in METRICS.items()}
             for k in self.config.ks
         }
-        if counted:  # with nothing to average Galaxy prints zeros and no count
-            out["count"] = {"queries": counted}
+        if rows:  # with nothing to average Galaxy prints zeros and no count
+            out["count"] = {"queries": len(rows)}
         return {self.config.file: json.dumps(out, indent=2) + "\n"}
+
+
+def _mean(rows: list[Mapping[str, float]], metric: str) -> float:
+    """The per-query values summed one by one in the gold file's order, then divided, as
+    the evaluator does: the same digits to the last bit (a pairwise or numpy sum can end
+    one unit in the last place away)."""
+    total = 0.0
+    for row in rows:
+        total += row[metric]
+    return total / len(rows) if rows else 0.0
 
 
 class GalaxyPredictionsExportConfig(PluginConfig):
