@@ -110,9 +110,10 @@ def load_golden(
     """Load ``path`` with dataset plugin ``fmt`` (inferred from the path when None).
 
     ``queries`` joins a separate queries file by id (see
-    :mod:`evalframe.golden.queries`). For KnowCode, ``source_root`` switches the drift guard on (drift becomes a
-    warning finding, not a stop: ``validate`` reports it instead of refusing
-    to look); without it the meta file is not read.
+    :mod:`evalframe.golden.queries`). For KnowCode, ``source_root`` switches
+    the drift guard on (drift becomes a warning finding, not a stop:
+    ``validate`` reports it instead of refusing to look); without it the meta
+    file is not read.
     """
     p = require_file(path, what="golden set")
     inferred = None

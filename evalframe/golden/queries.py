@@ -166,9 +166,14 @@ def join_queries(golden: GoldenSet, cfg: QueriesConfig) -> GoldenSet:
             metadata[name] = value
         queries.append(q.model_copy(update={"text": record.text, "metadata": metadata}))
     if replaced:
+        own = (
+            "query has a text of its own"
+            if len(replaced) == 1
+            else "queries have texts of their own"
+        )
         warn(
-            f"{len(replaced)} golden quer{'y has a text of its' if len(replaced) == 1 else 'ies have texts of their'} "
-            f"own that the queries file {cfg.path} replaces: {shown(replaced)}"
+            f"{len(replaced)} golden {own} that the queries file {cfg.path} replaces: "
+            f"{shown(replaced)}"
         )
     if clashes:
         warn(

@@ -86,7 +86,13 @@ def test_validate_with_the_queries_file_checks_the_joined_texts(
     records[4]["query"] = records[1]["query"].upper()
     queries = jsonl(tmp_path / "q.jsonl", *records)
     code, out, _ = run(
-        capsys, "validate", "--format", "galaxy", str(GALAXY / "gold.jsonl"), "--queries", str(queries)
+        capsys,
+        "validate",
+        "--format",
+        "galaxy",
+        str(GALAXY / "gold.jsonl"),
+        "--queries",
+        str(queries),
     )
     assert code == 1
     assert "query v1-q05 repeats the question of query v1-q02" in out

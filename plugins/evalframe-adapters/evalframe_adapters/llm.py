@@ -8,6 +8,11 @@ numbered or bulleted lines. Ids not in the catalogue are dropped and counted
 (``dropped_ids``), repeated ids are kept once, in order; the order is the
 ranking (synthetic scores ``n - i``).
 
+The prompt template is filled in one pass: ``{query}``, ``{catalogue}``,
+``{k}``, ``{id}`` and any metadata field of the query by name (``{topic}``,
+``{tutorial.title}``), as Galaxy's generator enriches its queries with
+tutorial metadata; the fields a template reads join the query's cache key.
+
 Galaxy's ``generate_llm_predictions.py`` options map as follows: ``--model``
 -> ``model``, ``--api-url`` -> ``api_url``, ``OPENAI_API_KEY`` ->
 ``api_key_env``, ``--delay`` -> ``delay_seconds``, ``--max-queries`` ->

@@ -67,7 +67,7 @@ def test_metadata_fields_nested_fields_and_builtins_are_filled_in_one_pass(
 ) -> None:
     template = (
         "Topic: {topic}. Tutorial: {tutorial.name} ({tutorial}). Query {id}: {query}\n"
-        "Pick {k} of:\n{catalogue}\nAnswer as {{\"tools\": [...]}}"
+        'Pick {k} of:\n{catalogue}\nAnswer as {{"tools": [...]}}'
     )
     recommender = make(server, tmp_path, template)
     ranking = recommender.retrieve(QUERY, 2)
@@ -95,7 +95,9 @@ def test_a_missing_field_names_the_field_the_query_and_the_key(
     with pytest.raises(ConfigError) as err:
         recommender.retrieve(QUERY, 2)
     text = err.value.render()
-    assert "retriever.prompt_template uses {difficulty}, but query 'v1-q01' has no metadata " in text
+    assert (
+        "retriever.prompt_template uses {difficulty}, but query 'v1-q01' has no metadata " in text
+    )
     assert err.value.key == "retriever.prompt_template"
     assert "fields topic, tutorial" in text
     assert "queries.path" in text
