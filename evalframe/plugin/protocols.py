@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from evalframe.assess.results import GateResult, GateView
 
 __all__ = [
+    "NOT_IN_CACHE_KEY",
     "Answer",
     "Attempt",
     "ContextDoc",
@@ -49,6 +50,19 @@ class PluginConfig(BaseModel):
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+#: Marks a setting that changes how a retriever is called (timeouts, retries,
+#: concurrency, a quota of queries per run) but never what it answers:
+#: ``Field(4, json_schema_extra=NOT_IN_CACHE_KEY)``. Such settings stay out of
+#: the retrieval cache key, so raising ``max_queries`` does not re-pay every query.
+NOT_IN_CACHE_KEY: dict[str, Any] = {"evalframe_cache_key": False}
+
+
+def in_cache_key(model: type[BaseModel], name: str) -> bool:
+    """Whether setting ``name`` of ``model`` can change a retriever's answers."""
+    extra = model.model_fields[name].json_schema_extra
+    return not (isinstance(extra, dict) and extra.get("evalframe_cache_key") is False)
 
 
 class Query(BaseModel):

@@ -94,10 +94,18 @@ class Registry(Generic[T]):
     :meth:`scoped` to add temporary plugins to a global one without leaking.
     """
 
-    def __init__(self, kind: str, group: str, protocol: type | None = None) -> None:
+    def __init__(
+        self,
+        kind: str,
+        group: str,
+        protocol: type | None = None,
+        check: Callable[[str, Any, str], None] | None = None,
+    ) -> None:
         self.kind = kind
         self.group = group
         self.protocol = protocol
+        #: a rule of the kind, checked when a plugin registers: ``check(name, obj, module)``
+        self.check = check
         self._specs: dict[str, PluginSpec] = {}
 
     # -- registration -----------------------------------------------------
@@ -140,6 +148,8 @@ class Registry(Generic[T]):
                 f"{self.kind} plugin {name!r}: config must be a pydantic model class",
                 got=repr(config),
             )
+        if self.check is not None:
+            self.check(name, obj, module)
         spec = PluginSpec(
             kind=self.kind,
             name=name,
@@ -287,7 +297,28 @@ DATASETS: Registry[Any] = Registry("dataset", "evalframe.datasets")
 CORPORA: Registry[Any] = Registry("corpus", "evalframe.corpora")
 METRICS: Registry[Any] = Registry("metric", "evalframe.metrics")
 GATES: Registry[Any] = Registry("gate", "evalframe.gates")
-TRACKERS: Registry[Any] = Registry("tracker", "evalframe.trackers")
+
+
+def _check_tracker(name: str, obj: Any, module: str) -> None:
+    """A tracker's ``on_*`` methods must be hooks: a misspelt one would never be called.
+
+    Hooks are looked up by name when they fire (``HookRelay``), so without this
+    check ``on_run_ends`` would be silently ignored for ever.
+    """
+    from evalframe.plugin.hooks import HOOKS
+
+    for attr in dir(obj):
+        if attr.startswith("on_") and callable(getattr(obj, attr, None)) and attr not in HOOKS:
+            close = difflib.get_close_matches(attr, HOOKS, n=1)
+            raise PluginError(
+                f"tracker plugin {name!r} ({module}) defines {attr}(), which is not a hook",
+                expected=f"hook methods among: {', '.join(HOOKS)}",
+                hint=(f"did you mean {close[0]!r}? " if close else "")
+                + "rename it, or drop the on_ prefix for a helper method",
+            )
+
+
+TRACKERS: Registry[Any] = Registry("tracker", "evalframe.trackers", check=_check_tracker)
 
 REGISTRIES: dict[str, Registry[Any]] = {
     r.kind: r for r in (RETRIEVERS, DATASETS, CORPORA, METRICS, GATES, TRACKERS)
@@ -353,8 +384,9 @@ def validation_problems(exc: ValidationError, key: str) -> list[tuple[str, str]]
             problems.append((where, f"unknown key (got {err['input']!r})"))
         elif err["type"] == "missing":
             problems.append((where, "required but not set"))
-        else:
-            problems.append((where, f"{err['msg']} (got {err['input']!r})"))
+        else:  # a validator's ValueError reads as its own sentence, without pydantic's label
+            msg = err["msg"].removeprefix("Value error, ")
+            problems.append((where, f"{msg} (got {err['input']!r})"))
     return problems
 
 
