@@ -77,6 +77,18 @@ def _add_format(p: argparse.ArgumentParser) -> None:
         metavar="KEY=VALUE",
         help="extra dataset plugin setting (repeatable), e.g. --param domain_field=area",
     )
+    p.add_argument(
+        "--queries",
+        metavar="FILE",
+        help="a separate queries file joined to the golden set by id, for gold without text "
+        "(Galaxy): JSONL/JSON records, {id: text} or TSV",
+    )
+    p.add_argument(
+        "--queries-param",
+        action="append",
+        metavar="KEY=VALUE",
+        help="queries file setting (repeatable): id_field, text_field (default id, query)",
+    )
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -264,7 +276,25 @@ def build_parser() -> argparse.ArgumentParser:
 def _load(path: str, args: argparse.Namespace, label: str | None = None, **kwargs: Any) -> Any:
     from evalframe.golden.load import load_golden, parse_params
 
-    loaded = load_golden(path, args.format, parse_params(args.param, "--param"), **kwargs)
+    queries = None
+    if args.queries is not None:
+        from pydantic import ValidationError
+
+        from evalframe.golden.queries import QueriesConfig
+
+        try:
+            queries = QueriesConfig(
+                path=args.queries, **parse_params(args.queries_param, "--queries-param")
+            )
+        except ValidationError as exc:
+            raise ConfigError(
+                f"--queries-param: {exc.errors()[0]['msg']} ({exc.errors()[0]['loc'][0]!r})",
+                key="--queries-param",
+                expected="id_field=NAME or text_field=NAME",
+            ) from None
+    loaded = load_golden(
+        path, args.format, parse_params(args.param, "--param"), queries=queries, **kwargs
+    )
     if loaded.inferred:
         print(f"{label or path}: {loaded.inferred}", file=sys.stderr)
     return loaded

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
@@ -22,6 +22,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from evalframe.assess.gates import GateSpec, parse_gate_specs
 from evalframe.core.errors import ConfigError
+from evalframe.golden.queries import QueriesConfig
 from evalframe.metrics import Metric, Policies, parse_metrics
 from evalframe.plugin.protocols import PluginContext
 from evalframe.plugin.registry import (
@@ -120,6 +121,7 @@ class _Schema(_Section):
     experiment: str = Field(description="the experiment's name (set by +experiment=...)")
     description: str = ""
     dataset: dict[str, Any]
+    queries: QueriesConfig = Field(default_factory=QueriesConfig)
     corpus: dict[str, Any] | None = None
     retriever: dict[str, Any]
     # strict: `depth=true` must not pass as 1 (bool is an int to Python, not to a user)
@@ -179,6 +181,8 @@ class Experiment:
     cache_dir: Path
     run_tag: str
     raw: Mapping[str, Any]
+    #: a separate queries file joined to the golden set by id (``queries.path``)
+    queries: QueriesConfig = field(default_factory=QueriesConfig)
     #: names whose values are redacted in everything written (besides the built-in rule)
     redact: tuple[str, ...] = ()
 
@@ -267,6 +271,7 @@ def validate_experiment(raw: Mapping[str, Any]) -> Experiment:
         cache_dir=Path(schema.output.cache_dir).expanduser(),
         run_tag=schema.output.run_tag,
         raw=dict(raw),
+        queries=schema.queries,
         redact=tuple(schema.redact),
     )
 
