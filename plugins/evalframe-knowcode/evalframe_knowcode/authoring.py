@@ -145,8 +145,9 @@ def authoring_findings(
                 allowed += f" (or {_range(*locate)} for locate, §9.1)"
             add(
                 "authoring-difficulty",
-                f"{'an' if difficulty == 'easy' else 'a'} {difficulty} query has {len(targets)} expected entit"
-                f"{'y' if len(targets) == 1 else 'ies'}; §7.2 gives {difficulty} {allowed}",
+                f"{'an' if difficulty == 'easy' else 'a'} {difficulty} query has "
+                f"{len(targets)} expected entit{'y' if len(targets) == 1 else 'ies'}; "
+                f"§7.2 gives {difficulty} {allowed}",
             )
         if difficulty != "easy" and not _text(record.get("difficulty_rationale")):
             add(

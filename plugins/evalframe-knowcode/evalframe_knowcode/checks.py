@@ -167,7 +167,7 @@ _CHAIN = re.compile(r"(?<![\w.])([A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*)")
 _SELF = re.compile(r"(?<![\w.])((?:self|cls)(?:\.[A-Za-z_]\w*)+)")
 _CALL = re.compile(r"(?<![\w.])([A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*)\(")
 _SNAKE = re.compile(r"(?<![\w.])(\w*[A-Za-z0-9]_\w*|_\w+)(?![\w(])")
-_CAMEL = re.compile(r"(?<![\w.])([A-Z][a-z0-9]+[A-Z]\w*)(?![\w.(])")
+_CAMEL = re.compile(r"(?<![\w.])([A-Z][A-Za-z0-9]*)(?![\w.(])")
 
 
 def narrative_mentions(text: str) -> tuple[set[str], set[str]]:
@@ -206,8 +206,15 @@ def code_mentions(text: str) -> set[str]:
             found.add(stripped)
         found.update(_CALL.findall(span))
     prose = _BACKTICK.sub(" ", text)
-    for pattern in (_CALL, _SELF, _SNAKE, _CAMEL):
+    for pattern in (_CALL, _SELF, _SNAKE):
         found.update(pattern.findall(prose))
+    # CamelCase: two capitals and a lower-case letter (MarkdownParser, BM25Retriever),
+    # not a capitalised word of prose (Agent) nor an acronym (JSON)
+    found.update(
+        w
+        for w in _CAMEL.findall(prose)
+        if sum(c.isupper() for c in w) >= 2 and any(c.islower() for c in w)
+    )
     return {f for f in found if f not in ("self", "cls")}
 
 

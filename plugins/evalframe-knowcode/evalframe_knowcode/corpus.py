@@ -9,11 +9,15 @@ run a KnowCode experiment with no external index:
   class and method (:mod:`evalframe_knowcode.entities`: the definition the
   mechanical gate resolves entity ids with, so every id here resolves there);
 - **text**: a header line (``method Class.method in path/mod.py``), the
-  entity's source lines (decorators included; a class's text is its whole
-  body, methods too), and, with ``identifier_words``, a line of the words
+  entity's source lines (decorators included), and, with ``identifier_words``,
+  a line of the words
   inside its identifiers (``read_json_array`` gives ``read json array``) so
   that "where do we read a JSON array" can match code names with a
-  word-based retriever;
+  word-based retriever. A class's text is by default its *outline*: its lines
+  with each method's (and nested class's) body replaced by ``...``, so every
+  line of code is indexed once, in the innermost entity that holds it, and a
+  class does not outrank its own methods on their words (``class_text: full``
+  keeps every line);
 - **metadata**: ``file``, ``symbol``, ``kind`` (function, class, method),
   ``start_line`` and ``end_line`` (1-based, inclusive), and ``definitions``
   when a symbol is defined more than once.
@@ -64,6 +68,11 @@ class CodeEntitiesConfig(PluginConfig):
     )
     exclude: list[str] = Field(default_factory=list, description="globs of files to leave out")
     kinds: list[Kind] = Field(list(KINDS), min_length=1, description="entity kinds to index")
+    class_text: Literal["outline", "full"] = Field(
+        "outline",
+        description="a class's text: outline (its lines without its methods' bodies, which "
+        "are documents of their own) or full (every line of the class)",
+    )
     header: bool = Field(True, description="first line of each text: kind, symbol and file")
     identifier_words: bool = Field(
         True, description="add a line of the words inside identifiers (snake_case, CamelCase)"
@@ -94,6 +103,24 @@ def _text(entity: Entity, rel: str, spans: list[str], config: CodeEntitiesConfig
     return "\n".join(parts)
 
 
+def _lines(lines: list[str], entity: Entity, class_text: str) -> str:
+    """An entity's source lines; a class's outline replaces each member's body by ``...``."""
+    if class_text == "full" or not entity.members:
+        return "\n".join(lines[entity.start - 1 : entity.end])
+    hidden: dict[int, int] = dict(entity.members)
+    out: list[str] = []
+    n = entity.start
+    while n <= entity.end:
+        if n in hidden:
+            indent = lines[n - 1][: len(lines[n - 1]) - len(lines[n - 1].lstrip())]
+            out.append(f"{indent}...")
+            n = hidden[n] + 1
+        else:
+            out.append(lines[n - 1])
+            n += 1
+    return "\n".join(out)
+
+
 def entity_documents(
     rel: str, source: str, config: CodeEntitiesConfig, tree: ast.Module
 ) -> list[Document]:
@@ -106,7 +133,7 @@ def entity_documents(
     docs = []
     for symbol, defs in grouped.items():
         first = defs[0]
-        spans = ["\n".join(lines[e.start - 1 : e.end]) for e in defs]
+        spans = [_lines(lines, e, config.class_text) for e in defs]
         metadata: dict[str, object] = {
             "file": rel,
             "symbol": symbol,

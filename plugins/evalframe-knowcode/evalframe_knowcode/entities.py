@@ -41,6 +41,10 @@ class Entity:
     kind: Kind
     start: int  #: first line, decorators included (1-based)
     end: int  #: last line (inclusive)
+    #: for a class: the line spans of its members' bodies (methods, nested
+    #: classes), which are entities of their own; the class's outline is its
+    #: lines without them
+    members: tuple[tuple[int, int], ...] = ()
 
     @property
     def name(self) -> str:
@@ -68,20 +72,41 @@ def _blocks(node: ast.stmt) -> Iterator[list[ast.stmt]]:
         yield node.finalbody
 
 
-def _walk(body: Iterable[ast.stmt], prefix: str, in_class: bool) -> Iterator[Entity]:
+_DEFS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+
+
+def _defs(
+    body: Iterable[ast.stmt],
+) -> Iterator[ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef]:
+    """The definitions in a body, looking inside ``if``/``try`` blocks."""
     for node in body:
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            start = min([node.lineno, *(d.lineno for d in node.decorator_list)])
-            end = node.end_lineno or node.lineno
-            symbol = prefix + node.name
-            if isinstance(node, ast.ClassDef):
-                yield Entity(symbol, "class", start, end)
-                yield from _walk(node.body, symbol + ".", in_class=True)
-            else:
-                yield Entity(symbol, "method" if in_class else "function", start, end)
+        if isinstance(node, _DEFS):
+            yield node
         else:
             for block in _blocks(node):
-                yield from _walk(block, prefix, in_class)
+                yield from _defs(block)
+
+
+def _body_span(
+    node: ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef,
+) -> tuple[int, int] | None:
+    """The lines of a definition's body below its signature (None for a one-liner)."""
+    first = node.body[0].lineno
+    end = node.end_lineno or node.lineno
+    return (first, end) if first > node.lineno else None
+
+
+def _walk(body: Iterable[ast.stmt], prefix: str, in_class: bool) -> Iterator[Entity]:
+    for node in _defs(body):
+        start = min([node.lineno, *(d.lineno for d in node.decorator_list)])
+        end = node.end_lineno or node.lineno
+        symbol = prefix + node.name
+        if isinstance(node, ast.ClassDef):
+            spans = tuple(s for s in map(_body_span, _defs(node.body)) if s is not None)
+            yield Entity(symbol, "class", start, end, spans)
+            yield from _walk(node.body, symbol + ".", in_class=True)
+        else:
+            yield Entity(symbol, "method" if in_class else "function", start, end)
 
 
 def entities(tree: ast.Module) -> list[Entity]:
