@@ -252,6 +252,21 @@ def test_help_imports_no_heavy_module() -> None:
     assert proc.stdout.strip().endswith("[]")
 
 
+def test_help_lists_plugin_commands_from_their_entry_points_and_fits_100_columns() -> None:
+    """The core names no plugin: `runs`, `sync`, `ui` come from evalframe-mlflow's metadata."""
+    code = (
+        "import sys; from evalframe.app.cli import main; main(['--help']); "
+        "print(sorted(m for m in sys.modules if m.startswith('evalframe_') and '.' in m))"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    lines = proc.stdout.splitlines()
+    for command, words in (("runs", "MLflow store"), ("sync", "unreachable"), ("ui", "UI")):
+        line = next(x for x in lines if x.startswith(f"  evalframe {command} "))
+        assert words in line
+    assert lines[-1] == "[]"  # found without importing a plugin's modules (only its package)
+    assert max(len(x) for x in lines) <= 100
+
+
 def test_console_script_matches_python_m() -> None:
     script = Path(sys.executable).with_name("evalframe")
     proc = subprocess.run([str(script), "--help"], capture_output=True, text=True, check=True)

@@ -67,6 +67,36 @@ def test_rescore_with_other_metrics_and_a_gate(project: Project) -> None:
     assert metrics["P@1"] == pytest.approx((1 + 0 + 0) / 3)
 
 
+def test_rescore_under_another_metric_pack_and_gate_pack(project: Project) -> None:
+    """#13 item 7: `group=option` picks a config group's file, as on a run."""
+    with RETRIEVERS.scoped() as reg:
+        reg.add("counting", Counting, CountingConfig)
+        run_dir = stored_run(project)
+        Counting.calls = []
+        out = project.root / "bob"
+        code = main(["rescore", str(run_dir), "metrics=bob", "gates=bob_bands", "--out", str(out)])
+        assert Counting.calls == []
+    assert code == 0  # the bands are advisory: they never fail a run
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["metrics"] == ["R@5", "P@5", "RR"]
+    assert summary["policies"]["no_relevant"] == "bob"
+    gates = json.loads((out / "gates.json").read_text())["gates"]
+    assert {g["name"] for g in gates} == {"recall_band", "precision_band", "mrr_band"}
+
+
+def test_rescore_refuses_an_unknown_option_and_another_experiment(
+    project: Project, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with RETRIEVERS.scoped() as reg:
+        reg.add("counting", Counting, CountingConfig)
+        run_dir = stored_run(project)
+        assert main(["rescore", str(run_dir), "gates=bob_regresion"]) == 2
+        err = capsys.readouterr().err
+        assert "no gates config named 'bob_regresion'" in err and "bob_regression" in err
+        assert main(["rescore", str(run_dir), "experiment=bob"]) == 2
+        assert "config key experiment" in capsys.readouterr().err
+
+
 def test_rescore_of_a_folder_that_is_not_a_run(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -444,3 +444,27 @@ def test_a_config_field_called_name_is_refused_because_yaml_cannot_reach_it() ->
     reg: Registry[object] = Registry("dataset", "evalframe.test_nothing")
     with pytest.raises(PluginError, match="selects the plugin"):
         reg.add("shadowed", Plugin, Shadowed)
+
+
+def test_a_tracker_with_a_misspelt_hook_is_refused_when_it_registers() -> None:
+    """Hooks are found by name when they fire; a typo would never be called (pluggy checks too)."""
+    from evalframe.plugin.registry import TRACKERS
+
+    class Typo:
+        """Logs runs somewhere."""
+
+        def on_run_ends(self, context: object, outcome: object) -> None: ...
+
+    class Fine:
+        """Logs runs somewhere."""
+
+        def on_run_end(self, context: object, outcome: object) -> None: ...
+
+        def upload(self) -> None: ...
+
+    with TRACKERS.scoped() as reg:
+        with pytest.raises(PluginError) as err:
+            reg.add("typo", Typo)
+        assert "on_run_ends" in str(err.value) and "did you mean 'on_run_end'" in str(err.value)
+        assert "typo" not in reg.names()
+        reg.add("fine", Fine)

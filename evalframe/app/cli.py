@@ -20,8 +20,8 @@ from evalframe.core.errors import EXIT_ERROR, EvalframeError
 
 __all__ = ["main"]
 
-HELP = f"""\
-evalframe {__version__}: retrieval evaluation that says whether a change is better, worse, or noise.
+HELP = """\
+evalframe {version}: retrieval evaluation that says whether a change is better, worse, or noise.
 
 usage:
   evalframe [+experiment=NAME] [KEY=VALUE ...]     run an experiment (Hydra overrides)
@@ -39,11 +39,8 @@ usage:
   evalframe compare A B                            paired comparison (run dirs, baselines,
                                                    MLflow run ids)
   evalframe baseline promote RUN_DIR --name NAME   keep a run as a named baseline
-  evalframe runs [--experiment E] [--filter F]     runs in the MLflow store, as a table
-  evalframe sync [RUN_DIR ...]                     upload runs logged while MLflow was down
-  evalframe ui                                     the MLflow UI on the default store
   evalframe version
-
+{plugin_commands}
 examples:
   evalframe +experiment=quickstart
   evalframe +experiment=quickstart retriever.k1=1.2 depth=20
@@ -114,11 +111,50 @@ def plugin_command(name: str) -> Callable[[list[str]], int] | None:
     return None
 
 
+def _summary_line(value: str) -> str:
+    """The first docstring line of the function an entry point names, read without importing it.
+
+    ``--help`` must stay instant: importing a plugin's command module could
+    pull in its client library (mlflow), so the source is parsed instead.
+    """
+    import ast
+    import importlib.util
+
+    module, _, attr = value.partition(":")
+    try:
+        spec = importlib.util.find_spec(module.strip())
+        origin = spec.origin if spec is not None else None
+        if origin is None or not origin.endswith(".py"):
+            return ""
+        with open(origin, encoding="utf-8") as handle:
+            tree = ast.parse(handle.read())
+    except (ImportError, OSError, SyntaxError, ValueError):
+        return ""  # a broken plugin still gets its line; running it says what is wrong
+    for node in tree.body:
+        if isinstance(node, ast.FunctionDef) and node.name == attr.strip():
+            doc = ast.get_docstring(node) or ""
+            return doc.strip().splitlines()[0] if doc.strip() else ""
+    return ""
+
+
+def help_text() -> str:
+    """The help, with the subcommands installed plugins add (from their entry points)."""
+    from importlib import metadata
+
+    lines = []
+    for ep in sorted(metadata.entry_points(group=COMMANDS_GROUP), key=lambda e: e.name):
+        dist = ep.dist.name if ep.dist is not None else "a plugin"
+        summary = (_summary_line(ep.value) or f"from {dist}; see --help").rstrip(".")
+        line = f"{'  evalframe ' + ep.name + ' ...':<51}{summary[:1].lower()}{summary[1:]}"
+        lines.append((line if len(line) <= 100 else line[:99] + "…") + "\n")
+    return HELP.format(version=__version__, plugin_commands="".join(lines))
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = list(sys.argv[1:] if argv is None else argv)
     try:
         if args and args[0] in ("-h", "--help", "help"):
-            print(HELP, end="")
+            print(help_text(), end="")
             return 0
         if args and args[0] in ("--version", "version"):
             print(f"evalframe {__version__}")

@@ -9,7 +9,6 @@ import sys
 import tempfile
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
 from evalframe.assess.runfolder import RunFolder
 from evalframe.core.errors import ConfigError, DataError
@@ -29,17 +28,17 @@ def rescore_main(argv: Sequence[str]) -> int:
         prog="evalframe rescore",
         description="Recompute metrics, gates and the report from a stored run, without "
         "calling the retriever. KEY=VALUE overrides change the stored config (for example "
-        "'metrics.measures=[R@10,nDCG@10]' or gates=...).",
+        "'metrics.measures=[R@10,nDCG@10]'); GROUP=OPTION picks a config group's file as a run "
+        "would (gates=bob_regression, metrics=bob).",
     )
     parser.add_argument("run_dir", type=Path, help="a run directory written by evalframe")
-    parser.add_argument("overrides", nargs="*", help="KEY=VALUE changes to the stored config")
+    parser.add_argument(
+        "overrides", nargs="*", help="KEY=VALUE or GROUP=OPTION changes to the stored config"
+    )
     parser.add_argument("--out", type=Path, help="write outputs here (default: RUN_DIR)")
     args = parser.parse_args(list(argv))
 
-    from omegaconf import OmegaConf
-    from omegaconf.errors import OmegaConfBaseException
-
-    from evalframe.app.hydra_app import _register_resolvers
+    from evalframe.app.runconfig import load_config
     from evalframe.pipeline.config import validate_experiment
     from evalframe.pipeline.run import load_golden, score_and_report
     from evalframe.plugin.hooks import HookRelay, RunContext
@@ -47,17 +46,15 @@ def rescore_main(argv: Sequence[str]) -> int:
 
     run_dir: Path = args.run_dir
     config_file = RunFolder(run_dir).require(RunFolder.CONFIG, "stored run config")
-    _register_resolvers()
-    try:
-        cfg = OmegaConf.merge(OmegaConf.load(config_file), OmegaConf.from_dotlist(args.overrides))
-        cfg.output.dir = str(args.out or run_dir)
-        raw: Any = OmegaConf.to_container(cfg, resolve=True)
-    except OmegaConfBaseException as exc:
-        raise ConfigError(
-            f"cannot apply the overrides to {config_file}: {str(exc).splitlines()[0]}",
-            hint="write overrides as key=value, e.g. 'metrics.measures=[R@10,RR]'",
-        ) from None
-    exp = validate_experiment({str(k): v for k, v in raw.items()})
+    raw = load_config(
+        config_file,
+        args.overrides,
+        args.out or run_dir,
+        what="stored run config",
+        hint="write overrides as key=value or group=option, e.g. 'metrics.measures=[R@10,RR]' "
+        "or gates=bob_regression",
+    )
+    exp = validate_experiment(raw)
     golden, _ = load_golden(exp)
     run = load_stored_run(run_dir)
     _note_golden_change(run_dir, golden.content_hash)

@@ -24,38 +24,86 @@ from evalframe.core.io import require_file
 __all__ = ["main"]
 
 
-def _tracking_section(choice: str) -> Any:
-    """The ``tracking/<choice>.yaml`` that evalframe's config search path holds."""
+def _group_node(group: str, value: str, search_path: Sequence[Path], key: str) -> Any:
+    """``group=option`` (or ``group=[a,b]``) as Hydra composes it: the option files merged.
+
+    Group files other than experiments hold one section at the group's own
+    package and no defaults list, so loading and merging them is what Hydra
+    would do. An unknown option gets the same located error as on a run.
+    """
+    import yaml
     from omegaconf import OmegaConf
 
-    from evalframe.app.hydra_app import config_search_path, group_options
+    from evalframe.app.hydra_app import check_group_overrides
 
-    search_path = config_search_path()
-    for folder in search_path:
-        candidate = folder / "tracking" / f"{choice}.yaml"
-        if candidate.is_file():
-            return OmegaConf.load(candidate)
-    raise ConfigError(
-        f"no tracking config named {choice!r}",
-        key="EVALFRAME_TRACKING",
-        expected=f"one of: {', '.join(group_options('tracking', search_path))}",
-        hint="set EVALFRAME_TRACKING to an installed tracker, or unset it",
-    )
+    text = value.strip()
+    choices = [c.strip() for c in text.strip("[]").split(",") if c.strip()]
+    if text == "null" or not choices:  # `none` is an option file of its own (gates/none.yaml)
+        return None if text == "null" else {}
+    merged: Any = OmegaConf.create({})
+    for choice in choices:
+        check_group_overrides([f"{group}={choice}"], search_path)
+        path = next(
+            folder / group / f"{choice}.yaml"
+            for folder in search_path
+            if (folder / group / f"{choice}.yaml").is_file()
+        )
+        try:
+            merged = OmegaConf.merge(merged, OmegaConf.load(path))
+        except (OSError, yaml.YAMLError) as exc:  # a broken YAML file on the search path
+            raise ConfigError(f"cannot read {path}: {str(exc).splitlines()[0]}", key=key) from None
+    return merged
 
 
-def load_config(path: Path, overrides: Sequence[str], out: Path | None) -> dict[str, Any]:
-    """The composed config in ``path`` with ``overrides`` applied, resolved and checked."""
+def load_config(
+    path: Path,
+    overrides: Sequence[str],
+    out: Path | None,
+    *,
+    what: str = "composed config",
+    hint: str = "",
+) -> dict[str, Any]:
+    """The composed config in ``path`` with ``overrides`` applied, resolved and checked.
+
+    This is the one way to change a config that is already composed (DVC's
+    ``params.yaml``, a run's ``config.yaml`` for ``rescore``). ``group=option``
+    for a config group (``gates=bob_regression``, ``metrics=bob``,
+    ``tracking=none``) replaces that section by the option's file, as Hydra
+    would have composed it; ``key=value`` changes one setting afterwards.
+    ``EVALFRAME_TRACKING`` picks the tracker as it does on a run.
+    """
     from omegaconf import DictConfig, OmegaConf
     from omegaconf.errors import OmegaConfBaseException
 
-    from evalframe.app.hydra_app import _register_resolvers, omegaconf_error, plain_config
-
-    require_file(path, what="composed config")
-    _register_resolvers()
-    hint = (
-        "params.yaml is composed by `dvc exp run -S '+experiment=NAME'`; a plain "
-        "`dvc exp run` composes the defaults, which name no golden set"
+    from evalframe.app.hydra_app import (
+        GROUPS,
+        _register_resolvers,
+        config_search_path,
+        omegaconf_error,
+        plain_config,
     )
+
+    require_file(path, what=what)
+    _register_resolvers()
+    search_path = config_search_path()
+    groups: dict[str, str] = {}
+    settings: list[str] = []
+    for item in overrides:
+        name, sep, value = item.lstrip("+").partition("=")
+        if sep and name == "experiment":
+            raise ConfigError(
+                f"{what} {path} is already composed: its experiment cannot be changed",
+                key="experiment",
+                got=item,
+                hint="run `python -m evalframe +experiment=NAME` for another experiment",
+            )
+        if sep and name in GROUPS:
+            groups[name] = value
+        else:
+            settings.append(item)
+    choice = os.environ.get("EVALFRAME_TRACKING", "").strip()
+    if choice and "tracking" not in groups:
+        groups["tracking"] = choice
     try:
         cfg = OmegaConf.load(path)
         if not isinstance(cfg, DictConfig):
@@ -63,10 +111,10 @@ def load_config(path: Path, overrides: Sequence[str], out: Path | None) -> dict[
                 f"{path} is not a mapping of settings",
                 expected="a composed evalframe config (params.yaml or a run's config.yaml)",
             )
-        cfg = OmegaConf.merge(cfg, OmegaConf.from_dotlist(list(overrides)))
-        choice = os.environ.get("EVALFRAME_TRACKING", "").strip()
-        if choice:
-            cfg.tracking = _tracking_section(choice)
+        for group, value in groups.items():
+            node = _group_node(group, value, search_path, key=group)
+            cfg[group] = node
+        cfg = OmegaConf.merge(cfg, OmegaConf.from_dotlist(settings))
         if out is not None:
             cfg.output.dir = str(out)
     except OmegaConfBaseException as exc:
@@ -88,7 +136,12 @@ def main(argv: Sequence[str]) -> int:
     from evalframe.pipeline import run_experiment, validate_experiment
     from evalframe.report.terminal import TerminalReport
 
-    experiment = validate_experiment(load_config(args.config, args.overrides, args.out))
+    hint = (
+        "params.yaml is composed by `dvc exp run -S '+experiment=NAME'`; a plain "
+        "`dvc exp run` composes the defaults, which name no golden set"
+    )
+    config = load_config(args.config, args.overrides, args.out, hint=hint)
+    experiment = validate_experiment(config)
     return run_experiment(
         experiment, reporters=[TerminalReport()], metadata={"config_file": str(args.config)}
     ).exit_code

@@ -219,6 +219,10 @@ class RunFolder:
     COMPARISON: ClassVar[str] = "comparison.json"
     COMPARISON_MD: ClassVar[str] = "comparison.md"
     JOB: ClassVar[str] = "job.json"
+    #: Every name the run folder's own files use (an export may not take one).
+    OWN_FILES: ClassVar[frozenset[str]] = frozenset(
+        {CONFIG, RUN, PER_QUERY, METRICS, GATES, SUMMARY, COMPARISON, COMPARISON_MD, JOB}
+    )
     #: What a baseline keeps of a run.
     BASELINE_FILES: ClassVar[tuple[str, ...]] = (PER_QUERY, METRICS, SUMMARY, CONFIG)
 
@@ -363,7 +367,7 @@ class RunFolder:
     def write_jsonl(self, name: str, records: Any) -> Path:
         return atomic_write_jsonl(self.file(name), records)
 
-    def write_text(self, name: str, text: str) -> Path:
+    def write_text(self, name: str, text: str | bytes) -> Path:
         return atomic_write(self.file(name), text)
 
     def write_run(self, run: Run, tag: str) -> Path:

@@ -11,6 +11,7 @@ from here too, for code written before the reader had its own module.
 
 from __future__ import annotations
 
+import functools
 import json
 import math
 import os
@@ -42,14 +43,29 @@ def default_cache_dir() -> Path:
     return Path(env).expanduser() if env else Path.home() / ".cache" / "evalframe"
 
 
-def atomic_write(path: str | Path, text: str) -> Path:
-    """Write ``text`` to ``path`` via a temp file + rename (never half-written)."""
+@functools.cache
+def _file_mode() -> int:
+    """The mode ``open()`` would give a new file: 0o666 less the process umask.
+
+    mkstemp creates its temp file 0o600; without this every output (read by
+    colleagues, CI artifacts, a web server) would be private to its writer.
+    The umask can only be read by setting it, so it is read once and set back.
+    """
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return 0o666 & ~mask
+
+
+def atomic_write(path: str | Path, text: str | bytes) -> Path:
+    """Write ``text`` (or bytes) to ``path`` via a temp file + rename (never half-written)."""
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
     try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as handle:
-            handle.write(text)
+        data = text.encode("utf-8") if isinstance(text, str) else text
+        os.fchmod(fd, _file_mode())
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
             handle.flush()
             os.fsync(handle.fileno())
         Path(tmp).replace(target)

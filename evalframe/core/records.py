@@ -19,13 +19,32 @@ from evalframe.core.messages import shown, warn
 from evalframe.core.types import Corpus, GoldenQuery, Run
 
 __all__ = [
+    "LABEL_MAX",
+    "LABEL_MIN",
     "At",
     "UniqueIds",
     "field_names",
     "is_id",
+    "label_problem",
     "warn_ids_not_in_corpus",
     "warn_if_nothing_matches",
 ]
+
+
+#: Relevance labels are whole numbers in a C int's range, as trec_eval reads
+#: them. Anything beyond is a typo or a unit mix-up (a score written where a
+#: grade belongs), and would overflow gains such as nDCG's 2^label - 1 in
+#: the metric engine long after retrieval was paid for; it is refused at load.
+LABEL_MIN, LABEL_MAX = -(2**31), 2**31 - 1
+
+
+def label_problem(value: Any) -> str | None:
+    """Why ``value`` is not a relevance label, or None when it is one."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        return "not a whole number"
+    if not LABEL_MIN <= value <= LABEL_MAX:
+        return f"outside the label range {LABEL_MIN}..{LABEL_MAX}"
+    return None
 
 
 def field_names(record: Any) -> str:
@@ -68,6 +87,18 @@ class At:
                 got=f"fields {', '.join(sorted(record)) or '(none)'}",
                 hint=hint,
             )
+
+    def label(self, value: Any, what: str, hint: str | None = None) -> int:
+        """A relevance label (see :data:`LABEL_MAX`), or an error naming ``what`` it labels."""
+        problem = label_problem(value)
+        if problem is not None:
+            raise self.error(
+                f"the label of {what} is {problem}",
+                expected=f"a whole number from {LABEL_MIN} to {LABEL_MAX}",
+                got=repr(value),
+                hint=hint or "labels > 0 are relevant, labels <= 0 judged not relevant",
+            )
+        return int(value)
 
     def ident(self, value: Any, name: str, hint: str | None = None) -> str:
         """An id field: a non-blank string, or an integer normalised to its string."""

@@ -119,7 +119,9 @@ def load_golden(
         fmt, reason = infer_format(p)
         inferred = f"format {fmt} (inferred from {reason}; use --format to choose)"
     spec = DATASETS.get(fmt, key="--format")
-    settings: dict[str, Any] = {"path": str(p)}
+    # A loader whose main file is not called `path` (trec: `topics`, beside its
+    # `qrels`) names it with a `path_setting` class attribute on its config.
+    settings: dict[str, Any] = {getattr(spec.config, "path_setting", "path"): str(p)}
     if fmt == "knowcode":
         settings.update({"require_meta": False, "allow_drift": True})
         if source_root is not None:
@@ -129,7 +131,14 @@ def load_golden(
         else:
             settings["meta_path"] = os.devnull  # not a file: the drift guard is skipped
     settings.update(params or {})
-    config = configure(spec, settings, key="dataset")
+    try:
+        config = configure(spec, settings, key="dataset")
+    except ConfigError as exc:  # on the command line a setting is a --param, not a config key
+        setting = (exc.key or "").removeprefix("dataset").lstrip(".")
+        if setting:
+            exc.key = f"--param {setting}"
+            exc.hint = f"give it as --param {setting}=VALUE; " + (exc.hint or "")
+        raise
     loader = spec.obj(config, PluginContext(config_key="dataset"))
     captured = io.StringIO()
     try:

@@ -12,6 +12,7 @@ listed, suggested and documented.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -26,13 +27,14 @@ from evalframe.plugin.protocols import PluginContext
 from evalframe.plugin.registry import (
     CORPORA,
     DATASETS,
+    EXPORTERS,
     GATES,
     RETRIEVERS,
     TRACKERS,
     PluginSpec,
     Registry,
     configure,
-    format_validation_error,
+    validation_problems,
 )
 
 __all__ = [
@@ -108,9 +110,13 @@ class _Schema(_Section):
     dataset: dict[str, Any]
     corpus: dict[str, Any] | None = None
     retriever: dict[str, Any]
-    depth: int = Field(100, ge=1, description="documents retrieved per query")
+    # strict: `depth=true` must not pass as 1 (bool is an int to Python, not to a user)
+    depth: int = Field(100, ge=1, strict=True, description="documents retrieved per query")
     metrics: MetricsSection
     gates: dict[str, Any] = Field(default_factory=dict)
+    exports: dict[str, dict[str, Any] | None] = Field(
+        default_factory=dict, description="exporter name -> its settings (extra output files)"
+    )
     tracking: dict[str, Any] = Field(default_factory=lambda: {"name": "none"})
     slices: list[str] | None = Field(None, description="slice fields; null = every metadata field")
     report: ReportSection = Field(default_factory=ReportSection)
@@ -145,6 +151,7 @@ class Experiment:
     metrics: tuple[Metric, ...]
     policies: Policies
     gates: tuple[GateSpec, ...]
+    exports: tuple[ResolvedPlugin, ...]
     slices: tuple[str, ...] | None
     report: ReportSection
     stats: StatsSection
@@ -185,11 +192,15 @@ def validate_experiment(raw: Mapping[str, Any]) -> Experiment:
     try:
         schema = _Schema.model_validate(dict(raw))
     except ValidationError as exc:
+        problems = [(where.lstrip("."), what) for where, what in validation_problems(exc, "")]
+        hint = (
+            "fix the key in your experiment YAML or on the command line; "
+            "`python -m evalframe +experiment=NAME --cfg job` prints the composed config"
+        )
+        if len(problems) == 1:  # the error's key is the one setting at fault
+            raise ConfigError(problems[0][1], key=problems[0][0], hint=hint) from None
         raise ConfigError(
-            "invalid configuration: "
-            + format_validation_error(exc, "").replace(": .", ": ").lstrip("."),
-            hint="fix the key in your experiment YAML or on the command line; "
-            "`python -m evalframe +experiment=NAME --cfg job` prints the composed config",
+            "invalid configuration: " + "; ".join(f"{w}: {m}" for w, m in problems), hint=hint
         ) from None
     metrics = parse_metrics(schema.metrics.measures, key="metrics.measures")
     trackers = resolve_trackers(schema.tracking)
@@ -206,6 +217,8 @@ def validate_experiment(raw: Mapping[str, Any]) -> Experiment:
             hint="add it to metrics.measures or pick another criterion",
         )
     _check_gates(gates, metrics)
+    exports = _resolve_exports(schema.exports, metrics)
+    _check_output_dir(Path(schema.output.dir))
     return Experiment(
         name=schema.experiment,
         description=schema.description,
@@ -217,6 +230,7 @@ def validate_experiment(raw: Mapping[str, Any]) -> Experiment:
         metrics=tuple(metrics),
         policies=schema.metrics.policies,
         gates=gates,
+        exports=exports,
         slices=tuple(schema.slices) if schema.slices is not None else None,
         report=schema.report.model_copy(update={"criterion": str(criterion)}),
         stats=schema.stats,
@@ -231,6 +245,58 @@ def validate_experiment(raw: Mapping[str, Any]) -> Experiment:
     )
 
 
+def _check_output_dir(path: Path) -> None:
+    """The run folder must be a folder, or creatable as one: said now, not after retrieval."""
+    for parent in (path, *path.parents):
+        if parent.exists():
+            if not parent.is_dir():
+                raise ConfigError(
+                    f"the run folder {path} cannot be created: {parent} is a file",
+                    key="output.dir",
+                    expected="a folder (existing or new)",
+                    got=f"{parent} (a file)",
+                    hint="point output.dir at a folder, or move the file away",
+                )
+            if not os.access(parent, os.W_OK | os.X_OK):
+                raise ConfigError(
+                    f"the run folder {path} cannot be written: {parent} is not writable",
+                    key="output.dir",
+                    hint="point output.dir at a folder you can write to",
+                )
+            return
+
+
+def _resolve_exports(
+    exports: Mapping[str, Mapping[str, Any] | None], metrics: list[Metric]
+) -> tuple[ResolvedPlugin, ...]:
+    """``exports: {galaxy: {...}}`` as exporters to run, their metrics checked now."""
+    resolved = []
+    for name, params in exports.items():
+        key = f"exports.{name}"
+        spec = EXPORTERS.get(name, key=key)
+        plugin = ResolvedPlugin(spec=spec, config=configure(spec, params or {}, key), key=key)
+        needed = getattr(spec.obj, "required_metrics", None)
+        if callable(needed):
+            instance = spec.obj(plugin.config, PluginContext(config_key=key))
+            _require_metrics(instance.required_metrics(), metrics, key, f"export {name!r}")
+        resolved.append(plugin)
+    return tuple(resolved)
+
+
+def _require_metrics(names: list[str], metrics: list[Metric], key: str, who: str) -> None:
+    """Every metric ``who`` reads must be among the computed ones (said before retrieval)."""
+    for name in names:
+        m = parse_metrics([name], key=key)[0]
+        if m not in metrics:
+            raise ConfigError(
+                f"{who} needs metric {str(m)!r}, which is not computed",
+                key=key,
+                expected=f"one of: {', '.join(str(x) for x in metrics)}",
+                hint=f"add {str(m)!r} to metrics.measures, e.g. "
+                f"'metrics.measures=[{', '.join([*(str(x) for x in metrics), str(m)])}]'",
+            )
+
+
 def _check_gates(gates: tuple[GateSpec, ...], metrics: list[Metric]) -> None:
     """Validate every gate's settings and metrics now, not after a long retrieval."""
     for g in gates:
@@ -239,12 +305,6 @@ def _check_gates(gates: tuple[GateSpec, ...], metrics: list[Metric]) -> None:
         gate = spec.obj(configure(spec, g.params, key), PluginContext(config_key=key))
         needed = getattr(gate, "required_metrics", None)
         for i, name in enumerate(needed() if callable(needed) else []):
-            m = parse_metrics([name], key=f"{key}.metric")[0]
-            if m not in metrics:
-                raise ConfigError(
-                    f"gate {g.name!r} needs metric {str(m)!r}, which is not computed",
-                    key=f"{key}.metric" if i == 0 else key,
-                    expected=f"one of: {', '.join(str(x) for x in metrics)}",
-                    hint=f"add {str(m)!r} to metrics.measures, e.g. "
-                    f"'metrics.measures=[{', '.join([*(str(x) for x in metrics), str(m)])}]'",
-                )
+            # the first metric is the gate's own `metric:` setting; others are named by the gate
+            where = f"{key}.metric" if i == 0 else key
+            _require_metrics([name], metrics, where, f"gate {g.name!r}")

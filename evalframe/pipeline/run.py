@@ -23,7 +23,14 @@ from evalframe.core.types import Corpus, GoldenSet, Run
 from evalframe.metrics import evaluate
 from evalframe.pipeline.config import Experiment, ResolvedPlugin
 from evalframe.plugin.hooks import HookRelay, RunContext, RunOutcome
-from evalframe.plugin.protocols import CorpusLoader, DatasetLoader, PluginContext, Retriever
+from evalframe.plugin.protocols import (
+    CorpusLoader,
+    DatasetLoader,
+    Exporter,
+    ExportInput,
+    PluginContext,
+    Retriever,
+)
 from evalframe.retrieval.retrieve import retrieve_all, run_cache
 
 if TYPE_CHECKING:
@@ -163,6 +170,47 @@ def _write_outputs(
     }
     files["summary"] = folder.write_json(folder.SUMMARY, summary)
     return files, summary
+
+
+def _write_exports(exp: Experiment, evaluation: Evaluation) -> dict[str, Path]:
+    """Run each configured exporter and write its files into the run folder.
+
+    Every exporter's files are produced (and their names checked) before any is
+    written, so an exporter that fails leaves no part of the exports behind.
+    """
+    if not exp.exports:
+        return {}
+    view = ExportInput(
+        experiment=exp.name,
+        golden=evaluation.golden,
+        run=evaluation.run,
+        depth=exp.depth,
+        per_query=evaluation.scores.per_query(),
+        means={str(m): a.mean for m, a in evaluation.overall.items()},
+    )
+    pending: dict[str, str | bytes] = {}
+    for plugin in exp.exports:
+        exporter = _build(plugin, PluginContext(config_key=plugin.key), Exporter)
+        for name, content in exporter.export(view).items():
+            where = f"exporter {plugin.spec.name!r} ({plugin.spec.module})"
+            if Path(name).name != name or name in (".", "..") or name.startswith("."):
+                raise PluginError(
+                    f"{where} returned the file name {name!r}, which is not a plain file name",
+                    hint="an exporter names files inside the run folder: no folders, no dot files",
+                )
+            if name in RunFolder.OWN_FILES or name in pending:
+                raise PluginError(
+                    f"{where} returned {name!r}, a file the run folder already has",
+                    hint="give the export a name of its own (e.g. prefixed by the tool's name)",
+                )
+            if not isinstance(content, str | bytes):
+                raise PluginError(
+                    f"{where} returned {type(content).__name__} for {name!r}",
+                    expected="str or bytes",
+                )
+            pending[name] = content
+    folder = RunFolder(exp.output_dir)
+    return {f"export/{name}": folder.write_text(name, content) for name, content in pending.items()}
 
 
 def _load_baseline(exp: Experiment, evaluation: Evaluation) -> Any:
@@ -340,6 +388,7 @@ def score_and_report(
 
     records = per_query_records(evaluation, exp.report)
     outputs, summary = _write_outputs(exp, evaluation, gates, exit_code, records)
+    outputs.update(_write_exports(exp, evaluation))
     result = PipelineResult(exit_code, evaluation, gates, outputs, experiment=exp, records=records)
     if evaluation.baseline is not None:
         result.comparison = _compare_with_baseline(

@@ -8,23 +8,27 @@ loaded (the corpus, a cache directory).
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict
 
-from evalframe.core.types import Corpus, GoldenSet, Ranking
+from evalframe.core.types import Corpus, GoldenSet, Ranking, Run
 
 if TYPE_CHECKING:
     from evalframe.assess.results import GateResult, GateView
 
 __all__ = [
+    "NOT_IN_CACHE_KEY",
     "Answer",
     "Attempt",
     "ContextDoc",
     "CorpusLoader",
     "DatasetLoader",
+    "ExportInput",
+    "Exporter",
     "Gate",
     "Judgement",
     "MiningTask",
@@ -46,6 +50,19 @@ class PluginConfig(BaseModel):
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+#: Marks a setting that changes how a retriever is called (timeouts, retries,
+#: concurrency, a quota of queries per run) but never what it answers:
+#: ``Field(4, json_schema_extra=NOT_IN_CACHE_KEY)``. Such settings stay out of
+#: the retrieval cache key, so raising ``max_queries`` does not re-pay every query.
+NOT_IN_CACHE_KEY: dict[str, Any] = {"evalframe_cache_key": False}
+
+
+def in_cache_key(model: type[BaseModel], name: str) -> bool:
+    """Whether setting ``name`` of ``model`` can change a retriever's answers."""
+    extra = model.model_fields[name].json_schema_extra
+    return not (isinstance(extra, dict) and extra.get("evalframe_cache_key") is False)
 
 
 class Query(BaseModel):
@@ -107,6 +124,43 @@ class Gate(Protocol):
 
 class Tracker(Protocol):
     """Receives lifecycle hooks. Every hook is optional; see :mod:`evalframe.plugin.hooks`."""
+
+
+@dataclass(frozen=True)
+class ExportInput:
+    """A finished run as an exporter sees it.
+
+    Only core types and plain mappings, so that an exporter depends on nothing
+    above the plugin layer. ``per_query`` and ``means`` are keyed by canonical
+    metric strings (``Hit@5``) and hold exactly what the run's files hold; a
+    value a policy left out of a metric is NaN in ``per_query`` (the mean
+    ignores it). ``run`` holds each ranking in the order the retriever
+    returned it.
+    """
+
+    experiment: str
+    golden: GoldenSet
+    run: Run
+    depth: int
+    per_query: Mapping[str, Mapping[str, float]]
+    means: Mapping[str, float]
+
+
+@runtime_checkable
+class Exporter(Protocol):
+    """Writes a finished run in another tool's format, as extra files of the run folder.
+
+    ``export`` returns ``{file name: content}``; the pipeline writes each file
+    atomically into the run folder (a plain name, no folders) and lists it
+    with the run's outputs, so trackers log it too. An exporter never writes
+    files itself: that is how a failed run leaves nothing half-written.
+
+    Optional: ``required_metrics() -> list[str]``, the canonical metrics the
+    export reads from ``per_query``/``means``. They are checked against
+    ``metrics.measures`` when the config is validated, before anything slow.
+    """
+
+    def export(self, run: ExportInput) -> Mapping[str, str | bytes]: ...
 
 
 # -- mining: solvers and validators (evalframe mine) ----------------------------

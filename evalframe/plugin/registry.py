@@ -32,6 +32,7 @@ __all__ = [
     "CONF_GROUP",
     "CORPORA",
     "DATASETS",
+    "EXPORTERS",
     "GATES",
     "METRICS",
     "REGISTRIES",
@@ -44,6 +45,7 @@ __all__ = [
     "configure",
     "corpus",
     "dataset",
+    "exporter",
     "format_validation_error",
     "gate",
     "retriever",
@@ -92,10 +94,18 @@ class Registry(Generic[T]):
     :meth:`scoped` to add temporary plugins to a global one without leaking.
     """
 
-    def __init__(self, kind: str, group: str, protocol: type | None = None) -> None:
+    def __init__(
+        self,
+        kind: str,
+        group: str,
+        protocol: type | None = None,
+        check: Callable[[str, Any, str], None] | None = None,
+    ) -> None:
         self.kind = kind
         self.group = group
         self.protocol = protocol
+        #: a rule of the kind, checked when a plugin registers: ``check(name, obj, module)``
+        self.check = check
         self._specs: dict[str, PluginSpec] = {}
 
     # -- registration -----------------------------------------------------
@@ -138,6 +148,8 @@ class Registry(Generic[T]):
                 f"{self.kind} plugin {name!r}: config must be a pydantic model class",
                 got=repr(config),
             )
+        if self.check is not None:
+            self.check(name, obj, module)
         spec = PluginSpec(
             kind=self.kind,
             name=name,
@@ -285,7 +297,28 @@ DATASETS: Registry[Any] = Registry("dataset", "evalframe.datasets")
 CORPORA: Registry[Any] = Registry("corpus", "evalframe.corpora")
 METRICS: Registry[Any] = Registry("metric", "evalframe.metrics")
 GATES: Registry[Any] = Registry("gate", "evalframe.gates")
-TRACKERS: Registry[Any] = Registry("tracker", "evalframe.trackers")
+
+
+def _check_tracker(name: str, obj: Any, module: str) -> None:
+    """A tracker's ``on_*`` methods must be hooks: a misspelt one would never be called.
+
+    Hooks are looked up by name when they fire (``HookRelay``), so without this
+    check ``on_run_ends`` would be silently ignored for ever.
+    """
+    from evalframe.plugin.hooks import HOOKS
+
+    for attr in dir(obj):
+        if attr.startswith("on_") and callable(getattr(obj, attr, None)) and attr not in HOOKS:
+            close = difflib.get_close_matches(attr, HOOKS, n=1)
+            raise PluginError(
+                f"tracker plugin {name!r} ({module}) defines {attr}(), which is not a hook",
+                expected=f"hook methods among: {', '.join(HOOKS)}",
+                hint=(f"did you mean {close[0]!r}? " if close else "")
+                + "rename it, or drop the on_ prefix for a helper method",
+            )
+
+
+TRACKERS: Registry[Any] = Registry("tracker", "evalframe.trackers", check=_check_tracker)
 
 REGISTRIES: dict[str, Registry[Any]] = {
     r.kind: r for r in (RETRIEVERS, DATASETS, CORPORA, METRICS, GATES, TRACKERS)
@@ -295,6 +328,15 @@ REGISTRIES: dict[str, Registry[Any]] = {
 SOLVERS: Registry[Any] = Registry("solver", "evalframe.solvers")
 VALIDATORS: Registry[Any] = Registry("validator", "evalframe.validators")
 REGISTRIES.update({r.kind: r for r in (SOLVERS, VALIDATORS)})
+
+# -- exports: a finished run written in another tool's format (Galaxy's JSON, ...) --
+EXPORTERS: Registry[Any] = Registry("exporter", "evalframe.exporters")
+REGISTRIES[EXPORTERS.kind] = EXPORTERS
+
+
+def exporter(name: str, *, config: type[BaseModel] | None = None) -> Callable[[T], T]:
+    """Register an exporter class: ``@exporter("galaxy", config=GalaxyExportConfig)``."""
+    return EXPORTERS.decorator(name, config=config)
 
 
 def solver(name: str, *, config: type[BaseModel] | None = None) -> Callable[[T], T]:

@@ -30,6 +30,8 @@ from evalframe.core.types import Ranking
 from evalframe.plugin.protocols import (
     Answer,
     Attempt,
+    Exporter,
+    ExportInput,
     Judgement,
     MiningTask,
     Query,
@@ -37,9 +39,15 @@ from evalframe.plugin.protocols import (
     Solver,
     Validator,
 )
-from evalframe.plugin.registry import RETRIEVERS, SOLVERS, VALIDATORS, Registry
+from evalframe.plugin.registry import EXPORTERS, RETRIEVERS, SOLVERS, VALIDATORS, Registry
 
-__all__ = ["PluginContract", "RetrieverContract", "SolverContract", "ValidatorContract"]
+__all__ = [
+    "ExporterContract",
+    "PluginContract",
+    "RetrieverContract",
+    "SolverContract",
+    "ValidatorContract",
+]
 
 
 class PluginContract:
@@ -256,3 +264,47 @@ class ValidatorContract(PluginContract):
             assert validator.validate(task, answer) == validator.validate(task, answer), self._rule(
                 "the same answer to the same task gets the same verdict"
             )
+
+
+class ExporterContract(PluginContract):
+    """Rules for exporters. Provide ``exporter`` and ``export_input`` fixtures.
+
+    ``export_input`` is an :class:`ExportInput` holding every metric the
+    exporter's ``required_metrics()`` names.
+    """
+
+    registry: ClassVar[Registry[Any]] = EXPORTERS
+
+    @pytest.fixture
+    def exporter(self) -> Exporter:
+        pytest.fail(f"{type(self).__name__} must define an `exporter` fixture")
+
+    @pytest.fixture
+    def export_input(self) -> ExportInput:
+        pytest.fail(f"{type(self).__name__} must define an `export_input` fixture")
+
+    def test_satisfies_the_protocol(self, exporter: Exporter) -> None:
+        assert isinstance(exporter, Exporter), self._rule("it must have export(run)")
+        spec = self.registry.get(self.plugin_name)
+        assert isinstance(exporter, spec.obj), self._rule(
+            "the fixture must build the registered class"
+        )
+
+    def test_returns_plain_file_names_and_text_or_bytes(
+        self, exporter: Exporter, export_input: ExportInput
+    ) -> None:
+        files = exporter.export(export_input)
+        assert files, self._rule("export() returns at least one file")
+        for name, content in files.items():
+            plain = bool(name) and not name.startswith(".") and not set(name) & {"/", "\\"}
+            assert plain, self._rule(
+                f"file names are plain names inside the run folder (got {name!r})"
+            )
+            assert isinstance(content, str | bytes), self._rule(
+                f"{name!r}: content is str or bytes (got {type(content).__name__})"
+            )
+
+    def test_deterministic(self, exporter: Exporter, export_input: ExportInput) -> None:
+        assert exporter.export(export_input) == exporter.export(export_input), self._rule(
+            "the same run exports the same bytes (runs are compared by their files)"
+        )

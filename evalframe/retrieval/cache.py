@@ -25,6 +25,7 @@ from pydantic import BaseModel
 from evalframe.core.io import default_cache_dir
 from evalframe.core.store import EntryStore, FileEntryStore
 from evalframe.core.types import Ranking, content_hash
+from evalframe.plugin.protocols import in_cache_key
 
 __all__ = ["RunCache", "cache_info", "clear_cache", "default_cache_dir", "retriever_fingerprint"]
 
@@ -40,7 +41,7 @@ def _public(config: BaseModel | None) -> dict[str, Any]:
     return {
         name: value
         for name, value in config.model_dump(mode="json").items()
-        if not SECRET_NAME.search(name)
+        if not SECRET_NAME.search(name) and in_cache_key(type(config), name)
     }
 
 

@@ -35,7 +35,10 @@ from typing import Any
 from pydantic import Field
 
 from evalframe.core.errors import ConfigError
-from evalframe.plugin.protocols import PluginConfig
+from evalframe.plugin.protocols import NOT_IN_CACHE_KEY, PluginConfig
+
+#: how a call is made, never what it answers (kept out of the retrieval cache key)
+_CALL = NOT_IN_CACHE_KEY
 
 __all__ = [
     "JsonClient",
@@ -61,34 +64,57 @@ SNIPPET = 200
 
 
 class RetrySettings(PluginConfig):
-    """Config fields for a remote call: timeout, retries, backoff, rate and concurrency."""
+    """Config fields for a remote call: timeout, retries, backoff, rate and concurrency.
 
-    timeout_seconds: float = Field(30.0, gt=0, description="timeout of one request (seconds)")
+    None of them changes what the service answers, so none is in the retrieval
+    cache key (``NOT_IN_CACHE_KEY``): tuning them re-uses every cached ranking.
+    """
+
+    timeout_seconds: float = Field(
+        30.0, gt=0, description="timeout of one request (seconds)", json_schema_extra=_CALL
+    )
     retries: int = Field(
         3,
         ge=0,
         le=20,
         description="retries after the first attempt (5xx, 429, timeouts, "
         "connection errors; other 4xx are never retried)",
+        json_schema_extra=_CALL,
     )
     backoff_seconds: float = Field(
-        0.5, ge=0, description="first retry delay; doubles on each retry"
+        0.5, ge=0, description="first retry delay; doubles on each retry", json_schema_extra=_CALL
     )
-    backoff_max_seconds: float = Field(30.0, ge=0, description="cap on one retry delay")
+    backoff_max_seconds: float = Field(
+        30.0, ge=0, description="cap on one retry delay", json_schema_extra=_CALL
+    )
     jitter: float = Field(
-        0.1, ge=0, le=1, description="random extra delay, as a fraction of the backoff"
+        0.1,
+        ge=0,
+        le=1,
+        description="random extra delay, as a fraction of the backoff",
+        json_schema_extra=_CALL,
     )
-    seed: int | None = Field(None, description="seed for the jitter (deterministic delays)")
+    seed: int | None = Field(
+        None, description="seed for the jitter (deterministic delays)", json_schema_extra=_CALL
+    )
     rate_limit: float | None = Field(
-        None, gt=0, description="at most this many requests per second (all threads, all calls)"
+        None,
+        gt=0,
+        description="at most this many requests per second (all threads, all calls)",
+        json_schema_extra=_CALL,
     )
     max_concurrency: int = Field(
-        4, ge=1, le=64, description="parallel requests when prefetch() is used"
+        4,
+        ge=1,
+        le=64,
+        description="parallel requests when prefetch() is used",
+        json_schema_extra=_CALL,
     )
     allow_failed_queries: bool = Field(
         False,
         description="a query that still fails after the retries counts as missing (and in "
         "failed_queries) instead of stopping the run",
+        json_schema_extra=_CALL,
     )
 
 

@@ -28,7 +28,7 @@ from evalframe.core.errors import ConfigError, DataError, PluginError
 from evalframe.core.messages import warn
 from evalframe.core.reader import read_json, read_json_array, read_jsonl, read_lines, require_file
 from evalframe.core.types import Ranking, content_hash
-from evalframe.plugin.protocols import PluginContext, Query
+from evalframe.plugin.protocols import NOT_IN_CACHE_KEY, PluginContext, Query
 from evalframe.plugin.registry import retriever
 
 from ._common import build_ranking, coerce_id
@@ -82,15 +82,24 @@ class LLMRecommenderConfig(RetrySettings):
     temperature: float = Field(0.0, ge=0, le=2, description="sampling temperature")
     max_tokens: int | None = Field(None, gt=0, description="cap on the answer's tokens")
     delay_seconds: float = Field(
-        0.0, ge=0, description="at least this long between the starts of two requests"
+        0.0,
+        ge=0,
+        description="at least this long between the starts of two requests",
+        json_schema_extra=NOT_IN_CACHE_KEY,
     )
     max_queries: int | None = Field(
         None,
         gt=0,
         description="ask at most this many queries per run; later ones count as missing "
         "(re-run to continue: answered queries come from the retrieval cache)",
+        json_schema_extra=NOT_IN_CACHE_KEY,
     )
-    timeout_seconds: float = Field(60.0, gt=0, description="timeout of one request (seconds)")
+    timeout_seconds: float = Field(
+        60.0,
+        gt=0,
+        description="timeout of one request (seconds)",
+        json_schema_extra=NOT_IN_CACHE_KEY,
+    )
 
     @field_validator("prompt_template")
     @classmethod

@@ -230,3 +230,38 @@ def test_cache_identity_follows_the_catalogue_file(server: FakeServer, catalogue
     path = Path(catalogue)
     path.write_text(path.read_text() + json.dumps({"id": "new-tool", "description": "x"}) + "\n")
     assert make(server, catalogue).cache_identity() != before
+
+
+def test_raising_max_queries_reuses_the_cached_answers(
+    server: FakeServer, catalogue: str, tmp_path: Path
+) -> None:
+    """#13 item 9: max_queries (and timeouts, concurrency) say how to ask, not what comes back.
+
+    A first run capped at one query, then a second with a higher cap: the
+    second pays only for the query the first did not ask.
+    """
+    from evalframe.core.types import GoldenQuery, GoldenSet
+    from evalframe.plugin.registry import RETRIEVERS
+    from evalframe.retrieval.retrieve import retrieve_all, run_cache
+
+    spec = RETRIEVERS.get("llm_recommender")
+    golden = GoldenSet.build(
+        "g",
+        [
+            GoldenQuery(id="q1", text="check read quality", judgments={"fastqc": 1}),
+            GoldenQuery(id="q2", text="align my reads", judgments={"bwa": 1}),
+        ],
+    )
+
+    def run(**settings: Any) -> int:
+        retriever = make(server, catalogue, **settings)
+        cache = run_cache(spec, retriever.config, None, retriever, tmp_path)
+        assert cache is not None
+        before = len(server.requests)
+        retrieve_all(retriever, golden, 3, name="llm_recommender", progress=False, cache=cache)
+        return len(server.requests) - before
+
+    assert run(max_queries=1) == 1
+    assert run(max_queries=5, max_concurrency=8, delay_seconds=0.001, retries=1) == 1
+    assert run(max_queries=5) == 0
+    assert run(max_queries=5, temperature=0.5) == 2  # a setting that changes answers re-asks

@@ -156,6 +156,7 @@ def _max_runs(text: str) -> int:
 
 
 def runs_main(argv: Sequence[str]) -> int:
+    """The runs in the MLflow store, as a table (MLflow)."""
     parser = argparse.ArgumentParser(
         prog="evalframe runs",
         description="Runs in the MLflow store as a table: metrics, the params that differ, "
@@ -277,6 +278,7 @@ def _list_runs(args: argparse.Namespace, uri: str) -> int:
 
 # -- evalframe sync --------------------------------------------------------------
 def sync_main(argv: Sequence[str]) -> int:
+    """Upload runs logged while MLflow was unreachable."""
     parser = argparse.ArgumentParser(
         prog="evalframe sync",
         description="Upload the MLflow records of runs that finished while the tracking "
@@ -327,6 +329,7 @@ def sync_main(argv: Sequence[str]) -> int:
 
 # -- evalframe ui -------------------------------------------------------------------
 def ui_main(argv: Sequence[str]) -> int:
+    """The MLflow UI on the default store (127.0.0.1)."""
     parser = argparse.ArgumentParser(
         prog="evalframe ui", description="Start the MLflow UI on the store, on 127.0.0.1."
     )

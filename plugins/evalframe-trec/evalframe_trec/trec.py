@@ -31,7 +31,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal
+from typing import ClassVar, Literal
 
 from pydantic import Field
 
@@ -52,6 +52,10 @@ __all__ = ["TrecDataset", "TrecDatasetConfig", "read_qrels", "read_topics_trec",
 
 class TrecDatasetConfig(PluginConfig):
     """Where the topics and qrels are, and what to do when they do not match."""
+
+    #: `evalframe golden validate --format trec TOPICS --param qrels=QRELS`: the
+    #: positional path is the topics file.
+    path_setting: ClassVar[str] = "topics"
 
     topics: str = Field(description="topics file: TSV (qid<TAB>text) or classic TREC <top> blocks")
     qrels: str = Field(description="qrels file: 'qid iter docno rel' lines, whitespace separated")

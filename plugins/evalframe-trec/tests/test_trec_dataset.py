@@ -290,3 +290,33 @@ def test_missing_files_name_their_config_keys(tmp_path: Path) -> None:
     with pytest.raises(DataError) as err:
         load(qrels=tmp_path / "nope.txt")
     assert err.value.key == "dataset.qrels"
+
+
+# -- golden validate on a topics + qrels pair (#13 item 12) --------------------------
+
+
+def test_golden_validate_reads_a_topics_and_qrels_pair(capsys: pytest.CaptureFixture[str]) -> None:
+    """The positional path is the topics file; the qrels come as --param qrels=..."""
+    from evalframe.app.cli import main
+
+    topics, qrels = DATA / "topics.tsv", DATA / "qrels.txt"
+    code = main(["golden", "validate", "--format", "trec", str(topics), "--param",
+                 f"qrels={qrels}", "--min-queries", "4", "--json"])  # fmt: skip
+    out = capsys.readouterr().out
+    assert code == 0, out
+    import json
+
+    report = json.loads(out)
+    assert report["queries"] == len(TITLES)
+    # the one unjudged topic (404) is reported, not dropped
+    assert any("404" in f["message"] for f in report["findings"])
+
+
+def test_golden_validate_without_qrels_says_which_param(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    from evalframe.app.cli import main
+
+    assert main(["golden", "validate", "--format", "trec", str(DATA / "topics.tsv")]) == 2
+    err = capsys.readouterr().err
+    assert "--param qrels" in err and "Traceback" not in err
