@@ -167,7 +167,7 @@ _CHAIN = re.compile(r"(?<![\w.])([A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*)")
 _SELF = re.compile(r"(?<![\w.])((?:self|cls)(?:\.[A-Za-z_]\w*)+)")
 _CALL = re.compile(r"(?<![\w.])([A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*)\(")
 _SNAKE = re.compile(r"(?<![\w.])(\w*[A-Za-z0-9]_\w*|_\w+)(?![\w(])")
-_CAMEL = re.compile(r"(?<![\w.])([A-Z][A-Za-z0-9]*)(?![\w.(])")
+_CAMEL = re.compile(r"(?<![\w.])([A-Z][A-Za-z0-9]*)(?![\w(]|\.\w)")
 
 
 def narrative_mentions(text: str) -> tuple[set[str], set[str]]:
