@@ -9,6 +9,7 @@ configured corpus cannot return.
 
 from __future__ import annotations
 
+import unicodedata
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -16,7 +17,7 @@ from typing import Any
 
 from evalframe.core.errors import DataError
 from evalframe.core.messages import shown, warn
-from evalframe.core.types import Corpus, GoldenQuery, Run
+from evalframe.core.types import Corpus, GoldenQuery, Run, normalise_id
 
 __all__ = [
     "LABEL_MAX",
@@ -24,6 +25,7 @@ __all__ = [
     "At",
     "UniqueIds",
     "field_names",
+    "id_problem",
     "is_id",
     "label_problem",
     "warn_ids_not_in_corpus",
@@ -101,14 +103,15 @@ class At:
         return int(value)
 
     def ident(self, value: Any, name: str, hint: str | None = None) -> str:
-        """An id field: a non-blank string, or an integer normalised to its string."""
-        if not is_id(value):
+        """An id field as evalframe keeps it (:func:`~evalframe.core.types.normalise_id`)."""
+        problem = id_problem(value)
+        if problem is not None:
             raise self.error(
-                f"field {name!r} must be a non-empty string or an integer",
+                f"field {name!r} {problem}",
                 got=repr(value),
-                hint=hint,
+                hint=hint or "an id is one word: a non-empty string without spaces, or an integer",
             )
-        return str(value)
+        return str(normalise_id(value))
 
     def text(
         self, value: Any, name: str, *, allow_empty: bool = False, hint: str | None = None
@@ -119,11 +122,20 @@ class At:
         return value
 
 
+def id_problem(value: Any) -> str | None:
+    """Why ``value`` cannot be an id, or None (the identifier policy of ``normalise_id``)."""
+    if isinstance(value, bool) or not isinstance(value, int | str):
+        return "must be a non-empty string or an integer"
+    try:
+        normal = normalise_id(value)
+    except ValueError:
+        return "contains a space or a control character, which a TREC file cannot hold"
+    return "must be a non-empty string or an integer" if normal == "" else None
+
+
 def is_id(value: Any) -> bool:
-    """A usable id: a string with a non-blank character, or an integer (``bool`` is not one)."""
-    if isinstance(value, bool):
-        return False
-    return isinstance(value, int) or (isinstance(value, str) and value.strip() != "")
+    """A usable id: a one-word string or an integer (``bool`` is not one); see ``id_problem``."""
+    return id_problem(value) is None
 
 
 @dataclass
@@ -136,7 +148,8 @@ class UniqueIds:
 
     def add(self, ident: str, at: At, *, place: str | None = None) -> None:
         """Record ``ident`` at ``at``; ``place`` names it better where a line is not enough
-        (``g.json:2 ([0])``, ``pairs[0], adk.yaml:2``)."""
+        (``g.json:2 ([0])``, ``pairs[0], adk.yaml:2``). ``q02`` and ``q02 `` are one id."""
+        ident = str(normalise_id(ident))
         first = self._first.get(ident)
         if first is not None:
             raise at.error(
@@ -169,6 +182,29 @@ def warn_ids_not_in_corpus(
         warn(
             f"{len(unknown)} {what} id(s) are not in corpus {corpus.name!r} "
             f"and can never be retrieved: {shown(unknown)}"
+        )
+        _warn_lookalikes(unknown, known, f"{what} id(s)", f"corpus {corpus.name!r}")
+
+
+def _fold(ident: str) -> str:
+    return unicodedata.normalize("NFKC", ident).casefold()
+
+
+def _warn_lookalikes(unknown: Iterable[str], known: Iterable[str], what: str, where: str) -> None:
+    """Say which missing ids differ from a known one only by Unicode form or case.
+
+    Ids are compared exactly (docs/golden-sets.md, "Identifiers"): a full-width
+    ``ａ1`` is not ``a1``. Changing ids silently could merge two that differ on
+    purpose, so evalframe keeps them and names the near misses instead.
+    """
+    folded: dict[str, str] = {}
+    for ident in known:
+        folded.setdefault(_fold(ident), ident)
+    pairs = [f"{u!r} ~ {folded[_fold(u)]!r}" for u in unknown if _fold(u) in folded]
+    if pairs:
+        warn(
+            f"{len(pairs)} of those {what} differ from an id of {where} only by Unicode "
+            f"form or case ({shown(pairs)}); ids are compared exactly: write one spelling"
         )
 
 

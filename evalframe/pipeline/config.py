@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from evalframe.assess.gates import GateSpec, parse_gate_specs
 from evalframe.core.errors import ConfigError
@@ -101,7 +101,19 @@ class OutputSection(_Section):
 
     dir: str = Field(description="run directory (Hydra's run dir by default)")
     cache_dir: str = Field(description="shared cache for indexes and retrieval results")
-    run_tag: str = Field("evalframe", description="tag column of the written TREC run")
+    run_tag: str = Field(
+        "evalframe", description="tag column of the written TREC run: one word (no spaces)"
+    )
+
+    @field_validator("run_tag")
+    @classmethod
+    def _one_word(cls, value: str) -> str:
+        if not value or any(ch.isspace() for ch in value):
+            raise ValueError(
+                "the run tag must be one word: it is the last column of run.trec, "
+                "which every TREC tool splits on whitespace"
+            )
+        return value
 
 
 class _Schema(_Section):

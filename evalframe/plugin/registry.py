@@ -384,8 +384,9 @@ def validation_problems(exc: ValidationError, key: str) -> list[tuple[str, str]]
             problems.append((where, f"unknown key (got {err['input']!r})"))
         elif err["type"] == "missing":
             problems.append((where, "required but not set"))
-        else:
-            problems.append((where, f"{err['msg']} (got {err['input']!r})"))
+        else:  # a validator's ValueError reads as its own sentence, without pydantic's label
+            msg = err["msg"].removeprefix("Value error, ")
+            problems.append((where, f"{msg} (got {err['input']!r})"))
     return problems
 
 
