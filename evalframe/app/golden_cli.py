@@ -33,6 +33,7 @@ examples:
   evalframe golden validate golden.jsonl --corpus corpus.jsonl
   evalframe golden validate domains/ --min-domain-questions 10
   evalframe golden validate golden_v1.0.json --plan phase1_plan.yaml --source-root .
+  evalframe golden validate golden_v1.0.json --source-root . --rev HEAD
   evalframe golden stats golden.jsonl
   evalframe golden diff old.jsonl new.jsonl
   evalframe golden diff golden/docs_keywords.jsonl --rev HEAD~1
@@ -169,6 +170,21 @@ def build_parser() -> argparse.ArgumentParser:
         help="KnowCode: run the mechanical gate (entities, files, line ranges, narrative) "
         "and the drift guard against the source under DIR",
     )
+    v.add_argument(
+        "--rev",
+        metavar="REV",
+        help="KnowCode: read the source under --source-root as committed at this Git "
+        "revision (git show REV:path), not the working tree: the gate and the drift guard "
+        "then check what REV holds. The golden set itself is read from PATH as given",
+    )
+    v.add_argument(
+        "--authoring",
+        choices=("warning", "error", "off"),
+        default="warning",
+        help="KnowCode: level of the authoring rules of §3.1, §7.2 and §9 (query leaks its "
+        "entity id, difficulty vs entity count, rationale, facts, narrative length, "
+        "classifier expectation); default warning, error fails the check, off skips them",
+    )
     v.add_argument("--json", action="store_true", help="print the findings as JSON")
 
     s = sub.add_parser(
@@ -223,8 +239,10 @@ def build_parser() -> argparse.ArgumentParser:
         "sample",
         help="stratified sample for the human spot-check, as a review file",
         description="Draw at least FRACTION of the set, with at least one record from every "
-        "stratum cell, and write them as REVIEW.jsonl: each record plus verdict: null, "
-        'reviewer: null, notes: "" for the reviewer to fill in.',
+        "stratum cell, add every record whose oracle answer has confidence low or whose "
+        "adversary report has a partial verdict (KnowCode §3.2, §3.3), and write them as "
+        'REVIEW.jsonl: each record plus verdict: null, reviewer: null, notes: "" for the '
+        "reviewer to fill in, and review_reasons.",
     )
     sa.add_argument("path", help="golden set file or folder")
     _add_format(sa)
@@ -236,6 +254,18 @@ def build_parser() -> argparse.ArgumentParser:
         help="comma-separated fields (default: task_type,difficulty, those present)",
     )
     sa.add_argument("--force", action="store_true", help="overwrite an existing review file")
+    sa.add_argument(
+        "--oracle-answers",
+        metavar="FILE",
+        help="KnowCode's 01_oracle_answers.jsonl: answers with confidence low are always "
+        "reviewed (also read from the golden records themselves)",
+    )
+    sa.add_argument(
+        "--adversary-reports",
+        metavar="FILE",
+        help="KnowCode's 02_adversary_reports.jsonl: reports with any partial verdict are "
+        "always reviewed (also read from the golden records themselves)",
+    )
 
     r = sub.add_parser(
         "review-check",
@@ -310,9 +340,15 @@ def _validate(args: argparse.Namespace) -> int:
             key="--source-root",
             hint="give the root the golden set's file paths are relative to",
         )
+    if args.rev is not None and args.source_root is None:
+        raise ConfigError(
+            "--rev names the revision of the source to check, and no --source-root is given",
+            key="--rev",
+            hint="add --source-root DIR (a folder inside the Git repository)",
+        )
     plan = load_plan(args.plan) if args.plan else None
     corpus = load_corpus(args.corpus, args.corpus_format) if args.corpus else None
-    loaded = _load(args.path, args, source_root=args.source_root)
+    loaded = _load(args.path, args, source_root=args.source_root, source_rev=args.rev)
     thresholds = Thresholds(
         near_duplicate=args.near_duplicate,
         min_queries=args.min_queries,
@@ -330,6 +366,9 @@ def _validate(args: argparse.Namespace) -> int:
         corpus_ids=corpus.ids() if corpus is not None else None,
         plan=plan,
     )
+    authoring = getattr(loaded.loader, "authoring_checks", None)
+    if authoring is not None:
+        findings += authoring(args.authoring)
     mechanical = getattr(loaded.loader, "mechanical_checks", None)
     if args.source_root is not None:
         if mechanical is None:
@@ -338,7 +377,11 @@ def _validate(args: argparse.Namespace) -> int:
                 key="--source-root",
                 hint="--source-root applies to --format knowcode",
             )
-        findings += mechanical(args.source_root)
+        findings += (
+            mechanical(args.source_root)
+            if args.rev is None
+            else mechanical(args.source_root, rev=args.rev)
+        )
         if "meta_path" not in loaded.golden.provenance:
             findings.append(
                 Finding(
@@ -482,7 +525,7 @@ def _create(args: argparse.Namespace) -> int:
 
 def _sample(args: argparse.Namespace) -> int:
     from evalframe.core.io import atomic_write_jsonl
-    from evalframe.golden.review import sample_for_review
+    from evalframe.golden.review import mandatory_reviews, read_stage_records, sample_for_review
 
     out = Path(args.out)
     if out.exists() and not args.force:
@@ -507,6 +550,17 @@ def _sample(args: argparse.Namespace) -> int:
             )
     else:
         strata = [s for s in ("task_type", "difficulty") if s in present]
+    oracle = (
+        read_stage_records(args.oracle_answers, "oracle answers file")
+        if args.oracle_answers
+        else None
+    )
+    adversary = (
+        read_stage_records(args.adversary_reports, "adversary reports file")
+        if args.adversary_reports
+        else None
+    )
+    always = mandatory_reviews(loaded.records, oracle, adversary)
     records, cells = sample_for_review(
         golden,
         loaded.records,
@@ -514,15 +568,26 @@ def _sample(args: argparse.Namespace) -> int:
         seed=args.seed,
         strata=strata,
         locations=loaded.locations,
+        always=always,
     )
     atomic_write_jsonl(out, records)
     where = f"across {len(cells)} {'/'.join(strata)} cell(s)" if strata else "(no strata)"
+    drawn = sum(n for n, _ in cells.values())
     print(
-        f"sampled {len(records)} of {len(golden)} queries ({len(records) / len(golden):.0%}) "
-        f"{where} -> {out}"
+        f"sampled {len(records)} of {len(golden)} queries ({len(records) / len(golden):.0%}): "
+        f"{drawn} drawn {where}, {len(records) - drawn} more for mandatory review -> {out}"
     )
     for cell, (n, size) in cells.items():
         print(f"  {'/'.join(cell) or '(all)'}: {n} of {size}")
+    by_reason: dict[str, list[str]] = {}
+    for qid, reasons in always.items():
+        for reason in reasons:
+            by_reason.setdefault(reason, []).append(qid)
+    for reason, ids in by_reason.items():
+        print(
+            f"  always reviewed, {reason}: {len(ids)} ({', '.join(ids[:10])}"
+            f"{' …' if len(ids) > 10 else ''})"
+        )
     print(
         "fill in verdict (correct | minor_issue | major_issue | wrong) and reviewer, then run "
         f"`evalframe golden review-check {out}`"

@@ -106,13 +106,15 @@ def load_golden(
     *,
     source_root: str | Path | None = None,
     queries: QueriesConfig | None = None,
+    source_rev: str | None = None,
 ) -> LoadedSet:
     """Load ``path`` with dataset plugin ``fmt`` (inferred from the path when None).
 
     ``queries`` joins a separate queries file by id (see
     :mod:`evalframe.golden.queries`). For KnowCode, ``source_root`` switches
     the drift guard on (drift becomes a warning finding, not a stop:
-    ``validate`` reports it instead of refusing to look); without it the meta
+    ``validate`` reports it instead of refusing to look), against Git
+    revision ``source_rev`` of it when given; without a source root the meta
     file is not read.
     """
     p = require_file(path, what="golden set")
@@ -128,6 +130,8 @@ def load_golden(
         settings.update({"require_meta": False, "allow_drift": True})
         if source_root is not None:
             settings["source_root"] = str(source_root)
+            if source_rev is not None:
+                settings["source_rev"] = source_rev
         else:
             settings["meta_path"] = os.devnull  # not a file: the drift guard is skipped
     settings.update(params or {})

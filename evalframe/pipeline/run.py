@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from evalframe import __version__
-from evalframe.assess.gates import run_gates, verdict
+from evalframe.assess.gates import run_gates, verdict, verdict_warnings
 from evalframe.assess.results import Evaluation, GateResult
 from evalframe.assess.runfolder import LAYOUT, RunData, RunFolder, per_query_records
 from evalframe.core.errors import EXIT_GATE_FAILED, EXIT_OK, ConfigError, DataError, PluginError
@@ -134,7 +134,12 @@ def _write_outputs(
         "per_query": folder.write_jsonl(folder.PER_QUERY, records),
         "metrics": folder.write_json(folder.METRICS, _flat_metrics(evaluation, gates)),
         "gates": folder.write_json(
-            folder.GATES, {"passed": verdict(gates), "gates": [g.as_dict() for g in gates]}
+            folder.GATES,
+            {
+                "passed": verdict(gates),
+                "warnings": verdict_warnings(evaluation.golden, gates),
+                "gates": [g.as_dict() for g in gates],
+            },
         ),
     }
     golden = evaluation.golden
@@ -172,6 +177,7 @@ def _write_outputs(
         "latency": evaluation.latency,
         "retrieval_cache": evaluation.run.metadata.get("cache"),
         "gates_passed": verdict(gates),
+        "verdict_warnings": verdict_warnings(golden, gates),
     }
     files["summary"] = folder.write_json(folder.SUMMARY, summary)
     return files, summary
