@@ -23,6 +23,10 @@ Two ways to cut a file, which give the same columns:
   separators, with no Python object per field (:func:`_fast_split`);
 - anything else goes through ``bytes.split()`` plus NumPy to find each
   line's fields (:func:`_tokenize`), which also locates a malformed line.
+
+It is one module because the two cuts must give the same columns and the
+same located errors for the same bytes: they share the format table, the
+number parser and its range checks, and a change to one is a change to both.
 """
 
 from __future__ import annotations
