@@ -33,6 +33,8 @@ usage:
   evalframe run-config FILE [--out DIR]            run a composed config (DVC's params.yaml)
   evalframe report RUN_DIR... --out DIR            one HTML/Markdown overview + plot CSVs
   evalframe golden validate|stats|diff|create|sample|review-check ...   curate golden sets
+  evalframe golden build +build=NAME [KEY=VALUE ...]   build one with KnowCode's pipeline
+                                                   (docs/golden-pipeline.md; `build --help`)
   evalframe cache info|clear                       the retrieval and index cache
   evalframe mine +mine=NAME [KEY=VALUE ...]        mine relevance labels by experiment
                                                    (docs/mining.md; `mine --help`)
