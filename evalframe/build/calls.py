@@ -34,7 +34,7 @@ from evalframe.mine.cache import CallCache, plugin_fingerprint
 from evalframe.plugin.protocols import PluginContext
 from evalframe.plugin.roles import ROLES, Adversary, Author, Judge, Oracle, RoleReply
 
-__all__ = ["Estimate", "RoleCaller", "Spend", "estimate", "open_store", "run_concurrently", "now"]
+__all__ = ["Estimate", "RoleCaller", "Spend", "estimate", "now", "open_store", "run_concurrently"]
 
 PROTOCOLS: dict[str, tuple[type, str]] = {
     "author": (Author, "author"),

@@ -295,7 +295,8 @@ def step_review(ctx: Context) -> str:
                     )
                 )
     rates = (
-        f"{ceilings.total} verdicts: major_issue+wrong {ceilings.rate('major_issue', 'wrong'):.1%}, "
+        f"{ceilings.total} verdicts: "
+        f"major_issue+wrong {ceilings.rate('major_issue', 'wrong'):.1%}, "
         f"minor_issue {ceilings.rate('minor_issue'):.1%}, wrong on easy {len(ceilings.wrong_easy)}"
     )
     if not ceilings.passed:

@@ -11,7 +11,7 @@ names its stage and its rule:
 | ``schema`` | B, D, F | a role's record does not fit the reference's schema |
 | ``plan-overflow`` | B, F | a candidate outside its cell; a record beyond its cell's target |
 | ``dedup`` | C | more than ``dedup.max_overlap`` of its targets belong to an accepted candidate |
-| ``gate:<check>`` | E | the mechanical gate (§5): entity, file, line-range, entity-file, narrative |
+| ``gate:<check>`` | E | the gate (§5): entity, file, line-range, entity-file, narrative |
 | ``authoring:<check>`` | E | an authoring rule, with ``authoring: error`` |
 | ``adversary:unsupported`` | F | an unsupported structural claim or a blocking issue (§3.3) |
 | ``agreement:structural`` | F | entity or file Jaccard below ``agreement.threshold`` (§6.1) |

@@ -90,6 +90,20 @@ class _Indexes:
         return self._by[key]
 
 
+class _SourceIndexes:
+    """The gate's index of a tree (its narrative check), one per source, kept."""
+
+    def __init__(self) -> None:
+        self._by: dict[tuple[str, str | None], SourceIndex] = {}
+
+    def get(self, source: SourceRef) -> SourceIndex:
+        key = (source.root, source.rev)
+        if key not in self._by:
+            tree = open_tree(source.root, source.rev, key="source.root", rev_key="source.rev")
+            self._by[key] = SourceIndex(tree)
+        return self._by[key]
+
+
 # -- phrasing -------------------------------------------------------------------------
 
 _VERBS = frozenset(
@@ -112,21 +126,31 @@ def _verb(word: str) -> str | None:
     return None
 
 
-def phrase(summary: str) -> str | None:
+def phrase(summary: str, params: Iterable[str] = ()) -> str | None:
     """The docstring summary as a verb phrase after "we" (``write text to path``), or None.
 
-    Only its first clause (up to ``;`` or ``:``), without parenthesised asides."""
+    Only its first clause (up to ``;`` or ``:``), without parenthesised asides. A
+    summary that names code-like parameters (``Count n occurrences of what``) or whose
+    verb takes a parenthesised object (``Yield (line, value) ...``) reads as code, not as
+    a developer's question, and is not used; nor is a noun phrase with a comma."""
     clause = re.sub(r"\s*\([^()]*\)", "", summary)
     clause = re.split(r"[;:]|\. ", clause, maxsplit=1)[0].strip().rstrip(",")
     words = clause.split()
     if not 4 <= len(words) <= 16 or _BAD.search(clause) or not words[0][:1].isupper():
         return None
+    codeish = {p for p in params if len(p) <= 2 or "_" in p}
+    if {w.strip(",.") for w in words} & codeish or re.match(r"^\w+\s*\(", summary):
+        return None
     verb = _verb(words[0])
     if verb is not None:
         return " ".join([verb, *words[1:]])
-    if words[0].lower() in _ARTICLES:
+    if words[0].lower() in _ARTICLES and "," not in clause:
         return " ".join(["produce", words[0].lower(), *words[1:]])
     return None
+
+
+#: An explain or review query needs a body worth walking through (§9.1 anti-patterns).
+_MIN_LINES = 6
 
 
 @dataclass(frozen=True)
@@ -162,8 +186,10 @@ def _chain(index: CodeIndex, unit: Unit, limit: int = 4) -> list[Unit]:
 def _options(index: CodeIndex, task: str, difficulty: str, seed: int) -> list[_Option]:
     out = []
     for unit in index.units.values():
-        if unit.kind == "class" or phrase(unit.summary) is None:
+        if unit.kind == "class" or phrase(unit.summary, unit.params) is None:
             continue
+        if task in ("explain", "review") and unit.end - unit.start < _MIN_LINES:
+            continue  # §9.1: not a one-liner, nor glue that only forwards
         if difficulty == "easy":
             group = [unit]
         elif difficulty == "medium":
@@ -196,7 +222,7 @@ _TEMPLATES = {
 
 
 def _query_text(option: _Option, task: str, difficulty: str, slot: int) -> str:
-    v = phrase(option.unit.summary) or option.unit.summary.lower()
+    v = phrase(option.unit.summary, option.unit.params) or option.unit.summary.lower()
     if task == "explain" and difficulty != "easy":
         return f"Explain step by step what happens when we {v}, including the helpers it uses."
     if task == "debug" and option.exception is not None:
@@ -250,15 +276,19 @@ class AstAuthor:
         used: set[str] = set()
         taken: list[set[str]] = []
         picks: dict[tuple[str, int], _Option | None] = {}
-        for name, count in plan.items():
+        options_of = {
+            name: _options(index, *name.partition("/")[::2], self.config.seed) for name in plan
+        }
+        # the scarcest cells choose first, so a plentiful cell never takes their only option
+        for name in sorted(plan, key=lambda n: (len(options_of[n]), list(plan).index(n))):
             task, _, difficulty = name.partition("/")
-            options = _options(index, task, difficulty, self.config.seed)
+            options, count = options_of[name], plan[name]
             for slot in range(count):
                 chosen = None
                 for option in options:
                     targets = set(option.targets)
-                    if option.primary in used or option.primary in avoid:
-                        continue
+                    if option.primary in used or len(targets & avoid) / len(targets) > 0.5:
+                        continue  # what the blessed set covers is not labelled again
                     if any(len(targets & t) / len(targets) > 0.5 for t in taken):
                         continue
                     if _leaks(option, task, difficulty, slot):
@@ -279,9 +309,13 @@ class AstAuthor:
         option = picks.get((cell, request.slot))
         note = None
         if self.config.faults.get(request.query_id) == "overlap":
-            order = list(picks)
+            order = [
+                (name, slot)
+                for name, n in (request.plan or {cell: request.count}).items()
+                for slot in range(n)
+            ]
             at = order.index((cell, request.slot)) if (cell, request.slot) in picks else 0
-            before = next((picks[k] for k in reversed(order[:at]) if picks[k] is not None), None)
+            before = next((picks[k] for k in reversed(order[:at]) if picks.get(k)), None)
             if before is not None:
                 option = _Option(before.targets, before.unit, before.exception)
                 note = "planted fault: overlap (the targets of the query before it)"
@@ -588,6 +622,7 @@ class AstAdversary:
     def __init__(self, config: AstAdversaryConfig, context: PluginContext) -> None:
         self.config = config
         self._indexes = _Indexes()
+        self._sources = _SourceIndexes()
 
     def cache_identity(self) -> str:
         return code_identity()
@@ -642,12 +677,9 @@ class AstAdversary:
                         claim_type=kind, claim=fact, verdict=verdict, citation=citation, note=note
                     )
                 )
-        tree = open_tree(
-            request.source.root, request.source.rev, key="source.root", rev_key="source.rev"
-        )
         blocking = [
             f.message
-            for f in check_record(answer.model_dump(mode="json"), SourceIndex(tree))
+            for f in check_record(answer.model_dump(mode="json"), self._sources.get(request.source))
             if f.check == "narrative"
         ]
         structural = {"entity", "file", "line_range"}
