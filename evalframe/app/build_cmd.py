@@ -12,9 +12,11 @@ dispatches to :func:`main`.
 
 from __future__ import annotations
 
+import contextlib
 import sys
 import traceback
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 from evalframe.app.composed import run_composed
@@ -100,13 +102,15 @@ def _result(batch: dict[str, Any]) -> str:
     return f"result: NOT BLESSED ({status})"
 
 
+def _drop_if_empty(folder: Path) -> None:
+    with contextlib.suppress(OSError):  # only an empty folder: the build wrote nothing
+        folder.rmdir()
+
+
 def _job(cfg: Any) -> int:
     from evalframe.build.batch import Batch
     from evalframe.build.config import validate_build
     from evalframe.build.engine import run_build
-    from evalframe.core.io import atomic_write
-    from evalframe.core.secrets import redact
-    from evalframe.mine.output import dump_yaml
 
     try:
         if cfg.get("source") is None or cfg.get("plan") is None:
@@ -130,9 +134,11 @@ def _job(cfg: Any) -> int:
         _echo(f"golden build {config.name}: source {where}{step}")
         _echo(_roles_line(config) + f"; max_concurrency {config.max_concurrency}")
         _echo(f"batch: {config.batch_dir}")
-        if config.step == "all" and not (config.batch_dir / "plan.json").exists():
-            atomic_write(config.batch_dir / "config.yaml", dump_yaml(redact(dict(config.raw))))
-        code, status = run_build(config, _echo)
+        try:
+            code, status = run_build(config, _echo)
+        except EvalframeError:
+            _drop_if_empty(config.batch_dir)  # refused before step A wrote anything
+            raise
         batch = Batch(config.batch_dir)
         if status is not None:
             summary = batch.read_json("batch")

@@ -4,6 +4,7 @@
 
 | file | written by | holds |
 |---|---|---|
+| ``config.yaml`` | A | the composed config, secrets redacted |
 | ``plan.json`` | A | the checked plan: cells, targets, quotas, query ids |
 | ``00_candidates.jsonl`` | B | every QueryCandidate the authors wrote |
 | ``01_oracle_answers.jsonl`` | D | every OracleAnswer |
@@ -80,6 +81,16 @@ class Batch:
 
     def write_jsonl(self, name: str, records: Iterable[Mapping[str, Any]]) -> Path:
         return atomic_write_jsonl(self.path(name), (_versioned(r) for r in records))
+
+    def write_config(self, raw: Mapping[str, Any]) -> Path:
+        """``config.yaml``: the composed config, secrets redacted (docs/security.md)."""
+        import yaml
+
+        from evalframe.core.io import atomic_write
+        from evalframe.core.secrets import redact
+
+        text = yaml.safe_dump(redact(dict(raw)), sort_keys=False, allow_unicode=True)
+        return atomic_write(self.dir / "config.yaml", text)
 
     def write_json(self, name: str, payload: Mapping[str, Any]) -> Path:
         return atomic_write_json(self.path(name), _versioned(payload))

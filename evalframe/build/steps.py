@@ -129,6 +129,11 @@ def step_plan(ctx: Context) -> str:
         "avoid_entity_ids": avoid,
         "feedback": previous_feedback(ctx),
     }
+    # the budget refuses before anything is written or asked
+    requests = author_requests(ctx, payload)
+    caller = ctx.caller("author")
+    estimate(config, len(requests), sum(caller.is_cached(r) for r in requests))
+    ctx.batch.write_config(config.raw)
     ctx.batch.write_json("plan", payload)
     live = [c for c in cells if c.target]
     adds = f"; adds to v{blessed.version} ({len(blessed.records)} queries)" if blessed else ""
@@ -160,12 +165,11 @@ def previous_feedback(ctx: Context) -> list[str]:
 # -- B: the authors -----------------------------------------------------------------
 
 
-def step_author(ctx: Context) -> str:
+def author_requests(ctx: Context, plan: dict[str, Any]) -> list[AuthorRequest]:
+    """One request per author slot of the plan, in plan order."""
     config = ctx.config
-    plan = ctx.batch.read_json("plan")
-    ctx.begin("author")
     quotas = {c["cell"]: c["quota"] for c in plan["cells"] if c["quota"]}
-    requests = [
+    return [
         AuthorRequest(
             query_id=qid,
             task_type=c["task_type"],
@@ -182,6 +186,13 @@ def step_author(ctx: Context) -> str:
         for c in plan["cells"]
         for slot, qid in enumerate(c["query_ids"])
     ]
+
+
+def step_author(ctx: Context) -> str:
+    config = ctx.config
+    plan = ctx.batch.read_json("plan")
+    ctx.begin("author")
+    requests = author_requests(ctx, plan)
     caller = ctx.caller("author")
     cached = sum(caller.is_cached(r) for r in requests)
     ctx.echo(estimate(config, len(requests), cached).line(config))
