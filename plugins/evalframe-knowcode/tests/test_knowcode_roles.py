@@ -4,7 +4,6 @@ tree read with ast, an adversary that re-derives each claim, and every planted f
 from __future__ import annotations
 
 import textwrap
-from pathlib import Path
 from typing import Any
 
 import pytest
