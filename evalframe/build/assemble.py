@@ -264,6 +264,8 @@ def step_assemble(ctx: Context) -> str:
         "release": release,
     }
     batch.write_json("batch", summary)
+    # the release folder exists whatever the verdict (a DVC stage declares it as its output)
+    ctx.config.output_dir.mkdir(parents=True, exist_ok=True)
     line = f"{len(rejected)} rejected ({', '.join(f'{k} {v}' for k, v in sorted(by_rule.items()))})"
     if release is not None:
         line += (
