@@ -25,9 +25,7 @@ review).
 from __future__ import annotations
 
 import hashlib
-import re
 from collections.abc import Iterable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
@@ -42,15 +40,15 @@ from evalframe.plugin.roles import (
     ClaimVerdict,
     JudgeRequest,
     LineRange,
-    OracleAnswer,
     OracleRequest,
     RoleConfig,
     RoleReply,
     SourceRef,
 )
-from evalframe_knowcode.authoring import authoring_findings
 from evalframe_knowcode.checks import SourceIndex, check_record, split_entity
-from evalframe_knowcode.codeindex import CodeIndex, Unit, stable
+from evalframe_knowcode.codeindex import CodeIndex, Unit
+from evalframe_knowcode.facts import check_fact, facts_for, narrative_for
+from evalframe_knowcode.phrasing import Option, leaks, options, query_text
 from evalframe_knowcode.source import open_tree
 
 __all__ = [
@@ -65,7 +63,7 @@ __all__ = [
 ]
 
 #: What changes these roles' answers besides their config: their own code.
-_CODE = ("roles.py", "codeindex.py", "entities.py")
+_CODE = ("roles.py", "phrasing.py", "facts.py", "codeindex.py", "entities.py")
 
 
 def code_identity() -> str:
@@ -104,138 +102,6 @@ class _SourceIndexes:
         return self._by[key]
 
 
-# -- phrasing -------------------------------------------------------------------------
-
-_VERBS = frozenset(
-    (  # noqa: SIM905  # a word list reads best as words
-        "add apply build check compute convert count create cut decide decode draw drop emit "
-        "find flatten format get import join keep list load make map merge normalise open parse "
-        "pick print produce raise read record refuse register remove render resolve return run "
-        "save score select show skip sort split strip tell turn validate warn wrap write yield"
-    ).split()
-)
-_ARTICLES = frozenset({"the", "a", "an", "one", "each", "every"})
-_BAD = re.compile(r"[<>{}\[\]|=()]")
-
-
-def _verb(word: str) -> str | None:
-    w = word.lower()
-    for form in (w, w[:-1] if w.endswith("s") else "", w[:-2] if w.endswith("es") else ""):
-        if form in _VERBS:
-            return form
-    return None
-
-
-def phrase(summary: str, params: Iterable[str] = ()) -> str | None:
-    """The docstring summary as a verb phrase after "we" (``write text to path``), or None.
-
-    Only its first clause (up to ``;`` or ``:``), without parenthesised asides. A
-    summary that names code-like parameters (``Count n occurrences of what``) or whose
-    verb takes a parenthesised object (``Yield (line, value) ...``) reads as code, not as
-    a developer's question, and is not used; nor is a noun phrase with a comma."""
-    clause = re.sub(r"\s*\([^()]*\)", "", summary)
-    clause = re.split(r"[;:]|\. ", clause, maxsplit=1)[0].strip().rstrip(",")
-    words = clause.split()
-    if not 4 <= len(words) <= 16 or _BAD.search(clause) or not words[0][:1].isupper():
-        return None
-    codeish = {p for p in params if len(p) <= 2 or "_" in p}
-    if {w.strip(",.") for w in words} & codeish or re.match(r"^\w+\s*\(", summary):
-        return None
-    verb = _verb(words[0])
-    if verb is not None:
-        return " ".join([verb, *words[1:]])
-    if words[0].lower() in _ARTICLES and "," not in clause:
-        return " ".join(["produce", words[0].lower(), *words[1:]])
-    return None
-
-
-#: An explain or review query needs a body worth walking through (§9.1 anti-patterns).
-_MIN_LINES = 6
-
-
-@dataclass(frozen=True)
-class _Option:
-    targets: tuple[str, ...]
-    unit: Unit
-    exception: tuple[str, str] | None = None
-
-    @property
-    def primary(self) -> str:
-        return self.targets[0]
-
-
-def _callables(index: CodeIndex, ids: Iterable[str]) -> list[Unit]:
-    units = [index.get(i) for i in ids]
-    return [u for u in units if u is not None and u.kind != "class"]
-
-
-def _chain(index: CodeIndex, unit: Unit, limit: int = 4) -> list[Unit]:
-    """The unit and what it calls, breadth first, two hops deep, at most ``limit``."""
-    out, frontier = [unit], [unit]
-    for _ in range(2):
-        nxt = []
-        for u in frontier:
-            for callee in _callables(index, u.calls):
-                if callee not in out and len(out) < limit:
-                    out.append(callee)
-                    nxt.append(callee)
-        frontier = nxt
-    return out
-
-
-def _options(index: CodeIndex, task: str, difficulty: str, seed: int) -> list[_Option]:
-    out = []
-    for unit in index.units.values():
-        if unit.kind == "class" or phrase(unit.summary, unit.params) is None:
-            continue
-        if task in ("explain", "review") and unit.end - unit.start < _MIN_LINES:
-            continue  # §9.1: not a one-liner, nor glue that only forwards
-        if difficulty == "easy":
-            group = [unit]
-        elif difficulty == "medium":
-            group = [unit, *_callables(index, unit.calls)[:2]]
-            if len(group) < 2:
-                continue
-        else:
-            group = _chain(index, unit)
-            if len(group) < 3 or len({u.file for u in group}) < 2:
-                continue
-        raised = next(((u, r) for u in group for r in u.raises), None)
-        if task == "debug" and raised is None:
-            continue
-        out.append(_Option(tuple(u.entity_id for u in group), unit, raised[1] if raised else None))
-    cell = f"{task}/{difficulty}"
-    return sorted(out, key=lambda o: (stable(seed, cell, o.primary), o.primary))
-
-
-_TEMPLATES = {
-    "locate": (
-        "Where do we {v}?",
-        "Which part of the code is responsible when we {v}?",
-        "I need to change how we {v}; where is that done?",
-    ),
-    "explain": ("Walk me through how we {v}.",),
-    "extend": ("I want to extend how we {v}. Which code would the change touch?",),
-    "review": ("Review how we {v}: are its failure cases handled?",),
-    "general": ("What is going on with how we {v}?",),
-}
-
-
-def _query_text(option: _Option, task: str, difficulty: str, slot: int) -> str:
-    v = phrase(option.unit.summary, option.unit.params) or option.unit.summary.lower()
-    if task == "explain" and difficulty != "easy":
-        return f"Explain step by step what happens when we {v}, including the helpers it uses."
-    if task == "debug" and option.exception is not None:
-        name, message = option.exception
-        words = message.strip().rstrip(":(").split()
-        if difficulty == "easy" and len(words) >= 3:
-            quoted = " ".join(words[:8])
-            return f'I get a {name} saying "{quoted}". What is causing it?'
-        return f"Something fails with a {name} when we {v}. Where should I look?"
-    templates = _TEMPLATES.get(task, _TEMPLATES["general"])
-    return templates[slot % len(templates)].format(v=v)
-
-
 # -- the author -----------------------------------------------------------------------
 
 
@@ -257,14 +123,14 @@ class AstAuthor:
     def __init__(self, config: AstAuthorConfig, context: PluginContext) -> None:
         self.config = config
         self._indexes = _Indexes()
-        self._plans: dict[Any, dict[tuple[str, int], _Option | None]] = {}
+        self._plans: dict[Any, dict[tuple[str, int], Option | None]] = {}
 
     def cache_identity(self) -> str:
         return code_identity()
 
     def _assign(
         self, index: CodeIndex, request: AuthorRequest
-    ) -> dict[tuple[str, int], _Option | None]:
+    ) -> dict[tuple[str, int], Option | None]:
         """Every slot of the plan gets its own entity: no primary twice, no target set
         more than half covered by an earlier one (the dedup rule), nothing to avoid."""
         cell = f"{request.task_type}/{request.difficulty}"
@@ -275,23 +141,22 @@ class AstAuthor:
         avoid = set(request.avoid_entity_ids)
         used: set[str] = set()
         taken: list[set[str]] = []
-        picks: dict[tuple[str, int], _Option | None] = {}
+        picks: dict[tuple[str, int], Option | None] = {}
         options_of = {
-            name: _options(index, *name.partition("/")[::2], self.config.seed) for name in plan
+            name: options(index, *name.partition("/")[::2], self.config.seed) for name in plan
         }
         # the scarcest cells choose first, so a plentiful cell never takes their only option
         for name in sorted(plan, key=lambda n: (len(options_of[n]), list(plan).index(n))):
             task, _, difficulty = name.partition("/")
-            options, count = options_of[name], plan[name]
-            for slot in range(count):
+            for slot in range(plan[name]):
                 chosen = None
-                for option in options:
+                for option in options_of[name]:
                     targets = set(option.targets)
                     if option.primary in used or len(targets & avoid) / len(targets) > 0.5:
                         continue  # what the blessed set covers is not labelled again
                     if any(len(targets & t) / len(targets) > 0.5 for t in taken):
                         continue
-                    if _leaks(option, task, difficulty, slot):
+                    if leaks(option, task, difficulty, slot):
                         continue
                     chosen = option
                     break
@@ -317,19 +182,19 @@ class AstAuthor:
             at = order.index((cell, request.slot)) if (cell, request.slot) in picks else 0
             before = next((picks[k] for k in reversed(order[:at]) if picks.get(k)), None)
             if before is not None:
-                option = _Option(before.targets, before.unit, before.exception)
+                option = Option(before.targets, before.unit, before.exception)
                 note = "planted fault: overlap (the targets of the query before it)"
         if option is None:  # the tree has no fresh entity left for this cell
-            fallback = _options(index, request.task_type, request.difficulty, self.config.seed)
+            fallback = options(index, request.task_type, request.difficulty, self.config.seed)
             if not fallback:
-                fallback = _options(index, "general", request.difficulty, self.config.seed)
+                fallback = options(index, "general", request.difficulty, self.config.seed)
             option = fallback[0] if fallback else None
             note = "no fresh entity left for this cell: repeats the first option"
         if option is None:
             raise ValueError(f"the tree {request.source.root} has no documented function")
         record: dict[str, Any] = {
             "query_id": request.query_id,
-            "query_text": _query_text(option, request.task_type, request.difficulty, request.slot),
+            "query_text": query_text(option, request.task_type, request.difficulty, request.slot),
             "task_type": request.task_type,
             "difficulty": request.difficulty,
             "focus_area": request.focus_area or str(Path(option.unit.file).parent) + "/",
@@ -350,17 +215,6 @@ class AstAuthor:
         return RoleReply(record=record)
 
 
-def _leaks(option: _Option, task: str, difficulty: str, slot: int) -> bool:
-    probe = {
-        "query_id": "probe",
-        "query_text": _query_text(option, task, difficulty, slot),
-        "task_type": task,
-        "difficulty": difficulty,
-        "target_entity_ids": list(option.targets),
-    }
-    return any(f.check == "authoring-leak" for f in authoring_findings(probe))
-
-
 # -- the oracle -----------------------------------------------------------------------
 
 OracleFault = Literal[
@@ -370,85 +224,6 @@ OracleFault = Literal[
     "unsupported_fact",
     "low_confidence",
 ]
-_NUMBERS = ("no", "one", "two", "three", "four", "five", "six", "seven", "eight")
-_PAD = (
-    "Read these lines in order to answer the question.",
-    "Every statement above can be checked against the cited lines.",
-    "Nothing outside the listed entities is needed to follow the behaviour.",
-    "A developer who opens these spans sees the whole answer without guessing.",
-    "The line numbers are those of the definitions, decorators included.",
-    "Anything else in the same files is context rather than part of the answer.",
-)
-
-
-def _params(unit: Unit) -> str:
-    return ", ".join(unit.params)
-
-
-def facts_for(index: CodeIndex, units: list[Unit]) -> tuple[list[str], list[str]]:
-    """3-8 checkable facts and 1-2 falsehoods about ``units`` (the first is primary)."""
-    primary = units[0]
-    sym = primary.symbol
-    facts = [f"`{sym}` is defined in {primary.file} at lines {primary.start}-{primary.end}."]
-    facts.append(
-        f"`{sym}` takes the parameters {_params(primary)}."
-        if primary.params
-        else f"`{sym}` takes no parameters."
-    )
-    for callee in units[1:]:
-        if callee.entity_id in primary.calls:
-            facts.append(f"`{sym}` calls `{callee.symbol}`.")
-    if primary.raises:
-        facts.append(f"`{sym}` raises `{primary.raises[0][0]}`.")
-    facts.append(
-        f"`{sym}` returns a value."
-        if primary.returns_value
-        else f"`{sym}` does not return a value."
-    )
-    for other in units[1:]:
-        facts.append(
-            f"`{other.symbol}` is defined in {other.file} at lines {other.start}-{other.end}."
-        )
-    other_file = next((f for f in index.files if f != primary.file), primary.file)
-    falsehoods = [f"`{sym}` is defined in {other_file}."]
-    falsehoods.append(
-        f"`{sym}` does not return a value."
-        if primary.returns_value
-        else f"`{sym}` returns a value."
-    )
-    return facts[:8], falsehoods
-
-
-def narrative_for(units: list[Unit]) -> str:
-    """80-250 words naming only the expected entities and their files."""
-    primary = units[0]
-    files = sorted({u.file for u in units})
-    parts = [f"The answer lies in {', '.join(files)}."]
-    for i, unit in enumerate(units):
-        role = "is where this happens" if i == 0 else "does part of the work for it"
-        parts.append(
-            f"The {unit.kind} `{unit.symbol}` ({unit.file}, lines {unit.start}-{unit.end}) {role}."
-        )
-    n = len(primary.params)
-    parts.append(
-        f"It takes {_NUMBERS[n] if n < len(_NUMBERS) else n} parameter{'s' if n != 1 else ''}."
-        if n
-        else "It takes no parameters."
-    )
-    for callee in units[1:]:
-        if callee.entity_id in primary.calls:
-            parts.append(f"`{primary.symbol}` calls `{callee.symbol}` to do part of the job.")
-    if primary.raises:
-        parts.append("When its checks fail it raises an exception instead of returning a result.")
-    parts.append(
-        "It hands its result back to the caller."
-        if primary.returns_value
-        else "It works by its effects and returns nothing."
-    )
-    pads = iter(_PAD)
-    while len(" ".join(parts).split()) < 80:
-        parts.append(next(pads, "The cited lines are the evidence."))
-    return " ".join(parts)
 
 
 class AstOracleConfig(RoleConfig):
@@ -557,56 +332,6 @@ def _plant(record: dict[str, Any], fault: str, index: CodeIndex, units: list[Uni
 
 
 # -- the adversary --------------------------------------------------------------------
-
-_DEFINED = re.compile(
-    r"^`(?P<sym>[^`]+)` is defined in (?P<file>\S+?)(?: at lines (?P<a>\d+)-(?P<b>\d+))?\.$"
-)
-_PARAMS = re.compile(r"^`(?P<sym>[^`]+)` takes the parameters (?P<params>.+)\.$")
-_NO_PARAMS = re.compile(r"^`(?P<sym>[^`]+)` takes no parameters\.$")
-_CALLS = re.compile(r"^`(?P<sym>[^`]+)` calls `(?P<callee>[^`]+)`\.$")
-_RAISES = re.compile(r"^`(?P<sym>[^`]+)` raises `(?P<exc>[^`]+)`\.$")
-_RETURNS = re.compile(r"^`(?P<sym>[^`]+)` (?P<says>does not return|returns) a value\.$")
-
-
-def check_fact(
-    fact: str, index: CodeIndex, answer: OracleAnswer
-) -> tuple[bool | None, LineRange | None]:
-    """Whether a fact of the oracle's forms holds in the source (None: not checkable),
-    and the lines that decide it."""
-    by_symbol: dict[str, Unit] = {}
-    for e in answer.expected_entities:
-        unit = index.get(e.entity_id)
-        if unit is not None:
-            by_symbol.setdefault(unit.symbol, unit)
-
-    def cite(unit: Unit) -> LineRange:
-        return LineRange(file=unit.file, start=unit.start, end=unit.end)
-
-    for pattern in (_DEFINED, _PARAMS, _NO_PARAMS, _CALLS, _RAISES, _RETURNS):
-        match = pattern.match(fact.strip())
-        if match is None:
-            continue
-        unit = by_symbol.get(match.group("sym"))
-        if unit is None:
-            return False, None
-        if pattern is _DEFINED:
-            same_file = match.group("file") == unit.file
-            if match.group("a") is None:
-                return same_file, cite(unit)
-            span = (int(match.group("a")), int(match.group("b")))
-            return same_file and span == (unit.start, unit.end), cite(unit)
-        if pattern is _PARAMS:
-            listed = [p.strip() for p in match.group("params").split(",")]
-            return listed == list(unit.params), cite(unit)
-        if pattern is _NO_PARAMS:
-            return not unit.params, cite(unit)
-        if pattern is _CALLS:
-            callee = by_symbol.get(match.group("callee"))
-            return callee is not None and callee.entity_id in unit.calls, cite(unit)
-        if pattern is _RAISES:
-            return match.group("exc") in {n for n, _ in unit.raises}, cite(unit)
-        return (match.group("says") == "returns") == unit.returns_value, cite(unit)
-    return None, None
 
 
 class AstAdversaryConfig(RoleConfig):

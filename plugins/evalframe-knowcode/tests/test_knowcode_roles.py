@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 from evalframe_knowcode.checks import SourceIndex, check_record
+from evalframe_knowcode.phrasing import phrase
 from evalframe_knowcode.roles import (
     AstAdversary,
     AstAdversaryConfig,
@@ -17,7 +18,6 @@ from evalframe_knowcode.roles import (
     AstOracleConfig,
     ClaimsJudge,
     ClaimsJudgeConfig,
-    phrase,
 )
 
 from evalframe.plugin.protocols import PluginContext
