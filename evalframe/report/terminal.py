@@ -91,9 +91,7 @@ def render_report(
     shown_labels = [(str(m), labels[str(m)]) for m in evaluation.metrics if str(m) in labels]
     if shown_labels:
         pairs = ", ".join(f"{label} is {metric}" for metric, label in shown_labels)
-        out.append(
-            f"  labels (metrics.labels): {pairs}; gates and files use the canonical names"
-        )
+        out.append(f"  labels (metrics.labels): {pairs}; gates and files use the canonical names")
     if (
         any(agg.skipped for agg in evaluation.overall.values())
         and evaluation.policies.no_relevant == "skip"

@@ -175,21 +175,17 @@ pairs:
   - id: "fix_errors:01"
     query: "save_artifact fails: no artifact service"
     candidates:
-      - {fqn: a.InMemoryArtifactService, text: "keeps artifacts in memory", empirical_relevance: "YES", delta_p: 0.6}
-      - {fqn: a.Runner, text: "runs an agent with services", empirical_relevance: "YES", delta_p: 0.4}
-      - {fqn: a.Session, text: "one conversation", empirical_relevance: "NO", delta_p: 0.0}
-      - {fqn: a.State, text: "session state", empirical_relevance: "NO", delta_p: 0.05}
-      - {fqn: a.Event, text: "one history entry", empirical_relevance: "NO", delta_p: 0.0}
-      - {fqn: a.Gemini, text: "a model", empirical_relevance: "NO", delta_p: 0.0}
+      - {fqn: a.InMemoryArtifactService, text: "keeps artifacts", empirical_relevance: "YES"}
+      - {fqn: a.Runner, text: "runs an agent with services", empirical_relevance: "YES"}
+      - {fqn: a.Session, text: "one conversation", empirical_relevance: "NO"}
+      - {fqn: a.State, text: "session state", empirical_relevance: "NO"}
+      - {fqn: a.Event, text: "one history entry", empirical_relevance: "NO"}
+      - {fqn: a.Gemini, text: "a model", empirical_relevance: "NO"}
     metadata: {benchmark: fix_errors, kind: direct}
 """
 # one YES at rank 1, the other at rank 6: beyond the top 5
-RUN = "\n".join(
-    f"fix_errors:01 Q0 a.{name} {rank} {10 - rank} sys"
-    for rank, name in enumerate(
-        ("InMemoryArtifactService", "Session", "State", "Event", "Gemini", "Runner"), 1
-    )
-)
+RANKED = ["a.InMemoryArtifactService", "a.Session", "a.State", "a.Event", "a.Gemini", "a.Runner"]
+RUN = "\n".join(f"fix_errors:01 Q0 {doc} {r} {10 - r} sys" for r, doc in enumerate(RANKED, 1))
 
 
 def test_a_pair_with_two_yes_candidates_is_recalled_as_adk_says(tmp_path: Path) -> None:
@@ -204,7 +200,7 @@ def test_a_pair_with_two_yes_candidates_is_recalled_as_adk_says(tmp_path: Path) 
         "metrics.measures=[Hit@1,Hit@5,P@5,RR,nDCG@5,R@1,R@5]",
     ]
     gold = {"a.InMemoryArtifactService", "a.Runner"}
-    ranked = ["a.InMemoryArtifactService", "a.Session", "a.State", "a.Event", "a.Gemini", "a.Runner"]
+    ranked = RANKED
     assert recall_at_k(ranked, gold, 1) == recall_at_k(ranked, gold, 5) == 1.0  # ADK: recalled
     r_at_1 = len(gold & set(ranked[:1])) / len(gold)  # evalframe's R@k: the share found
     r_at_5 = len(gold & set(ranked[:5])) / len(gold)
