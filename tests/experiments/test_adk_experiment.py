@@ -235,23 +235,3 @@ def test_a_gate_cannot_name_a_metric_by_its_label(tmp_path: Path) -> None:
     assert "gates.recall_at_1.metric" in res.stderr
     assert "'Recall@1', which is the report label of Hit@1 (metrics.labels)" in res.stderr
     assert "Traceback" not in res.stderr
-
-
-@pytest.mark.parametrize(
-    ("group", "model"), [("dataset", "AdkDatasetConfig"), ("corpus", "AdkCorpusConfig")]
-)
-def test_every_adk_loader_setting_can_be_overridden_from_the_experiment(
-    group: str, model: str
-) -> None:
-    """`dataset.relevance_threshold=0.1` works without a `+`: the YAML lists every setting."""
-    import evalframe_formats
-    from evalframe_formats import adk
-    from omegaconf import OmegaConf
-
-    conf = Path(evalframe_formats.__file__).parent / "conf" / group / "adk.yaml"
-    raw = OmegaConf.to_container(OmegaConf.load(conf))
-    assert isinstance(raw, dict) and raw.pop("name") == "adk"
-    fields = getattr(adk, model).model_fields
-    assert set(raw) == set(fields)
-    defaults = {k: v for k, v in raw.items() if v != "???"}
-    assert defaults == {k: fields[k].default for k in defaults}
