@@ -161,6 +161,8 @@ def _write_outputs(
         "retriever": exp.retriever.spec.name,
         "depth": exp.depth,
         "metrics": [str(m) for m in evaluation.metrics],
+        # display names (metrics.labels); every other key of this file is canonical
+        "labels": {str(m): exp.labels[str(m)] for m in evaluation.metrics if str(m) in exp.labels},
         "policies": evaluation.policies.model_dump(),
         "counts": {
             "missing_queries": list(evaluation.scores.missing),
