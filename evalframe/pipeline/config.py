@@ -20,6 +20,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from evalframe.analysis.settings import Analyses, validate_analysis, value_names
 from evalframe.assess.gates import GateSpec, parse_gate_specs
 from evalframe.core.errors import ConfigError
 from evalframe.metrics import Metric, Policies, parse_metrics
@@ -125,6 +126,9 @@ class _Schema(_Section):
     baseline: str | None = Field(None, description="baseline name (or run folder) to compare with")
     baselines_dir: str = Field("baselines", description="where baseline names are looked up")
     compare: CompareSection = Field(default_factory=CompareSection)
+    analysis: dict[str, Any] | None = Field(
+        None, description="calibration, benefit and failure categories (docs/analyses.md)"
+    )
     output: OutputSection
 
 
@@ -163,6 +167,7 @@ class Experiment:
     cache_dir: Path
     run_tag: str
     raw: Mapping[str, Any]
+    analysis: Analyses
 
 
 def _resolve(registry: Registry[Any], node: Mapping[str, Any], key: str) -> ResolvedPlugin:
@@ -216,7 +221,8 @@ def validate_experiment(raw: Mapping[str, Any]) -> Experiment:
             expected=f"one of: {', '.join(str(m) for m in metrics)}",
             hint="add it to metrics.measures or pick another criterion",
         )
-    _check_gates(gates, metrics)
+    analysis = validate_analysis(schema.analysis, depth=schema.depth)
+    _check_gates(gates, metrics, value_names(analysis))
     exports = _resolve_exports(schema.exports, metrics)
     _check_output_dir(Path(schema.output.dir))
     return Experiment(
@@ -242,6 +248,7 @@ def validate_experiment(raw: Mapping[str, Any]) -> Experiment:
         cache_dir=Path(schema.output.cache_dir).expanduser(),
         run_tag=schema.output.run_tag,
         raw=dict(raw),
+        analysis=analysis,
     )
 
 
@@ -297,8 +304,10 @@ def _require_metrics(names: list[str], metrics: list[Metric], key: str, who: str
             )
 
 
-def _check_gates(gates: tuple[GateSpec, ...], metrics: list[Metric]) -> None:
-    """Validate every gate's settings and metrics now, not after a long retrieval."""
+def _check_gates(
+    gates: tuple[GateSpec, ...], metrics: list[Metric], analysis_values: list[str]
+) -> None:
+    """Validate every gate's settings, metrics and analysis values now, not after retrieval."""
     for g in gates:
         key = f"gates.{g.name}"
         spec = GATES.get(g.type, key=f"{key}.type")
@@ -308,3 +317,14 @@ def _check_gates(gates: tuple[GateSpec, ...], metrics: list[Metric]) -> None:
             # the first metric is the gate's own `metric:` setting; others are named by the gate
             where = f"{key}.metric" if i == 0 else key
             _require_metrics([name], metrics, where, f"gate {g.name!r}")
+        wanted = getattr(gate, "required_analyses", None)
+        for name in wanted() if callable(wanted) else []:
+            if name not in analysis_values:
+                raise ConfigError(
+                    f"gate {g.name!r} reads analysis value {name!r}, which no configured "
+                    "analysis produces",
+                    key=f"{key}.analysis",
+                    expected=f"one of: {', '.join(analysis_values) or '(no analysis configured)'}",
+                    hint="configure the analysis (e.g. analysis=calibration, with the threshold "
+                    "in analysis.calibration.thresholds); see docs/analyses.md",
+                )

@@ -8,12 +8,14 @@ loses them.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from evalframe import __version__
+from evalframe.analysis import AnalysisOutput, BootstrapSettings, run_analyses
 from evalframe.assess.gates import run_gates, verdict
 from evalframe.assess.results import Evaluation, GateResult
 from evalframe.assess.runfolder import LAYOUT, RunData, RunFolder, per_query_records
@@ -55,6 +57,8 @@ class PipelineResult:
     experiment: Experiment | None = None
     comparison: Comparison | None = None
     records: list[dict[str, Any]] = field(default_factory=list)  # as in per_query.jsonl
+    #: calibration, benefit and failure categories (plain data; docs/analyses.md)
+    analysis: AnalysisOutput = field(default_factory=AnalysisOutput)
 
 
 class Reporter(Protocol):
@@ -96,6 +100,12 @@ def _flat_metrics(evaluation: Evaluation, gates: list[GateResult]) -> dict[str, 
                 flat[f"slice.{fname}.{value}.{m}.n"] = agg.n
     for stat, ms in evaluation.latency.items():
         flat[f"latency.{stat}"] = ms
+    for key, found in evaluation.analysis.items():  # calibration.ece, failures.<category>, ...
+        flat[key] = found.mean
+        flat[f"{key}.n"] = found.n
+        if not math.isnan(found.ci_low):
+            flat[f"{key}.ci_low"] = found.ci_low
+            flat[f"{key}.ci_high"] = found.ci_high
     flat["gates.passed"] = sum(1 for g in gates if g.passed)
     flat["gates.failed"] = sum(1 for g in gates if not g.passed)
     return flat
@@ -107,6 +117,7 @@ def _write_outputs(
     gates: list[GateResult],
     exit_code: int,
     records: list[dict[str, Any]],
+    analysis: AnalysisOutput,
 ) -> tuple[dict[str, Path], dict[str, Any]]:
     from omegaconf import OmegaConf
 
@@ -161,7 +172,10 @@ def _write_outputs(
         "latency": evaluation.latency,
         "retrieval_cache": evaluation.run.metadata.get("cache"),
         "gates_passed": verdict(gates),
+        "analysis": analysis.summary,
     }
+    for name, payload in analysis.files.items():  # calibration.json, benefit.json
+        files[Path(name).stem] = folder.write_json(name, payload)
     files["summary"] = folder.write_json(folder.SUMMARY, summary)
     return files, summary
 
@@ -340,7 +354,7 @@ def run_experiment(
             stats = {"hits": cache.hits, "misses": cache.misses}
             run = run.model_copy(update={"metadata": {**run.metadata, "cache": stats}})
         relay.emit("on_retrieval_done", context, run)
-        return score_and_report(exp, golden, run, relay, context, reporters)
+        return score_and_report(exp, golden, run, relay, context, reporters, corpus=corpus)
     except BaseException as exc:
         relay.emit("on_error", context, exc)
         raise
@@ -353,11 +367,14 @@ def score_and_report(
     relay: HookRelay,
     context: RunContext,
     reporters: Sequence[Reporter] = (),
+    *,
+    corpus: Corpus | None = None,
 ) -> PipelineResult:
     """Score a run, gate it, compare it, write the outputs, report: everything after retrieval.
 
     ``rescore`` calls this directly on a stored run, so a re-scored run and a
-    fresh one go through exactly the same steps.
+    fresh one go through exactly the same steps. ``corpus`` gives the failure
+    categories document text to compare (none are given without it).
     """
     warn_if_nothing_matches(golden, run)  # all zeros: ids, not the system, are the likely cause
     scores = evaluate(list(exp.metrics), golden, run, exp.policies)
@@ -372,6 +389,11 @@ def score_and_report(
         seed=exp.stats.seed,
         confidence=exp.stats.confidence,
     )
+    records = per_query_records(evaluation, exp.report)
+    # before the gates, which may read calibration.ece & co. (GateView.analysis)
+    st = exp.stats
+    boot = BootstrapSettings(resamples=st.bootstrap, seed=st.seed, confidence=st.confidence)
+    analysis = run_analyses(exp.analysis, evaluation, records, corpus, boot)
     relay.emit("on_scored", context, evaluation)
     if exp.baseline is not None:
         evaluation.baseline = _load_baseline(exp, evaluation)
@@ -380,10 +402,11 @@ def score_and_report(
     relay.emit("on_gated", context, gates)
     exit_code = EXIT_OK if verdict(gates) else EXIT_GATE_FAILED
 
-    records = per_query_records(evaluation, exp.report)
-    outputs, summary = _write_outputs(exp, evaluation, gates, exit_code, records)
+    outputs, summary = _write_outputs(exp, evaluation, gates, exit_code, records, analysis)
     outputs.update(_write_exports(exp, evaluation))
-    result = PipelineResult(exit_code, evaluation, gates, outputs, experiment=exp, records=records)
+    result = PipelineResult(
+        exit_code, evaluation, gates, outputs, experiment=exp, records=records, analysis=analysis
+    )
     if evaluation.baseline is not None:
         result.comparison = _compare_with_baseline(
             exp, evaluation.baseline, records, summary, outputs
