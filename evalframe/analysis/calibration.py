@@ -229,6 +229,8 @@ def at_threshold(
     low, high = bootstrap_ci(
         routed, resamples=boot.resamples, seed=boot.seed, confidence=boot.confidence
     )
+    if routed.size < 2:  # a bootstrap of one value is that value: no interval at all
+        low = high = math.nan
     return ThresholdResult(
         threshold=float(threshold),
         routed=int(routed.size),
@@ -240,14 +242,21 @@ def at_threshold(
 
 
 def lowest_threshold(
-    confidences: np.ndarray, outcomes: np.ndarray, target: float, boot: BootstrapSettings
+    confidences: np.ndarray,
+    outcomes: np.ndarray,
+    target: float,
+    boot: BootstrapSettings,
+    min_routed: int = 1,
 ) -> ThresholdResult | None:
-    """The lowest observed confidence T whose routed precision reaches ``target`` (estimate)."""
+    """The lowest observed confidence T whose routed precision (the estimate) reaches
+    ``target``, among the thresholds that route at least ``min_routed`` queries."""
     c = np.asarray(confidences, dtype=np.float64)
     y = np.asarray(outcomes, dtype=np.float64)
     for t in np.unique(c):
         routed = y[c >= t]
-        if routed.size and float(routed.mean()) >= target:
+        if routed.size < max(min_routed, 1):
+            break  # higher thresholds route fewer still
+        if float(routed.mean()) >= target:
             return at_threshold(c, y, float(t), boot)
     return None
 
@@ -265,6 +274,7 @@ class CalibrationResult:
     bin_level: float
     thresholds: list[ThresholdResult]
     target_precision: float
+    min_routed: int
     lowest: ThresholdResult | None
     verdict: str
     verdict_reason: str
@@ -285,6 +295,7 @@ class CalibrationResult:
             "edges": [self.bins[0].low, *(b.high for b in self.bins)] if self.bins else [],
             "answer_correctness": {f"{t.threshold:g}": t.as_dict() for t in self.thresholds},
             "target_precision": self.target_precision,
+            "min_routed": self.min_routed,
             "lowest_threshold": self.lowest.as_dict() if self.lowest else None,
         }
 
@@ -316,6 +327,7 @@ def calibrate(
     thresholds: Sequence[float] = (0.8,),
     target_precision: float = 0.9,
     min_queries: int = 30,
+    min_routed: int = 1,
     boot: BootstrapSettings | None = None,
 ) -> CalibrationResult:
     """Calibration of ``confidences`` (each in [0, 1]) against 0/1 ``outcomes``."""
@@ -344,7 +356,8 @@ def calibrate(
         bin_level=1.0 - (1.0 - boot.confidence) / filled,
         thresholds=[at_threshold(c, y, t, boot) for t in thresholds],
         target_precision=target_precision,
-        lowest=lowest_threshold(c, y, target_precision, boot),
+        min_routed=min_routed,
+        lowest=lowest_threshold(c, y, target_precision, boot, min_routed),
         verdict=verdict,
         verdict_reason=reason,
         caveats=caveats,

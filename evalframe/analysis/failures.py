@@ -16,7 +16,7 @@ shared(d).
   generic (every term occurs in at least ``generic_df_share``, 5 %, of the
   corpus's documents), *and* the scores are flat: among the top
   ``flat_depth`` (10) at least ``flat_count`` (5) score within
-  ``flat_margin`` (5 %) of the top score, s >= s_1 - margin * |s_1|.
+  ``flat_margin`` (20 %) of the top score, s >= s_1 - margin * |s_1|.
   Fix: query expansion.
 - **distractor overlap**: a non-relevant document ranked above every
   relevant one shares more query terms than the best expected document

@@ -134,8 +134,8 @@ def calibration_outcomes(
             if verdict.detail:
                 details[qid] = verdict.detail
         description = (
-            f"the answer mentions every {settings.facts_field} fact and no "
-            f"{settings.forbidden_field} fact (judge {judge.spec.name!r})"
+            f"the answer holds every {settings.facts_field} and no {settings.forbidden_field} "
+            f"(judge {judge.spec.name})"
         )
     kept = [(qid, c) for qid, c in usable if qid in results]
     return Outcomes(
@@ -177,6 +177,7 @@ def _calibration(
         thresholds=settings.thresholds,
         target_precision=settings.target_precision,
         min_queries=settings.min_queries,
+        min_routed=settings.min_routed,
         boot=boot,
     )
     edges = np.asarray([result.bins[0].low, *(b.high for b in result.bins)])

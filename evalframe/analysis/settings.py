@@ -74,7 +74,7 @@ class FailureSettings(_Section):
         "of the corpus's documents",
     )
     flat_margin: float = Field(
-        0.05,
+        0.2,
         ge=0,
         description="scores within this fraction of the top score count as about equal",
     )
@@ -116,6 +116,12 @@ class CalibrationSettings(_Section):
     )
     min_queries: int = Field(
         30, ge=1, description="fewer usable queries than this puts a caveat in the output"
+    )
+    min_routed: int = Field(
+        5,
+        ge=1,
+        description="the lowest-threshold search only considers thresholds that route at least "
+        "this many queries (a precision over fewer is no evidence)",
     )
 
     @field_validator("thresholds")

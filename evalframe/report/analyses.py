@@ -31,27 +31,33 @@ def _num(value: Any, digits: int = 3) -> str:
     return f"{value:.{digits}f}"
 
 
-def signed(value: Any) -> str:
-    """A signed number with about three significant digits: +0.333, -600, +0.0042."""
+def _decimals(magnitude: float) -> int:
+    """About three significant digits for numbers up to ``magnitude``: 1.00, 0.250, 4000."""
+    if magnitude <= 0 or math.isnan(magnitude):
+        return 2
+    return max(0, min(6, 2 - math.floor(math.log10(magnitude))))
+
+
+def signed(value: Any, decimals: int | None = None) -> str:
+    """A signed number (``+0.67``, ``−600``; exactly 0 is ``0``), with a true minus sign."""
     if value is None or (isinstance(value, float) and math.isnan(value)):
         return "n/a"
     v = float(value)
     if v == 0:
         return "0"
-    size = abs(v)
-    if size >= 100:
-        text = f"{v:+.0f}"
-    elif size >= 1:
-        text = f"{v:+.2f}".rstrip("0").rstrip(".")
-    else:
-        text = f"{v:+.3g}"
-    return text.replace("-", "−")
+    places = _decimals(abs(v)) if decimals is None else decimals
+    return f"{v:+.{places}f}".replace("-", "−")
 
 
 def _ci(d: dict[str, Any]) -> str:
+    """``mean [low,high]``, all three with the decimals the largest of them needs."""
+    parts = [d.get("mean"), d.get("ci_low"), d.get("ci_high")]
+    sizes = [abs(float(x)) for x in parts if x is not None and not math.isnan(float(x))]
+    places = _decimals(max(sizes)) if sizes else 2
     if d.get("ci_low") is None:
-        return signed(d.get("mean"))
-    return f"{signed(d['mean'])} [{signed(d['ci_low'])},{signed(d['ci_high'])}]"
+        return signed(d.get("mean"), places)
+    low, high = signed(d["ci_low"], places), signed(d["ci_high"], places)
+    return f"{signed(d['mean'], places)} [{low},{high}]"
 
 
 def _table(header: list[str], rows: list[list[str]], indent: str = "  ") -> list[str]:
@@ -71,12 +77,12 @@ def _table(header: list[str], rows: list[list[str]], indent: str = "  ") -> list
 
 def render_calibration(cal: dict[str, Any]) -> list[str]:
     """The calibration block: headline, threshold values, reliability bins, caveats."""
-    out = [f"Calibration ({cal['n']} queries; outcome: {cal['outcome_description']}):"]
+    out = _wrap(f"Calibration ({cal['n']} queries; outcome: {cal['outcome_description']}):", "  ")
     out.append(
         f"  ECE {_num(cal['ece'])} · MCE {_num(cal['mce'])} · Brier {_num(cal['brier'])}"
         f" · verdict: {cal['verdict']}"
     )
-    out.append(f"    ({cal['verdict_reason']})"[: WIDTH - 1])
+    out.extend(_wrap(f"    ({cal['verdict_reason']})", "     "))
     for name, t in cal["answer_correctness"].items():
         if t["routed"]:
             ci = f" [{_num(t['ci_low'])}, {_num(t['ci_high'])}]" if t["ci_low"] is not None else ""
@@ -88,14 +94,15 @@ def render_calibration(cal: dict[str, Any]) -> list[str]:
             out.append(f"  answer_correctness@{name}: no query has a confidence >= {name}")
     low = cal.get("lowest_threshold")
     target = cal["target_precision"]
+    enough = f"routing >= {cal['min_routed']} queries"
     if low:
         out.append(
-            f"  lowest threshold with precision >= {target:g}: {low['threshold']:.3f} "
+            f"  lowest threshold with precision >= {target:g} ({enough}): {low['threshold']:.3f} "
             f"(precision {_num(low['value'])} [{_num(low['ci_low'])}, {_num(low['ci_high'])}], "
             f"{low['routed']} routed)"
         )
     else:
-        out.append(f"  no threshold reaches precision {target:g}")
+        out.append(f"  no threshold {enough} reaches precision {target:g}")
     kind = "equal-width" if cal["binning"] == "width" else "equal-mass"
     out.append(
         f"  reliability ({kind} bins; {cal['bin_ci_level']:.1%} Wilson intervals, "
@@ -127,14 +134,15 @@ def render_calibration(cal: dict[str, Any]) -> list[str]:
 
 
 def _wrap(text: str, indent: str) -> list[str]:
-    words = text.split(" ")
-    lines, line = [], ""
-    for word in words:
-        if line and len(line) + 1 + len(word) > WIDTH - 1:
+    """``text`` broken at spaces into lines under WIDTH; later lines start with ``indent``."""
+    lead = text[: len(text) - len(text.lstrip(" "))]
+    lines, line = [], lead
+    for word in text.split():
+        if line.strip() and len(line) + 1 + len(word) > WIDTH - 1:
             lines.append(line)
             line = indent + word
         else:
-            line = f"{line} {word}" if line else word
+            line = f"{line} {word}" if line.strip() else line + word
     lines.append(line)
     return lines
 
@@ -174,8 +182,9 @@ def render_benefit(ben: dict[str, Any]) -> list[str]:
     )
     out = [
         head if len(head) < WIDTH else head[: WIDTH - 2] + "…",
-        f"  success lift = A − B; every 'saved' = B − A (positive favours A); [{level} paired "
+        f"  n tasks · success lift = A − B, saved = B − A: positive favours A · [{level} paired "
         "bootstrap CI]",
+        "  /success: net tokens saved on the pairs where both arms succeeded",
     ]
     if ben["scoring"].get("blind"):
         out.append(f"  success judged blind by {ben['scoring']['judge']!r} (the arm is hidden)")
@@ -194,24 +203,18 @@ def render_benefit(ben: dict[str, Any]) -> list[str]:
         )
     out.extend(
         _table(
-            ["stratum", "tasks", "success lift", "net tokens saved", "per success", "verdict"],
+            ["stratum", "n", "success lift", "net tokens saved", "/success", "verdict"],
             rows,
         )
     )
-    out.append("  effort and cost saved (B − A):")
-    rows = []
-    for r in ben["rows"]:
-        d = r["deltas"]
-        rows.append(
-            [
-                _label(r),
-                _ci(d["tool_calls_saved"]),
-                _ci(d["turns_saved"]),
-                _ci(d["latency_ms_saved"]),
-                _ci(d["usd_saved"]),
-            ]
-        )
-    out.extend(_table(["stratum", "tool calls", "turns", "latency ms", "usd"], rows, "  "))
+    for title, measures in (
+        ("effort saved (B − A)", ("tool_calls_saved", "turns_saved")),
+        ("cost saved (B − A)", ("latency_ms_saved", "usd_saved")),
+    ):
+        out.append("")
+        rows = [[_label(r), *(_ci(r["deltas"][m]) for m in measures)] for r in ben["rows"]]
+        header = [title, *(m.removesuffix("_saved").replace("_", " ") for m in measures)]
+        out.extend(_table(header, rows))
     for caveat in ben.get("caveats", []):
         out.extend(_wrap(f"  caveat: {caveat}", "          "))
     return out
@@ -219,9 +222,7 @@ def render_benefit(ben: dict[str, Any]) -> list[str]:
 
 def _label(row: dict[str, Any]) -> str:
     label = str(row["label"])
-    if row["group"] == "split":
-        label = "· " + label
-    return label if len(label) <= 24 else label[:23] + "…"
+    return label if len(label) <= 26 else label[:25] + "…"
 
 
 def render_analyses(analysis: AnalysisOutput) -> str:
