@@ -252,13 +252,18 @@ def lowest_threshold(
     ``target``, among the thresholds that route at least ``min_routed`` queries."""
     c = np.asarray(confidences, dtype=np.float64)
     y = np.asarray(outcomes, dtype=np.float64)
-    for t in np.unique(c):
-        routed = y[c >= t]
-        if routed.size < max(min_routed, 1):
-            break  # higher thresholds route fewer still
-        if float(routed.mean()) >= target:
-            return at_threshold(c, y, float(t), boot)
-    return None
+    if not c.size:
+        return None
+    # every candidate at once: sorted ascending, the queries routed at the i-th distinct
+    # confidence are the suffix from its first position (O(N log N), not one pass per T)
+    order = np.argsort(c, kind="stable")
+    thresholds, first = np.unique(c[order], return_index=True)
+    routed = c.size - first
+    hits = np.cumsum(y[order][::-1])[::-1][first]
+    ok = np.flatnonzero((routed >= max(min_routed, 1)) & (hits / routed >= target))
+    if not ok.size:
+        return None
+    return at_threshold(c, y, float(thresholds[ok[0]]), boot)
 
 
 @dataclass
