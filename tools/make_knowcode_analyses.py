@@ -22,11 +22,11 @@ import json
 import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from evalframe.core.io import atomic_write  # needs the repo root on sys.path first
 
+ROOT = Path(__file__).resolve().parents[1]
 DATA = ROOT / "evalframe" / "data" / "knowcode_analyses"
 FILES = [
     "evalframe/core/io.py",

@@ -197,7 +197,7 @@ class Analyses:
 
 def _judge(node: Mapping[str, Any], key: str) -> JudgeChoice:
     params = dict(node)
-    name = params.pop("name", None)
+    name = params.pop("name", "facts")  # settings alone tune the built-in judge
     if not isinstance(name, str) or not name:
         raise ConfigError(
             "no judge selected",

@@ -209,7 +209,7 @@ def test_the_judge_cannot_see_the_arm(tmp_path: Path) -> None:
             assert secret not in dumped
     # shuffled: the two arms' answers are interleaved, not first all A then all B
     failed = [i for i, (_, ans) in enumerate(forward) if "could not find" in ans.text]
-    assert 0 < min(failed) and max(failed) < 47 and failed != list(range(min(failed), 48))
+    assert min(failed) > 0 and max(failed) < 47 and failed != list(range(min(failed), 48))
     # swapping the arms changes nothing the judge can observe but the order
     backward = seen(b, a)
     key = lambda pair: (pair[0].query, pair[1].text)  # noqa: E731

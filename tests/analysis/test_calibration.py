@@ -35,7 +35,9 @@ def test_ece_mce_brier_by_hand() -> None:
     gaps = [(1, abs(0 - 0.1)), (2, abs(0.5 - 0.3)), (4, abs(acc9 - conf9))]
     assert r.ece == pytest.approx(sum(n * g for n, g in gaps) / 7, abs=1e-12)  # 1.2 / 7
     assert r.mce == pytest.approx(0.2, abs=1e-12)
-    assert r.brier == pytest.approx(sum((c - y) ** 2 for c, y in zip(C, Y)) / 7, abs=1e-12)
+    assert r.brier == pytest.approx(
+        sum((c - y) ** 2 for c, y in zip(C, Y, strict=True)) / 7, abs=1e-12
+    )
     counts = [b.count for b in r.bins]
     assert counts == [0, 1, 0, 2, 0, 0, 0, 0, 0, 4]
     assert r.bins[9].mean_confidence == pytest.approx(conf9)
@@ -65,7 +67,9 @@ def test_the_lowest_threshold_reaching_the_target() -> None:
     assert calibrate(C, Y, target_precision=0.75, min_routed=5).lowest is None
 
 
-@pytest.mark.parametrize(("c", "b"), [(0.0, 0), (0.1, 1), (0.3, 3), (0.7, 7), (0.9999, 9), (1.0, 9)])
+@pytest.mark.parametrize(
+    ("c", "b"), [(0.0, 0), (0.1, 1), (0.3, 3), (0.7, 7), (0.9999, 9), (1.0, 9)]
+)
 def test_equal_width_bins_are_half_open_and_the_last_is_closed(c: float, b: int) -> None:
     edges = bin_edges(np.asarray([c]), 10)
     assert edges[3] == 0.3  # 3 / 10, not 0.1 + 0.1 + 0.1

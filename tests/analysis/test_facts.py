@@ -12,8 +12,19 @@ from evalframe.plugin.testing import ValidatorContract
 
 
 def test_identifiers_are_split_into_words_and_case_folded() -> None:
-    assert words("self.config.sufficiency_threshold") == ["self", "config", "sufficiency", "threshold"]
-    assert words("ContextSynthesizer parses HTTPServer") == ["context", "synthesizer", "pars", "http", "server"]
+    assert words("self.config.sufficiency_threshold") == [
+        "self",
+        "config",
+        "sufficiency",
+        "threshold",
+    ]
+    assert words("ContextSynthesizer parses HTTPServer") == [
+        "context",
+        "synthesizer",
+        "pars",
+        "http",
+        "server",
+    ]
 
 
 def test_stopwords_and_one_letter_words_are_dropped() -> None:
@@ -44,7 +55,15 @@ def test_the_suffix_rule_at_its_three_character_edge(word: str, stemmed: str) ->
 
 def test_parenthesised_notes_are_removed_nested_ones_too() -> None:
     text = "The threshold is hardcoded to 0.8 (it is not (see config) configurable)."
-    assert strip_parentheticals(text).split() == ["The", "threshold", "is", "hardcoded", "to", "0.8", "."]
+    assert strip_parentheticals(text).split() == [
+        "The",
+        "threshold",
+        "is",
+        "hardcoded",
+        "to",
+        "0.8",
+        ".",
+    ]
 
 
 # A fact of four content terms: {gate, compar, sufficiency, threshold}.
@@ -111,7 +130,11 @@ class TestFactsJudgeContract(ValidatorContract):
         return [
             (TASK, Answer(text="The text goes to a temporary file first."), True),
             (TASK, Answer(text="Nothing about it."), False),
-            (TASK, Answer(text="The text goes to a temporary file; the file is written in place."), False),
+            (
+                TASK,
+                Answer(text="The text goes to a temporary file; the file is written in place."),
+                False,
+            ),
         ]
 
 

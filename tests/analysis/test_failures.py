@@ -103,7 +103,8 @@ def test_expected_documents_the_corpus_lacks_leave_only_the_score_rule() -> None
 
 def _records() -> list[dict[str, Any]]:
     return [
-        {"status": FAIL, "text": "zeta eta", "expected": ["e"], "retrieved": ["z"], "scores": [1.0]},
+        {"status": FAIL, "text": "zeta eta", "expected": ["e"], "retrieved": ["z"],
+         "scores": [1.0]},
         {"status": PASS, "text": "alpha", "expected": ["e"], "retrieved": ["e"], "scores": [1.0]},
         {"status": FAIL, "text": "alpha beta gamma delta epsilon", "expected": ["e"],
          "retrieved": ["x", "e"], "scores": [2.0, 1.0]},
