@@ -189,10 +189,11 @@ def check_seeds(pairs: Mapping[tuple[str, int], Any], min_seeds: int) -> dict[st
     seeds: dict[str, list[int]] = {}
     for task, seed in pairs:
         seeds.setdefault(task, []).append(seed)
-    short = {t: s for t, s in seeds.items() if len(s) < min_seeds}
+    short = {t: s for t, s in sorted(seeds.items()) if len(s) < min_seeds}
     if short:
-        listed = ", ".join(f"{t} ({len(s)})" for t, s in sorted(short.items())[:8])
-        first = pairs[(next(iter(sorted(short))), short[next(iter(sorted(short)))][0])]
+        listed = ", ".join(f"{t} ({len(s)})" for t, s in list(short.items())[:8])
+        task, task_seeds = next(iter(short.items()))
+        first = pairs[(task, task_seeds[0])]
         raise first[0].at.error(
             f"{len(short)} task(s) have fewer than {min_seeds} seeds per arm: {listed}",
             expected=f"at least {min_seeds} seeds (attempts) per task and arm",
