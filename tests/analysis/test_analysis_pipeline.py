@@ -98,17 +98,21 @@ def test_calibration_of_the_answers_is_written_with_its_numbers(facts_project: P
     assert summary["analysis"]["calibration"]["verdict"] == cal["verdict"]
 
 
-def test_hit_at_k_as_the_outcome_leaves_negative_examples_out(project: Project) -> None:
-    run(project, analysis={"calibration": {"outcome": "hit", "k": 1}})
+@pytest.mark.parametrize(("outcome", "k", "metric"), [("hit", 1, "Hit@1"), ("recall", 2, "R@2")])
+def test_a_ranking_outcome_leaves_negative_examples_out(
+    project: Project, outcome: str, k: int, metric: str
+) -> None:
+    run(project, analysis={"calibration": {"outcome": outcome, "k": k}})
     cal = json.loads((project.root / "out" / "calibration.json").read_text())
-    # Hit@1: query 1 yes (install), 2 no (cache), 3 yes (cache); 4 is a negative example
+    # one relevant document each: query 1 finds it (install, rank 1), 2 does not (gates is
+    # not retrieved), 3 does (cache, rank 1); 4 is a negative example
     assert [(q["query_id"], q["outcome"]) for q in cal["queries"]] == [
         ("1", True),
         ("2", False),
         ("3", True),
     ]
     assert cal["excluded"] == {"negative": ["4"]}
-    assert cal["outcome_description"] == "Hit@1 = 1"
+    assert cal["outcome_description"] == f"{metric} = 1"
 
 
 def test_gates_read_analysis_values(facts_project: Project) -> None:
@@ -220,3 +224,17 @@ def test_a_two_arm_benefit_runs_from_config(tmp_path: Path, project: Project) ->
     overall = saved["rows"][-1]["deltas"]["net_tokens_saved"]
     assert (overall["mean"], overall["ci_low"], overall["ci_high"]) == (30, 30, 30)
     assert result.gates[0].passed
+
+
+def test_rescore_can_add_calibration_to_a_stored_run(
+    facts_project: Project, capsys: pytest.CaptureFixture[str]
+) -> None:
+    run(facts_project)
+    out = facts_project.root / "out"
+    assert not (out / "calibration.json").exists()
+    with RETRIEVERS.scoped() as reg:
+        reg.add("answering", Answering)
+        assert cli_main(["rescore", str(out), "analysis=calibration"]) == EXIT_OK
+    assert "verdict:" in capsys.readouterr().out
+    cal = json.loads((out / "calibration.json").read_text())
+    assert cal["n"] == 3 and cal["outcome"] == "answer"  # confidences and answers restored
