@@ -164,7 +164,7 @@ def pair_attempts(
         )
         table = by_arm.setdefault(arm, {})
         for att in attempts:
-            seen.add(f"{att.task_id} seed {att.seed}", att.at)
+            seen.add(f"{att.task_id}/seed={att.seed}", att.at)  # one word: an id
             table[(att.task_id, att.seed)] = att
     lonely = [
         (side, x)

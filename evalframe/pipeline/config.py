@@ -14,15 +14,21 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
-from evalframe.analysis.settings import Analyses, validate_analysis, value_names
+from evalframe.analysis.settings import (
+    Analyses,
+    AnalysisSettings,
+    validate_analysis,
+    value_names,
+)
 from evalframe.assess.gates import GateSpec, parse_gate_specs
 from evalframe.core.errors import ConfigError
+from evalframe.golden.queries import QueriesConfig
 from evalframe.metrics import Metric, Policies, parse_metrics
 from evalframe.plugin.protocols import PluginContext
 from evalframe.plugin.registry import (
@@ -102,13 +108,26 @@ class OutputSection(_Section):
 
     dir: str = Field(description="run directory (Hydra's run dir by default)")
     cache_dir: str = Field(description="shared cache for indexes and retrieval results")
-    run_tag: str = Field("evalframe", description="tag column of the written TREC run")
+    run_tag: str = Field(
+        "evalframe", description="tag column of the written TREC run: one word (no spaces)"
+    )
+
+    @field_validator("run_tag")
+    @classmethod
+    def _one_word(cls, value: str) -> str:
+        if not value or any(ch.isspace() for ch in value):
+            raise ValueError(
+                "the run tag must be one word: it is the last column of run.trec, "
+                "which every TREC tool splits on whitespace"
+            )
+        return value
 
 
 class _Schema(_Section):
     experiment: str = Field(description="the experiment's name (set by +experiment=...)")
     description: str = ""
     dataset: dict[str, Any]
+    queries: QueriesConfig = Field(default_factory=QueriesConfig)
     corpus: dict[str, Any] | None = None
     retriever: dict[str, Any]
     # strict: `depth=true` must not pass as 1 (bool is an int to Python, not to a user)
@@ -130,6 +149,10 @@ class _Schema(_Section):
         None, description="calibration, benefit and failure categories (docs/analyses.md)"
     )
     output: OutputSection
+    redact: list[str] = Field(
+        default_factory=list,
+        description="more key names whose values are secrets, redacted in every output",
+    )
 
 
 @dataclass(frozen=True)
@@ -167,7 +190,20 @@ class Experiment:
     cache_dir: Path
     run_tag: str
     raw: Mapping[str, Any]
-    analysis: Analyses
+    #: a separate queries file joined to the golden set by id (``queries.path``)
+    queries: QueriesConfig = field(default_factory=QueriesConfig)
+    #: names whose values are redacted in everything written (besides the built-in rule)
+    redact: tuple[str, ...] = ()
+
+    @property
+    def public_config(self) -> dict[str, Any]:
+        """The resolved config as it may be written or shown: credentials redacted."""
+        from evalframe.core.secrets import redact
+
+        return dict(redact(dict(self.raw), self.redact))
+
+    #: the validated ``analysis:`` section and its judges (docs/analyses.md)
+    analysis: Analyses = field(default_factory=lambda: Analyses(settings=AnalysisSettings()))
 
 
 def _resolve(registry: Registry[Any], node: Mapping[str, Any], key: str) -> ResolvedPlugin:
@@ -248,6 +284,8 @@ def validate_experiment(raw: Mapping[str, Any]) -> Experiment:
         cache_dir=Path(schema.output.cache_dir).expanduser(),
         run_tag=schema.output.run_tag,
         raw=dict(raw),
+        queries=schema.queries,
+        redact=tuple(schema.redact),
         analysis=analysis,
     )
 
