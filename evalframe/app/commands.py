@@ -64,7 +64,14 @@ def rescore_main(argv: Sequence[str]) -> int:
     relay.emit("on_run_start", context)
     try:
         return score_and_report(
-            exp, golden, run, relay, context, [TerminalReport()], normalise_id=inputs.normalise_id
+            exp,
+            golden,
+            run,
+            relay,
+            context,
+            [TerminalReport()],
+            normalise_id=inputs.normalise_id,
+            corpus=inputs.corpus,
         ).exit_code
     except BaseException as exc:
         relay.emit("on_error", context, exc)

@@ -20,6 +20,12 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator
 
+from evalframe.analysis.settings import (
+    Analyses,
+    AnalysisSettings,
+    validate_analysis,
+    value_names,
+)
 from evalframe.assess.gates import GateSpec, parse_gate_specs
 from evalframe.core.errors import ConfigError
 from evalframe.golden.queries import QueriesConfig
@@ -190,6 +196,9 @@ class _Schema(_Section):
     baseline: str | None = Field(None, description="baseline name (or run folder) to compare with")
     baselines_dir: str = Field("baselines", description="where baseline names are looked up")
     compare: CompareSection = Field(default_factory=CompareSection)
+    analysis: dict[str, Any] | None = Field(
+        None, description="calibration, benefit and failure categories (docs/analyses.md)"
+    )
     output: OutputSection
     redact: list[str] = Field(
         default_factory=list,
@@ -246,6 +255,9 @@ class Experiment:
 
         return dict(redact(dict(self.raw), self.redact))
 
+    #: the validated ``analysis:`` section and its judges (docs/analyses.md)
+    analysis: Analyses = field(default_factory=lambda: Analyses(settings=AnalysisSettings()))
+
 
 def _resolve(registry: Registry[Any], node: Mapping[str, Any], key: str) -> ResolvedPlugin:
     params = dict(node)
@@ -298,7 +310,8 @@ def validate_experiment(raw: Mapping[str, Any]) -> Experiment:
             expected=f"one of: {', '.join(str(m) for m in metrics)}",
             hint="add it to metrics.measures or pick another criterion",
         )
-    _check_gates(gates, metrics, schema.metrics.labels)
+    analysis = validate_analysis(schema.analysis, depth=schema.depth)
+    _check_gates(gates, metrics, schema.metrics.labels, value_names(analysis))
     exports = _resolve_exports(schema.exports, metrics)
     _check_output_dir(Path(schema.output.dir))
     return Experiment(
@@ -327,6 +340,7 @@ def validate_experiment(raw: Mapping[str, Any]) -> Experiment:
         raw=dict(raw),
         queries=schema.queries,
         redact=tuple(schema.redact),
+        analysis=analysis,
     )
 
 
@@ -383,9 +397,12 @@ def _require_metrics(names: list[str], metrics: list[Metric], key: str, who: str
 
 
 def _check_gates(
-    gates: tuple[GateSpec, ...], metrics: list[Metric], labels: Mapping[str, str]
+    gates: tuple[GateSpec, ...],
+    metrics: list[Metric],
+    labels: Mapping[str, str],
+    analysis_values: list[str],
 ) -> None:
-    """Validate every gate's settings and metrics now, not after a long retrieval."""
+    """Validate every gate's settings, metrics and analysis values now, not after retrieval."""
     by_label = {label: metric for metric, label in labels.items()}
     for g in gates:
         key = f"gates.{g.name}"
@@ -403,3 +420,14 @@ def _check_gates(
                     hint=f"gates name metrics by their canonical string: metric: {by_label[name]}",
                 )
             _require_metrics([name], metrics, where, f"gate {g.name!r}")
+        wanted = getattr(gate, "required_analyses", None)
+        for name in wanted() if callable(wanted) else []:
+            if name not in analysis_values:
+                raise ConfigError(
+                    f"gate {g.name!r} reads analysis value {name!r}, which no configured "
+                    "analysis produces",
+                    key=f"{key}.analysis",
+                    expected=f"one of: {', '.join(analysis_values) or '(no analysis configured)'}",
+                    hint="configure the analysis (e.g. analysis=calibration, with the threshold "
+                    "in analysis.calibration.thresholds); see docs/analyses.md",
+                )

@@ -8,12 +8,14 @@ loses them.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from evalframe import __version__
+from evalframe.analysis import AnalysisOutput, BootstrapSettings, run_analyses
 from evalframe.assess.gates import run_gates, verdict, verdict_warnings
 from evalframe.assess.results import Evaluation, GateResult
 from evalframe.assess.runfolder import LAYOUT, RunData, RunFolder, per_query_records
@@ -66,6 +68,8 @@ class PipelineResult:
     experiment: Experiment | None = None
     comparison: Comparison | None = None
     records: list[dict[str, Any]] = field(default_factory=list)  # as in per_query.jsonl
+    #: calibration, benefit and failure categories (plain data; docs/analyses.md)
+    analysis: AnalysisOutput = field(default_factory=AnalysisOutput)
 
 
 class Reporter(Protocol):
@@ -107,6 +111,12 @@ def _flat_metrics(evaluation: Evaluation, gates: list[GateResult]) -> dict[str, 
                 flat[f"slice.{fname}.{value}.{m}.n"] = agg.n
     for stat, ms in evaluation.latency.items():
         flat[f"latency.{stat}"] = ms
+    for key, found in evaluation.analysis.items():  # calibration.ece, failures.<category>, ...
+        flat[key] = found.mean
+        flat[f"{key}.n"] = found.n
+        if not math.isnan(found.ci_low):
+            flat[f"{key}.ci_low"] = found.ci_low
+            flat[f"{key}.ci_high"] = found.ci_high
     flat["gates.passed"] = sum(1 for g in gates if g.passed)
     flat["gates.failed"] = sum(1 for g in gates if not g.passed)
     return flat
@@ -118,6 +128,7 @@ def _write_outputs(
     gates: list[GateResult],
     exit_code: int,
     records: list[dict[str, Any]],
+    analysis: AnalysisOutput,
 ) -> tuple[dict[str, Path], dict[str, Any]]:
     from omegaconf import OmegaConf
 
@@ -180,7 +191,10 @@ def _write_outputs(
         "retrieval_cache": evaluation.run.metadata.get("cache"),
         "gates_passed": verdict(gates),
         "verdict_warnings": verdict_warnings(golden, gates),
+        "analysis": analysis.summary,
     }
+    for name, payload in analysis.files.items():  # calibration.json, benefit.json
+        files[Path(name).stem] = folder.write_json(name, payload)
     files["summary"] = folder.write_json(folder.SUMMARY, summary)
     return files, summary
 
@@ -419,7 +433,14 @@ def run_experiment(
             run = run.model_copy(update={"metadata": {**run.metadata, "cache": stats}})
         relay.emit("on_retrieval_done", context, run)
         return score_and_report(
-            exp, golden, run, relay, context, reporters, normalise_id=inputs.normalise_id
+            exp,
+            golden,
+            run,
+            relay,
+            context,
+            reporters,
+            normalise_id=inputs.normalise_id,
+            corpus=corpus,
         )
     except BaseException as exc:
         relay.emit("on_error", context, exc)
@@ -435,6 +456,7 @@ def score_and_report(
     reporters: Sequence[Reporter] = (),
     *,
     normalise_id: Callable[[str], str] | None = None,
+    corpus: Corpus | None = None,
 ) -> PipelineResult:
     """Score a run, gate it, compare it, write the outputs, report: everything after retrieval.
 
@@ -442,6 +464,8 @@ def score_and_report(
     fresh one go through exactly the same steps. ``normalise_id`` (the
     dataset's, see :class:`Inputs`) is applied to every retrieved id first;
     the run written to the run folder is the normalised one, the run scored.
+    ``corpus`` gives the failure categories document text to compare (none are
+    given without it).
     """
     run = normalise_run(run, normalise_id, exp.policies.duplicates)
     warn_if_nothing_matches(golden, run)  # all zeros: ids, not the system, are the likely cause
@@ -457,6 +481,11 @@ def score_and_report(
         seed=exp.stats.seed,
         confidence=exp.stats.confidence,
     )
+    records = per_query_records(evaluation, exp.report)
+    # before the gates, which may read calibration.ece & co. (GateView.analysis)
+    st = exp.stats
+    boot = BootstrapSettings(resamples=st.bootstrap, seed=st.seed, confidence=st.confidence)
+    analysis = run_analyses(exp.analysis, evaluation, records, corpus, boot)
     relay.emit("on_scored", context, evaluation)
     if exp.baseline is not None:
         evaluation.baseline = _load_baseline(exp, evaluation)
@@ -465,10 +494,11 @@ def score_and_report(
     relay.emit("on_gated", context, gates)
     exit_code = EXIT_OK if verdict(gates) else EXIT_GATE_FAILED
 
-    records = per_query_records(evaluation, exp.report)
-    outputs, summary = _write_outputs(exp, evaluation, gates, exit_code, records)
+    outputs, summary = _write_outputs(exp, evaluation, gates, exit_code, records, analysis)
     outputs.update(_write_exports(exp, evaluation))
-    result = PipelineResult(exit_code, evaluation, gates, outputs, experiment=exp, records=records)
+    result = PipelineResult(
+        exit_code, evaluation, gates, outputs, experiment=exp, records=records, analysis=analysis
+    )
     if evaluation.baseline is not None:
         result.comparison = _compare_with_baseline(
             exp, evaluation.baseline, records, summary, outputs

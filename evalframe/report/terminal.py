@@ -149,6 +149,10 @@ def render_report(
             out.append(f'  {rec["query_id"]}: "{rec["text"]}"')
             out.append(f"      Expected:  {_ids(rec['expected'], cfg.show_k)}")
             out.append(f"      Retrieved: {_ids(rec['retrieved'], cfg.show_k)}")
+            failure = rec.get("failure")  # a heuristic category (docs/analyses.md)
+            if failure:
+                fix = f" → fix: {failure['fix']}" if failure["fix"] else ""
+                out.append(f"      Category:  {failure['label']} (heuristic){fix}")
         if len(failed) > cfg.max_failed:
             out.append(f"  … {len(failed) - cfg.max_failed} more in per_query.jsonl")
 
@@ -201,6 +205,7 @@ class TerminalReport:
 
     def __call__(self, result: PipelineResult) -> None:
         from evalframe.assess.compare import render_comparison
+        from evalframe.report.analyses import render_analyses
 
         assert result.experiment is not None  # the pipeline always sets it
         text = render_report(
@@ -209,5 +214,8 @@ class TerminalReport:
         if result.comparison is not None:
             block = render_comparison(result.comparison)
             text = text.replace("\nGates:", f"\n{block}\n\nGates:", 1)
+        analyses = render_analyses(result.analysis)
+        if analyses:
+            text = text.replace("\nGates:", f"\n{analyses}\n\nGates:", 1)
         result.report = text
         print(text, file=self.stream or sys.stdout)
