@@ -274,8 +274,38 @@ _NOT_IN_STRUCT = re.compile(
 )
 
 
+_YAML_ERROR = re.compile(
+    r"yaml\.\w+\.(?P<kind>\w+Error): (?P<context>[^\n]*)\n"
+    r'(?:\s+in "(?P<file>[^"]+)", line (?P<line>\d+), column (?P<column>\d+)\n)?'
+    r"(?P<problem>[^\n]*)"
+    r'(?:\n\s+in "(?P<file2>[^"]+)", line (?P<line2>\d+), column (?P<column2>\d+))?'
+)
+
+
 def hydra_message(text: str) -> str:
     """Hydra's own error, in evalframe's form where we know what it means."""
+    broken = _YAML_ERROR.search(text)
+    if broken is not None:  # a config file that is not YAML: locate it, no traceback
+        from evalframe.core.errors import DataError
+
+        where = broken["file"] or broken["file2"] or "a config file"
+        what = broken["context"]
+        if broken["line"]:
+            what += f" (line {broken['line']}, column {broken['column']})"
+        if broken["problem"].strip():
+            what += f": {broken['problem']}"
+            if broken["line2"]:
+                what += f" (line {broken['line2']}, column {broken['column2']})"
+        return (
+            DataError(
+                f"the config file is not valid YAML: {what}",
+                path=where,
+                line=int(broken["line"] or broken["line2"] or 0) or None,
+                hint="fix the file (a bracket or quote left open, a tab used for indent, "
+                "a missing ': ' after a key)",
+            ).render()
+            + "\n"
+        )
     found = _NOT_IN_STRUCT.search(text)
     if found is None:
         return text
