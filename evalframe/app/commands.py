@@ -42,6 +42,7 @@ def rescore_main(argv: Sequence[str]) -> int:
     from evalframe.pipeline.config import validate_experiment
     from evalframe.pipeline.run import load_golden, score_and_report
     from evalframe.plugin.hooks import HookRelay, RunContext
+    from evalframe.report.page import RunPage
     from evalframe.report.terminal import TerminalReport
 
     run_dir: Path = args.run_dir
@@ -55,14 +56,15 @@ def rescore_main(argv: Sequence[str]) -> int:
         "or gates=bob_regression",
     )
     exp = validate_experiment(raw)
-    golden, _ = load_golden(exp)
+    golden, corpus = load_golden(exp)
     run = load_stored_run(run_dir)
     _note_golden_change(run_dir, golden.content_hash)
     context = RunContext(experiment=exp.name, output_dir=exp.output_dir, config=dict(exp.raw))
     relay = HookRelay.build(exp.trackers)
     relay.emit("on_run_start", context)
     try:
-        return score_and_report(exp, golden, run, relay, context, [TerminalReport()]).exit_code
+        reporters = [RunPage(), TerminalReport()]
+        return score_and_report(exp, golden, run, relay, context, reporters, corpus=corpus).exit_code
     except BaseException as exc:
         relay.emit("on_error", context, exc)
         raise

@@ -8,8 +8,10 @@ loses them.
 
 from __future__ import annotations
 
+import subprocess
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -44,7 +46,9 @@ class PipelineResult:
     """What a finished run produced, for reporters, the CLI and tests.
 
     ``report`` is the text a terminal reporter rendered (empty when none ran);
-    ``comparison`` is the paired comparison with the baseline, when one was given.
+    ``comparison`` is the paired comparison with the baseline, when one was given;
+    ``corpus`` the corpus the run searched, when one was loaded (a page shows its text).
+    A reporter that writes a file adds it to ``outputs``, so trackers upload it.
     """
 
     exit_code: int
@@ -55,6 +59,7 @@ class PipelineResult:
     experiment: Experiment | None = None
     comparison: Comparison | None = None
     records: list[dict[str, Any]] = field(default_factory=list)  # as in per_query.jsonl
+    corpus: Corpus | None = None
 
 
 class Reporter(Protocol):
@@ -101,12 +106,31 @@ def _flat_metrics(evaluation: Evaluation, gates: list[GateResult]) -> dict[str, 
     return flat
 
 
+def _git_state(timeout: float = 2.0) -> dict[str, Any] | None:
+    """The commit of the working directory's repository and whether it had local
+    changes (None outside a repository): what a report names as "what ran"."""
+
+    def git(*args: str) -> str:
+        proc = subprocess.run(
+            ["git", *args], capture_output=True, text=True, timeout=timeout, check=True
+        )
+        return proc.stdout.strip()
+
+    try:
+        sha = git("rev-parse", "HEAD")
+        dirty = bool(git("status", "--porcelain", "--untracked-files=no"))
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return {"sha": sha, "dirty": dirty}
+
+
 def _write_outputs(
     exp: Experiment,
     evaluation: Evaluation,
     gates: list[GateResult],
     exit_code: int,
     records: list[dict[str, Any]],
+    corpus: Corpus | None = None,
 ) -> tuple[dict[str, Path], dict[str, Any]]:
     from omegaconf import OmegaConf
 
@@ -126,6 +150,8 @@ def _write_outputs(
             folder.GATES, {"passed": verdict(gates), "gates": [g.as_dict() for g in gates]}
         ),
     }
+    if corpus is not None:
+        files["corpus_manifest"] = folder.write_corpus_manifest(corpus)
     golden = evaluation.golden
     golden_path = golden.provenance.get("path") or getattr(exp.dataset.config, "path", None)
     dvc = (dvc_lookup(golden_path) if golden_path else DvcRecord()).as_summary()
@@ -133,6 +159,8 @@ def _write_outputs(
         "layout": LAYOUT,
         "experiment": exp.name,
         "evalframe_version": __version__,
+        "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        "git": _git_state(),
         "exit_code": exit_code,
         "golden_set": {
             "name": golden.name,
@@ -142,6 +170,17 @@ def _write_outputs(
             "provenance": golden.provenance,
             **dvc,  # dvc_md5, dvc_file: the DVC-versioned identity of this golden set
         },
+        "corpus": None
+        if corpus is None
+        else {
+            "name": corpus.name,
+            "content_hash": corpus.content_hash,
+            "documents": len(corpus),
+            "manifest": RunFolder.CORPUS_MANIFEST,
+        },
+        "baseline": None
+        if evaluation.baseline is None
+        else {"name": str(evaluation.baseline.name), "path": str(evaluation.baseline.path)},
         "retriever": exp.retriever.spec.name,
         "depth": exp.depth,
         "metrics": [str(m) for m in evaluation.metrics],
@@ -340,7 +379,7 @@ def run_experiment(
             stats = {"hits": cache.hits, "misses": cache.misses}
             run = run.model_copy(update={"metadata": {**run.metadata, "cache": stats}})
         relay.emit("on_retrieval_done", context, run)
-        return score_and_report(exp, golden, run, relay, context, reporters)
+        return score_and_report(exp, golden, run, relay, context, reporters, corpus=corpus)
     except BaseException as exc:
         relay.emit("on_error", context, exc)
         raise
@@ -353,11 +392,14 @@ def score_and_report(
     relay: HookRelay,
     context: RunContext,
     reporters: Sequence[Reporter] = (),
+    *,
+    corpus: Corpus | None = None,
 ) -> PipelineResult:
     """Score a run, gate it, compare it, write the outputs, report: everything after retrieval.
 
     ``rescore`` calls this directly on a stored run, so a re-scored run and a
-    fresh one go through exactly the same steps.
+    fresh one go through exactly the same steps. ``corpus`` (when one was
+    loaded) is recorded in the corpus manifest and handed to the reporters.
     """
     warn_if_nothing_matches(golden, run)  # all zeros: ids, not the system, are the likely cause
     scores = evaluate(list(exp.metrics), golden, run, exp.policies)
@@ -381,9 +423,11 @@ def score_and_report(
     exit_code = EXIT_OK if verdict(gates) else EXIT_GATE_FAILED
 
     records = per_query_records(evaluation, exp.report)
-    outputs, summary = _write_outputs(exp, evaluation, gates, exit_code, records)
+    outputs, summary = _write_outputs(exp, evaluation, gates, exit_code, records, corpus)
     outputs.update(_write_exports(exp, evaluation))
-    result = PipelineResult(exit_code, evaluation, gates, outputs, experiment=exp, records=records)
+    result = PipelineResult(
+        exit_code, evaluation, gates, outputs, experiment=exp, records=records, corpus=corpus
+    )
     if evaluation.baseline is not None:
         result.comparison = _compare_with_baseline(
             exp, evaluation.baseline, records, summary, outputs

@@ -164,6 +164,8 @@ def render_report(
     out.append("")
     if outputs:
         out.append(f"Saved results to: {exp.output_dir}")
+    if "report_html" in outputs:
+        out.append(f"Report: {outputs['report_html']} (summary: {outputs['summary_md'].name})")
     if failed_required:
         out.append(f"Result: FAILED — required gate(s) failed: {', '.join(failed_required)}")
     else:
