@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from evalframe.assess.runfolder import FAIL, PASS, RunFolder, StatusRule, query_status
+from evalframe.assess.runfolder import FAIL, PASS, WARN, RunFolder, StatusRule, query_status
 from evalframe.report.plotdata import number
 
 __all__ = [
@@ -83,10 +83,11 @@ def status_changes(
     """(now failing, now passing) among the queries both sides scored.
 
     Both sides are marked by this run's rule, from each side's criterion value;
-    whether a query is a negative example comes from this run's judgments. "Now
-    failing" is ✗ after and not ✗ before (✓→✗ or ⚠→✗); "now passing" is ✓ after
-    and not ✓ before. Queries that moved between ✓ and ⚠ are in neither list (the
-    changed-query listing shows them).
+    whether a query is a negative example comes from this run's judgments. A
+    query passes when it is not ✗ (its criterion is at least ``fail_below``), as
+    the ``pass_to_fail`` gate counts: "now failing" is ✓ or ⚠ before and ✗ after,
+    "now passing" ✗ before and ✓ or ⚠ after. Moves between ✓ and ⚠ are in neither
+    list (the changed-query listing shows them).
     """
     by_id = {str(r["query_id"]): r for r in before}
     failing: list[StatusChange] = []
@@ -105,9 +106,9 @@ def status_changes(
             value_before=number((old.get("metrics") or {}).get(rule.criterion)),
             value_after=number((rec.get("metrics") or {}).get(rule.criterion)),
         )
-        if change.after == FAIL and change.before != FAIL:
+        if change.after == FAIL and change.before in (PASS, WARN):
             failing.append(change)
-        elif change.after == PASS and change.before != PASS:
+        elif change.before == FAIL and change.after in (PASS, WARN):
             passing.append(change)
     return failing, passing
 

@@ -82,7 +82,32 @@ def _style(i: int) -> dict[str, Any]:
 def _figure(width: float, height: float) -> Figure:
     from matplotlib.figure import Figure
 
-    return Figure(figsize=(width, height), layout="constrained")
+    return Figure(figsize=(width, height))
+
+
+def _margins(
+    fig: Figure,
+    left: float = 0.55,
+    bottom: float = 0.45,
+    top: float = 0.3,
+    right: float = 0.15,
+    **space: float,
+) -> None:
+    """Margins in inches. Fixed margins rather than a constrained layout: the layout
+    engine draws every figure twice to measure it, which doubles the page's cost."""
+    width, height = fig.get_size_inches()
+    fig.subplots_adjust(
+        left=left / width,
+        right=1 - right / width,
+        bottom=bottom / height,
+        top=1 - top / height,
+        **space,
+    )
+
+
+def _label_inches(labels: Sequence[str]) -> float:
+    """Room for the longest tick label at 9 pt (about 0.075 in a character)."""
+    return 0.25 + 0.075 * max((len(x) for x in labels), default=4)
 
 
 def _svg(fig: Figure, name: str, label: str) -> str:
@@ -95,6 +120,8 @@ def _svg(fig: Figure, name: str, label: str) -> str:
         fig.savefig(buf, format="svg", metadata={"Date": None, "Creator": None})
     text = buf.getvalue()
     text = text[text.index("<svg") :]
+    # matplotlib's RDF block only names the format; it costs bytes and looks like links
+    text = re.sub(r"\s*<metadata>.*?</metadata>", "", text, count=1, flags=re.S)
     label = label.replace("&", "&amp;").replace('"', "&quot;").replace("<", "&lt;")
     return re.sub(r"^<svg ", f'<svg role="img" aria-label="{label}" ', text, count=1)
 
@@ -113,6 +140,7 @@ def curves_svg(series: Mapping[str, Curves], name: str = "curves") -> str:
     with _rc():
         fig = _figure(7.2, 2.7 if len(series) <= 1 else 3.0)
         axes = fig.subplots(1, 3, sharex=True)
+        _margins(fig, left=0.45, bottom=0.45 if len(series) <= 1 else 0.8, wspace=0.25)
         families = list(next(iter(series.values())).values) if series else []
         for ax, family in zip(axes, families, strict=False):
             for i, (label, curves) in enumerate(series.items()):
@@ -123,7 +151,7 @@ def curves_svg(series: Mapping[str, Curves], name: str = "curves") -> str:
             ax.set_ylim(-0.02, 1.02)
             ax.set_xlim(left=0.5)
         if len(series) > 1:
-            fig.legend(*axes[0].get_legend_handles_labels(), loc="outside lower center", ncols=3)
+            fig.legend(*axes[0].get_legend_handles_labels(), loc="lower center", ncols=3)
         return _svg(fig, name, "metric at k: recall, precision and nDCG against k")
 
 
@@ -140,7 +168,22 @@ def grouped_bars_svg(
         rows = sum(len({b.label for s in series.values() for b in s.get(f, ())}) for f in fields)
         height = 0.9 + 0.15 * rows * max(len(series), 1) + 0.45 * len(fields)
         fig = _figure(7.2, min(height, 14.0))
-        axes = fig.subplots(len(fields), 1, squeeze=False)[:, 0]
+        counts_per_field = [
+            max(len({b.label for s in series.values() for b in s.get(f, ())}), 1) for f in fields
+        ]
+        axes = fig.subplots(
+            len(fields), 1, squeeze=False, gridspec_kw={"height_ratios": counts_per_field}
+        )[:, 0]
+        longest = [
+            f"{b.label} (n={b.n})" for s in series.values() for bars in s.values() for b in bars
+        ]
+        _margins(
+            fig,
+            left=_label_inches(longest),
+            bottom=0.55 + (0.3 if len(series) > 1 else 0.0),
+            top=0.3,
+            hspace=0.7 * len(fields) / max(height - 1.0, 1.0),
+        )
         width = 0.8 / max(len(series), 1)
         for ax, field in zip(axes, fields, strict=True):
             labels: list[str] = []
@@ -182,7 +225,7 @@ def grouped_bars_svg(
             ax.grid(axis="y", visible=False)
         axes[-1].set_xlabel(title)
         if len(series) > 1:
-            fig.legend(*axes[0].get_legend_handles_labels(), loc="outside lower center", ncols=3)
+            fig.legend(*axes[0].get_legend_handles_labels(), loc="lower center", ncols=3)
         return _svg(fig, name, f"per-slice bars: {title}, with confidence intervals")
 
 
@@ -193,6 +236,7 @@ def scores_svg(hist: ScoreHistogram, name: str = "scores") -> str:
     with _rc():
         fig = _figure(4.6, 2.6)
         ax = fig.subplots()
+        _margins(fig, left=0.6)
         edges = np.asarray(hist.edges)
         for i, (label, counts, hatch, line) in enumerate(
             (
@@ -222,6 +266,7 @@ def latency_svg(lat: LatencyData, name: str = "latency") -> str:
     with _rc():
         fig = _figure(4.6, 2.6)
         ax = fig.subplots()
+        _margins(fig, left=0.6)
         ax.hist(lat.values, bins=min(30, max(5, len(lat.values) // 3)), color=PALETTE[4])
         for value, label, style in ((lat.p50, "p50", "--"), (lat.p95, "p95", ":")):
             ax.axvline(value, color="#000000", linestyle=style, linewidth=1.4)
@@ -243,8 +288,9 @@ def latency_runs_svg(runs: Mapping[str, LatencyData], name: str = "latency") -> 
     """p50 and p95 latency per run (several runs): two hatched bars each."""
     with _rc():
         labels = list(runs)
-        fig = _figure(7.2, 0.8 + 0.38 * len(labels))
+        fig = _figure(7.2, 1.2 + 0.38 * len(labels))
         ax = fig.subplots()
+        _margins(fig, left=_label_inches(labels), bottom=0.75, top=0.1)
         for i, (stat, hatch) in enumerate((("p50", ""), ("p95", "///"))):
             ax.barh(
                 [j - 0.2 + 0.4 * i for j in range(len(labels))],
@@ -259,7 +305,7 @@ def latency_runs_svg(runs: Mapping[str, LatencyData], name: str = "latency") -> 
         ax.invert_yaxis()
         ax.set_xlabel("latency (ms)")
         ax.grid(axis="y", visible=False)
-        fig.legend(loc="outside lower center", ncols=2)
+        fig.legend(loc="lower center", ncols=2)
         return _svg(fig, name, "p50 and p95 latency per run")
 
 
@@ -269,6 +315,7 @@ def reliability_svg(rel: Reliability, name: str = "reliability") -> str:
     with _rc():
         fig = _figure(3.6, 3.2)
         ax = fig.subplots()
+        _margins(fig, left=0.6, top=0.35)
         ax.plot([0, 1], [0, 1], linestyle=":", color="#666666", label="perfect calibration")
         sizes = [12 + 60 * b.n / max(x.n for x in rel.bins) for b in rel.bins]
         ax.scatter(
@@ -299,8 +346,14 @@ def deltas_svg(rows: Sequence[DeltaRow], metric: str, name: str = "deltas") -> s
     """Per-slice change of one metric against the baseline: the delta with the
     corrected interval, marked by verdict shape (▲ improved, ▼ regressed, ● noise)."""
     with _rc():
-        fig = _figure(7.2, 0.9 + 0.26 * len(rows))
+        fig = _figure(7.2, 1.3 + 0.26 * len(rows))
         ax = fig.subplots()
+        _margins(
+            fig,
+            left=_label_inches([f"{r.field}={r.value} (n={r.n})" for r in rows]),
+            bottom=0.8,
+            top=0.1,
+        )
         seen: set[str] = set()
         for j, row in enumerate(rows):
             marker, colour, _ = VERDICT_MARKS.get(row.verdict, VERDICT_MARKS["within noise"])
@@ -332,5 +385,5 @@ def deltas_svg(rows: Sequence[DeltaRow], metric: str, name: str = "deltas") -> s
         ax.invert_yaxis()
         ax.set_xlabel(f"Δ {metric} (this run − baseline), corrected interval")
         ax.grid(axis="y", visible=False)
-        fig.legend(loc="outside lower center", ncols=3)
+        fig.legend(loc="lower center", ncols=3)
         return _svg(fig, name, f"per-slice change of {metric} against the baseline")
