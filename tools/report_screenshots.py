@@ -65,12 +65,14 @@ def main() -> None:
         }
         for name, selector in shots.items():
             page.locator(selector).screenshot(path=str(OUT / name))
+        page.evaluate("window.scrollTo(0, 0)")  # boxes are then page coordinates, as clip wants
         drift = page.locator("#drift")
         box = drift.bounding_box()
         assert box is not None
         page.screenshot(path=str(OUT / "report-drift.png"), full_page=True,
                         clip={**box, "height": min(box["height"], 1500)})  # fmt: skip
         page.locator("#q-table tbody.q").nth(1).locator("button.toggle").click()
+        page.evaluate("window.scrollTo(0, 0)")
         queries = page.locator("#queries")
         box = queries.bounding_box()
         assert box is not None

@@ -268,15 +268,19 @@ def latency_svg(lat: LatencyData, name: str = "latency") -> str:
         ax = fig.subplots()
         _margins(fig, left=0.6)
         ax.hist(lat.values, bins=min(30, max(5, len(lat.values) // 3)), color=PALETTE[4])
+        low, high = ax.get_xlim()
         for value, label, style in ((lat.p50, "p50", "--"), (lat.p95, "p95", ":")):
             ax.axvline(value, color="#000000", linestyle=style, linewidth=1.4)
+            right = value > low + 0.7 * (high - low)  # near the right edge: label to the left
             ax.annotate(
                 f"{label} {value:.1f} ms",
                 (value, 1.0),
                 xycoords=("data", "axes fraction"),
-                xytext=(3, -10 if label == "p50" else -22),
+                xytext=(-3 if right else 3, -10 if label == "p50" else -22),
                 textcoords="offset points",
+                ha="right" if right else "left",
                 fontsize=8,
+                backgroundcolor="#ffffffcc",
             )
         ax.set_xlabel("latency per query (ms)")
         ax.set_ylabel("queries")
