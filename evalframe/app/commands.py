@@ -40,7 +40,7 @@ def rescore_main(argv: Sequence[str]) -> int:
 
     from evalframe.app.runconfig import load_config
     from evalframe.pipeline.config import validate_experiment
-    from evalframe.pipeline.run import load_golden, score_and_report
+    from evalframe.pipeline.run import Reporter, load_golden, score_and_report
     from evalframe.plugin.hooks import HookRelay, RunContext
     from evalframe.report.page import RunPage
     from evalframe.report.terminal import TerminalReport
@@ -63,8 +63,10 @@ def rescore_main(argv: Sequence[str]) -> int:
     relay = HookRelay.build(exp.trackers)
     relay.emit("on_run_start", context)
     try:
-        reporters = [RunPage(), TerminalReport()]
-        return score_and_report(exp, golden, run, relay, context, reporters, corpus=corpus).exit_code
+        reporters: list[Reporter] = [RunPage(), TerminalReport()]
+        return score_and_report(
+            exp, golden, run, relay, context, reporters, corpus=corpus
+        ).exit_code
     except BaseException as exc:
         relay.emit("on_error", context, exc)
         raise

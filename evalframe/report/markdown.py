@@ -62,7 +62,7 @@ def render_summary_md(
             lines.append(f"- `{g.get('name')}`: {_cell(g.get('message', ''), 160)}")
         lines.append("")
     comparison = baseline.comparison if baseline is not None else None
-    by_metric = {r.value: r for r in delta_rows(comparison)} if comparison else {}
+    rows = {r.value: r for r in delta_rows(comparison)} if comparison else {}
     overall = s.get("overall") or {}
     if comparison:
         lines += ["| metric | value | 95% CI | Δ vs baseline | verdict |", "|---|---|---|---|---|"]
@@ -70,14 +70,16 @@ def render_summary_md(
         lines += ["| metric | value | 95% CI | n |", "|---|---|---|---|"]
     for name in view.metric_names:
         agg = overall.get(name) or {}
-        row = f"| {name} | {fmt(agg.get('mean'))} | [{fmt(agg.get('ci_low'))}, {fmt(agg.get('ci_high'))}] |"
+        ci = f"[{fmt(agg.get('ci_low'))}, {fmt(agg.get('ci_high'))}]"
+        row = f"| {name} | {fmt(agg.get('mean'))} | {ci} |"
         if comparison:
-            d = by_metric.get(name)
-            if d is None:
+            delta = rows.get(name)
+            if delta is None:
                 row += " – | – |"
             else:
-                symbol = plots.VERDICT_MARKS.get(d.verdict, plots.VERDICT_MARKS["within noise"])[2]
-                row += f" {fmt(d.delta, signed=True)} | {symbol} {d.verdict} |"
+                shapes = plots.VERDICT_MARKS
+                symbol = shapes.get(delta.verdict, shapes["within noise"])[2]
+                row += f" {fmt(delta.delta, signed=True)} | {symbol} {delta.verdict} |"
         else:
             row += f" {agg.get('n', '–')} |"
         lines.append(row)
@@ -125,7 +127,8 @@ def render_summary_md(
             for r in bad[:TOP]:
                 lines.append(
                     f"| {_cell(r.get('query_id', ''), 40)} | "
-                    f"{fmt((r.get('metrics') or {}).get(rule.criterion))} | {_cell(r.get('text', ''))} |"
+                    f"{fmt((r.get('metrics') or {}).get(rule.criterion))} | "
+                    f"{_cell(r.get('text', ''))} |"
                 )
             if len(bad) > TOP:
                 lines.append(f"| … | | {len(bad) - TOP} more in the report |")

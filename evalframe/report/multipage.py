@@ -32,6 +32,8 @@ from evalframe.report.plotdata import (
 )
 from evalframe.report.runpage import figure, verdict_mark
 
+CORRECTIONS = {"holm": "Holm", "bh": "Benjamini-Hochberg"}
+
 __all__ = ["MultiRun", "labels_for", "multi_csv", "multi_markdown", "render_multi_page"]
 
 
@@ -92,7 +94,7 @@ def _significance(multi: MultiRun, metrics: list[str]) -> tuple[dict[str, Any] |
         return None, f"No significance tests: {exc.message}."
     how = (
         f"Marks against <b>{esc(reference.name)}</b>: randomization test, p-values "
-        f"{esc({'holm': 'Holm', 'bh': 'Benjamini-Hochberg'}.get(result['correction'], result['correction']))}"
+        f"{esc(CORRECTIONS.get(result['correction'], result['correction']))}"
         f"-adjusted over {result['family']} tests (every run × metric cell), alpha "
         f"{result['alpha']:g}: ▲ improved, ▼ regressed, ● within noise."
     )
@@ -121,7 +123,8 @@ def render_multi_page(multi: MultiRun, out: Path | None = None) -> str:
     passed = sum(1 for v in views if v.gates.get("passed", True))
     failed_jobs = multi.failed or []
     banner_cls = "pass" if passed == len(views) and not failed_jobs else "fail"
-    banner = f"{'✓' if banner_cls == 'pass' else '✗'} {passed} of {len(views)} run(s) passed every required gate"
+    symbol = "✓" if banner_cls == "pass" else "✗"
+    banner = f"{symbol} {passed} of {len(views)} run(s) passed every required gate"
     if failed_jobs:
         banner += f"; {len(failed_jobs)} job(s) left no result"
     head = ["run", "folder", "queries", *shown, "gates"]
@@ -138,7 +141,8 @@ def render_multi_page(multi: MultiRun, out: Path | None = None) -> str:
         ]
         for m in shown:
             agg = overall.get(m) or {}
-            text = f"{fmt(agg.get('mean'))} <span class='muted'>[{fmt(agg.get('ci_low'))}, {fmt(agg.get('ci_high'))}]</span>"
+            ci = f"[{fmt(agg.get('ci_low'))}, {fmt(agg.get('ci_high'))}]"
+            text = f"{fmt(agg.get('mean'))} <span class='muted'>{ci}</span>"
             cell = (result or {}).get("runs", {}).get(label, {}).get(m)
             if cell is not None:
                 text += f"<br>{verdict_mark(cell['verdict'])} {fmt(cell['delta'], signed=True)}"
@@ -180,7 +184,8 @@ def render_multi_page(multi: MultiRun, out: Path | None = None) -> str:
     figs = [
         figure(
             plots.curves_svg(series, name="multi-curves"),
-            "Recall, precision and nDCG at each k, one line per run (each with its own marker and line style).",
+            "Recall, precision and nDCG at each k, one line per run (each with its own "
+            "marker and line style).",
             wide=True,
             ident="plot-curves",
         )
@@ -195,7 +200,8 @@ def render_multi_page(multi: MultiRun, out: Path | None = None) -> str:
                     plots.grouped_bars_svg(
                         bars, f"mean {lead} (whisker: bootstrap CI)", name="multi-slices"
                     ),
-                    f"Per-slice means of <code>{esc(lead)}</code>, one bar per run (colour and hatch).",
+                    f"Per-slice means of <code>{esc(lead)}</code>, one bar per run "
+                    "(colour and hatch).",
                     wide=True,
                     ident="plot-slices",
                 )

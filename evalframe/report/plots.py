@@ -58,7 +58,8 @@ VERDICT_MARKS = {
     "within noise": ("o", "#666666", "●"),
 }
 
-_RC = {
+#: typed Any: matplotlib's stubs accept only a literal of known keys
+_RC: Any = {
     "svg.fonttype": "none",
     "font.size": 9,
     "axes.titlesize": 10,
@@ -116,7 +117,8 @@ def _svg(fig: Figure, name: str, label: str) -> str:
     import matplotlib
 
     buf = io.StringIO()
-    with matplotlib.rc_context({**_RC, "svg.hashsalt": f"evalframe-{name}"}):
+    rc: Any = {**_RC, "svg.hashsalt": f"evalframe-{name}"}
+    with matplotlib.rc_context(rc):
         fig.savefig(buf, format="svg", metadata={"Date": None, "Creator": None})
     text = buf.getvalue()
     text = text[text.index("<svg") :]
@@ -195,7 +197,9 @@ def grouped_bars_svg(
                         counts[b.label] = b.n
             for i, (sname, bars) in enumerate(series.items()):
                 by_label = {b.label: b for b in bars.get(field, ())}
-                ys, means, errs = [], [], [[], []]
+                ys: list[float] = []
+                means: list[float] = []
+                errs: list[list[float]] = [[], []]
                 for j, lab in enumerate(labels):
                     bar = by_label.get(lab)
                     if bar is None or math.isnan(bar.mean):
@@ -232,6 +236,7 @@ def grouped_bars_svg(
 def scores_svg(hist: ScoreHistogram, name: str = "scores") -> str:
     """Scores of relevant and of other retrieved documents (solid vs dashed, hatched)."""
     import numpy as np
+    from matplotlib.ticker import MaxNLocator
 
     with _rc():
         fig = _figure(4.6, 2.6)
@@ -256,13 +261,15 @@ def scores_svg(hist: ScoreHistogram, name: str = "scores") -> str:
             )
         ax.set_xlabel("retrieval score")
         ax.set_ylabel("documents")
-        ax.yaxis.get_major_locator().set_params(integer=True)
+        ax.yaxis.set_major_locator(MaxNLocator(integer=True))
         ax.legend(loc="upper right")
         return _svg(fig, name, "distribution of retrieval scores, relevant against not relevant")
 
 
 def latency_svg(lat: LatencyData, name: str = "latency") -> str:
     """Per-query latency histogram with p50 (dashed) and p95 (dotted) marked and labelled."""
+    from matplotlib.ticker import MaxNLocator
+
     with _rc():
         fig = _figure(4.6, 2.6)
         ax = fig.subplots()
@@ -284,7 +291,7 @@ def latency_svg(lat: LatencyData, name: str = "latency") -> str:
             )
         ax.set_xlabel("latency per query (ms)")
         ax.set_ylabel("queries")
-        ax.yaxis.get_major_locator().set_params(integer=True)
+        ax.yaxis.set_major_locator(MaxNLocator(integer=True))
         return _svg(fig, name, f"latency: p50 {lat.p50:.1f} ms, p95 {lat.p95:.1f} ms")
 
 

@@ -137,7 +137,10 @@ def facts(view: RunView, baseline: BaselineView | None) -> list[tuple[str, str]]
         f"missing queries: {pol.get('missing_query', '?')}"
     )
     if ties.get("queries"):
-        rule += f" ({ties['queries']} of {ties.get('ranked', '?')} rankings had a tie in the top {ties.get('k', '?')})"
+        rule += (
+            f" ({ties['queries']} of {ties.get('ranked', '?')} rankings had a tie in the top "
+            f"{ties.get('k', '?')})"
+        )
     out.append(("policies", esc(rule)))
     out.append(("depth", esc(s.get("depth", "?"))))
     if baseline is not None:
@@ -163,7 +166,10 @@ def verdict_banner(gates: Mapping[str, Any]) -> str:
         cls = "fail"
     elif entries:
         required = sum(1 for g in entries if g.get("required"))
-        text = f"✓ PASSED: every required gate passed ({required} required, {len(entries) - required} advisory)"
+        advisory_count = len(entries) - required
+        text = (
+            f"✓ PASSED: every required gate passed ({required} required, {advisory_count} advisory)"
+        )
         cls = "pass"
     else:
         text, cls = "✓ PASSED: no gates configured", "pass"
@@ -181,11 +187,15 @@ def gates_list(gates: Mapping[str, Any]) -> str:
         status = PASS if g.get("passed") else (FAIL if g.get("required") else WARN)
         word = "passed" if g.get("passed") else "failed"
         extra = "" if g.get("required") else " (advisory)"
-        body = f"{mark(status)} <b>{esc(g.get('name'))}</b>{esc(extra)} {word}: {esc(g.get('message', ''))}"
+        body = (
+            f"{mark(status)} <b>{esc(g.get('name'))}</b>{esc(extra)} {word}: "
+            f"{esc(g.get('message', ''))}"
+        )
         failures = g.get("failures") or []
         if failures:
             shown = ", ".join(str(f) for f in failures[:10])
-            body += f'<br><span class="muted">failing: {esc(shown)}{" …" if len(failures) > 10 else ""}</span>'
+            more = " …" if len(failures) > 10 else ""
+            body += f'<br><span class="muted">failing: {esc(shown)}{more}</span>'
         for hint in g.get("hints") or []:
             body += f'<br><span class="muted">hint: {esc(hint)}</span>'
         items.append(f"<li>{body}</li>")
@@ -315,7 +325,10 @@ def plots_section(view: RunView, baseline: BaselineView | None = None) -> str:
 
 def _ranking_table(docs: Sequence[RankedDoc] | None, title: str) -> str:
     if docs is None:
-        return f'<div><h4>{esc(title)}</h4><p class="muted">Rankings not stored (the baseline keeps only numbers).</p></div>'
+        return (
+            f'<div><h4>{esc(title)}</h4><p class="muted">Rankings not stored (the baseline '
+            "keeps only numbers).</p></div>"
+        )
     rows = []
     for d in docs:
         tags = ""
@@ -333,7 +346,8 @@ def _ranking_table(docs: Sequence[RankedDoc] | None, title: str) -> str:
         star = "★ " if d.expected else ""
         cls = ' class="hit"' if d.expected else ""
         rows.append(
-            f"<tr{cls}><td class='num'>{d.rank}</td><td>{star}<code>{esc(d.doc_id)}</code>{tags}</td>"
+            f"<tr{cls}><td class='num'>{d.rank}</td>"
+            f"<td>{star}<code>{esc(d.doc_id)}</code>{tags}</td>"
             f"<td class='num'>{fmt(d.score, 3)}</td></tr>"
         )
     return (
@@ -423,7 +437,8 @@ def _corpus_section(
                 if d.query_id not in in_rankings[doc]:
                     in_rankings[doc].append(d.query_id)
     text = (
-        f"<p>The corpus changed: <code>{esc(diff.before_hash)}</code> → <code>{esc(diff.after_hash)}</code>; "
+        f"<p>The corpus changed: <code>{esc(diff.before_hash)}</code> → "
+        f"<code>{esc(diff.after_hash)}</code>; "
         f"{len(diff.changed)} document(s) with changed text, {len(diff.added)} added, "
         f"{len(diff.removed)} removed.</p>"
     )
@@ -436,7 +451,10 @@ def _corpus_section(
             ]
             for doc, qs in sorted(in_rankings.items())
         ]
-        text += "<p>Changed documents in the rankings of changed queries: the likely sources of the drift.</p>"
+        text += (
+            "<p>Changed documents in the rankings of changed queries: the likely sources of "
+            "the drift.</p>"
+        )
         text += table(
             ["document", "change", "changed queries ranking it"], rows, cls="sources", raw=True
         )
@@ -462,9 +480,10 @@ def drift_section(view: RunView, baseline: BaselineView) -> str:
         f"{esc(comparison.get('family', '?'))} tests (every metric overall and in every slice), "
         f"alpha {esc(comparison.get('alpha', '?'))}: the same verdicts as "
         "<code>evalframe compare</code>. Each interval is the test inverted at the level the "
-        "correction gave it, so it excludes 0 exactly when the verdict is improved or regressed.</p>"
+        "correction gave it, so it excludes 0 exactly when the verdict is improved or "
+        "regressed.</p>"
     ]
-    metrics = list((comparison.get("metrics") or {}))
+    metrics = list(comparison.get("metrics") or {})
     lead = rule.criterion if rule.criterion in metrics else (metrics[0] if metrics else None)
     if lead is not None:
         rows = delta_rows(comparison, lead)
@@ -601,7 +620,8 @@ def _detail(
                     f"{esc(cut)}</details>"
                 )
         rows.append(
-            f"<tr{' class=hit' if hit else ''}><td class='num'>{i + 1}</td><td>{'★ ' if hit else ''}"
+            f"<tr{' class=hit' if hit else ''}><td class='num'>{i + 1}</td>"
+            f"<td>{'★ ' if hit else ''}"
             f"<code>{esc(doc)}</code>{' <span class=tag>expected</span>' if hit else ''}</td>"
             f"<td class='num'>{fmt(score, 3)}</td><td>{shown}</td></tr>"
         )
@@ -661,10 +681,10 @@ def queries_section(view: RunView, texts: DocTexts | None) -> str:
         + "</select></label>"
     ]
     for i, f in enumerate(fields):
-        values = sorted({str((r.get("slices") or {}).get(f, "unset") or "unset") for r in records})
+        options = sorted({str((r.get("slices") or {}).get(f, "unset") or "unset") for r in records})
         ctrl.append(
             f'<label>{esc(f)} <select data-filter="slice-{i}"><option value="">all</option>'
-            + "".join(f'<option value="{esc(v)}">{esc(v)}</option>' for v in values)
+            + "".join(f'<option value="{esc(v)}">{esc(v)}</option>' for v in options)
             + "</select></label>"
         )
     if has_category:
@@ -708,11 +728,11 @@ def queries_section(view: RunView, texts: DocTexts | None) -> str:
     order = {FAIL: 0, WARN: 1, PASS: 2, NEGATIVE: 3}
     for n, record in enumerate(records):
         status = str(record.get("status", ""))
-        slices = record.get("slices") or {}
+        given = record.get("slices") or {}
         values = record.get("metrics") or {}
         attrs = [f'data-status="{esc(status)}"']
         attrs += [
-            f'data-slice-{i}="{esc(str(slices.get(f, "unset") or "unset"))}"'
+            f'data-slice-{i}="{esc(str(given.get(f, "unset") or "unset"))}"'
             for i, f in enumerate(fields)
         ]
         if has_category:
@@ -727,14 +747,15 @@ def queries_section(view: RunView, texts: DocTexts | None) -> str:
             f'<td data-v="{order.get(status, 4)}">{mark(status)}</td>',
             f"<td><code>{esc(record.get('query_id'))}</code></td>",
             f'<td class="q-text" title="{esc(question)}">{esc(short)}</td>',
-            *(f"<td>{esc(slices.get(f, 'unset') or 'unset')}</td>" for f in fields),
+            *(f"<td>{esc(given.get(f, 'unset') or 'unset')}</td>" for f in fields),
         ]
         for m in shown_metrics:
             v = number(values.get(m))
             cells.append(f'<td class="num" data-v="{"NaN" if math.isnan(v) else v}">{fmt(v)}</td>')
         hit = _first_hit(record)
         cells.append(
-            f'<td class="num" data-v="{"NaN" if math.isnan(hit) else hit}">{"–" if math.isnan(hit) else int(hit)}</td>'
+            f'<td class="num" data-v="{"NaN" if math.isnan(hit) else hit}">'
+            f"{'–' if math.isnan(hit) else int(hit)}</td>"
         )
         if has_category:
             cells.append(f"<td>{esc(record.get('failure_category') or '')}</td>")

@@ -139,7 +139,12 @@ def test_delta_rows_read_the_comparisons_corrected_verdicts() -> None:
         }
     }
     (overall,) = delta_rows(comparison)
-    assert (overall.value, overall.delta, overall.low, overall.verdict) == ("RR", 0.25, 0.1, "improved")
+    assert (overall.value, overall.delta, overall.low, overall.verdict) == (
+        "RR",
+        0.25,
+        0.1,
+        "improved",
+    )
     (easy,) = delta_rows(comparison, "RR")
     assert (easy.field, easy.value, easy.n) == ("difficulty", "easy", 4)
     assert math.isnan(easy.low)  # null in comparison.json: NaN written as null

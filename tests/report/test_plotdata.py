@@ -44,7 +44,9 @@ def test_metric_curves_by_hand_under_skip_and_zero() -> None:
     # recall: q1 finds b at 1 and a at 3 (of 2); q2 finds c at 2; q4 finds nothing
     assert got.values["Recall"] == pytest.approx([(1 / 2) / 3, (1 / 2 + 1) / 3, (1 + 1) / 3])
     # precision divides by k even past the end of a ranking (trec_eval)
-    assert got.values["Precision"] == pytest.approx([1 / 3, (1 / 2 + 1 / 2) / 3, (2 / 3 + 1 / 3) / 3])
+    assert got.values["Precision"] == pytest.approx(
+        [1 / 3, (1 / 2 + 1 / 2) / 3, (2 / 3 + 1 / 3) / 3]
+    )
     ideal_q1 = [2, 2 + 1 / LOG2_3, 2 + 1 / LOG2_3]  # labels 2, 1 at ranks 1, 2
     dcg_q1 = [2, 2, 2 + 1 / 2]  # b (2) at rank 1, a (1) at rank 3: 1/log2(4)
     dcg_q2 = [0, 1 / LOG2_3, 1 / LOG2_3]  # c at rank 2, ideal 1
