@@ -13,12 +13,31 @@ from __future__ import annotations
 import html
 import math
 from collections.abc import Iterable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from evalframe import __version__
+from evalframe.assess.runfolder import FAIL, NEGATIVE, PASS, WARN
 from evalframe.report.plotdata import number
+from evalframe.report.plots import VERDICT_MARKS
 
-__all__ = ["CSS", "SCRIPT", "esc", "fmt", "page", "table"]
+if TYPE_CHECKING:
+    from evalframe.report.drift import DeltaRow
+
+__all__ = [
+    "CSS",
+    "SCRIPT",
+    "STATUS_CLASS",
+    "STATUS_WORD",
+    "VERDICT_CLASS",
+    "esc",
+    "figure",
+    "fmt",
+    "interval",
+    "mark",
+    "page",
+    "table",
+    "verdict_mark",
+]
 
 
 def esc(value: Any) -> str:
@@ -164,6 +183,37 @@ controls.forEach(function(c){c.addEventListener("input",apply);c.addEventListene
 apply();
 })();
 """
+
+
+STATUS_CLASS = {PASS: "s-pass", WARN: "s-warn", FAIL: "s-fail", NEGATIVE: "s-neg"}
+STATUS_WORD = {PASS: "pass", WARN: "in between", FAIL: "fail", NEGATIVE: "negative example"}
+VERDICT_CLASS = {"improved": "v-improved", "regressed": "v-regressed", "within noise": "v-noise"}
+
+
+def mark(status: str) -> str:
+    return (
+        f'<span class="mark {STATUS_CLASS.get(status, "")}" '
+        f'title="{esc(STATUS_WORD.get(status, status))}">{esc(status)}</span>'
+    )
+
+
+def interval(row: DeltaRow) -> str:
+    """The corrected interval and its level, as ``evalframe compare`` prints it."""
+    if math.isnan(row.low) or math.isnan(row.level):
+        return "–"
+    level = f"{100 * row.level:.4g}%"
+    return f"[{fmt(row.low, signed=True)}, {fmt(row.high, signed=True)}] at {level}"
+
+
+def verdict_mark(verdict: str) -> str:
+    symbol = VERDICT_MARKS.get(verdict, VERDICT_MARKS["within noise"])[2]
+    return f'<span class="{VERDICT_CLASS.get(verdict, "")}">{symbol} {esc(verdict)}</span>'
+
+
+def figure(svg: str, caption: str, wide: bool = False, ident: str = "") -> str:
+    attrs = f' id="{esc(ident)}"' if ident else ""
+    cls = ' class="wide"' if wide else ""
+    return f"<figure{cls}{attrs}>{svg}<figcaption>{caption}</figcaption></figure>"
 
 
 def page(title: str, body: str) -> str:

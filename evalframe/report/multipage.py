@@ -21,7 +21,7 @@ from typing import Any
 from evalframe.assess.runfolder import RunFolder
 from evalframe.core.errors import ConfigError
 from evalframe.report import plots
-from evalframe.report.html import esc, fmt, page, table
+from evalframe.report.html import esc, figure, fmt, page, table, verdict_mark
 from evalframe.report.model import RunView
 from evalframe.report.plotdata import (
     Curves,
@@ -30,7 +30,6 @@ from evalframe.report.plotdata import (
     metric_curves,
     slice_bars,
 )
-from evalframe.report.runpage import figure, verdict_mark
 
 CORRECTIONS = {"holm": "Holm", "bh": "Benjamini-Hochberg"}
 
