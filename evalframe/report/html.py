@@ -205,9 +205,11 @@ def interval(row: DeltaRow) -> str:
     return f"[{fmt(row.low, signed=True)}, {fmt(row.high, signed=True)}] at {level}"
 
 
-def verdict_mark(verdict: str) -> str:
+def verdict_mark(verdict: str, words: bool = True) -> str:
+    """▲ improved, ▼ regressed, ● within noise (the shape alone, titled, when ``words`` is off)."""
     symbol = VERDICT_MARKS.get(verdict, VERDICT_MARKS["within noise"])[2]
-    return f'<span class="{VERDICT_CLASS.get(verdict, "")}">{symbol} {esc(verdict)}</span>'
+    text = f"{symbol} {esc(verdict)}" if words else symbol
+    return f'<span class="{VERDICT_CLASS.get(verdict, "")}" title="{esc(verdict)}">{text}</span>'
 
 
 def figure(svg: str, caption: str, wide: bool = False, ident: str = "") -> str:

@@ -50,13 +50,15 @@ class MultiRun:
 
 def labels_for(views: Sequence[RunView]) -> list[str]:
     """Each run's label: the Hydra overrides that tell it apart from the others
-    (those every run shares, such as ``+experiment=x``, are dropped), else its
-    folder name (``parent/name`` where names repeat)."""
+    (those every run shares, such as ``+experiment=x``, are dropped; a run with
+    none of its own is named by its folder), else its folder name
+    (``parent/name`` where names repeat)."""
     overrides = [v.overrides for v in views]
     if len(views) > 1 and all(overrides):
         shared = set.intersection(*(set(o) for o in overrides))
         labels = [
-            " ".join(o for o in ov if o not in shared) or "(no overrides)" for ov in overrides
+            " ".join(o for o in ov if o not in shared) or v.name  # nothing of its own: its folder
+            for v, ov in zip(views, overrides, strict=True)
         ]
         if len(set(labels)) == len(labels):
             return labels
@@ -144,7 +146,8 @@ def render_multi_page(multi: MultiRun, out: Path | None = None) -> str:
             text = f"{fmt(agg.get('mean'))} <span class='muted'>{ci}</span>"
             cell = (result or {}).get("runs", {}).get(label, {}).get(m)
             if cell is not None:
-                text += f"<br>{verdict_mark(cell['verdict'])} {fmt(cell['delta'], signed=True)}"
+                mark = verdict_mark(cell["verdict"], words=False)
+                text += f"<br>{mark} {fmt(cell['delta'], signed=True)}"
             cells.append(text)
         gates = v.gates.get("gates") or []
         bad = [g.get("name", "?") for g in gates if g.get("required") and not g.get("passed")]

@@ -97,6 +97,7 @@ def _margins(
     """Margins in inches. Fixed margins rather than a constrained layout: the layout
     engine draws every figure twice to measure it, which doubles the page's cost."""
     width, height = fig.get_size_inches()
+    left = min(left, 0.45 * width)  # very long labels are cut (see _short), never the axes
     fig.subplots_adjust(
         left=left / width,
         right=1 - right / width,
@@ -108,7 +109,26 @@ def _margins(
 
 def _label_inches(labels: Sequence[str]) -> float:
     """Room for the longest tick label at 9 pt (about 0.075 in a character)."""
-    return 0.25 + 0.075 * max((len(x) for x in labels), default=4)
+    return 0.25 + 0.075 * max((len(_short(x)) for x in labels), default=4)
+
+
+def _legend_layout(labels: Sequence[str]) -> tuple[int, float]:
+    """Columns of a legend below the axes (one when the labels are long) and its height."""
+    cols = 3 if max((len(x) for x in labels), default=0) <= 22 else 1
+    return cols, 0.12 + 0.2 * -(-len(labels) // cols)
+
+
+def _legend(fig: Figure, handles: Any, labels: Sequence[str]) -> float:
+    """A legend below the axes; the inches it needs."""
+    cols, inches = _legend_layout(labels)
+    fig.legend(handles, labels, loc="lower center", ncols=cols)
+    return inches
+
+
+def _short(label: str, limit: int = 42) -> str:
+    """A label that fits beside a plot (a run labelled by long overrides); the page's
+    tables carry the whole label."""
+    return label if len(label) <= limit else label[: limit - 1] + "…"
 
 
 def _svg(fig: Figure, name: str, label: str) -> str:
@@ -140,20 +160,29 @@ def curves_svg(series: Mapping[str, Curves], name: str = "curves") -> str:
     The legend sits below the panels, never on the lines.
     """
     with _rc():
-        fig = _figure(7.2, 2.7 if len(series) <= 1 else 3.0)
+        fig = _figure(7.2, 2.7)
         axes = fig.subplots(1, 3, sharex=True)
-        _margins(fig, left=0.45, bottom=0.45 if len(series) <= 1 else 0.8, wspace=0.25)
         families = list(next(iter(series.values())).values) if series else []
         for ax, family in zip(axes, families, strict=False):
             for i, (label, curves) in enumerate(series.items()):
                 values = [math.nan if v is None else v for v in curves.values[family]]
-                ax.plot(curves.ks, values, label=label, markersize=3.5, linewidth=1.4, **_style(i))
+                ax.plot(
+                    curves.ks,
+                    values,
+                    label=_short(label),
+                    markersize=3.5,
+                    linewidth=1.4,
+                    **_style(i),
+                )
             ax.set_title(f"{family}@k")
             ax.set_xlabel("k")
             ax.set_ylim(-0.02, 1.02)
             ax.set_xlim(left=0.5)
+        legend = 0.0
         if len(series) > 1:
-            fig.legend(*axes[0].get_legend_handles_labels(), loc="lower center", ncols=3)
+            legend = _legend(fig, *axes[0].get_legend_handles_labels())
+            fig.set_figheight(2.7 + legend)
+        _margins(fig, left=0.45, bottom=0.45 + legend, wspace=0.25)
         return _svg(fig, name, "metric at k: recall, precision and nDCG against k")
 
 
@@ -168,7 +197,8 @@ def grouped_bars_svg(
         fields += [f for f in bars if f not in fields]
     with _rc():
         rows = sum(len({b.label for s in series.values() for b in s.get(f, ())}) for f in fields)
-        height = 0.9 + 0.15 * rows * max(len(series), 1) + 0.45 * len(fields)
+        legend = _legend_layout([_short(s) for s in series])[1] if len(series) > 1 else 0.0
+        height = 0.9 + 0.15 * rows * max(len(series), 1) + 0.45 * len(fields) + legend
         fig = _figure(7.2, min(height, 14.0))
         counts_per_field = [
             max(len({b.label for s in series.values() for b in s.get(f, ())}), 1) for f in fields
@@ -182,7 +212,7 @@ def grouped_bars_svg(
         _margins(
             fig,
             left=_label_inches(longest),
-            bottom=0.55 + (0.3 if len(series) > 1 else 0.0),
+            bottom=0.55 + legend,
             top=0.3,
             hspace=0.7 * len(fields) / max(height - 1.0, 1.0),
         )
@@ -220,16 +250,18 @@ def grouped_bars_svg(
                     edgecolor="white" if i else PALETTE[0],
                     alpha=0.9,
                     error_kw={"ecolor": "#222222", "capsize": 2.5, "linewidth": 0.9},
-                    label=sname,
+                    label=_short(sname),
                 )
-            ax.set_yticks(range(len(labels)), [f"{lab} (n={counts[lab]})" for lab in labels])
+            ax.set_yticks(
+                range(len(labels)), [_short(f"{lab} (n={counts[lab]})") for lab in labels]
+            )
             ax.invert_yaxis()
             ax.set_xlim(0, 1.02)
             ax.set_title(f"by {field}", loc="left")
             ax.grid(axis="y", visible=False)
         axes[-1].set_xlabel(title)
         if len(series) > 1:
-            fig.legend(*axes[0].get_legend_handles_labels(), loc="lower center", ncols=3)
+            _legend(fig, *axes[0].get_legend_handles_labels())
         return _svg(fig, name, f"per-slice bars: {title}, with confidence intervals")
 
 
@@ -312,7 +344,7 @@ def latency_runs_svg(runs: Mapping[str, LatencyData], name: str = "latency") -> 
                 edgecolor="white",
                 label=stat,
             )
-        ax.set_yticks(range(len(labels)), labels)
+        ax.set_yticks(range(len(labels)), [_short(lab) for lab in labels])
         ax.invert_yaxis()
         ax.set_xlabel("latency (ms)")
         ax.grid(axis="y", visible=False)
@@ -392,7 +424,7 @@ def deltas_svg(rows: Sequence[DeltaRow], metric: str, name: str = "deltas") -> s
             )
             seen.add(row.verdict)
         ax.axvline(0, color="#000000", linewidth=0.8)
-        ax.set_yticks(range(len(rows)), [f"{r.field}={r.value} (n={r.n})" for r in rows])
+        ax.set_yticks(range(len(rows)), [_short(f"{r.field}={r.value} (n={r.n})") for r in rows])
         ax.invert_yaxis()
         ax.set_xlabel(f"Δ {metric} (this run − baseline), corrected interval")
         ax.grid(axis="y", visible=False)
