@@ -15,11 +15,23 @@ from evalframe.report.plotdata import headline_metrics, number
 
 __all__ = ["queries_section"]
 
-#: Above this many characters of document text the drill-down leaves text out.
+#: Above this many characters of document text on the page (a document is shown once
+#: in every query that ranks it) the drill-down leaves text out.
 TEXT_BUDGET = 2_000_000
 #: A document's text is previewed on one or two lines, the rest up to SNIPPET on demand.
 PREVIEW = 160
 SNIPPET = 1500
+
+
+def _text_size(records: Sequence[Mapping[str, Any]], texts: DocTexts, k: int) -> int:
+    """Characters of document text the table would hold (preview and snippet)."""
+    size = 0
+    for record in records:
+        for doc in (record.get("retrieved") or [])[:k]:
+            text = texts.texts.get(str(doc))
+            if text is not None:
+                size += min(len(text), SNIPPET) + PREVIEW
+    return size
 
 
 def _first_hit(record: Mapping[str, Any]) -> float:
@@ -122,7 +134,7 @@ def queries_section(view: RunView, texts: DocTexts | None) -> str:
     notes = []
     if texts is not None and texts.note:
         notes.append(texts.note)
-    if texts is not None and sum(len(t) for t in texts.texts.values()) > TEXT_BUDGET:
+    if texts is not None and _text_size(records, texts, k) > TEXT_BUDGET:
         texts = DocTexts(note=None)
         notes.append(
             "Document text is left out: the listed documents' text would make the page too large."

@@ -155,3 +155,17 @@ def test_a_folder_that_is_not_a_run_is_a_one_paragraph_error(
     assert main(["report", str(project.root)]) == 2
     err = capsys.readouterr().err
     assert err.startswith("error:") and "summary" in err and "Traceback" not in err
+
+
+def test_document_text_is_left_out_past_the_budget(
+    project: Project, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from evalframe.report import querytable
+    from evalframe.report.page import write_run_report
+
+    run(project, "alpha")
+    monkeypatch.setattr(querytable, "TEXT_BUDGET", 100)  # less than one query's top 5
+    files = write_run_report(project.root / "alpha", out=project.root / "small")
+    page = files["report_html"].read_text()
+    assert "Install the tool with pip" not in page
+    assert "Document text is left out" in page
