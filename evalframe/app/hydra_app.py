@@ -250,7 +250,10 @@ def run_hydra(argv: Sequence[str], prog: str = "evalframe") -> int:
         sys.argv = saved
         # Hydra skips on_multirun_end when a job raised: end the sweep here.
         sweep.finish_active()
-    if not held.passing:  # Hydra stopped before any job: say it in evalframe's words
+    refused = sweep.refusal()
+    if refused is not None:  # evalframe stopped Hydra before it wrote anything
+        print(refused, file=sys.stderr)
+    elif not held.passing:  # Hydra stopped before any job: say it in evalframe's words
         text = held.text()
         print(hydra_message(text) if failed else text, file=sys.stderr, end="")
     return max([*codes, *_sweep_codes()], default=0)

@@ -6,6 +6,7 @@ rather than recomputing anything, so every consumer sees the same numbers.
 
 from __future__ import annotations
 
+import difflib
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -14,6 +15,7 @@ from typing import Any
 import numpy as np
 
 from evalframe.core.errors import ConfigError
+from evalframe.core.messages import warn
 from evalframe.core.types import GoldenSet, Run
 from evalframe.metrics import Metric, Policies, Scores, parse_metric
 
@@ -117,11 +119,21 @@ def choose_slices(golden: GoldenSet, requested: Sequence[str] | None) -> SliceCh
     queries = golden.queries
     if requested is not None:
         fields, skipped = [], {}
-        for name in requested:
+        present = sorted({k for q in queries for k in q.metadata})
+        for i, name in enumerate(requested):
             if any(name in q.metadata for q in queries):
                 fields.append(name)
-            else:
-                skipped[name] = "no query has this field"
+                continue
+            close = difflib.get_close_matches(name, present, n=1)
+            skipped[name] = "no query has this field" + (
+                f" (did you mean {close[0]!r}?)" if close else ""
+            )
+            # Said on stderr too: a misspelt slice must not pass for an absent one.
+            warn(
+                f"slices[{i}] {name!r}: no query of {golden.name!r} has this field, so there "
+                f"is no table for it; the queries' fields are: {', '.join(present) or '(none)'}"
+                + (f"; did you mean {close[0]!r}?" if close else "")
+            )
         return SliceChoice(fields, skipped)
     names = list(dict.fromkeys(k for q in queries for k in q.metadata))
     fields, skipped = [], {}

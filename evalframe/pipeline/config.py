@@ -12,15 +12,17 @@ listed, suggested and documented.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from evalframe.assess.gates import GateSpec, parse_gate_specs
 from evalframe.core.errors import ConfigError
+from evalframe.golden.queries import QueriesConfig
 from evalframe.metrics import Metric, Policies, parse_metrics
 from evalframe.plugin.protocols import PluginContext
 from evalframe.plugin.registry import (
@@ -33,7 +35,7 @@ from evalframe.plugin.registry import (
     PluginSpec,
     Registry,
     configure,
-    format_validation_error,
+    validation_problems,
 )
 
 __all__ = [
@@ -104,16 +106,30 @@ class OutputSection(_Section):
 
     dir: str = Field(description="run directory (Hydra's run dir by default)")
     cache_dir: str = Field(description="shared cache for indexes and retrieval results")
-    run_tag: str = Field("evalframe", description="tag column of the written TREC run")
+    run_tag: str = Field(
+        "evalframe", description="tag column of the written TREC run: one word (no spaces)"
+    )
+
+    @field_validator("run_tag")
+    @classmethod
+    def _one_word(cls, value: str) -> str:
+        if not value or any(ch.isspace() for ch in value):
+            raise ValueError(
+                "the run tag must be one word: it is the last column of run.trec, "
+                "which every TREC tool splits on whitespace"
+            )
+        return value
 
 
 class _Schema(_Section):
     experiment: str = Field(description="the experiment's name (set by +experiment=...)")
     description: str = ""
     dataset: dict[str, Any]
+    queries: QueriesConfig = Field(default_factory=QueriesConfig)
     corpus: dict[str, Any] | None = None
     retriever: dict[str, Any]
-    depth: int = Field(100, ge=1, description="documents retrieved per query")
+    # strict: `depth=true` must not pass as 1 (bool is an int to Python, not to a user)
+    depth: int = Field(100, ge=1, strict=True, description="documents retrieved per query")
     metrics: MetricsSection
     gates: dict[str, Any] = Field(default_factory=dict)
     exports: dict[str, dict[str, Any] | None] = Field(
@@ -128,6 +144,10 @@ class _Schema(_Section):
     baselines_dir: str = Field("baselines", description="where baseline names are looked up")
     compare: CompareSection = Field(default_factory=CompareSection)
     output: OutputSection
+    redact: list[str] = Field(
+        default_factory=list,
+        description="more key names whose values are secrets, redacted in every output",
+    )
 
 
 @dataclass(frozen=True)
@@ -165,6 +185,17 @@ class Experiment:
     cache_dir: Path
     run_tag: str
     raw: Mapping[str, Any]
+    #: a separate queries file joined to the golden set by id (``queries.path``)
+    queries: QueriesConfig = field(default_factory=QueriesConfig)
+    #: names whose values are redacted in everything written (besides the built-in rule)
+    redact: tuple[str, ...] = ()
+
+    @property
+    def public_config(self) -> dict[str, Any]:
+        """The resolved config as it may be written or shown: credentials redacted."""
+        from evalframe.core.secrets import redact
+
+        return dict(redact(dict(self.raw), self.redact))
 
 
 def _resolve(registry: Registry[Any], node: Mapping[str, Any], key: str) -> ResolvedPlugin:
@@ -194,11 +225,15 @@ def validate_experiment(raw: Mapping[str, Any]) -> Experiment:
     try:
         schema = _Schema.model_validate(dict(raw))
     except ValidationError as exc:
+        problems = [(where.lstrip("."), what) for where, what in validation_problems(exc, "")]
+        hint = (
+            "fix the key in your experiment YAML or on the command line; "
+            "`python -m evalframe +experiment=NAME --cfg job` prints the composed config"
+        )
+        if len(problems) == 1:  # the error's key is the one setting at fault
+            raise ConfigError(problems[0][1], key=problems[0][0], hint=hint) from None
         raise ConfigError(
-            "invalid configuration: "
-            + format_validation_error(exc, "").replace(": .", ": ").lstrip("."),
-            hint="fix the key in your experiment YAML or on the command line; "
-            "`python -m evalframe +experiment=NAME --cfg job` prints the composed config",
+            "invalid configuration: " + "; ".join(f"{w}: {m}" for w, m in problems), hint=hint
         ) from None
     metrics = parse_metrics(schema.metrics.measures, key="metrics.measures")
     trackers = resolve_trackers(schema.tracking)
@@ -216,6 +251,7 @@ def validate_experiment(raw: Mapping[str, Any]) -> Experiment:
         )
     _check_gates(gates, metrics)
     exports = _resolve_exports(schema.exports, metrics)
+    _check_output_dir(Path(schema.output.dir))
     return Experiment(
         name=schema.experiment,
         description=schema.description,
@@ -239,7 +275,30 @@ def validate_experiment(raw: Mapping[str, Any]) -> Experiment:
         cache_dir=Path(schema.output.cache_dir).expanduser(),
         run_tag=schema.output.run_tag,
         raw=dict(raw),
+        queries=schema.queries,
+        redact=tuple(schema.redact),
     )
+
+
+def _check_output_dir(path: Path) -> None:
+    """The run folder must be a folder, or creatable as one: said now, not after retrieval."""
+    for parent in (path, *path.parents):
+        if parent.exists():
+            if not parent.is_dir():
+                raise ConfigError(
+                    f"the run folder {path} cannot be created: {parent} is a file",
+                    key="output.dir",
+                    expected="a folder (existing or new)",
+                    got=f"{parent} (a file)",
+                    hint="point output.dir at a folder, or move the file away",
+                )
+            if not os.access(parent, os.W_OK | os.X_OK):
+                raise ConfigError(
+                    f"the run folder {path} cannot be written: {parent} is not writable",
+                    key="output.dir",
+                    hint="point output.dir at a folder you can write to",
+                )
+            return
 
 
 def _resolve_exports(

@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
+from evalframe.assess.gates import verdict_warnings
 from evalframe.assess.runfolder import FAIL, NEGATIVE, PASS, WARN, per_query_records
 
 if TYPE_CHECKING:
@@ -161,15 +162,21 @@ def render_report(
         out.append("Gates: none configured")
 
     failed_required = [g.name for g in gates if g.required and not g.passed]
+    warnings = verdict_warnings(golden, gates)
+    for warning in warnings:
+        out.append(f"  {WARN} warning: {warning}")
     out.append("")
     if outputs:
         out.append(f"Saved results to: {exp.output_dir}")
     if "report_html" in outputs:
         out.append(f"Report: {outputs['report_html']} (summary: {outputs['summary_md'].name})")
+    provisional = f" (provisional: {len(warnings)} warning(s) above)" if warnings else ""
     if failed_required:
-        out.append(f"Result: FAILED — required gate(s) failed: {', '.join(failed_required)}")
+        out.append(
+            f"Result: FAILED — required gate(s) failed: {', '.join(failed_required)}{provisional}"
+        )
     else:
-        out.append("Result: PASSED")
+        out.append(f"Result: PASSED{provisional}")
     return "\n".join(out)
 
 

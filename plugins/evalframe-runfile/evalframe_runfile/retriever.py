@@ -11,9 +11,11 @@ Three formats, all read through :mod:`evalframe.core.reader`:
 * ``json`` — ranx / ir_measures style ``{"q1": {"d3": 2.5, "d1": 1.0}}``.
 
 ``normalise: [strip_version]`` applies the Galaxy dataset's tool-id
-normalisers to every document id. The shipped config follows
-``dataset.normalise``, so gold and predictions are normalised the same way
-when only the dataset says how.
+normalisers to every document id as it is read. The pipeline applies the
+dataset's normalisers to every retriever's ids anyway; the shipped config
+follows ``dataset.normalise`` too so that a list is normalised, then
+de-duplicated, then cut to the depth, in Galaxy's order. (Normalising a Tool
+Shed id ``.../repos/owner/repo/tool/version`` a second time changes nothing.)
 
 A document listed twice for one query (as written, or once normalised) is
 handled as ``duplicates`` says: ``error`` stops at its line; ``keep_first``
@@ -225,6 +227,8 @@ class RunFileRetriever:
 
     #: Reading the file is the retrieval: nothing to save by caching it.
     cacheable = False
+    #: Rankings are looked up by query id: an empty query text is no problem.
+    reads_query_text = False
 
     def __init__(self, config: RunFileConfig, context: PluginContext) -> None:
         self.config = config
