@@ -2,7 +2,9 @@
 
 A run's folder is a format that other tools rely on (DVC tracks it, baselines
 copy it, ``compare``, ``rescore``, reports, the pytest fixture and trackers read
-it), so it has exactly one owner. Layout version 1::
+it), so it has exactly one owner: this is one module because every file name,
+reader and writer of the format belongs together (a second module would be a
+second owner). Layout version 1::
 
     config.yaml       the composed config the run used
     run.trec          the rankings, TREC format (qid Q0 docid rank score tag), each

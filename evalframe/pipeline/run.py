@@ -8,10 +8,8 @@ loses them.
 
 from __future__ import annotations
 
-import subprocess
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -26,6 +24,7 @@ from evalframe.core.types import Corpus, GoldenSet, Run
 from evalframe.golden.queries import join_queries
 from evalframe.metrics import evaluate
 from evalframe.pipeline.config import Experiment, ResolvedPlugin
+from evalframe.pipeline.provenance import created, git_state
 from evalframe.plugin.hooks import HookRelay, RunContext, RunOutcome
 from evalframe.plugin.protocols import (
     CorpusLoader,
@@ -117,24 +116,6 @@ def _flat_metrics(evaluation: Evaluation, gates: list[GateResult]) -> dict[str, 
     return flat
 
 
-def _git_state(timeout: float = 2.0) -> dict[str, Any] | None:
-    """The commit of the working directory's repository and whether it had local
-    changes (None outside a repository): what a report names as "what ran"."""
-
-    def git(*args: str) -> str:
-        proc = subprocess.run(
-            ["git", *args], capture_output=True, text=True, timeout=timeout, check=True
-        )
-        return proc.stdout.strip()
-
-    try:
-        sha = git("rev-parse", "HEAD")
-        dirty = bool(git("status", "--porcelain", "--untracked-files=no"))
-    except (OSError, subprocess.SubprocessError):
-        return None
-    return {"sha": sha, "dirty": dirty}
-
-
 def _write_outputs(
     exp: Experiment,
     evaluation: Evaluation,
@@ -175,8 +156,8 @@ def _write_outputs(
         "layout": LAYOUT,
         "experiment": exp.name,
         "evalframe_version": __version__,
-        "created": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-        "git": _git_state(),
+        "created": created(),
+        "git": git_state(),
         "exit_code": exit_code,
         "golden_set": {
             "name": golden.name,
