@@ -38,7 +38,16 @@ __all__ = ["EXIT_CRASH", "GROUPS", "config_search_path", "core_conf_dir", "run_h
 #: A bug in evalframe or a plugin (a traceback is printed): distinct from 2 so
 #: CI can tell "you misconfigured it" from "it crashed".
 EXIT_CRASH = 3
-GROUPS = ("dataset", "corpus", "retriever", "metrics", "gates", "tracking", "experiment")
+GROUPS = (
+    "dataset",
+    "corpus",
+    "retriever",
+    "metrics",
+    "gates",
+    "tracking",
+    "analysis",
+    "experiment",
+)
 
 
 #: The ``evalframe`` package folder (this module is ``evalframe/app/hydra_app.py``).

@@ -21,6 +21,9 @@ second owner). Layout version 1::
                       so a later run can name the documents that changed (the drift view)
     report.html       the page people read (self-contained), and summary.md, its
                       pull-request-sized summary; written by the report layer
+    calibration.json  with ``analysis.calibration``: ECE, MCE, Brier, reliability bins,
+                      answer_correctness@T, the verdict (docs/analyses.md)
+    benefit.json      with ``analysis.benefit``: the A/B benefit table per stratum
     job.json          in a ``-m`` sweep job only: how the job ended
 
 A sweep folder holds one run folder per job (named by job number),
@@ -241,6 +244,8 @@ class RunFolder:
     CORPUS_MANIFEST: ClassVar[str] = "corpus_manifest.json"
     REPORT_HTML: ClassVar[str] = "report.html"
     SUMMARY_MD: ClassVar[str] = "summary.md"
+    CALIBRATION: ClassVar[str] = "calibration.json"
+    BENEFIT: ClassVar[str] = "benefit.json"
     #: Every name the run folder's own files use (an export may not take one).
     OWN_FILES: ClassVar[frozenset[str]] = frozenset(
         {
@@ -256,6 +261,8 @@ class RunFolder:
             CORPUS_MANIFEST,
             REPORT_HTML,
             SUMMARY_MD,
+            CALIBRATION,
+            BENEFIT,
         }
     )
     #: What a baseline keeps of a run.
@@ -345,6 +352,18 @@ class RunFolder:
     def overrides(self) -> tuple[str, ...]:
         """The Hydra overrides the run was started with (empty outside Hydra)."""
         return _overrides(self.path)
+
+    def calibration(self) -> dict[str, Any] | None:
+        """``calibration.json`` (the reliability diagram's data), or None when not computed."""
+        if not self.file(self.CALIBRATION).is_file():
+            return None
+        return self._json(self.CALIBRATION, "calibration results")
+
+    def benefit(self) -> dict[str, Any] | None:
+        """``benefit.json`` (the A/B benefit table), or None when not computed."""
+        if not self.file(self.BENEFIT).is_file():
+            return None
+        return self._json(self.BENEFIT, "benefit results")
 
     def per_query(self) -> Iterator[tuple[int, dict[str, Any]]]:
         """``(line, record)`` for each record of ``per_query.jsonl``."""

@@ -8,12 +8,14 @@ loses them.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from evalframe import __version__
+from evalframe.analysis import AnalysisOutput, BootstrapSettings, run_analyses
 from evalframe.assess.gates import run_gates, verdict, verdict_warnings
 from evalframe.assess.results import Evaluation, GateResult
 from evalframe.assess.runfolder import LAYOUT, RunData, RunFolder, per_query_records
@@ -70,6 +72,8 @@ class PipelineResult:
     comparison: Comparison | None = None
     records: list[dict[str, Any]] = field(default_factory=list)  # as in per_query.jsonl
     corpus: Corpus | None = None
+    #: calibration, benefit and failure categories (plain data; docs/analyses.md)
+    analysis: AnalysisOutput = field(default_factory=AnalysisOutput)
 
 
 class Reporter(Protocol):
@@ -111,6 +115,12 @@ def _flat_metrics(evaluation: Evaluation, gates: list[GateResult]) -> dict[str, 
                 flat[f"slice.{fname}.{value}.{m}.n"] = agg.n
     for stat, ms in evaluation.latency.items():
         flat[f"latency.{stat}"] = ms
+    for key, found in evaluation.analysis.items():  # calibration.ece, failures.<category>, ...
+        flat[key] = found.mean
+        flat[f"{key}.n"] = found.n
+        if not math.isnan(found.ci_low):
+            flat[f"{key}.ci_low"] = found.ci_low
+            flat[f"{key}.ci_high"] = found.ci_high
     flat["gates.passed"] = sum(1 for g in gates if g.passed)
     flat["gates.failed"] = sum(1 for g in gates if not g.passed)
     return flat
@@ -122,6 +132,7 @@ def _write_outputs(
     gates: list[GateResult],
     exit_code: int,
     records: list[dict[str, Any]],
+    analysis: AnalysisOutput,
     corpus: Corpus | None = None,
 ) -> tuple[dict[str, Path], dict[str, Any]]:
     from omegaconf import OmegaConf
@@ -181,6 +192,8 @@ def _write_outputs(
         "retriever": exp.retriever.spec.name,
         "depth": exp.depth,
         "metrics": [str(m) for m in evaluation.metrics],
+        # display names (metrics.labels); every other key of this file is canonical
+        "labels": {str(m): exp.labels[str(m)] for m in evaluation.metrics if str(m) in exp.labels},
         "policies": evaluation.policies.model_dump(),
         "counts": {
             "missing_queries": list(evaluation.scores.missing),
@@ -198,7 +211,10 @@ def _write_outputs(
         "retrieval_cache": evaluation.run.metadata.get("cache"),
         "gates_passed": verdict(gates),
         "verdict_warnings": verdict_warnings(golden, gates),
+        "analysis": analysis.summary,
     }
+    for name, payload in analysis.files.items():  # calibration.json, benefit.json
+        files[Path(name).stem] = folder.write_json(name, payload)
     files["summary"] = folder.write_json(folder.SUMMARY, summary)
     return files, summary
 
@@ -444,7 +460,7 @@ def run_experiment(
             context,
             reporters,
             normalise_id=inputs.normalise_id,
-            corpus=inputs.corpus,
+            corpus=corpus,
         )
     except BaseException as exc:
         relay.emit("on_error", context, exc)
@@ -468,8 +484,9 @@ def score_and_report(
     fresh one go through exactly the same steps. ``normalise_id`` (the
     dataset's, see :class:`Inputs`) is applied to every retrieved id first;
     the run written to the run folder is the normalised one, the run scored.
-    ``corpus`` (when one was loaded) is recorded in the corpus manifest and
-    handed to the reporters.
+    ``corpus`` (when one was loaded) is recorded in the corpus manifest, handed
+    to the reporters, and gives the failure categories document text to compare
+    (none are given without it).
     """
     run = normalise_run(run, normalise_id, exp.policies.duplicates)
     warn_if_nothing_matches(golden, run)  # all zeros: ids, not the system, are the likely cause
@@ -485,6 +502,11 @@ def score_and_report(
         seed=exp.stats.seed,
         confidence=exp.stats.confidence,
     )
+    records = per_query_records(evaluation, exp.report)
+    # before the gates, which may read calibration.ece & co. (GateView.analysis)
+    st = exp.stats
+    boot = BootstrapSettings(resamples=st.bootstrap, seed=st.seed, confidence=st.confidence)
+    analysis = run_analyses(exp.analysis, evaluation, records, corpus, boot)
     relay.emit("on_scored", context, evaluation)
     if exp.baseline is not None:
         evaluation.baseline = _load_baseline(exp, evaluation)
@@ -493,11 +515,17 @@ def score_and_report(
     relay.emit("on_gated", context, gates)
     exit_code = EXIT_OK if verdict(gates) else EXIT_GATE_FAILED
 
-    records = per_query_records(evaluation, exp.report)
-    outputs, summary = _write_outputs(exp, evaluation, gates, exit_code, records, corpus)
+    outputs, summary = _write_outputs(exp, evaluation, gates, exit_code, records, analysis, corpus)
     outputs.update(_write_exports(exp, evaluation))
     result = PipelineResult(
-        exit_code, evaluation, gates, outputs, experiment=exp, records=records, corpus=corpus
+        exit_code,
+        evaluation,
+        gates,
+        outputs,
+        experiment=exp,
+        records=records,
+        analysis=analysis,
+        corpus=corpus,
     )
     if evaluation.baseline is not None:
         result.comparison = _compare_with_baseline(

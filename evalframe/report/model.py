@@ -41,6 +41,7 @@ class RunView:
     comparison: dict[str, Any] | None
     manifest: dict[str, Any] | None
     overrides: tuple[str, ...] = ()
+    calibration: dict[str, Any] | None = None  # calibration.json, when the analysis ran
 
     @classmethod
     def load(cls, path: Path, name: str | None = None) -> RunView:
@@ -56,6 +57,7 @@ class RunView:
             comparison=folder.comparison(),
             manifest=folder.corpus_manifest(),
             overrides=folder.overrides(),
+            calibration=folder.calibration(),
         )
 
     @property

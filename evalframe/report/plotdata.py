@@ -26,6 +26,7 @@ __all__ = [
     "Reliability",
     "ReliabilityBin",
     "ScoreHistogram",
+    "calibration_reliability",
     "golden_and_run",
     "headline_metrics",
     "k_grid",
@@ -226,6 +227,8 @@ class ReliabilityBin:
     confidence: float
     accuracy: float
     n: int
+    ci_low: float = math.nan  # the calibration analysis's interval of the observed rate
+    ci_high: float = math.nan
 
 
 @dataclass(frozen=True)
@@ -235,6 +238,35 @@ class Reliability:
     bins: list[ReliabilityBin]
     ece: float
     n: int
+    verdict: str = ""  # the calibration analysis's verdict, when it ran
+
+
+def calibration_reliability(calibration: Mapping[str, Any] | None) -> Reliability | None:
+    """The reliability bins of ``calibration.json`` (the calibration analysis, with its
+    own outcome, binning and simultaneous Wilson intervals), None when it did not run."""
+    if not calibration or not calibration.get("bins"):
+        return None
+    bins = [
+        ReliabilityBin(
+            low=number(b.get("low")),
+            high=number(b.get("high")),
+            confidence=number(b.get("mean_confidence")),
+            accuracy=number(b.get("observed_rate")),
+            n=int(b.get("count") or 0),
+            ci_low=number(b.get("ci_low")),
+            ci_high=number(b.get("ci_high")),
+        )
+        for b in calibration["bins"]
+        if int(b.get("count") or 0) > 0
+    ]
+    if not bins:
+        return None
+    return Reliability(
+        bins=bins,
+        ece=number(calibration.get("ece")),
+        n=int(calibration.get("n") or sum(b.n for b in bins)),
+        verdict=str(calibration.get("verdict") or ""),
+    )
 
 
 def reliability(records: Sequence[Mapping[str, Any]], bins: int = 10) -> Reliability | None:

@@ -376,11 +376,15 @@ def reliability_svg(rel: Reliability, name: str = "reliability") -> str:
             color=PALETTE[0],
             linewidth=1,
         )
+        for b in rel.bins:  # the analysis's interval of each bin's observed rate
+            if not (math.isnan(b.ci_low) or math.isnan(b.ci_high)):
+                ax.plot([b.confidence] * 2, [b.ci_low, b.ci_high], color=PALETTE[0], lw=0.9)
         ax.set_xlim(0, 1)
         ax.set_ylim(0, 1)
         ax.set_xlabel("stated confidence")
         ax.set_ylabel("share answered ✓")
-        ax.set_title(f"ECE {rel.ece:.3f} over {rel.n} queries")
+        verdict = f", {rel.verdict}" if rel.verdict else ""
+        ax.set_title(f"ECE {rel.ece:.3f} over {rel.n} queries{verdict}", fontsize=9)
         ax.legend(loc="upper left", fontsize=7)
         return _svg(fig, name, f"reliability diagram, expected calibration error {rel.ece:.3f}")
 

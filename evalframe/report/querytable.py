@@ -34,6 +34,15 @@ def _text_size(records: Sequence[Mapping[str, Any]], texts: DocTexts, k: int) ->
     return size
 
 
+def category(record: Mapping[str, Any]) -> str:
+    """The failure category the failure analysis gave a ✗ query (``failure.category``),
+    or a ``failure_category`` a plugin wrote; "" when none was computed."""
+    failure = record.get("failure")
+    if isinstance(failure, Mapping) and failure.get("category"):
+        return str(failure["category"])
+    return str(record.get("failure_category") or "")
+
+
 def _first_hit(record: Mapping[str, Any]) -> float:
     expected = {str(d) for d in record.get("expected") or []}
     for i, doc in enumerate(record.get("retrieved") or []):
@@ -62,8 +71,14 @@ def _detail(
         )
     else:
         parts.append("<p><b>Expected:</b> nothing (a negative example: no document answers it)</p>")
-    if record.get("failure_category"):
-        parts.append(f"<p><b>Failure category:</b> {esc(record['failure_category'])}</p>")
+    if category(record):
+        failure = record.get("failure")
+        fix = failure.get("fix") if isinstance(failure, Mapping) else None
+        parts.append(
+            f"<p><b>Failure category:</b> {esc(category(record))}"
+            + (f' <span class="muted">(fix: {esc(fix)})</span>' if fix else "")
+            + "</p>"
+        )
     if record.get("answer") is not None:
         parts.append(f'<p><b>Answer:</b></p><div class="diff">{esc(record["answer"])}</div>')
     if record.get("missing"):
@@ -129,7 +144,7 @@ def queries_section(view: RunView, texts: DocTexts | None) -> str:
     shown_metrics = headline_metrics(view.metric_names, criterion)
     if criterion in view.metric_names and criterion not in shown_metrics:
         shown_metrics.append(criterion)
-    has_category = any(r.get("failure_category") for r in records)
+    has_category = any(category(r) for r in records)
     k = view.detail_k
     notes = []
     if texts is not None and texts.note:
@@ -156,9 +171,7 @@ def queries_section(view: RunView, texts: DocTexts | None) -> str:
             + "</select></label>"
         )
     if has_category:
-        cats = sorted(
-            {str(r.get("failure_category")) for r in records if r.get("failure_category")}
-        )
+        cats = sorted({category(r) for r in records if category(r)})
         ctrl.append(
             '<label>failure <select data-filter="category"><option value="">all</option>'
             + "".join(f'<option value="{esc(c)}">{esc(c)}</option>' for c in cats)
@@ -204,7 +217,7 @@ def queries_section(view: RunView, texts: DocTexts | None) -> str:
             for i, f in enumerate(fields)
         ]
         if has_category:
-            attrs.append(f'data-category="{esc(record.get("failure_category") or "")}"')
+            attrs.append(f'data-category="{esc(category(record))}"')
         search = f"{record.get('query_id', '')} {record.get('text', '')}".lower()
         attrs.append(f'data-text="{esc(search)}"')
         question = str(record.get("text", ""))
@@ -226,7 +239,7 @@ def queries_section(view: RunView, texts: DocTexts | None) -> str:
             f"{'–' if math.isnan(hit) else int(hit)}</td>"
         )
         if has_category:
-            cells.append(f"<td>{esc(record.get('failure_category') or '')}</td>")
+            cells.append(f"<td>{esc(category(record))}</td>")
         detail = _detail(record, k, texts, view.metric_names)
         bodies.append(
             f'<tbody class="q" {" ".join(attrs)}><tr class="row">{"".join(cells)}</tr>'

@@ -19,6 +19,7 @@ from evalframe.report.driftview import drift_section
 from evalframe.report.html import esc, figure, fmt, interval, mark, page, verdict_mark
 from evalframe.report.model import BaselineView, DocTexts, RunView
 from evalframe.report.plotdata import (
+    calibration_reliability,
     headline_metrics,
     latency_data,
     metric_curves,
@@ -259,13 +260,20 @@ def plots_section(view: RunView, baseline: BaselineView | None = None) -> str:
                 ident="plot-latency",
             )
         )
-    rel = reliability(view.records)
+    analysed = calibration_reliability(view.calibration)
+    rel = analysed or reliability(view.records)
     if rel is not None:
+        what = (
+            "the calibration analysis's bins (<code>calibration.json</code>: its outcome, "
+            "binning and simultaneous intervals)"
+            if analysed is not None
+            else "the share of queries marked ✓ per confidence bin"
+        )
         parts.append(
             figure(
                 plots.reliability_svg(rel),
-                "Reliability of the confidence the system stated: share of queries marked ✓ "
-                f"per confidence bin against the diagonal; ECE {rel.ece:.3f}.",
+                f"Reliability of the confidence the system stated: {what}, against the "
+                f"diagonal; ECE {rel.ece:.3f}.",
                 ident="plot-reliability",
             )
         )

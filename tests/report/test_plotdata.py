@@ -9,6 +9,8 @@ import pytest
 from evalframe.metrics import Policies
 from evalframe.report.plotdata import (
     Bar,
+    ReliabilityBin,
+    calibration_reliability,
     headline_metrics,
     k_grid,
     latency_data,
@@ -128,3 +130,22 @@ def test_headline_metrics_keep_the_status_criterion() -> None:
     assert headline_metrics(names, "RR") == ["R@5", "P@5", "RR"]
     assert headline_metrics(names, "P@5") == ["R@5", "P@5", "nDCG@10"]
     assert headline_metrics(names, "unknown") == ["R@5", "P@5", "nDCG@10"]
+
+
+def test_the_calibration_analysis_bins_are_drawn_as_it_computed_them() -> None:
+    """calibration.json's non-empty bins, with their intervals, ECE and verdict, as written."""
+    calibration = {
+        "n": 5,
+        "ece": 0.12,
+        "verdict": "over-confident",
+        "bins": [
+            {"low": 0.0, "high": 0.5, "count": 0, "mean_confidence": None, "observed_rate": None},
+            {"low": 0.5, "high": 1.0, "count": 5, "mean_confidence": 0.8, "observed_rate": 0.6,
+             "ci_low": 0.2, "ci_high": 0.9},
+        ],
+    }  # fmt: skip
+    got = calibration_reliability(calibration)
+    assert got is not None and (got.n, got.ece, got.verdict) == (5, 0.12, "over-confident")
+    assert got.bins == [ReliabilityBin(0.5, 1.0, 0.8, 0.6, 5, 0.2, 0.9)]
+    assert calibration_reliability(None) is None
+    assert calibration_reliability({"bins": []}) is None
