@@ -3,7 +3,9 @@
 It wires validated plugins together and emits lifecycle hooks; it knows no
 tracker, no file format and no retriever by name. Results are written to the
 run directory (atomically) before ``on_run_end`` so a tracker outage never
-loses them.
+loses them. It is one module because a run's steps read best in their order,
+in one place; what each step calls lives elsewhere (``assess``, ``retrieval``,
+``analysis``, ``pipeline/provenance.py``).
 """
 
 from __future__ import annotations
