@@ -143,7 +143,15 @@ def test_outputs_are_replaced_atomically(project: Project) -> None:
     run_experiment(exp, reporters=[TerminalReport(io.StringIO())], progress=False)
     out = project.root / "out"
     assert sorted(p.name for p in out.iterdir()) == sorted(
-        ["config.yaml", "run.trec", "per_query.jsonl", "metrics.json", "gates.json", "summary.json"]
+        [
+            "config.yaml",
+            "run.trec",
+            "per_query.jsonl",
+            "metrics.json",
+            "gates.json",
+            "summary.json",
+            "corpus_manifest.json",
+        ]
     )
 
 

@@ -3,17 +3,21 @@
 It wires validated plugins together and emits lifecycle hooks; it knows no
 tracker, no file format and no retriever by name. Results are written to the
 run directory (atomically) before ``on_run_end`` so a tracker outage never
-loses them.
+loses them. It is one module because a run's steps read best in their order,
+in one place; what each step calls lives elsewhere (``assess``, ``retrieval``,
+``analysis``, ``pipeline/provenance.py``).
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from evalframe import __version__
+from evalframe.analysis import AnalysisOutput, BootstrapSettings, run_analyses
 from evalframe.assess.gates import run_gates, verdict, verdict_warnings
 from evalframe.assess.results import Evaluation, GateResult
 from evalframe.assess.runfolder import LAYOUT, RunData, RunFolder, per_query_records
@@ -24,6 +28,7 @@ from evalframe.core.types import Corpus, GoldenSet, Run
 from evalframe.golden.queries import join_queries
 from evalframe.metrics import evaluate
 from evalframe.pipeline.config import Experiment, ResolvedPlugin
+from evalframe.pipeline.provenance import created, git_state
 from evalframe.plugin.hooks import HookRelay, RunContext, RunOutcome
 from evalframe.plugin.protocols import (
     CorpusLoader,
@@ -55,7 +60,9 @@ class PipelineResult:
     """What a finished run produced, for reporters, the CLI and tests.
 
     ``report`` is the text a terminal reporter rendered (empty when none ran);
-    ``comparison`` is the paired comparison with the baseline, when one was given.
+    ``comparison`` is the paired comparison with the baseline, when one was given;
+    ``corpus`` the corpus the run searched, when one was loaded (a page shows its text).
+    A reporter that writes a file adds it to ``outputs``, so trackers upload it.
     """
 
     exit_code: int
@@ -66,6 +73,9 @@ class PipelineResult:
     experiment: Experiment | None = None
     comparison: Comparison | None = None
     records: list[dict[str, Any]] = field(default_factory=list)  # as in per_query.jsonl
+    corpus: Corpus | None = None
+    #: calibration, benefit and failure categories (plain data; docs/analyses.md)
+    analysis: AnalysisOutput = field(default_factory=AnalysisOutput)
 
 
 class Reporter(Protocol):
@@ -107,6 +117,12 @@ def _flat_metrics(evaluation: Evaluation, gates: list[GateResult]) -> dict[str, 
                 flat[f"slice.{fname}.{value}.{m}.n"] = agg.n
     for stat, ms in evaluation.latency.items():
         flat[f"latency.{stat}"] = ms
+    for key, found in evaluation.analysis.items():  # calibration.ece, failures.<category>, ...
+        flat[key] = found.mean
+        flat[f"{key}.n"] = found.n
+        if not math.isnan(found.ci_low):
+            flat[f"{key}.ci_low"] = found.ci_low
+            flat[f"{key}.ci_high"] = found.ci_high
     flat["gates.passed"] = sum(1 for g in gates if g.passed)
     flat["gates.failed"] = sum(1 for g in gates if not g.passed)
     return flat
@@ -118,6 +134,8 @@ def _write_outputs(
     gates: list[GateResult],
     exit_code: int,
     records: list[dict[str, Any]],
+    analysis: AnalysisOutput,
+    corpus: Corpus | None = None,
 ) -> tuple[dict[str, Path], dict[str, Any]]:
     from omegaconf import OmegaConf
 
@@ -142,6 +160,8 @@ def _write_outputs(
             },
         ),
     }
+    if corpus is not None:
+        files["corpus_manifest"] = folder.write_corpus_manifest(corpus)
     golden = evaluation.golden
     golden_path = golden.provenance.get("path") or getattr(exp.dataset.config, "path", None)
     dvc = (dvc_lookup(golden_path) if golden_path else DvcRecord()).as_summary()
@@ -149,6 +169,8 @@ def _write_outputs(
         "layout": LAYOUT,
         "experiment": exp.name,
         "evalframe_version": __version__,
+        "created": created(),
+        "git": git_state(),
         "exit_code": exit_code,
         "golden_set": {
             "name": golden.name,
@@ -158,9 +180,22 @@ def _write_outputs(
             "provenance": golden.provenance,
             **dvc,  # dvc_md5, dvc_file: the DVC-versioned identity of this golden set
         },
+        "corpus": None
+        if corpus is None
+        else {
+            "name": corpus.name,
+            "content_hash": corpus.content_hash,
+            "documents": len(corpus),
+            "manifest": RunFolder.CORPUS_MANIFEST,
+        },
+        "baseline": None
+        if evaluation.baseline is None
+        else {"name": str(evaluation.baseline.name), "path": str(evaluation.baseline.path)},
         "retriever": exp.retriever.spec.name,
         "depth": exp.depth,
         "metrics": [str(m) for m in evaluation.metrics],
+        # display names (metrics.labels); every other key of this file is canonical
+        "labels": {str(m): exp.labels[str(m)] for m in evaluation.metrics if str(m) in exp.labels},
         "policies": evaluation.policies.model_dump(),
         "counts": {
             "missing_queries": list(evaluation.scores.missing),
@@ -178,7 +213,10 @@ def _write_outputs(
         "retrieval_cache": evaluation.run.metadata.get("cache"),
         "gates_passed": verdict(gates),
         "verdict_warnings": verdict_warnings(golden, gates),
+        "analysis": analysis.summary,
     }
+    for name, payload in analysis.files.items():  # calibration.json, benefit.json
+        files[Path(name).stem] = folder.write_json(name, payload)
     files["summary"] = folder.write_json(folder.SUMMARY, summary)
     return files, summary
 
@@ -417,7 +455,14 @@ def run_experiment(
             run = run.model_copy(update={"metadata": {**run.metadata, "cache": stats}})
         relay.emit("on_retrieval_done", context, run)
         return score_and_report(
-            exp, golden, run, relay, context, reporters, normalise_id=inputs.normalise_id
+            exp,
+            golden,
+            run,
+            relay,
+            context,
+            reporters,
+            normalise_id=inputs.normalise_id,
+            corpus=corpus,
         )
     except BaseException as exc:
         relay.emit("on_error", context, exc)
@@ -433,6 +478,7 @@ def score_and_report(
     reporters: Sequence[Reporter] = (),
     *,
     normalise_id: Callable[[str], str] | None = None,
+    corpus: Corpus | None = None,
 ) -> PipelineResult:
     """Score a run, gate it, compare it, write the outputs, report: everything after retrieval.
 
@@ -440,6 +486,9 @@ def score_and_report(
     fresh one go through exactly the same steps. ``normalise_id`` (the
     dataset's, see :class:`Inputs`) is applied to every retrieved id first;
     the run written to the run folder is the normalised one, the run scored.
+    ``corpus`` (when one was loaded) is recorded in the corpus manifest, handed
+    to the reporters, and gives the failure categories document text to compare
+    (none are given without it).
     """
     run = normalise_run(run, normalise_id, exp.policies.duplicates)
     warn_if_nothing_matches(golden, run)  # all zeros: ids, not the system, are the likely cause
@@ -455,6 +504,11 @@ def score_and_report(
         seed=exp.stats.seed,
         confidence=exp.stats.confidence,
     )
+    records = per_query_records(evaluation, exp.report)
+    # before the gates, which may read calibration.ece & co. (GateView.analysis)
+    st = exp.stats
+    boot = BootstrapSettings(resamples=st.bootstrap, seed=st.seed, confidence=st.confidence)
+    analysis = run_analyses(exp.analysis, evaluation, records, corpus, boot)
     relay.emit("on_scored", context, evaluation)
     if exp.baseline is not None:
         evaluation.baseline = _load_baseline(exp, evaluation)
@@ -463,10 +517,18 @@ def score_and_report(
     relay.emit("on_gated", context, gates)
     exit_code = EXIT_OK if verdict(gates) else EXIT_GATE_FAILED
 
-    records = per_query_records(evaluation, exp.report)
-    outputs, summary = _write_outputs(exp, evaluation, gates, exit_code, records)
+    outputs, summary = _write_outputs(exp, evaluation, gates, exit_code, records, analysis, corpus)
     outputs.update(_write_exports(exp, evaluation))
-    result = PipelineResult(exit_code, evaluation, gates, outputs, experiment=exp, records=records)
+    result = PipelineResult(
+        exit_code,
+        evaluation,
+        gates,
+        outputs,
+        experiment=exp,
+        records=records,
+        analysis=analysis,
+        corpus=corpus,
+    )
     if evaluation.baseline is not None:
         result.comparison = _compare_with_baseline(
             exp, evaluation.baseline, records, summary, outputs
