@@ -31,6 +31,7 @@ from typing import Any, Literal
 
 from pydantic import Field
 
+from evalframe.core.errors import PluginError
 from evalframe.plugin.protocols import PluginContext
 from evalframe.plugin.registry import adversary, author, judge, oracle
 from evalframe.plugin.roles import (
@@ -191,7 +192,13 @@ class AstAuthor:
             option = fallback[0] if fallback else None
             note = "no fresh entity left for this cell: repeats the first option"
         if option is None:
-            raise ValueError(f"the tree {request.source.root} has no documented function")
+            raise PluginError(
+                f"author 'ast': the tree {request.source.root} has no function whose "
+                "docstring it can phrase as a question",
+                key="source.root",
+                hint="point source.root at a Python tree with documented functions, or use "
+                "another author",
+            )
         record: dict[str, Any] = {
             "query_id": request.query_id,
             "query_text": query_text(option, request.task_type, request.difficulty, request.slot),
