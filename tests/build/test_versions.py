@@ -162,6 +162,13 @@ def test_the_loader_takes_the_newest_version_unless_one_is_pinned(
     assert len(load()) == 2 and load().name == "golden_v1.1"
     assert len(load(version="1.0")) == 1
     assert load().provenance["blessed"] is True
+    # `golden validate FOLDER --format knowcode` checks the newest, located at its lines
+    from evalframe.golden.load import load_golden
+
+    loaded = load_golden(tmp_path / "out", "knowcode", source_root=tmp_path / "src")
+    newest = tmp_path / "out" / "golden_v1.1.json"
+    starts = [i for i, line in enumerate(newest.read_text().splitlines(), 1) if line == "  {"]
+    assert loaded.locations["q_00002"] == f"{newest}:{starts[1]}"  # the second record's `{`
 
 
 def test_changed_source_stops_a_build_on_the_blessed_set_unless_allow_drift(
