@@ -41,7 +41,7 @@ from evalframe.core.messages import warn
 from evalframe.core.reader import read_json, read_json_array, require_file
 from evalframe.core.records import At, UniqueIds
 from evalframe.core.types import GoldenQuery, GoldenSet
-from evalframe.golden.versions import resolve_version
+from evalframe.golden.versions import list_versions, resolve_version
 from evalframe.plugin.protocols import PluginConfig, PluginContext
 from evalframe.plugin.registry import dataset
 from evalframe_knowcode.source import SourceTree, open_tree
@@ -170,6 +170,8 @@ class KnowCodeDataset:
     def _golden_path(self) -> Path:
         """The file to read: ``path``, or the newest (or pinned) version in that folder."""
         found = require_file(self.config.path, what="golden set", key="dataset.path")
+        if found.is_dir() and not list_versions(found) and self.config.version is None:
+            return found  # no versions in it: the reader says it is a folder, not a file
         return require_file(
             resolve_version(found, self.config.version), what="golden set", key="dataset.path"
         )
