@@ -35,6 +35,8 @@ usage:
                                                    (--format md prints the summary)
   evalframe report RUN_DIR... --out DIR            one page of several runs + plot CSVs
   evalframe golden validate|stats|diff|create|sample|review-check ...   curate golden sets
+  evalframe golden build +build=NAME [KEY=VALUE ...]   build one with KnowCode's pipeline
+                                                   (docs/golden-pipeline.md; `build --help`)
   evalframe cache info|clear                       the retrieval and index cache
   evalframe mine +mine=NAME [KEY=VALUE ...]        mine relevance labels by experiment
                                                    (docs/mining.md; `mine --help`)
