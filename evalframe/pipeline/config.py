@@ -22,7 +22,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from evalframe.assess.gates import GateSpec, parse_gate_specs
 from evalframe.core.errors import ConfigError
-from evalframe.metrics import Metric, Policies, parse_metrics
+from evalframe.metrics import Metric, Policies, parse_metric, parse_metrics
 from evalframe.plugin.protocols import PluginContext
 from evalframe.plugin.registry import (
     CORPORA,
@@ -53,10 +53,21 @@ class _Section(BaseModel):
 
 
 class MetricsSection(_Section):
-    """``metrics:`` the measures to compute and the policies that shape them."""
+    """``metrics:`` the measures to compute, the headline among them, and the policies."""
 
     measures: list[str] = Field(min_length=1, description="canonical metric strings")
+    headline: list[str] | None = Field(
+        None,
+        description="the metrics trackers log and `runs`/`compare` show, each with its CI; "
+        "null = the gated metrics plus nDCG@10, R@10 and RR where computed",
+    )
     policies: Policies = Field(default_factory=Policies)
+
+
+#: The short default list the headline adds to the gated metrics (those that are computed).
+DEFAULT_HEADLINE = ("nDCG@10", "R@10", "RR")
+#: A default headline is filled up to this many metrics from ``metrics.measures``.
+HEADLINE_MIN = 3
 
 
 class ReportSection(_Section):
@@ -149,6 +160,7 @@ class Experiment:
     trackers: tuple[ResolvedPlugin, ...]
     depth: int
     metrics: tuple[Metric, ...]
+    headline: tuple[Metric, ...]
     policies: Policies
     gates: tuple[GateSpec, ...]
     exports: tuple[ResolvedPlugin, ...]
@@ -216,7 +228,8 @@ def validate_experiment(raw: Mapping[str, Any]) -> Experiment:
             expected=f"one of: {', '.join(str(m) for m in metrics)}",
             hint="add it to metrics.measures or pick another criterion",
         )
-    _check_gates(gates, metrics)
+    gated = _check_gates(gates, metrics)
+    headline = _headline(schema.metrics.headline, metrics, gated)
     exports = _resolve_exports(schema.exports, metrics)
     _check_output_dir(Path(schema.output.dir))
     return Experiment(
@@ -228,6 +241,7 @@ def validate_experiment(raw: Mapping[str, Any]) -> Experiment:
         trackers=trackers,
         depth=schema.depth,
         metrics=tuple(metrics),
+        headline=headline,
         policies=schema.metrics.policies,
         gates=gates,
         exports=exports,
@@ -297,14 +311,65 @@ def _require_metrics(names: list[str], metrics: list[Metric], key: str, who: str
             )
 
 
-def _check_gates(gates: tuple[GateSpec, ...], metrics: list[Metric]) -> None:
-    """Validate every gate's settings and metrics now, not after a long retrieval."""
+def _check_gates(gates: tuple[GateSpec, ...], metrics: list[Metric]) -> list[Metric]:
+    """Validate every gate's settings and metrics now, not after a long retrieval.
+
+    Returns the metrics the gates judge, in gate order: those a gate declares
+    through ``required_metrics()``, else its ``metric:`` setting when it names
+    a computed metric (a gate without the method may still read one).
+    """
+    gated: list[Metric] = []
     for g in gates:
         key = f"gates.{g.name}"
         spec = GATES.get(g.type, key=f"{key}.type")
         gate = spec.obj(configure(spec, g.params, key), PluginContext(config_key=key))
         needed = getattr(gate, "required_metrics", None)
-        for i, name in enumerate(needed() if callable(needed) else []):
+        names = needed() if callable(needed) else []
+        for i, name in enumerate(names):
             # the first metric is the gate's own `metric:` setting; others are named by the gate
             where = f"{key}.metric" if i == 0 else key
             _require_metrics([name], metrics, where, f"gate {g.name!r}")
+        if not names and isinstance(g.params.get("metric"), str):
+            names = [g.params["metric"]]
+        for name in names:
+            try:
+                m = parse_metric(name, key=f"{key}.metric")
+            except ConfigError:
+                continue  # the gate reports its own setting when it runs
+            if m in metrics and m not in gated:
+                gated.append(m)
+    return gated
+
+
+def _headline(
+    configured: list[str] | None, metrics: list[Metric], gated: list[Metric]
+) -> tuple[Metric, ...]:
+    """``metrics.headline``, checked against the computed metrics, or the default set.
+
+    The default: the gated metrics plus those of :data:`DEFAULT_HEADLINE` that
+    are computed, filled up to :data:`HEADLINE_MIN` from ``metrics.measures``;
+    listed in the order of ``metrics.measures``, as the report lists them.
+    """
+    if configured is not None:
+        chosen: list[Metric] = []
+        for i, name in enumerate(configured):
+            key = f"metrics.headline[{i}]"
+            m = parse_metric(name, key=key)
+            if m not in metrics:
+                raise ConfigError(
+                    f"the headline metric {str(m)!r} is not computed",
+                    key=key,
+                    expected=f"one of: {', '.join(str(x) for x in metrics)}",
+                    hint="add it to metrics.measures, or leave metrics.headline unset for the "
+                    "default (the gated metrics plus nDCG@10, R@10 and RR where computed)",
+                )
+            if m not in chosen:
+                chosen.append(m)
+        return tuple(chosen)
+    picked = set(gated)
+    picked.update(m for m in map(parse_metric, DEFAULT_HEADLINE) if m in metrics)
+    for m in metrics:
+        if len(picked) >= HEADLINE_MIN:
+            break
+        picked.add(m)
+    return tuple(m for m in metrics if m in picked)

@@ -81,7 +81,12 @@ def _build(plugin: ResolvedPlugin, context: PluginContext, protocol: type) -> An
 
 
 def _flat_metrics(evaluation: Evaluation, gates: list[GateResult]) -> dict[str, float | int]:
-    """Flat numeric keys, so ``dvc metrics diff`` and MLflow can read them as they are."""
+    """Every aggregate as a flat numeric key (``metrics.json``), for ``dvc metrics`` and trackers.
+
+    Overall: mean, std, n and the CI bounds of each metric; per slice value:
+    mean, n and the CI bounds. Nothing measured about the machine (latency)
+    goes here, so the same inputs give the same file (``timings.json`` has it).
+    """
     flat: dict[str, float | int] = {"queries": len(evaluation.golden)}
     for m, agg in evaluation.overall.items():
         flat[str(m)] = agg.mean
@@ -94,11 +99,65 @@ def _flat_metrics(evaluation: Evaluation, gates: list[GateResult]) -> dict[str, 
             for m, agg in aggs.items():
                 flat[f"slice.{fname}.{value}.{m}"] = agg.mean
                 flat[f"slice.{fname}.{value}.{m}.n"] = agg.n
-    for stat, ms in evaluation.latency.items():
-        flat[f"latency.{stat}"] = ms
-    flat["gates.passed"] = sum(1 for g in gates if g.passed)
-    flat["gates.failed"] = sum(1 for g in gates if not g.passed)
+                flat[f"slice.{fname}.{value}.{m}.ci_low"] = agg.ci_low
+                flat[f"slice.{fname}.{value}.{m}.ci_high"] = agg.ci_high
+    flat.update(_gate_counts(gates))
     return flat
+
+
+def _gate_counts(gates: list[GateResult]) -> dict[str, int]:
+    return {
+        "gates.passed": sum(1 for g in gates if g.passed),
+        "gates.failed": sum(1 for g in gates if not g.passed),
+    }
+
+
+def _headline_metrics(
+    exp: Experiment, evaluation: Evaluation, gates: list[GateResult]
+) -> dict[str, float | int]:
+    """The headline set (``headline.json``): each metric's mean and CI bounds, the counts.
+
+    This is what ``dvc exp show`` and the trackers show by default; the full
+    table stays in ``metrics.json``.
+    """
+    flat: dict[str, float | int] = {"queries": len(evaluation.golden)}
+    for m in exp.headline:
+        agg = evaluation.overall[m]
+        flat[str(m)] = agg.mean
+        flat[f"{m}.ci_low"] = agg.ci_low
+        flat[f"{m}.ci_high"] = agg.ci_high
+    flat.update(_gate_counts(gates))
+    return flat
+
+
+def _timings(evaluation: Evaluation) -> dict[str, Any]:
+    """What this machine measured (``timings.json``): latency and the retrieval cache's hits.
+
+    Kept out of every other file so that re-running the same inputs rewrites
+    them byte for byte (DVC tracks them; it does not track this one).
+    """
+    run = evaluation.run
+    return {
+        "latency": evaluation.latency,
+        "retrieval_cache": run.metadata.get("cache"),
+        "per_query_ms": {
+            qid: ranking.latency_ms
+            for qid, ranking in run.rankings.items()
+            if ranking.latency_ms is not None
+        },
+    }
+
+
+def _corpus_summary(corpus: Corpus | None, exp: Experiment) -> dict[str, Any] | None:
+    """The corpus's identity, for trackers' dataset lineage: name, hash, size, file."""
+    if corpus is None:
+        return None
+    return {
+        "name": corpus.name,
+        "content_hash": corpus.content_hash,
+        "documents": len(corpus),
+        "path": getattr(exp.corpus.config, "path", None) if exp.corpus is not None else None,
+    }
 
 
 def _write_outputs(
@@ -107,6 +166,7 @@ def _write_outputs(
     gates: list[GateResult],
     exit_code: int,
     records: list[dict[str, Any]],
+    corpus: Corpus | None = None,
 ) -> tuple[dict[str, Path], dict[str, Any]]:
     from omegaconf import OmegaConf
 
@@ -122,6 +182,8 @@ def _write_outputs(
         "run": folder.write_run(evaluation.run, tag=exp.run_tag),
         "per_query": folder.write_jsonl(folder.PER_QUERY, records),
         "metrics": folder.write_json(folder.METRICS, _flat_metrics(evaluation, gates)),
+        "headline": folder.write_json(folder.HEADLINE, _headline_metrics(exp, evaluation, gates)),
+        "timings": folder.write_json(folder.TIMINGS, _timings(evaluation)),
         "gates": folder.write_json(
             folder.GATES, {"passed": verdict(gates), "gates": [g.as_dict() for g in gates]}
         ),
@@ -142,9 +204,11 @@ def _write_outputs(
             "provenance": golden.provenance,
             **dvc,  # dvc_md5, dvc_file: the DVC-versioned identity of this golden set
         },
+        "corpus": _corpus_summary(corpus, exp),
         "retriever": exp.retriever.spec.name,
         "depth": exp.depth,
         "metrics": [str(m) for m in evaluation.metrics],
+        "headline": [str(m) for m in exp.headline],
         "policies": evaluation.policies.model_dump(),
         "counts": {
             "missing_queries": list(evaluation.scores.missing),
@@ -158,8 +222,6 @@ def _write_outputs(
             f: {v: {str(m): a.as_dict() for m, a in aggs.items()} for v, aggs in groups.items()}
             for f, groups in evaluation.by_slice.items()
         },
-        "latency": evaluation.latency,
-        "retrieval_cache": evaluation.run.metadata.get("cache"),
         "gates_passed": verdict(gates),
     }
     files["summary"] = folder.write_json(folder.SUMMARY, summary)
@@ -340,7 +402,7 @@ def run_experiment(
             stats = {"hits": cache.hits, "misses": cache.misses}
             run = run.model_copy(update={"metadata": {**run.metadata, "cache": stats}})
         relay.emit("on_retrieval_done", context, run)
-        return score_and_report(exp, golden, run, relay, context, reporters)
+        return score_and_report(exp, golden, run, relay, context, reporters, corpus=corpus)
     except BaseException as exc:
         relay.emit("on_error", context, exc)
         raise
@@ -353,6 +415,8 @@ def score_and_report(
     relay: HookRelay,
     context: RunContext,
     reporters: Sequence[Reporter] = (),
+    *,
+    corpus: Corpus | None = None,
 ) -> PipelineResult:
     """Score a run, gate it, compare it, write the outputs, report: everything after retrieval.
 
@@ -381,7 +445,7 @@ def score_and_report(
     exit_code = EXIT_OK if verdict(gates) else EXIT_GATE_FAILED
 
     records = per_query_records(evaluation, exp.report)
-    outputs, summary = _write_outputs(exp, evaluation, gates, exit_code, records)
+    outputs, summary = _write_outputs(exp, evaluation, gates, exit_code, records, corpus)
     outputs.update(_write_exports(exp, evaluation))
     result = PipelineResult(exit_code, evaluation, gates, outputs, experiment=exp, records=records)
     if evaluation.baseline is not None:
