@@ -159,6 +159,8 @@ class RunData:
     golden_hash: str | None
     policies: dict[str, Any]
     metrics: tuple[str, ...] = ()
+    #: the run's headline metrics (``metrics.headline``); older runs: their first three
+    headline: tuple[str, ...] = ()
 
     def renamed(self, name: str) -> RunData:
         """The same data under another display name."""
@@ -206,6 +208,7 @@ class RunData:
             golden_hash=summary.get("golden_set", {}).get("content_hash"),
             policies=summary.get("policies", {}),
             metrics=tuple(summary.get("metrics", [])),
+            headline=tuple(summary.get("headline") or summary.get("metrics", [])[:3]),
         )
 
 

@@ -57,7 +57,16 @@ class MlflowConfig(BaseModel):
     experiment_name: str | None = Field(
         None, description="MLflow experiment; null = the evalframe experiment name"
     )
-    run_name: str | None = Field(None, description="MLflow run name; null = MLflow picks one")
+    run_name: str | None = Field(
+        None,
+        description="MLflow run name; null = a sweep job's swept overrides (k1=0.9,b=0.3), "
+        "else MLflow picks one",
+    )
+    log_all: bool = Field(
+        False,
+        description="log every metric x slice as MLflow metrics too (default: the headline "
+        "set with CIs as metrics, the full table as one table artifact)",
+    )
     timeout_seconds: float = Field(
         5, gt=0, description="per HTTP request to a server (rounded up to whole seconds)"
     )
@@ -154,6 +163,7 @@ class MlflowTracker:
             run_name=self.config.run_name,
             cwd=self.cwd,
             error=error,
+            log_all=self.config.log_all,
         )
 
     @staticmethod
@@ -199,6 +209,7 @@ class MlflowTracker:
             "experiment_name": self._experiment_name(sweep.experiment),
             "run_name": self.config.run_name or f"sweep {sweep.experiment} {sweep.sweep_dir.name}",
             "start_time": now_ms(),
+            "swept": list(sweep.swept),  # the keys the jobs' run names are made of
         }
         tags = {"evalframe.experiment": sweep.experiment, "evalframe.sweep": "true"}
         record = RunRecord(
@@ -240,6 +251,7 @@ class MlflowTracker:
             uri=self.uri,
             experiment_name=str(marker.get("experiment_name")),
             cwd=self.cwd,
+            log_all=self.config.log_all,
         )
         if self._sweep_lock is not None:
             self._sweep_lock.close()  # the open record is replaced by the full one now
