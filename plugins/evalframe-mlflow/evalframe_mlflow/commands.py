@@ -20,7 +20,7 @@ from typing import Any
 from evalframe.core.errors import EXIT_ERROR, ConfigError, EvalframeError
 from evalframe_mlflow.upload import artifact_location_for, resolve_uri
 
-__all__ = ["fetch_run", "runs_main", "sync_main", "ui_main"]
+__all__ = ["fetch_run", "group_members", "runs_main", "serve", "sync_main", "ui_main"]
 
 _RUN_ID = re.compile(r"^(?:runs:/|mlflow:)?([0-9a-f]{32})/?$")
 
@@ -509,17 +509,109 @@ def ui_main(argv: Sequence[str]) -> int:
     if not _store_exists(uri):
         print(_no_store(uri).render(), file=sys.stderr)
         return EXIT_ERROR
-    print(f"MLflow UI for {uri} at http://{args.host}:{args.port} (Ctrl-C stops it)", flush=True)
+    from evalframe_mlflow.upload import CLASSIC_VIEW
+
+    address = f"http://{args.host}:{args.port}"
+    print(
+        f"MLflow UI for {uri} at {address}/#/experiments?{CLASSIC_VIEW} (Ctrl-C stops it)",
+        flush=True,
+    )
     cmd = [sys.executable, "-m", "mlflow", "ui", "--backend-store-uri", uri]
     artifacts = artifact_location_for(uri)
     if artifacts:
         # runs logged through a server keep their files here too (mlflow-artifacts:/ URIs)
         cmd += ["--artifacts-destination", artifacts]
     cmd += ["--host", args.host, "--port", str(args.port), "--workers", str(args.workers)]
+    return serve(cmd)
+
+
+#: Seconds the UI's processes get to stop after SIGTERM before they are killed.
+STOP_GRACE_SECONDS = 10.0
+
+
+def group_members(pgid: int) -> list[int] | None:
+    """Live (not zombie) processes of a process group, from /proc; None without /proc.
+
+    Helpers orphaned by the server are reparented to init, which may be slow to
+    reap them; a zombie has stopped, so it is not counted.
+    """
+    proc_dir = Path("/proc")
+    if not proc_dir.is_dir():
+        return None
+    found = []
+    for entry in proc_dir.iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+        except OSError:
+            continue  # gone meanwhile
+        # "pid (comm) state ppid pgrp ...": comm may hold spaces and parentheses
+        fields = stat[stat.rindex(")") + 2 :].split()
+        if len(fields) > 2 and fields[2] == str(pgid) and fields[0] not in ("Z", "X"):
+            found.append(int(entry.name))
+    return found
+
+
+class _Stop(Exception):
+    """SIGTERM or SIGHUP, turned into an exception like Ctrl-C's KeyboardInterrupt."""
+
+
+def serve(cmd: list[str], grace: float = STOP_GRACE_SECONDS) -> int:
+    """Run ``cmd`` in a process group of its own; stop the whole group when we are stopped.
+
+    ``mlflow ui`` starts uvicorn workers and a job runner with huey consumers.
+    Ctrl-C reaches only this process (the server has its own group), and
+    SIGTERM or SIGHUP too; either way every process of the server's group gets
+    SIGTERM, then SIGKILL after ``grace`` seconds. The same cleanup runs when
+    the server exits by itself, so none of its helpers outlive it.
+    """
+    import signal
+
+    def raise_stop(signum: int, frame: Any) -> None:
+        raise _Stop(signum)
+
+    proc = subprocess.Popen(cmd, start_new_session=True)
+    saved = {sig: signal.signal(sig, raise_stop) for sig in (signal.SIGTERM, signal.SIGHUP)}
+    code = 0
     try:
-        return subprocess.call(cmd)
-    except KeyboardInterrupt:
-        return 0
+        code = proc.wait()
+    except (KeyboardInterrupt, _Stop):
+        print("stopping the MLflow UI ...", file=sys.stderr, flush=True)
+    finally:
+        for sig, handler in saved.items():
+            signal.signal(sig, handler)
+        _stop_group(proc, grace)
+    return code if code >= 0 else 0
+
+
+def _stop_group(proc: subprocess.Popen[bytes], grace: float) -> None:
+    """SIGTERM to every process of ``proc``'s group, SIGKILL after ``grace``; wait until none is left."""
+    import os
+    import signal
+    import time
+
+    def alive() -> bool:
+        proc.poll()  # reap the leader: a zombie still counts as a member of its group
+        members = group_members(proc.pid)
+        if members is not None:
+            return bool(members)
+        try:
+            os.killpg(proc.pid, 0)
+        except (ProcessLookupError, PermissionError):
+            return False
+        return True
+
+    for sig, wait in ((signal.SIGTERM, grace), (signal.SIGKILL, 5.0)):
+        if not alive():
+            return
+        try:
+            os.killpg(proc.pid, sig)
+        except ProcessLookupError:
+            return
+        deadline = time.monotonic() + wait
+        while time.monotonic() < deadline and alive():
+            time.sleep(0.1)
 
 
 # -- compare on run ids ---------------------------------------------------------------
