@@ -175,10 +175,12 @@ def _write_outputs(
 
     folder = RunFolder(exp.output_dir)
     folder.path.mkdir(parents=True, exist_ok=True)
+    # Without `tracking`: where a run is reported is the environment's choice
+    # (EVALFRAME_TRACKING, a CI's server) and changes no number; kept, it would make
+    # the same run's config.yaml differ between machines. `rescore` tracks as a run would.
+    stored = {k: v for k, v in exp.raw.items() if k != "tracking"}
     files = {
-        "config": folder.write_text(
-            folder.CONFIG, OmegaConf.to_yaml(OmegaConf.create(dict(exp.raw)))
-        ),
+        "config": folder.write_text(folder.CONFIG, OmegaConf.to_yaml(OmegaConf.create(stored))),
         "run": folder.write_run(evaluation.run, tag=exp.run_tag),
         "per_query": folder.write_jsonl(folder.PER_QUERY, records),
         "metrics": folder.write_json(folder.METRICS, _flat_metrics(evaluation, gates)),
