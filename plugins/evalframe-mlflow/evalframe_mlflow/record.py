@@ -57,7 +57,20 @@ PARAM_VALUE_LIMIT = 6000  # MLflow's MAX_PARAM_VAL_LENGTH
 TAG_VALUE_LIMIT = 8000  # MLflow's MAX_TAG_VAL_LENGTH is 8000 characters
 #: The full table (every metric x slice, with CIs), logged with MLflow's table logging.
 TABLE_FILE = "metrics_table.json"
-TABLE_COLUMNS = ("metric", "measure", "k", "slice", "mean", "ci_low", "ci_high", "std", "n")
+#: ``key`` first: the UI's evaluation view groups a table's rows by its first column and
+#: compares runs on ``mean``, the next; ``key`` is the metric, with its slice when it has one.
+TABLE_COLUMNS = (
+    "key",
+    "mean",
+    "ci_low",
+    "ci_high",
+    "n",
+    "std",
+    "metric",
+    "measure",
+    "k",
+    "slice",
+)
 #: The run's HTML report, when a reporter left one in the run folder: its main artifact.
 REPORT_FILE = "report.html"
 
@@ -271,9 +284,10 @@ def _latency(timings: Mapping[str, Any], stats: tuple[str, ...]) -> dict[str, fl
 def metrics_table(summary: Mapping[str, Any]) -> dict[str, Any] | None:
     """Every metric overall and per slice value, with its CI, as one table for ``log_table``.
 
-    Rows: ``metric`` (the canonical string), ``measure`` and ``k`` (its name and
-    cutoff, so a table view can group by either), ``slice`` (``overall`` or
-    ``field=value``), then mean, CI bounds, std and n. NaN is written as null.
+    Rows: ``key`` (``nDCG@10``, or ``nDCG@10 [difficulty=easy]`` for a slice
+    value), the mean, its CI bounds, n and std, then ``metric`` (the canonical
+    string), ``measure`` and ``k`` (its name and cutoff, to group by either)
+    and ``slice`` (``overall`` or ``field=value``). NaN is written as null.
     """
     from evalframe.metrics import parse_metric
 
@@ -297,9 +311,11 @@ def metrics_table(summary: Mapping[str, Any]) -> dict[str, Any] | None:
                 k: Any = m.k
             except Exception:  # noqa: BLE001  # a metric from a plugin no longer installed
                 measure, k = name, None
+            key = name if label == "overall" else f"{name} [{label}]"
             rows.append(
-                [name, measure, k, label]
-                + [_number(agg.get(c)) for c in ("mean", "ci_low", "ci_high", "std", "n")]
+                [key]
+                + [_number(agg.get(c)) for c in ("mean", "ci_low", "ci_high", "n", "std")]
+                + [name, measure, k, label]
             )
     return {"artifact_file": TABLE_FILE, "columns": list(TABLE_COLUMNS), "rows": rows}
 

@@ -127,8 +127,10 @@ class MlflowTracker:
         with lock_record(path) as handle:
             if handle is None:
                 return  # an `evalframe sync` started meanwhile is uploading it
+            uploader = None
             try:
-                run_id, _ = self._uploader().upload(record)
+                uploader = self._uploader()
+                run_id, _ = uploader.upload(record)
             except BaseException as exc:
                 reason = failure_reason(exc)
                 self._kept(path, folder, what, reason)
@@ -140,7 +142,8 @@ class MlflowTracker:
                 return
         mark_synced(path, run_id)
         self.run_id = run_id
-        print(f"mlflow: logged {what} {run_id} to {self.uri}", file=sys.stderr)
+        link = uploader.run_link(run_id) if uploader is not None else None
+        print(f"mlflow: logged {what} {run_id} to {link or self.uri}", file=sys.stderr)
 
     def _kept(self, path: Path, folder: Path, what: str, reason: str) -> None:
         print(

@@ -108,6 +108,9 @@ def configure_http(timeout_seconds: float, retries: int) -> None:
     os.environ.setdefault("MLFLOW_HTTP_REQUEST_BACKOFF_JITTER", "0.5")
     # a progress bar per downloaded file would drown `evalframe compare`'s output
     os.environ.setdefault("MLFLOW_ENABLE_ARTIFACTS_PROGRESS_BAR", "false")
+    # MLflow prints "View run ... at" on stdout, inside evalframe's report, with a link
+    # to the GenAI overview; the tracker prints its own, to the classic runs view
+    os.environ.setdefault("MLFLOW_SUPPRESS_PRINTING_URL_TO_STDOUT", "true")
 
 
 class Uploader:
@@ -122,6 +125,17 @@ class Uploader:
 
         self.uri = uri
         self.client = MlflowClient(tracking_uri=uri)
+
+    def run_link(self, run_id: str) -> str | None:
+        """The run's page in a tracking server's UI, on the classic runs view; None for a file store."""
+        if not self.uri.startswith(("http://", "https://")):
+            return None
+        try:
+            experiment = self.client.get_run(run_id).info.experiment_id
+        except Exception:  # noqa: BLE001  # only a convenience: the run is logged
+            return None
+        base = self.uri.rstrip("/")
+        return f"{base}/#/experiments/{experiment}/runs/{run_id}?{CLASSIC_VIEW}"
 
     # -- lookups -------------------------------------------------------------
     def experiment_id(self, name: str, artifact_location: str | None = None) -> str:
@@ -328,7 +342,10 @@ class Uploader:
     def _point_to_report(self, run_id: str) -> None:
         """The run's description links its HTML report, which the artifact view shows inline."""
         run = self.client.get_run(run_id)
-        link = f"#/experiments/{run.info.experiment_id}/runs/{run_id}/artifacts/{REPORT_FILE}"
+        link = (
+            f"#/experiments/{run.info.experiment_id}/runs/{run_id}/artifacts/{REPORT_FILE}"
+            f"?{CLASSIC_VIEW}"
+        )
         note = (
             f"**[Open the evalframe report]({link})** ({REPORT_FILE} under Artifacts). "
             f"The full metric table is {TABLE_FILE} there."

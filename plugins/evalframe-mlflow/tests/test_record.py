@@ -143,11 +143,12 @@ def test_the_metrics_table_has_a_row_per_metric_and_slice_value() -> None:
     table = metrics_table(summary)
     assert table is not None and table["artifact_file"] == "metrics_table.json"
     rows = [dict(zip(table["columns"], r, strict=True)) for r in table["rows"]]
-    assert [(r["metric"], r["measure"], r["k"], r["slice"]) for r in rows] == [
-        ("nDCG@10", "nDCG", 10, "overall"),
-        ("RR", "RR", None, "overall"),
-        ("nDCG@10", "nDCG", 10, "difficulty=easy"),
-        ("RR", "RR", None, "difficulty=easy"),
+    assert [(r["key"], r["metric"], r["measure"], r["k"], r["slice"]) for r in rows] == [
+        ("nDCG@10", "nDCG@10", "nDCG", 10, "overall"),
+        ("RR", "RR", "RR", None, "overall"),
+        ("nDCG@10 [difficulty=easy]", "nDCG@10", "nDCG", 10, "difficulty=easy"),
+        ("RR [difficulty=easy]", "RR", "RR", None, "difficulty=easy"),
     ]
+    assert table["columns"][:2] == ["key", "mean"]  # the UI's evaluation view: group, compare
     assert rows[1]["ci_low"] is None  # NaN is null in JSON
     assert rows[0]["n"] == 4 and rows[0]["ci_high"] == 0.75

@@ -263,3 +263,31 @@ def test_quickstart_logs_to_the_default_store(tmp_path: Path, client: Callable[.
     assert table.returncode == 0, table.stderr
     assert run.info.run_id[:12] in table.stdout
     assert "passed" in table.stdout
+
+
+def test_a_report_html_in_the_run_folder_is_the_runs_first_artifact_and_linked(
+    project: Any, store: str, client: Callable[..., Any]
+) -> None:
+    """A reporter's page (report.html) is uploaded first, and the run's description links it."""
+    from evalframe_mlflow.record import build_run_record
+    from evalframe_mlflow.upload import Uploader
+
+    from evalframe.plugin.hooks import RunContext, RunOutcome
+
+    res = project.run()  # tracking off: the record is built here, from the folder
+    assert res.returncode == 0, res.stderr
+    out = project.root / "out"
+    (out / "report.html").write_text("<!doctype html><title>report</title><h1>report</h1>")
+    outputs = {p.stem: p for p in out.iterdir() if p.suffix in (".json", ".jsonl", ".trec")}
+    context = RunContext("default", out, {"dataset": {"path": "golden.jsonl"}}, {})
+    record = build_run_record(
+        context, RunOutcome(0, outputs), uri=store, experiment_name="e", run_name=None,
+        cwd=project.root,
+    )  # fmt: skip
+    assert Path(record.artifacts[0]).name == "report.html"
+    run_id, _ = Uploader(store).upload(record)
+    c = client(store)
+    assert "report.html" in {a.path for a in c.list_artifacts(run_id)}
+    note = c.get_run(run_id).data.tags["mlflow.note.content"]
+    experiment = c.get_experiment_by_name("e").experiment_id
+    assert f"(#/experiments/{experiment}/runs/{run_id}/artifacts/report.html?" in note
