@@ -27,6 +27,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
+from evalframe.assess.runfolder import RunFolder
 from evalframe.core.io import atomic_write, atomic_write_json
 from evalframe.plugin.hooks import RunContext, RunOutcome, SweepContext, SweepJob
 from evalframe_mlflow.keys import curve_key, metric_key, safe_key, safe_segment
@@ -482,8 +483,10 @@ def build_run_record(
     outputs = outcome.outputs if outcome is not None else {}
     metrics_json = _read_json(outputs.get("metrics"))
     summary = _read_json(outputs.get("summary"))
-    headline_json = _read_json(outputs.get("headline"))
-    timings = _read_json(outputs.get("timings"))
+    folder = RunFolder(context.output_dir)
+    # outputs name what the pipeline wrote; a caller that lists fewer still has the folder
+    headline_json = _read_json(outputs.get("headline") or folder.file(folder.HEADLINE))
+    timings = _read_json(outputs.get("timings") or folder.file(folder.TIMINGS))
     tags = base_tags(context.experiment, cwd)
     meta = context.metadata
     for kind, plugin in (meta.get("plugins") or {}).items():
@@ -524,6 +527,10 @@ def build_run_record(
         values.update(_latency(timings, ("p50_ms", "p95_ms", "mean_ms", "max_ms")))
     else:
         values = headline_metrics(headline_json, summary, headline) if summary else {}
+        for count in ("gates.passed", "gates.failed"):  # a folder from before headline.json
+            number = _number(metrics_json.get(count))
+            if number is not None and count not in values:
+                values[count] = number
         values.update(_latency(timings, ("p50_ms", "p95_ms")))
     metric_list = [(k, v, 0) for k, v in sorted(values.items())]
     flat = metrics_json or {n: (summary.get("overall") or {}).get(n, {}).get("mean") for n in names}
@@ -548,7 +555,7 @@ def build_run_record(
                 [str(k) for k in marker.get("swept") or []],
             )
     files = [Path(p) for p in outputs.values()]
-    report = context.output_dir / REPORT_FILE
+    report = folder.file(REPORT_FILE)
     if report.is_file() and report not in files:
         files.insert(0, report)  # a reporter's page, not in the pipeline's outputs
     return RunRecord(
