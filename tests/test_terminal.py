@@ -137,7 +137,10 @@ def test_a_sweep_ends_with_one_table_marking_the_best_job_per_metric(project: Pr
     ("override", "fixed"),
     [
         ("metrics.measures=[P(rel=2)@5,R@5,RR]", "'metrics.measures=[\"P(rel=2)@5\",R@5,RR]'"),
-        ("metrics.headline=[SetF(beta=0.5,rel=2)]", "'metrics.headline=[\"SetF(beta=0.5,rel=2)\"]'"),
+        (
+            "metrics.headline=[SetF(beta=0.5,rel=2)]",
+            "'metrics.headline=[\"SetF(beta=0.5,rel=2)\"]'",
+        ),
         ("report.criterion=P(rel=2)@5", "'report.criterion=\"P(rel=2)@5\"'"),
     ],
 )
@@ -159,4 +162,6 @@ def test_the_quoted_form_the_hint_gives_runs(project: Project) -> None:
         "hydra.run.dir=out",
     )
     assert res.code == 0, res.stderr
-    assert "P(rel=2)@5" in json.loads((project.root / "out" / "summary.json").read_text())["metrics"]
+    assert (
+        "P(rel=2)@5" in json.loads((project.root / "out" / "summary.json").read_text())["metrics"]
+    )

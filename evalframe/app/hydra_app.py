@@ -180,8 +180,7 @@ def check_override_syntax(overrides: Sequence[str]) -> None:
                 "metric string like P(rel=2)@5, must be quoted inside the override",
                 key=key.lstrip("+~"),
                 got=f"{item} ({str(exc).splitlines()[0]})",
-                hint="quote the value, and the whole override for the shell: "
-                + shlex.quote(fixed),
+                hint="quote the value, and the whole override for the shell: " + shlex.quote(fixed),
             ) from None
 
 

@@ -105,7 +105,9 @@ def evalframe_run(tmp_path: Path) -> Callable[..., EvalframeRun]:
             timeout=timeout,
             env=env,
         )
-        result = EvalframeRun(args, proc.returncode, out, proc.stdout, proc.stderr, tracking_uri=uri)
+        result = EvalframeRun(
+            args, proc.returncode, out, proc.stdout, proc.stderr, tracking_uri=uri
+        )
         from evalframe.assess.runfolder import RunFolder  # only when the fixture is used
 
         folder = RunFolder(out)

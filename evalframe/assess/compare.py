@@ -429,7 +429,10 @@ def _render_terminal(comp: Comparison, *, width: int, color: bool) -> str:
                 title=f"{first.metric} by {fname}:",
             ),
         ]
-    for title, moved in (("Top regressed", comp.top_regressed), ("Top improved", comp.top_improved)):
+    for title, moved in (
+        ("Top regressed", comp.top_regressed),
+        ("Top improved", comp.top_improved),
+    ):
         if not moved:
             continue
         parts += [Text(""), Text(f"{title} ({first.metric}):")]
@@ -569,7 +572,8 @@ def render_table(
             [
                 name,
                 *(
-                    f"{MARKS[c['verdict']]} {c['mean']:.3f}\n{c['delta']:+.3f} p={c['p_adjusted']:.2g}"
+                    f"{MARKS[c['verdict']]} {c['mean']:.3f}\n"
+                    f"{c['delta']:+.3f} p={c['p_adjusted']:.2g}"
                     for c in (cells[m] for m in metrics)
                 ),
             ]

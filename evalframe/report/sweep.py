@@ -28,7 +28,10 @@ def _verdict(job: SweepJob) -> str:
         return "no result"
     if job.exit_code >= 2:
         return f"error (exit {job.exit_code})"
-    return {True: "passed", False: "FAILED"}.get(job.summary.get("gates_passed"), "—")
+    passed = job.summary.get("gates_passed")
+    if isinstance(passed, bool):
+        return "passed" if passed else "FAILED"
+    return "—"
 
 
 def _headline(jobs: list[SweepJob]) -> list[str]:

@@ -427,10 +427,10 @@ def _list_runs(args: argparse.Namespace, uri: str) -> int:
 
         from evalframe.core.console import fit_width
 
-        more = "" if args.all or args.metrics else " Headline metrics shown: --all for every metric."
-        note = (
-            f"{len(runs)} run(s) in {uri}.{more} Open them side by side with `evalframe ui`."
+        more = (
+            "" if args.all or args.metrics else " Headline metrics shown: --all for every metric."
         )
+        note = f"{len(runs)} run(s) in {uri}.{more} Open them side by side with `evalframe ui`."
         print()
         print(textwrap.fill(note, fit_width(args.wide), break_long_words=False))
     return 0
@@ -553,7 +553,7 @@ def group_members(pgid: int) -> list[int] | None:
     return found
 
 
-class _Stop(Exception):
+class _StopError(Exception):
     """SIGTERM or SIGHUP, turned into an exception like Ctrl-C's KeyboardInterrupt."""
 
 
@@ -569,14 +569,14 @@ def serve(cmd: list[str], grace: float = STOP_GRACE_SECONDS) -> int:
     import signal
 
     def raise_stop(signum: int, frame: Any) -> None:
-        raise _Stop(signum)
+        raise _StopError(signum)
 
     proc = subprocess.Popen(cmd, start_new_session=True)
     saved = {sig: signal.signal(sig, raise_stop) for sig in (signal.SIGTERM, signal.SIGHUP)}
     code = 0
     try:
         code = proc.wait()
-    except (KeyboardInterrupt, _Stop):
+    except (KeyboardInterrupt, _StopError):
         print("stopping the MLflow UI ...", file=sys.stderr, flush=True)
     finally:
         for sig, handler in saved.items():
@@ -586,7 +586,7 @@ def serve(cmd: list[str], grace: float = STOP_GRACE_SECONDS) -> int:
 
 
 def _stop_group(proc: subprocess.Popen[bytes], grace: float) -> None:
-    """SIGTERM to every process of ``proc``'s group, SIGKILL after ``grace``; wait until none is left."""
+    """SIGTERM to every process of ``proc``'s group, SIGKILL after ``grace``; until none is left."""
     import os
     import signal
     import time

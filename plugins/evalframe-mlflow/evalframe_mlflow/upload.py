@@ -127,7 +127,7 @@ class Uploader:
         self.client = MlflowClient(tracking_uri=uri)
 
     def run_link(self, run_id: str) -> str | None:
-        """The run's page in a tracking server's UI, on the classic runs view; None for a file store."""
+        """The run's page in a server's UI, on the classic runs view; None for a file store."""
         if not self.uri.startswith(("http://", "https://")):
             return None
         try:

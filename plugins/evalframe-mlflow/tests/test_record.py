@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from evalframe_mlflow.keys import KEY_LIMIT, fit_key
 import pytest
+from evalframe_mlflow.keys import KEY_LIMIT, fit_key
 from evalframe_mlflow.record import (
     RunRecord,
     build_sweep_record,

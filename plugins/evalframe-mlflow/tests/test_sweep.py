@@ -66,9 +66,7 @@ def test_two_retriever_sweep_is_a_parent_with_two_children(
     assert listing.returncode == 0, listing.stderr
     lines = listing.stdout.splitlines()
     assert max(len(line) for line in lines) <= 100
-    parent_line = next(
-        i for i, line in enumerate(lines) if line.startswith(parent.info.run_id[:8])
-    )
+    parent_line = next(i for i, line in enumerate(lines) if line.startswith(parent.info.run_id[:8]))
     assert lines[parent_line + 1].startswith("└ ") and lines[parent_line + 2].startswith("└ ")
     assert "sweep" in lines[parent_line]
 

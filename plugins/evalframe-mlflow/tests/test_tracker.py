@@ -216,7 +216,6 @@ def test_unreachable_server_keeps_a_pending_record_that_sync_uploads_once(
     exp_id = c.get_experiment_by_name("default").experiment_id
     (run,) = c.search_runs([exp_id])
     assert run.info.run_id == json.loads((out / "mlflow_synced.json").read_text())["run_id"]
-    flat = json.loads((out / "metrics.json").read_text())
     head = json.loads((out / "headline.json").read_text())
     lost = [k for k in head if metric_key(k) not in run.data.metrics]
     assert lost == []
