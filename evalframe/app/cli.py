@@ -38,6 +38,8 @@ usage:
                                                    (docs/mining.md; `mine --help`)
   evalframe compare A B                            paired comparison (run dirs, baselines,
                                                    MLflow run ids)
+  evalframe benefit A B [--golden G]               A/B benefit of a tool per stratum, from two
+                                                   arms' attempts (docs/analyses.md)
   evalframe baseline promote RUN_DIR --name NAME   keep a run as a named baseline
   evalframe version
 {plugin_commands}
@@ -47,7 +49,7 @@ examples:
   evalframe +experiment=quickstart retriever=run_file retriever.path=my.run
   evalframe +experiment=quickstart --cfg job       print the composed config, run nothing
 
-config groups: dataset, corpus, retriever, metrics, gates, tracking, experiment
+config groups: dataset, corpus, retriever, metrics, gates, tracking, analysis, experiment
   (options are the <group>/*.yaml files in ./conf, evalframe's conf/ and installed plugins)
 
 Hydra's own flags (--cfg, --multirun/-m, --config-dir/-cd, ...) work as usual;
@@ -58,6 +60,7 @@ exit codes: 0 passed · 1 a required gate failed · 2 usage, config or data erro
 
 SUBCOMMANDS = (
     "baseline",
+    "benefit",
     "cache",
     "compare",
     "golden",
@@ -173,6 +176,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             from evalframe.app.commands import compare_main
 
             return compare_main(args[1:])
+        if args and args[0] == "benefit":
+            from evalframe.app.benefit_cmd import main as benefit_main
+
+            return benefit_main(args[1:])
         if args and args[0] == "baseline":
             from evalframe.app.commands import baseline_main
 

@@ -40,7 +40,7 @@ def rescore_main(argv: Sequence[str]) -> int:
 
     from evalframe.app.runconfig import load_config
     from evalframe.pipeline.config import validate_experiment
-    from evalframe.pipeline.run import load_golden, score_and_report
+    from evalframe.pipeline.run import load_inputs, score_and_report
     from evalframe.plugin.hooks import HookRelay, RunContext
     from evalframe.report.terminal import TerminalReport
 
@@ -55,15 +55,23 @@ def rescore_main(argv: Sequence[str]) -> int:
         "or gates=bob_regression",
     )
     exp = validate_experiment(raw)
-    golden, corpus = load_golden(exp)
+    inputs = load_inputs(exp)
+    golden = inputs.golden
     run = load_stored_run(run_dir)
     _note_golden_change(run_dir, golden.content_hash)
-    context = RunContext(experiment=exp.name, output_dir=exp.output_dir, config=dict(exp.raw))
+    context = RunContext(experiment=exp.name, output_dir=exp.output_dir, config=exp.public_config)
     relay = HookRelay.build(exp.trackers)
     relay.emit("on_run_start", context)
     try:
         return score_and_report(
-            exp, golden, run, relay, context, [TerminalReport()], corpus=corpus
+            exp,
+            golden,
+            run,
+            relay,
+            context,
+            [TerminalReport()],
+            normalise_id=inputs.normalise_id,
+            corpus=inputs.corpus,
         ).exit_code
     except BaseException as exc:
         relay.emit("on_error", context, exc)

@@ -31,11 +31,12 @@ from evalframe.app.stderr import release_stderr
 from evalframe.assess.runfolder import SweepFolder
 from evalframe.plugin.hooks import HookRelay, SweepContext
 
-__all__ = ["SweepCallback", "finish_active", "swept_keys", "take_started"]
+__all__ = ["SweepCallback", "finish_active", "refusal", "swept_keys", "take_started"]
 
 _lock = threading.Lock()
 _active: _Sweep | None = None
 _started: list[Path] = []  # sweep folders started in this process, for run_hydra's exit code
+_refused: list[str] = []  # why a run was refused before Hydra wrote anything
 
 
 class _Sweep:
@@ -129,10 +130,56 @@ def _start(config: Any) -> None:
         _active = _Sweep(context, relay)
 
 
+def refusal() -> str | None:
+    """The error that stopped the last run before Hydra wrote a file (and forget it)."""
+    return _refused.pop() if _refused else None
+
+
+def _refuse_literal_secrets(config: Any) -> None:
+    """Stop before Hydra writes ``.hydra/`` or ``multirun.yaml`` if a credential is in the config.
+
+    Hydra copies the composed config to disk before the first job starts, so a
+    check inside the job would come too late: the secret would already be
+    saved. Callbacks run before those writes, on the unresolved config, where
+    ``${oc.env:TOKEN}`` is still a reference and not the secret.
+    """
+    from omegaconf import OmegaConf
+
+    from evalframe.core.errors import ConfigError
+    from evalframe.core.secrets import find_literal_secrets
+
+    plain = OmegaConf.to_container(config, resolve=False)
+    extra = OmegaConf.select(config, "redact", default=None) or []
+    tree = {str(k): v for k, v in plain.items()} if isinstance(plain, dict) else {}
+    found = find_literal_secrets(tree, [str(x) for x in extra])
+    if not found:
+        return
+    first = found[0]
+    _refused.append(
+        ConfigError(
+            f"a credential is written into the config ({first.how}); evalframe refuses it before "
+            "anything is saved, because configs are copied to .hydra/, the run folder, MLflow "
+            "and DVC" + (f"; {len(found) - 1} more: {', '.join(map(str, found[1:]))}"
+                         if len(found) > 1 else ""),
+            key=first.key,
+            got=f"{first.value[:4]}…" if len(first.value) >= 12 else "(a short literal value)",
+            hint="name an environment variable instead, e.g. "
+            f"{first.key}='${{oc.env:MY_SECRET}}' (inside a URL too: ?api_key=${{oc.env:KEY}}), "
+            "or use the plugin's *_env / headers_from_env settings; see docs/security.md",
+        ).render()
+    )  # fmt: skip
+    raise SystemExit(2)
+
+
 class SweepCallback(Callback):
-    """Hydra callback: ``on_sweep_start`` / ``on_sweep_end`` for evalframe's trackers."""
+    """Hydra callback: refuses literal secrets before Hydra writes a file, and tells trackers
+    when a sweep starts and ends (``on_sweep_start`` / ``on_sweep_end``)."""
+
+    def on_run_start(self, config: Any, **kwargs: Any) -> None:
+        _refuse_literal_secrets(config)
 
     def on_multirun_start(self, config: Any, **kwargs: Any) -> None:
+        _refuse_literal_secrets(config)
         _start(config)
 
     def on_multirun_end(self, config: Any, **kwargs: Any) -> None:

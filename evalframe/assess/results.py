@@ -251,6 +251,9 @@ class Evaluation:
     by_slice: dict[str, dict[str, dict[Metric, Aggregate]]] = field(default_factory=dict)
     latency: dict[str, float] = field(default_factory=dict)
     baseline: Any = None  # evalframe.assess.baseline.Baseline when the run has one
+    #: headline values of the run's analyses (``calibration.ece``, ...), set by the
+    #: pipeline before the gates run; an ``analysis`` gate reads them through GateView
+    analysis: dict[str, Aggregate] = field(default_factory=dict)
 
     @classmethod
     def build(
@@ -347,6 +350,28 @@ class GateView:
         idx = self.select(where, key=key) if where else np.arange(len(self._ev.scores.query_ids))
         values = self._ev.scores.values[m]
         return {self._ev.scores.query_ids[i]: float(values[i]) for i in idx}
+
+    def analysis(self, name: str, *, key: str = "gates") -> Aggregate:
+        """A headline value of the run's analyses, e.g. ``calibration.ece`` or
+        ``calibration.answer_correctness@0.8`` (docs/analyses.md lists them).
+
+        ``mean`` is the value, ``n`` what it rests on (queries, routed queries,
+        tasks) and ``ci_low``/``ci_high`` its interval where it has one.
+        """
+        value = self._ev.analysis.get(name)
+        if value is None:
+            raise ConfigError(
+                f"the run has no analysis value {name!r}",
+                key=key,
+                expected=f"one of: {', '.join(sorted(self._ev.analysis)) or '(none computed)'}",
+                hint="configure the analysis that produces it (analysis=calibration, "
+                "analysis.benefit); see docs/analyses.md",
+            )
+        return value
+
+    @property
+    def analysis_names(self) -> list[str]:
+        return sorted(self._ev.analysis)
 
     @property
     def baseline_name(self) -> str | None:

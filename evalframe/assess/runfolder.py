@@ -21,6 +21,9 @@ it), so it has exactly one owner. Layout version 1::
                       the retrieval cache's hits. Everything else is the same
                       bytes for the same inputs; this file is not (DVC leaves it out)
     comparison.json   against a baseline, when one was given (and comparison.md)
+    calibration.json  with ``analysis.calibration``: ECE, MCE, Brier, reliability bins,
+                      answer_correctness@T, the verdict (docs/analyses.md)
+    benefit.json      with ``analysis.benefit``: the A/B benefit table per stratum
     job.json          in a ``-m`` sweep job only: how the job ended
 
 A sweep folder holds one run folder per job (named by job number) and
@@ -229,6 +232,8 @@ class RunFolder:
     COMPARISON: ClassVar[str] = "comparison.json"
     COMPARISON_MD: ClassVar[str] = "comparison.md"
     JOB: ClassVar[str] = "job.json"
+    CALIBRATION: ClassVar[str] = "calibration.json"
+    BENEFIT: ClassVar[str] = "benefit.json"
     #: Every name the run folder's own files use (an export may not take one).
     OWN_FILES: ClassVar[frozenset[str]] = frozenset(
         {
@@ -243,6 +248,8 @@ class RunFolder:
             COMPARISON,
             COMPARISON_MD,
             JOB,
+            CALIBRATION,
+            BENEFIT,
         }
     )
     #: What a baseline keeps of a run.
@@ -312,6 +319,18 @@ class RunFolder:
         if not self.file(self.COMPARISON).is_file():
             return None
         return self._json(self.COMPARISON, "comparison")
+
+    def calibration(self) -> dict[str, Any] | None:
+        """``calibration.json`` (the reliability diagram's data), or None when not computed."""
+        if not self.file(self.CALIBRATION).is_file():
+            return None
+        return self._json(self.CALIBRATION, "calibration results")
+
+    def benefit(self) -> dict[str, Any] | None:
+        """``benefit.json`` (the A/B benefit table), or None when not computed."""
+        if not self.file(self.BENEFIT).is_file():
+            return None
+        return self._json(self.BENEFIT, "benefit results")
 
     def per_query(self) -> Iterator[tuple[int, dict[str, Any]]]:
         """``(line, record)`` for each record of ``per_query.jsonl``."""

@@ -76,8 +76,11 @@ def atomic_write(path: str | Path, text: str | bytes) -> Path:
 
 
 def _jsonable(value: Any) -> Any:
-    """NaN is not JSON: write it as null so every JSON reader accepts the file."""
-    if isinstance(value, float) and math.isnan(value):
+    """Strict JSON: NaN and ±inf become null (no JSON reader accepts them), NumPy
+    scalars become Python numbers, so every JSON reader accepts the file."""
+    if hasattr(value, "item") and type(value).__module__ == "numpy":
+        value = value.item()  # np.float32, np.int64, np.bool_ -> float, int, bool
+    if isinstance(value, float) and not math.isfinite(value):
         return None
     if isinstance(value, dict):
         return {str(k): _jsonable(v) for k, v in value.items()}
@@ -87,12 +90,12 @@ def _jsonable(value: Any) -> Any:
 
 
 def atomic_write_json(path: str | Path, payload: Any) -> Path:
-    text = json.dumps(_jsonable(payload), indent=2, sort_keys=False, ensure_ascii=False)
+    text = json.dumps(_jsonable(payload), indent=2, ensure_ascii=False, allow_nan=False)
     return atomic_write(path, text + "\n")
 
 
 def atomic_write_jsonl(path: str | Path, records: Iterable[Any]) -> Path:
-    lines = (json.dumps(_jsonable(r), ensure_ascii=False) for r in records)
+    lines = (json.dumps(_jsonable(r), ensure_ascii=False, allow_nan=False) for r in records)
     return atomic_write(path, "".join(line + "\n" for line in lines))
 
 

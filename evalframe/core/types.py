@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import unicodedata
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Annotated, Any, ClassVar
 
@@ -30,7 +31,15 @@ __all__ = [
 
 
 def normalise_id(value: Any) -> Any:
-    """Turn an integer id into its decimal string; leave anything else alone.
+    """An id as evalframe keeps it: integers as decimal strings, surrounding space dropped.
+
+    The identifier policy (docs/golden-sets.md, "Identifiers"): ``"q02 "`` and
+    ``"q02"`` are one id, so surrounding ASCII whitespace is not part of an id.
+    ASCII whitespace or a control character *inside* an id is refused: a TREC file
+    (the run.trec every run writes, the qrels a team shares) splits on it, so
+    such an id could never be read back. Ids are otherwise compared exactly,
+    code point by code point (no Unicode normalisation: ``ａ`` is not ``a``);
+    loaders warn about compatibility characters instead of changing ids.
 
     ``bool`` is rejected on purpose: ``True`` is an ``int`` in Python but never
     a meaningful id, and accepting it would hide a broken record.
@@ -39,7 +48,19 @@ def normalise_id(value: Any) -> Any:
         return value  # pydantic's str check then reports it with its location
     if isinstance(value, int):
         return str(value)
+    if isinstance(value, str):
+        value = value.strip(_ASCII_SPACE)
+        if any(unicodedata.category(ch) == "Cc" or ch == " " for ch in value):
+            raise ValueError(
+                f"the id {value!r} contains whitespace or a control character, which a TREC "
+                "file cannot hold (ids are single words)"
+            )
     return value
+
+
+#: What C's isspace() and so TREC files split on (space, \t, \n, \v, \f, \r); other
+#: Unicode whitespace (a no-break space) is data in an id, as in trec_eval.
+_ASCII_SPACE = " \t\n\v\f\r"
 
 
 Id = Annotated[str, BeforeValidator(normalise_id), Field(min_length=1)]

@@ -8,18 +8,22 @@ loses them.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import math
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from evalframe import __version__
-from evalframe.assess.gates import run_gates, verdict
+from evalframe.analysis import AnalysisOutput, BootstrapSettings, run_analyses
+from evalframe.assess.gates import run_gates, verdict, verdict_warnings
 from evalframe.assess.results import Evaluation, GateResult
 from evalframe.assess.runfolder import LAYOUT, RunData, RunFolder, per_query_records
-from evalframe.core.errors import EXIT_GATE_FAILED, EXIT_OK, ConfigError, PluginError
+from evalframe.core.errors import EXIT_GATE_FAILED, EXIT_OK, ConfigError, DataError, PluginError
+from evalframe.core.messages import shown, warn
 from evalframe.core.records import warn_if_nothing_matches
 from evalframe.core.types import Corpus, GoldenSet, Run
+from evalframe.golden.queries import join_queries
 from evalframe.metrics import evaluate
 from evalframe.pipeline.config import Experiment, ResolvedPlugin
 from evalframe.plugin.hooks import HookRelay, RunContext, RunOutcome
@@ -31,12 +35,21 @@ from evalframe.plugin.protocols import (
     PluginContext,
     Retriever,
 )
+from evalframe.retrieval.normalise import normalise_run
 from evalframe.retrieval.retrieve import retrieve_all, run_cache
 
 if TYPE_CHECKING:
     from evalframe.assess.compare import Comparison
 
-__all__ = ["PipelineResult", "Reporter", "load_golden", "run_experiment", "score_and_report"]
+__all__ = [
+    "Inputs",
+    "PipelineResult",
+    "Reporter",
+    "load_golden",
+    "load_inputs",
+    "run_experiment",
+    "score_and_report",
+]
 
 
 @dataclass
@@ -55,6 +68,8 @@ class PipelineResult:
     experiment: Experiment | None = None
     comparison: Comparison | None = None
     records: list[dict[str, Any]] = field(default_factory=list)  # as in per_query.jsonl
+    #: calibration, benefit and failure categories (plain data; docs/analyses.md)
+    analysis: AnalysisOutput = field(default_factory=AnalysisOutput)
 
 
 class Reporter(Protocol):
@@ -101,6 +116,12 @@ def _flat_metrics(evaluation: Evaluation, gates: list[GateResult]) -> dict[str, 
                 flat[f"slice.{fname}.{value}.{m}.n"] = agg.n
                 flat[f"slice.{fname}.{value}.{m}.ci_low"] = agg.ci_low
                 flat[f"slice.{fname}.{value}.{m}.ci_high"] = agg.ci_high
+    for key, found in evaluation.analysis.items():  # calibration.ece, failures.<category>, ...
+        flat[key] = found.mean
+        flat[f"{key}.n"] = found.n
+        if not math.isnan(found.ci_low):
+            flat[f"{key}.ci_low"] = found.ci_low
+            flat[f"{key}.ci_high"] = found.ci_high
     flat.update(_gate_counts(gates))
     return flat
 
@@ -166,6 +187,7 @@ def _write_outputs(
     gates: list[GateResult],
     exit_code: int,
     records: list[dict[str, Any]],
+    analysis: AnalysisOutput,
     corpus: Corpus | None = None,
 ) -> tuple[dict[str, Path], dict[str, Any]]:
     from omegaconf import OmegaConf
@@ -178,7 +200,7 @@ def _write_outputs(
     # Without `tracking`: where a run is reported is the environment's choice
     # (EVALFRAME_TRACKING, a CI's server) and changes no number; kept, it would make
     # the same run's config.yaml differ between machines. `rescore` tracks as a run would.
-    stored = {k: v for k, v in exp.raw.items() if k != "tracking"}
+    stored = {k: v for k, v in exp.public_config.items() if k != "tracking"}
     files = {
         "config": folder.write_text(folder.CONFIG, OmegaConf.to_yaml(OmegaConf.create(stored))),
         "run": folder.write_run(evaluation.run, tag=exp.run_tag),
@@ -187,7 +209,12 @@ def _write_outputs(
         "headline": folder.write_json(folder.HEADLINE, _headline_metrics(exp, evaluation, gates)),
         "timings": folder.write_json(folder.TIMINGS, _timings(evaluation)),
         "gates": folder.write_json(
-            folder.GATES, {"passed": verdict(gates), "gates": [g.as_dict() for g in gates]}
+            folder.GATES,
+            {
+                "passed": verdict(gates),
+                "warnings": verdict_warnings(evaluation.golden, gates),
+                "gates": [g.as_dict() for g in gates],
+            },
         ),
     }
     golden = evaluation.golden
@@ -211,6 +238,8 @@ def _write_outputs(
         "depth": exp.depth,
         "metrics": [str(m) for m in evaluation.metrics],
         "headline": [str(m) for m in exp.headline],
+        # display names (metrics.labels); every other key of this file is canonical
+        "labels": {str(m): exp.labels[str(m)] for m in evaluation.metrics if str(m) in exp.labels},
         "policies": evaluation.policies.model_dump(),
         "counts": {
             "missing_queries": list(evaluation.scores.missing),
@@ -225,7 +254,11 @@ def _write_outputs(
             for f, groups in evaluation.by_slice.items()
         },
         "gates_passed": verdict(gates),
+        "verdict_warnings": verdict_warnings(golden, gates),
+        "analysis": analysis.summary,
     }
+    for name, payload in analysis.files.items():  # calibration.json, benefit.json
+        files[Path(name).stem] = folder.write_json(name, payload)
     files["summary"] = folder.write_json(folder.SUMMARY, summary)
     return files, summary
 
@@ -324,22 +357,79 @@ def _check_views(exp: Experiment, golden: GoldenSet) -> None:
             )
 
 
-def load_golden(exp: Experiment) -> tuple[GoldenSet, Corpus | None]:
-    """Load the corpus (if configured) and the golden set, and check metric views."""
+@dataclass(frozen=True)
+class Inputs:
+    """What a run is scored against: the golden set, the corpus, and how ids are normalised.
+
+    ``normalise_id`` is the dataset plugin's ``id_normaliser()`` (None when it
+    has none): the pipeline applies it to every retrieved id, so that gold and
+    predictions are normalised by one setting.
+    """
+
+    golden: GoldenSet
+    corpus: Corpus | None
+    normalise_id: Callable[[str], str] | None = None
+
+
+def load_inputs(exp: Experiment) -> Inputs:
+    """Load the corpus (if configured) and the golden set, join the queries file, check views."""
     corpus: Corpus | None = None
     if exp.corpus is not None:
         loader = _build(
             exp.corpus, PluginContext(cache_dir=exp.cache_dir, config_key="corpus"), CorpusLoader
         )
-        corpus = loader.load()
+        corpus = _loaded(loader, exp.corpus)
     dataset = _build(
         exp.dataset,
         PluginContext(corpus=corpus, cache_dir=exp.cache_dir, config_key="dataset"),
         DatasetLoader,
     )
-    golden = dataset.load()
+    golden = join_queries(_loaded(dataset, exp.dataset), exp.queries)
     _check_views(exp, golden)
-    return golden, corpus
+    normaliser = getattr(dataset, "id_normaliser", None)
+    return Inputs(golden, corpus, normaliser() if callable(normaliser) else None)
+
+
+def load_golden(exp: Experiment) -> tuple[GoldenSet, Corpus | None]:
+    """The golden set (queries file joined) and the corpus: :func:`load_inputs` without ids."""
+    inputs = load_inputs(exp)
+    return inputs.golden, inputs.corpus
+
+
+def _warn_empty_texts(golden: GoldenSet, retriever: Any, name: str) -> None:
+    """A retriever that reads the query text is about to be asked empty questions: say so once."""
+    if not getattr(retriever, "reads_query_text", True):
+        return  # a run file answers by id
+    empty = [q.id for q in golden if not q.text.strip()]
+    if empty:
+        warn(
+            f"{len(empty)} of {len(golden)} golden queries have no text, so retriever {name!r} "
+            f"is asked an empty question for them: {shown(empty)}. Give the texts in a queries "
+            "file joined by id (queries.path=FILE, see docs/golden-sets.md) or in the golden set"
+        )
+
+
+def _loaded(loader: Any, plugin: ResolvedPlugin) -> Any:
+    """``loader.load()``; a record the data model refuses is a data error, not a crash.
+
+    Loaders check their records with the core's helpers and name the line;
+    this is the backstop for what slips through (a third-party loader, an id
+    with a space), so it still ends in one paragraph and exit 2.
+    """
+    from pydantic import ValidationError
+
+    try:
+        return loader.load()
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first["loc"])
+        raise DataError(
+            f"the {plugin.spec.kind} plugin {plugin.spec.name!r} read a record the data model "
+            f"refuses: {first['msg'].removeprefix('Value error, ')}"
+            + (f" (at {where})" if where else ""),
+            key=f"{plugin.key}.path" if hasattr(plugin.config, "path") else plugin.key,
+            hint="fix the record in the file (ids are one word; labels whole numbers)",
+        ) from None
 
 
 def _plugin_metadata(exp: Experiment) -> dict[str, Any]:
@@ -371,7 +461,7 @@ def run_experiment(
     context = RunContext(
         experiment=exp.name,
         output_dir=exp.output_dir,
-        config=dict(exp.raw),
+        config=exp.public_config,
         metadata={
             **(metadata or {}),
             "plugins": _plugin_metadata(exp),
@@ -381,12 +471,14 @@ def run_experiment(
     relay = HookRelay.build(exp.trackers)
     relay.emit("on_run_start", context)
     try:
-        golden, corpus = load_golden(exp)
+        inputs = load_inputs(exp)
+        golden, corpus = inputs.golden, inputs.corpus
         retriever = _build(
             exp.retriever,
             PluginContext(corpus=corpus, cache_dir=exp.cache_dir, config_key="retriever"),
             Retriever,
         )
+        _warn_empty_texts(golden, retriever, exp.retriever.spec.name)
         cache = (
             run_cache(exp.retriever.spec, exp.retriever.config, corpus, retriever, exp.cache_dir)
             if exp.cache_retrieval
@@ -404,7 +496,16 @@ def run_experiment(
             stats = {"hits": cache.hits, "misses": cache.misses}
             run = run.model_copy(update={"metadata": {**run.metadata, "cache": stats}})
         relay.emit("on_retrieval_done", context, run)
-        return score_and_report(exp, golden, run, relay, context, reporters, corpus=corpus)
+        return score_and_report(
+            exp,
+            golden,
+            run,
+            relay,
+            context,
+            reporters,
+            normalise_id=inputs.normalise_id,
+            corpus=corpus,
+        )
     except BaseException as exc:
         relay.emit("on_error", context, exc)
         raise
@@ -418,13 +519,19 @@ def score_and_report(
     context: RunContext,
     reporters: Sequence[Reporter] = (),
     *,
+    normalise_id: Callable[[str], str] | None = None,
     corpus: Corpus | None = None,
 ) -> PipelineResult:
     """Score a run, gate it, compare it, write the outputs, report: everything after retrieval.
 
     ``rescore`` calls this directly on a stored run, so a re-scored run and a
-    fresh one go through exactly the same steps.
+    fresh one go through exactly the same steps. ``normalise_id`` (the
+    dataset's, see :class:`Inputs`) is applied to every retrieved id first;
+    the run written to the run folder is the normalised one, the run scored.
+    ``corpus`` gives the failure categories document text to compare (none are
+    given without it).
     """
+    run = normalise_run(run, normalise_id, exp.policies.duplicates)
     warn_if_nothing_matches(golden, run)  # all zeros: ids, not the system, are the likely cause
     scores = evaluate(list(exp.metrics), golden, run, exp.policies)
     evaluation = Evaluation.build(
@@ -438,6 +545,11 @@ def score_and_report(
         seed=exp.stats.seed,
         confidence=exp.stats.confidence,
     )
+    records = per_query_records(evaluation, exp.report)
+    # before the gates, which may read calibration.ece & co. (GateView.analysis)
+    st = exp.stats
+    boot = BootstrapSettings(resamples=st.bootstrap, seed=st.seed, confidence=st.confidence)
+    analysis = run_analyses(exp.analysis, evaluation, records, corpus, boot)
     relay.emit("on_scored", context, evaluation)
     if exp.baseline is not None:
         evaluation.baseline = _load_baseline(exp, evaluation)
@@ -446,10 +558,11 @@ def score_and_report(
     relay.emit("on_gated", context, gates)
     exit_code = EXIT_OK if verdict(gates) else EXIT_GATE_FAILED
 
-    records = per_query_records(evaluation, exp.report)
-    outputs, summary = _write_outputs(exp, evaluation, gates, exit_code, records, corpus)
+    outputs, summary = _write_outputs(exp, evaluation, gates, exit_code, records, analysis, corpus)
     outputs.update(_write_exports(exp, evaluation))
-    result = PipelineResult(exit_code, evaluation, gates, outputs, experiment=exp, records=records)
+    result = PipelineResult(
+        exit_code, evaluation, gates, outputs, experiment=exp, records=records, analysis=analysis
+    )
     if evaluation.baseline is not None:
         result.comparison = _compare_with_baseline(
             exp, evaluation.baseline, records, summary, outputs

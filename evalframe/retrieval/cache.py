@@ -2,7 +2,8 @@
 
 The key of one query's ranking covers everything that can change it: the
 retriever's name and version, its full validated config (secrets excluded),
-the corpus content hash, the query text and k. Metrics, gates and report
+the corpus content hash, the query text and k, and the query's metadata
+fields the retriever says it reads (``cache_inputs``). Metrics, gates and report
 settings are not in the key, so changing them never invalidates an entry.
 
 Each entry is one small JSON file written atomically (temp file + rename), so
@@ -14,7 +15,6 @@ can share the folder: two writers of the same key write the same content.
 from __future__ import annotations
 
 import json
-import re
 import shutil
 from dataclasses import dataclass
 from pathlib import Path
@@ -23,14 +23,13 @@ from typing import Any
 from pydantic import BaseModel
 
 from evalframe.core.io import default_cache_dir
+from evalframe.core.secrets import is_secret_name
 from evalframe.core.store import EntryStore, FileEntryStore
 from evalframe.core.types import Ranking, content_hash
 from evalframe.plugin.protocols import in_cache_key
 
 __all__ = ["RunCache", "cache_info", "clear_cache", "default_cache_dir", "retriever_fingerprint"]
 
-#: Config fields whose names look like secrets never enter a key or a file.
-SECRET_NAME = re.compile(r"(api_?key|token|secret|password|authorization)", re.IGNORECASE)
 #: Bump when the entry layout changes; old entries are then simply not found.
 FORMAT = 1
 
@@ -41,7 +40,7 @@ def _public(config: BaseModel | None) -> dict[str, Any]:
     return {
         name: value
         for name, value in config.model_dump(mode="json").items()
-        if not SECRET_NAME.search(name) and in_cache_key(type(config), name)
+        if not is_secret_name(name) and in_cache_key(type(config), name)
     }
 
 
@@ -86,12 +85,17 @@ class RunCache:
     def entries(self) -> EntryStore:
         return self.store if self.store is not None else FileEntryStore(self.root, "runs")
 
-    def key(self, query_text: str, k: int) -> str:
-        return content_hash({**self.fingerprint, "query": query_text, "k": k})
+    def key(self, query_text: str, k: int, extra: Any = None) -> str:
+        """``extra``: what else of the query the ranking depends on (a retriever's
+        ``cache_inputs``); None leaves the key as it always was."""
+        payload = {**self.fingerprint, "query": query_text, "k": k}
+        if extra is not None:
+            payload["inputs"] = extra
+        return content_hash(payload)
 
-    def get(self, query_id: str, query_text: str, k: int) -> Ranking | None:
+    def get(self, query_id: str, query_text: str, k: int, extra: Any = None) -> Ranking | None:
         """The cached ranking, re-keyed to ``query_id`` (two ids may share a text)."""
-        text = self.entries.get(self.key(query_text, k))
+        text = self.entries.get(self.key(query_text, k, extra))
         try:
             if text is None:
                 raise KeyError("absent")
@@ -103,8 +107,8 @@ class RunCache:
         self.hits += 1
         return ranking
 
-    def put(self, query_text: str, k: int, ranking: Ranking) -> None:
-        key = self.key(query_text, k)
+    def put(self, query_text: str, k: int, ranking: Ranking, extra: Any = None) -> None:
+        key = self.key(query_text, k, extra)
         entry = {"key": key, "ranking": ranking.model_dump(mode="json")}
         self.entries.put(key, json.dumps(entry, ensure_ascii=False))
 

@@ -50,13 +50,20 @@ def retrieve_all(
         file=sys.stderr,
         leave=False,
     )
+    inputs_of = getattr(retriever, "cache_inputs", None)
     for gq in bar:
+        query = Query(id=gq.id, text=gq.text, metadata=gq.metadata)
+        # what of the query besides its text the answer depends on (a template's fields)
+        extra = inputs_of(query) if cache is not None and callable(inputs_of) else None
+        if cache is not None and not gq.text.strip():
+            # no text to key on (gold without a queries file): the id is then all that
+            # tells two queries apart, or every one would get the first one's ranking
+            extra = {"id": gq.id, "inputs": extra}
         if cache is not None:
-            cached = cache.get(gq.id, gq.text, depth)
+            cached = cache.get(gq.id, gq.text, depth, extra)
             if cached is not None:
                 rankings[gq.id] = cached
                 continue
-        query = Query(id=gq.id, text=gq.text, metadata=gq.metadata)
         start = time.perf_counter()
         ranking = retriever.retrieve(query, depth)
         elapsed_ms = (time.perf_counter() - start) * 1000.0
@@ -84,7 +91,7 @@ def retrieve_all(
             ranking = ranking.model_copy(update={"latency_ms": elapsed_ms})
         rankings[gq.id] = ranking
         if cache is not None:
-            cache.put(gq.text, depth, ranking)
+            cache.put(gq.text, depth, ranking, extra)
     return Run(rankings=rankings, metadata={"retriever": name})
 
 
