@@ -220,9 +220,8 @@ def compare_main(argv: Sequence[str]) -> int:
         compare_many,
         compare_runs,
         load_run_data,
-        render_comparison,
-        render_table,
     )
+    from evalframe.assess.compare_text import render_comparison, render_table
     from evalframe.core.io import atomic_write, atomic_write_json
 
     scratch = Path(tempfile.mkdtemp(prefix="evalframe-compare-"))

@@ -8,7 +8,6 @@ loses them.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -26,6 +25,7 @@ from evalframe.core.types import Corpus, GoldenSet, Run
 from evalframe.golden.queries import join_queries
 from evalframe.metrics import evaluate
 from evalframe.pipeline.config import Experiment, ResolvedPlugin
+from evalframe.pipeline.files import corpus_summary, flat_metrics, headline_metrics, timings
 from evalframe.plugin.hooks import HookRelay, RunContext, RunOutcome
 from evalframe.plugin.protocols import (
     CorpusLoader,
@@ -95,92 +95,6 @@ def _build(plugin: ResolvedPlugin, context: PluginContext, protocol: type) -> An
     return instance
 
 
-def _flat_metrics(evaluation: Evaluation, gates: list[GateResult]) -> dict[str, float | int]:
-    """Every aggregate as a flat numeric key (``metrics.json``), for ``dvc metrics`` and trackers.
-
-    Overall: mean, std, n and the CI bounds of each metric; per slice value:
-    mean, n and the CI bounds. Nothing measured about the machine (latency)
-    goes here, so the same inputs give the same file (``timings.json`` has it).
-    """
-    flat: dict[str, float | int] = {"queries": len(evaluation.golden)}
-    for m, agg in evaluation.overall.items():
-        flat[str(m)] = agg.mean
-        flat[f"{m}.std"] = agg.std
-        flat[f"{m}.n"] = agg.n
-        flat[f"{m}.ci_low"] = agg.ci_low
-        flat[f"{m}.ci_high"] = agg.ci_high
-    for fname, groups in evaluation.by_slice.items():
-        for value, aggs in groups.items():
-            for m, agg in aggs.items():
-                flat[f"slice.{fname}.{value}.{m}"] = agg.mean
-                flat[f"slice.{fname}.{value}.{m}.n"] = agg.n
-                flat[f"slice.{fname}.{value}.{m}.ci_low"] = agg.ci_low
-                flat[f"slice.{fname}.{value}.{m}.ci_high"] = agg.ci_high
-    for key, found in evaluation.analysis.items():  # calibration.ece, failures.<category>, ...
-        flat[key] = found.mean
-        flat[f"{key}.n"] = found.n
-        if not math.isnan(found.ci_low):
-            flat[f"{key}.ci_low"] = found.ci_low
-            flat[f"{key}.ci_high"] = found.ci_high
-    flat.update(_gate_counts(gates))
-    return flat
-
-
-def _gate_counts(gates: list[GateResult]) -> dict[str, int]:
-    return {
-        "gates.passed": sum(1 for g in gates if g.passed),
-        "gates.failed": sum(1 for g in gates if not g.passed),
-    }
-
-
-def _headline_metrics(
-    exp: Experiment, evaluation: Evaluation, gates: list[GateResult]
-) -> dict[str, float | int]:
-    """The headline set (``headline.json``): each metric's mean and CI bounds, the counts.
-
-    This is what ``dvc exp show`` and the trackers show by default; the full
-    table stays in ``metrics.json``.
-    """
-    flat: dict[str, float | int] = {"queries": len(evaluation.golden)}
-    for m in exp.headline:
-        agg = evaluation.overall[m]
-        flat[str(m)] = agg.mean
-        flat[f"{m}.ci_low"] = agg.ci_low
-        flat[f"{m}.ci_high"] = agg.ci_high
-    flat.update(_gate_counts(gates))
-    return flat
-
-
-def _timings(evaluation: Evaluation) -> dict[str, Any]:
-    """What this machine measured (``timings.json``): latency and the retrieval cache's hits.
-
-    Kept out of every other file so that re-running the same inputs rewrites
-    them byte for byte (DVC tracks them; it does not track this one).
-    """
-    run = evaluation.run
-    return {
-        "latency": evaluation.latency,
-        "retrieval_cache": run.metadata.get("cache"),
-        "per_query_ms": {
-            qid: ranking.latency_ms
-            for qid, ranking in run.rankings.items()
-            if ranking.latency_ms is not None
-        },
-    }
-
-
-def _corpus_summary(corpus: Corpus | None, exp: Experiment) -> dict[str, Any] | None:
-    """The corpus's identity, for trackers' dataset lineage: name, hash, size, file."""
-    if corpus is None:
-        return None
-    return {
-        "name": corpus.name,
-        "content_hash": corpus.content_hash,
-        "documents": len(corpus),
-        "path": getattr(exp.corpus.config, "path", None) if exp.corpus is not None else None,
-    }
-
-
 def _write_outputs(
     exp: Experiment,
     evaluation: Evaluation,
@@ -205,9 +119,9 @@ def _write_outputs(
         "config": folder.write_text(folder.CONFIG, OmegaConf.to_yaml(OmegaConf.create(stored))),
         "run": folder.write_run(evaluation.run, tag=exp.run_tag),
         "per_query": folder.write_jsonl(folder.PER_QUERY, records),
-        "metrics": folder.write_json(folder.METRICS, _flat_metrics(evaluation, gates)),
-        "headline": folder.write_json(folder.HEADLINE, _headline_metrics(exp, evaluation, gates)),
-        "timings": folder.write_json(folder.TIMINGS, _timings(evaluation)),
+        "metrics": folder.write_json(folder.METRICS, flat_metrics(evaluation, gates)),
+        "headline": folder.write_json(folder.HEADLINE, headline_metrics(exp, evaluation, gates)),
+        "timings": folder.write_json(folder.TIMINGS, timings(evaluation)),
         "gates": folder.write_json(
             folder.GATES,
             {
@@ -233,7 +147,7 @@ def _write_outputs(
             "provenance": golden.provenance,
             **dvc,  # dvc_md5, dvc_file: the DVC-versioned identity of this golden set
         },
-        "corpus": _corpus_summary(corpus, exp),
+        "corpus": corpus_summary(corpus, exp),
         "retriever": exp.retriever.spec.name,
         "depth": exp.depth,
         "metrics": [str(m) for m in evaluation.metrics],
@@ -324,7 +238,8 @@ def _compare_with_baseline(
     outputs: dict[str, Path],
 ) -> Comparison:
     """Compare this run (from memory) with its baseline; write comparison.json/.md."""
-    from evalframe.assess.compare import compare_runs, render_comparison
+    from evalframe.assess.compare import compare_runs
+    from evalframe.assess.compare_text import render_comparison
 
     folder = RunFolder(exp.output_dir)
     this_run = RunData.from_records(

@@ -231,7 +231,7 @@ class TerminalReport:
         self.stream = stream
 
     def __call__(self, result: PipelineResult) -> None:
-        from evalframe.assess.compare import render_comparison
+        from evalframe.assess.compare_text import render_comparison
         from evalframe.report.analyses import render_analyses
 
         assert result.experiment is not None  # the pipeline always sets it
