@@ -181,6 +181,7 @@ def test_outputs_are_replaced_atomically(project: Project) -> None:
             "gates.json",
             "summary.json",
             "timings.json",
+            "corpus_manifest.json",
         ]
     )
 

@@ -31,7 +31,9 @@ usage:
   evalframe trec-eval [-q] [-m MEASURE]... QRELS RUN  NIST trec_eval's output, exactly
   evalframe rescore RUN_DIR [KEY=VALUE ...]        re-score a stored run, no retrieval
   evalframe run-config FILE [--out DIR]            run a composed config (DVC's params.yaml)
-  evalframe report RUN_DIR... --out DIR            one HTML/Markdown overview + plot CSVs
+  evalframe report RUN_DIR [--baseline B]          the run's report.html and summary.md
+                                                   (--format md prints the summary)
+  evalframe report RUN_DIR... --out DIR            one page of several runs + plot CSVs
   evalframe golden validate|stats|diff|create|sample|review-check ...   curate golden sets
   evalframe cache info|clear                       the retrieval and index cache
   evalframe mine +mine=NAME [KEY=VALUE ...]        mine relevance labels by experiment
@@ -185,7 +187,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
             return baseline_main(args[1:])
         if args and args[0] == "report":
-            from evalframe.report.summary import main as report_main
+            from evalframe.report.command import main as report_main
 
             return report_main(args[1:])
         if args and args[0] == "run-config":

@@ -40,8 +40,9 @@ def rescore_main(argv: Sequence[str]) -> int:
 
     from evalframe.app.runconfig import load_config
     from evalframe.pipeline.config import validate_experiment
-    from evalframe.pipeline.run import load_inputs, score_and_report
+    from evalframe.pipeline.run import Reporter, load_inputs, score_and_report
     from evalframe.plugin.hooks import HookRelay, RunContext
+    from evalframe.report.page import RunPage
     from evalframe.report.terminal import TerminalReport
 
     run_dir: Path = args.run_dir
@@ -63,13 +64,14 @@ def rescore_main(argv: Sequence[str]) -> int:
     relay = HookRelay.build(exp.trackers)
     relay.emit("on_run_start", context)
     try:
+        reporters: list[Reporter] = [RunPage(), TerminalReport()]
         return score_and_report(
             exp,
             golden,
             run,
             relay,
             context,
-            [TerminalReport()],
+            reporters,
             normalise_id=inputs.normalise_id,
             corpus=inputs.corpus,
         ).exit_code

@@ -387,6 +387,7 @@ def plain_config(cfg: Any, what: str, hint: str) -> dict[str, Any]:
 
 def _run_task(cfg: Any) -> int:
     from evalframe.pipeline import run_experiment, validate_experiment
+    from evalframe.report.page import RunPage
     from evalframe.report.terminal import TerminalReport
 
     error: str | None = None
@@ -399,7 +400,7 @@ def _run_task(cfg: Any) -> int:
         )
         experiment = validate_experiment(raw)
         code = run_experiment(
-            experiment, reporters=[TerminalReport()], metadata=hydra_metadata()
+            experiment, reporters=[RunPage(), TerminalReport()], metadata=hydra_metadata()
         ).exit_code
     except EvalframeError as exc:
         print(exc.render(), file=sys.stderr)

@@ -11,6 +11,10 @@ Hydra skips ``on_multirun_end`` when a job raises, so the end is also
 emitted by :func:`finish_active`, which ``run_hydra`` calls in a ``finally``
 and which is registered with :mod:`atexit` as a last resort. It runs once.
 
+When the sweep ends, the page comparing its jobs (``report.html``, labelled by
+their overrides) is written into the sweep folder, tracked or not, before
+``on_sweep_end``, so a tracker can upload it.
+
 What the jobs did is read back from their folders, not from memory, because
 a job may have run in another process: each job writes ``job.json`` (its exit
 code and error) next to its ``summary.json``; see
@@ -40,19 +44,41 @@ _refused: list[str] = []  # why a run was refused before Hydra wrote anything
 
 
 class _Sweep:
-    """A started sweep and the trackers that were told about it."""
+    """A started sweep and the trackers that were told about it (maybe none)."""
 
-    def __init__(self, context: SweepContext, relay: HookRelay) -> None:
+    def __init__(self, context: SweepContext, relay: HookRelay, page: bool = True) -> None:
         self.context = context
         self.relay = relay
+        self.page = page
         self.finished = False
 
     def finish(self) -> None:
         if self.finished:
             return
         self.finished = True
+        if self.page:
+            _write_page(self.context.sweep_dir)
         jobs = SweepFolder(self.context.sweep_dir).jobs()
         self.relay.emit("on_sweep_end", self.context, jobs)
+
+
+def _write_page(sweep_dir: Path) -> None:
+    """The page comparing the jobs, before ``on_sweep_end`` so a tracker can upload it.
+    A page that cannot be drawn is a warning: every job's results are already written."""
+    from evalframe.core.errors import EvalframeError
+    from evalframe.report.page import write_sweep_report
+
+    if not SweepFolder(sweep_dir).jobs():
+        return  # nothing ran (Hydra refused the sweep): no page to draw
+    try:
+        page = write_sweep_report(sweep_dir)
+    except EvalframeError as exc:
+        print(f"warning: no sweep report: {exc.render()}", file=sys.stderr)
+        return
+    except Exception as exc:  # noqa: BLE001  # the jobs' results stand without the page
+        print(f"warning: no sweep report: {type(exc).__name__}: {exc}", file=sys.stderr)
+        return
+    print(f"Sweep report: {page}")
 
 
 def take_started() -> list[Path]:
@@ -101,6 +127,10 @@ def _start(config: Any) -> None:
     SweepFolder(sweep_dir).start()
     _started.append(sweep_dir)
     experiment = str(OmegaConf.select(config, "experiment", default="default"))
+    page = OmegaConf.select(config, "report.html", default=True) is not False
+    context = SweepContext(experiment=experiment, sweep_dir=sweep_dir, config={})
+    with _lock:  # even untracked, the sweep's end writes its page
+        _active = _Sweep(context, HookRelay([]), page)
     try:
         tracking = OmegaConf.to_container(
             OmegaConf.select(config, "tracking", default={"name": "none"}), resolve=True
@@ -127,7 +157,7 @@ def _start(config: Any) -> None:
     sweep_dir.mkdir(parents=True, exist_ok=True)
     relay.emit("on_sweep_start", context)
     with _lock:
-        _active = _Sweep(context, relay)
+        _active = _Sweep(context, relay, page)
 
 
 def refusal() -> str | None:

@@ -129,7 +129,7 @@ HEADLINE_MIN = 3
 
 
 class ReportSection(_Section):
-    """``report:`` how the terminal report marks and lists queries."""
+    """``report:`` how the reports mark and list queries, and whether the page is written."""
 
     criterion: str = Field("RR", description="per-query metric behind the ✓/⚠/✗ marks")
     pass_at: float = Field(1.0, description="✓ when the criterion is at least this")
@@ -137,6 +137,10 @@ class ReportSection(_Section):
     max_queries: int = Field(50, ge=0, description="per-query lines to print (0: none)")
     max_failed: int = Field(10, ge=0, description="failed queries to detail")
     show_k: int = Field(5, ge=1, description="retrieved ids to show for a failed query")
+    html: bool = Field(True, description="write report.html and summary.md into the run folder")
+    detail_k: int = Field(
+        10, ge=1, description="retrieved documents a query's row lists in report.html"
+    )
 
 
 class StatsSection(_Section):

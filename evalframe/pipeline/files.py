@@ -2,7 +2,8 @@
 
 ``metrics.json`` is the full table (every metric overall and per slice value,
 with intervals), ``headline.json`` the headline set (``metrics.headline``),
-``timings.json`` what the machine measured. Everything but the timings is a
+``timings.json`` what the machine measured (and, added by the pipeline, when
+and from which commit the run was made). Everything but the timings is a
 function of the inputs, so re-running the same inputs rewrites the same
 bytes; :mod:`evalframe.pipeline.run` writes them through the run folder.
 """
@@ -13,10 +14,9 @@ import math
 from typing import Any
 
 from evalframe.assess.results import Evaluation, GateResult
-from evalframe.core.types import Corpus
 from evalframe.pipeline.config import Experiment
 
-__all__ = ["corpus_summary", "flat_metrics", "headline_metrics", "timings"]
+__all__ = ["flat_metrics", "headline_metrics", "timings"]
 
 
 def flat_metrics(evaluation: Evaluation, gates: list[GateResult]) -> dict[str, float | int]:
@@ -90,16 +90,4 @@ def timings(evaluation: Evaluation) -> dict[str, Any]:
             for qid, ranking in run.rankings.items()
             if ranking.latency_ms is not None
         },
-    }
-
-
-def corpus_summary(corpus: Corpus | None, exp: Experiment) -> dict[str, Any] | None:
-    """The corpus's identity, for trackers' dataset lineage: name, hash, size, file."""
-    if corpus is None:
-        return None
-    return {
-        "name": corpus.name,
-        "content_hash": corpus.content_hash,
-        "documents": len(corpus),
-        "path": getattr(exp.corpus.config, "path", None) if exp.corpus is not None else None,
     }

@@ -3,7 +3,9 @@
 It wires validated plugins together and emits lifecycle hooks; it knows no
 tracker, no file format and no retriever by name. Results are written to the
 run directory (atomically) before ``on_run_end`` so a tracker outage never
-loses them.
+loses them. It is one module because a run's steps read best in their order,
+in one place; what each step calls lives elsewhere (``assess``, ``retrieval``,
+``analysis``, ``pipeline/provenance.py``).
 """
 
 from __future__ import annotations
@@ -25,7 +27,8 @@ from evalframe.core.types import Corpus, GoldenSet, Run
 from evalframe.golden.queries import join_queries
 from evalframe.metrics import evaluate
 from evalframe.pipeline.config import Experiment, ResolvedPlugin
-from evalframe.pipeline.files import corpus_summary, flat_metrics, headline_metrics, timings
+from evalframe.pipeline.files import flat_metrics, headline_metrics, timings
+from evalframe.pipeline.provenance import created, git_state
 from evalframe.plugin.hooks import HookRelay, RunContext, RunOutcome
 from evalframe.plugin.protocols import (
     CorpusLoader,
@@ -57,7 +60,9 @@ class PipelineResult:
     """What a finished run produced, for reporters, the CLI and tests.
 
     ``report`` is the text a terminal reporter rendered (empty when none ran);
-    ``comparison`` is the paired comparison with the baseline, when one was given.
+    ``comparison`` is the paired comparison with the baseline, when one was given;
+    ``corpus`` the corpus the run searched, when one was loaded (a page shows its text).
+    A reporter that writes a file adds it to ``outputs``, so trackers upload it.
     """
 
     exit_code: int
@@ -68,6 +73,7 @@ class PipelineResult:
     experiment: Experiment | None = None
     comparison: Comparison | None = None
     records: list[dict[str, Any]] = field(default_factory=list)  # as in per_query.jsonl
+    corpus: Corpus | None = None
     #: calibration, benefit and failure categories (plain data; docs/analyses.md)
     analysis: AnalysisOutput = field(default_factory=AnalysisOutput)
 
@@ -121,7 +127,11 @@ def _write_outputs(
         "per_query": folder.write_jsonl(folder.PER_QUERY, records),
         "metrics": folder.write_json(folder.METRICS, flat_metrics(evaluation, gates)),
         "headline": folder.write_json(folder.HEADLINE, headline_metrics(exp, evaluation, gates)),
-        "timings": folder.write_json(folder.TIMINGS, timings(evaluation)),
+        # when and from which commit: like latency, they differ on every run of the same
+        # inputs, so they go with it, not into summary.json (DVC tracks that)
+        "timings": folder.write_json(
+            folder.TIMINGS, {"created": created(), "git": git_state(), **timings(evaluation)}
+        ),
         "gates": folder.write_json(
             folder.GATES,
             {
@@ -131,6 +141,8 @@ def _write_outputs(
             },
         ),
     }
+    if corpus is not None:
+        files["corpus_manifest"] = folder.write_corpus_manifest(corpus)
     golden = evaluation.golden
     golden_path = golden.provenance.get("path") or getattr(exp.dataset.config, "path", None)
     dvc = (dvc_lookup(golden_path) if golden_path else DvcRecord()).as_summary()
@@ -147,7 +159,17 @@ def _write_outputs(
             "provenance": golden.provenance,
             **dvc,  # dvc_md5, dvc_file: the DVC-versioned identity of this golden set
         },
-        "corpus": corpus_summary(corpus, exp),
+        "corpus": None
+        if corpus is None
+        else {
+            "name": corpus.name,
+            "content_hash": corpus.content_hash,
+            "documents": len(corpus),
+            "manifest": RunFolder.CORPUS_MANIFEST,
+        },
+        "baseline": None
+        if evaluation.baseline is None
+        else {"name": str(evaluation.baseline.name), "path": str(evaluation.baseline.path)},
         "retriever": exp.retriever.spec.name,
         "depth": exp.depth,
         "metrics": [str(m) for m in evaluation.metrics],
@@ -443,8 +465,9 @@ def score_and_report(
     fresh one go through exactly the same steps. ``normalise_id`` (the
     dataset's, see :class:`Inputs`) is applied to every retrieved id first;
     the run written to the run folder is the normalised one, the run scored.
-    ``corpus`` gives the failure categories document text to compare (none are
-    given without it).
+    ``corpus`` (when one was loaded) is recorded in the corpus manifest, handed
+    to the reporters, and gives the failure categories document text to compare
+    (none are given without it).
     """
     run = normalise_run(run, normalise_id, exp.policies.duplicates)
     warn_if_nothing_matches(golden, run)  # all zeros: ids, not the system, are the likely cause
@@ -476,7 +499,14 @@ def score_and_report(
     outputs, summary = _write_outputs(exp, evaluation, gates, exit_code, records, analysis, corpus)
     outputs.update(_write_exports(exp, evaluation))
     result = PipelineResult(
-        exit_code, evaluation, gates, outputs, experiment=exp, records=records, analysis=analysis
+        exit_code,
+        evaluation,
+        gates,
+        outputs,
+        experiment=exp,
+        records=records,
+        analysis=analysis,
+        corpus=corpus,
     )
     if evaluation.baseline is not None:
         result.comparison = _compare_with_baseline(

@@ -209,6 +209,8 @@ def render_report(
     out.append("")
     if outputs:
         out.append(f"Saved results to: {exp.output_dir}")
+    if "report_html" in outputs:
+        out.append(f"Report: {outputs['report_html']} (summary: {outputs['summary_md'].name})")
     provisional = f" (provisional: {len(warnings)} warning(s) above)" if warnings else ""
     if failed_required:
         out.append(

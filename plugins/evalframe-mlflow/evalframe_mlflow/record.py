@@ -27,7 +27,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from evalframe.assess.runfolder import RunFolder
+from evalframe.assess.runfolder import RunFolder, SweepFolder
 from evalframe.core.io import atomic_write, atomic_write_json
 from evalframe.plugin.hooks import RunContext, RunOutcome, SweepContext, SweepJob
 from evalframe_mlflow.keys import curve_key, metric_key, safe_key, safe_segment
@@ -73,7 +73,7 @@ TABLE_COLUMNS = (
     "slice",
 )
 #: The run's HTML report, when a reporter left one in the run folder: its main artifact.
-REPORT_FILE = "report.html"
+REPORT_FILE = RunFolder.REPORT_HTML
 
 
 def now_ms() -> int:
@@ -430,7 +430,7 @@ def _datasets(summary: Mapping[str, Any], config: Mapping[str, Any]) -> list[dic
             {
                 "name": str(corpus.get("name") or "corpus"),
                 "digest": str(corpus["content_hash"])[:36],
-                "uri": _file_uri(corpus.get("path")),
+                "uri": _file_uri(corpus.get("path") or (config.get("corpus") or {}).get("path")),
                 "profile": json.dumps(
                     {"documents": corpus.get("documents"), "content_hash": corpus["content_hash"]}
                 ),
@@ -554,10 +554,10 @@ def build_run_record(
                 [str(o) for o in sweep.get("overrides") or []],
                 [str(k) for k in marker.get("swept") or []],
             )
-    files = [Path(p) for p in outputs.values()]
-    report = folder.file(REPORT_FILE)
-    if report.is_file() and report not in files:
-        files.insert(0, report)  # a reporter's page, not in the pipeline's outputs
+    report = folder.file(folder.REPORT_HTML)
+    # the run's page goes first, whether a reporter listed it with the outputs or not
+    files = [report] if report.is_file() else []
+    files += [Path(p) for p in outputs.values() if Path(p).resolve() != report.resolve()]
     return RunRecord(
         uid=new_uid(),
         kind="run",
@@ -663,6 +663,9 @@ def build_sweep_record(
         "jobs.csv": _csv(names, rows),
     }
     artifacts = [str(atomic_write(sweep.sweep_dir / f, text)) for f, text in files.items()]
+    page = sweep.sweep_dir / SweepFolder.REPORT_HTML  # the page comparing the jobs
+    if page.is_file():
+        artifacts.append(str(page))
     tags = base_tags(sweep.experiment, cwd)
     tags["evalframe.sweep"] = "true"
     tags["evalframe.sweep_dir"] = str(sweep.sweep_dir)
