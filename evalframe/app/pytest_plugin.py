@@ -12,8 +12,9 @@ so the pytest report reads like the evalframe report.
 
 Hermetic by default: everything a run writes stays under the test's
 ``tmp_path``: its run folder, its MLflow store (``<tmp_path>/mlflow.db``,
-artifacts beside it) and its cache (``<tmp_path>/cache``), whatever
-``MLFLOW_TRACKING_URI`` or ``EVALFRAME_CACHE_DIR`` the shell has. A test logs
+artifacts beside it) and its caches (``<tmp_path>/cache``, matplotlib's font
+cache included), whatever ``MLFLOW_TRACKING_URI`` or ``EVALFRAME_CACHE_DIR``
+the shell has. A test logs
 to a real store only when it asks, with ``tracking_uri=``; ``cache_dir=``
 shares a cache (a large index) between tests.
 """
@@ -97,7 +98,10 @@ def evalframe_run(tmp_path: Path) -> Callable[..., EvalframeRun]:
             # a tracking key on the command line tracks even under EVALFRAME_TRACKING=none
             args = (*args, f"tracking.uri={tracking_uri}")
         env["MLFLOW_TRACKING_URI"] = uri
-        env["EVALFRAME_CACHE_DIR"] = str(cache_dir if cache_dir is not None else tmp_path / "cache")
+        cache = Path(cache_dir) if cache_dir is not None else tmp_path / "cache"
+        env["EVALFRAME_CACHE_DIR"] = str(cache)
+        # the run page draws with matplotlib, which keeps a font cache in the home folder
+        env["MPLCONFIGDIR"] = str(cache / "matplotlib")
         proc = subprocess.run(
             [sys.executable, "-m", "evalframe", *args],
             capture_output=True,

@@ -52,9 +52,8 @@ class RunView:
         timings = folder.timings()
         summary = folder.summary()
         summary.update({k: timings[k] for k in ("created", "git") if k in timings})
-        latency = (
-            timings.get("per_query_ms") if isinstance(timings.get("per_query_ms"), dict) else {}
-        )
+        per_query_ms = timings.get("per_query_ms")
+        latency: dict[str, Any] = per_query_ms if isinstance(per_query_ms, dict) else {}
         records = [record for _, record in folder.per_query()]
         for record in records:
             if "latency_ms" not in record:
