@@ -375,7 +375,9 @@ def test_ctrl_c_during_the_upload_keeps_the_record_and_logs_no_second_run(
     by_slice = {(r["metric"], r["slice"]): (r["mean"], r["n"]) for r in rows}
     assert by_slice[("RR", "difficulty=easy")] == (1.0, 2)
     assert by_slice[("RR", "difficulty=hard")] == (1.0, 1)
-    assert sorted(data["artifacts"]) == sorted(names)
+    # the listed outputs, and first the run's page, which the run left in its folder
+    assert data["artifacts"][0] == "report.html"
+    assert sorted(data["artifacts"]) == sorted([*names, "report.html"])
     pointers = sorted((cache / "mlflow-pending").glob("*.path"))
     assert [p.name for p in pointers] == [f"{data['uid']}.path"]
 
