@@ -10,7 +10,7 @@ import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
-from evalframe.assess.runfolder import RunFolder
+from evalframe.assess.runfolder import RunData, RunFolder
 from evalframe.core.errors import ConfigError, DataError
 from evalframe.core.io import default_cache_dir
 from evalframe.core.types import Run
@@ -186,7 +186,20 @@ def compare_main(argv: Sequence[str]) -> int:
     parser.add_argument(
         "b", nargs="+", help="the candidate(s); with more than one, a table of each against A"
     )
-    parser.add_argument("--metrics", nargs="*", help="canonical metric names (default: all shared)")
+    parser.add_argument(
+        "--metrics",
+        nargs="*",
+        help="canonical metric names (default: the runs' headline metrics, see --all)",
+    )
+    parser.add_argument(
+        "--all",
+        action="store_true",
+        help="every metric both runs computed, not just the headline set (the correction then "
+        "covers them all)",
+    )
+    parser.add_argument(
+        "--wide", action="store_true", help="lay tables out in full instead of fitting 100 columns"
+    )
     parser.add_argument("--correction", choices=("holm", "bh"), default="holm")
     parser.add_argument("--alpha", type=float, default=0.05)
     parser.add_argument("--seed", type=int, default=0)
@@ -209,9 +222,8 @@ def compare_main(argv: Sequence[str]) -> int:
         compare_many,
         compare_runs,
         load_run_data,
-        render_comparison,
-        render_table,
     )
+    from evalframe.assess.compare_text import render_comparison, render_table
     from evalframe.core.io import atomic_write, atomic_write_json
 
     scratch = Path(tempfile.mkdtemp(prefix="evalframe-compare-"))
@@ -224,16 +236,20 @@ def compare_main(argv: Sequence[str]) -> int:
         shutil.rmtree(scratch, ignore_errors=True)
     for other in others:
         check_comparable(a, other, allow_mismatch=args.allow_mismatch)
+    from evalframe.core.console import color_for, fit_width
+
+    metrics = args.metrics or (None if args.all else _headline(a, others))
+    width, color = fit_width(args.wide), color_for()
     if len(others) > 1:
         table = compare_many(
             a,
             others,
-            metrics=args.metrics,
+            metrics=metrics,
             correction=args.correction,
             alpha=args.alpha,
             seed=args.seed,
         )
-        print(render_table(table))
+        print(render_table(table, width=width, color=color))
         if args.out:
             atomic_write_json(args.out / "comparison.json", table)
             atomic_write(args.out / "comparison.md", render_table(table, markdown=True) + "\n")
@@ -242,12 +258,12 @@ def compare_main(argv: Sequence[str]) -> int:
     comparison = compare_runs(
         a,
         others[0],
-        metrics=args.metrics,
+        metrics=metrics,
         correction=args.correction,
         alpha=args.alpha,
         seed=args.seed,
     )
-    print(render_comparison(comparison))
+    print(render_comparison(comparison, width=width, color=color))
     if args.out:
         atomic_write_json(args.out / "comparison.json", comparison.as_dict())
         atomic_write(
@@ -255,6 +271,18 @@ def compare_main(argv: Sequence[str]) -> int:
         )
         print(f"\nSaved comparison to: {args.out}")
     return 0
+
+
+def _headline(a: RunData, others: list[RunData]) -> list[str] | None:
+    """The headline metrics of the runs compared (the reference's first) that all computed.
+
+    None (every shared metric) when they share no headline metric.
+    """
+    names: list[str] = []
+    for run in (a, *others):
+        names.extend(n for n in run.headline if n not in names)
+    shared = [n for n in names if all(n in r.values for r in (a, *others))]
+    return shared or None
 
 
 def baseline_main(argv: Sequence[str]) -> int:

@@ -219,6 +219,9 @@ def run_hydra(argv: Sequence[str], prog: str = "evalframe") -> int:
     flags, overrides = split_argv(argv)
     overrides = tracking_from_env(overrides)
     try:
+        from evalframe.app.overrides import check_override_syntax
+
+        check_override_syntax(overrides)
         search_path = config_search_path()
         check_group_overrides(overrides, search_path)
     except EvalframeError as exc:
@@ -324,21 +327,35 @@ def hydra_message(text: str) -> str:
 
 
 def _sweep_codes() -> list[int]:
-    """Exit codes of the jobs of sweeps run here, read from their folders.
+    """Exit codes of the jobs of sweeps run here, read from their folders; each sweep's table.
 
     A launcher that runs jobs in other processes (joblib, submitit) returns
     nothing to this one; each job's ``job.json`` says how it ended. A job
-    that left none crashed before it could.
+    that left none crashed before it could. Once the sweep is over, its
+    summary (each job's overrides, headline metrics and verdict, the best
+    job per metric marked) is printed last.
     """
     from evalframe.app import sweep
     from evalframe.assess.runfolder import SweepFolder
+    from evalframe.core.console import color_for, fit_width
+    from evalframe.report.sweep import render_sweep
 
     codes = []
     for folder in sweep.take_started():
-        codes += [
-            EXIT_CRASH if j.exit_code is None else j.exit_code for j in SweepFolder(folder).jobs()
-        ]
+        jobs = SweepFolder(folder).jobs()
+        codes += [EXIT_CRASH if j.exit_code is None else j.exit_code for j in jobs]
+        if jobs:
+            print()
+            print(render_sweep(_shown(folder), jobs, width=fit_width(), color=color_for()))
     return codes
+
+
+def _shown(folder: Path) -> Path:
+    """A folder as the user would type it: relative to the current one when inside it."""
+    try:
+        return folder.relative_to(Path.cwd())
+    except ValueError:
+        return folder
 
 
 def omegaconf_error(exc: Exception, what: str, hint: str) -> ConfigError:

@@ -12,10 +12,16 @@ second owner). Layout version 1::
     per_query.jsonl   one record per golden query: values, status, expected, and the
                       retrieved ids and scores in the rank order the metrics used
                       (under ``ties: given`` that is the retriever's order)
-    metrics.json      flat aggregates, readable by `dvc metrics` and trackers
+    metrics.json      every aggregate as a flat key (overall and per slice, with CIs),
+                      readable by `dvc metrics` and trackers
+    headline.json     the headline metrics (``metrics.headline``) with their CI bounds:
+                      what `dvc exp show` and trackers show by default
     gates.json        the gate verdicts
     summary.json      identity, counts, aggregates overall and per slice; its
                       ``layout`` key is the version of this format
+    timings.json      what the machine measured: latency (summary and per query) and
+                      the retrieval cache's hits. Everything else is the same
+                      bytes for the same inputs; this file is not (DVC leaves it out)
     comparison.json   against a baseline, when one was given (and comparison.md)
     corpus_manifest.json  when a corpus was loaded: a short hash of each document's text,
                       so a later run can name the documents that changed (the drift view)
@@ -155,7 +161,6 @@ def per_query_records(evaluation: Evaluation, rule: StatusRule) -> list[dict[str
                 "retrieved": [d for d, _ in ordered],
                 "scores": [sc for _, sc in ordered],
                 "missing": ranking is None,
-                "latency_ms": ranking.latency_ms if ranking is not None else None,
                 **_extras(ranking),
             }
         )
@@ -176,6 +181,8 @@ class RunData:
     golden_hash: str | None
     policies: dict[str, Any]
     metrics: tuple[str, ...] = ()
+    #: the run's headline metrics (``metrics.headline``); older runs: their first three
+    headline: tuple[str, ...] = ()
 
     def renamed(self, name: str) -> RunData:
         """The same data under another display name."""
@@ -223,6 +230,7 @@ class RunData:
             golden_hash=summary.get("golden_set", {}).get("content_hash"),
             policies=summary.get("policies", {}),
             metrics=tuple(summary.get("metrics", [])),
+            headline=tuple(summary.get("headline") or summary.get("metrics", [])[:3]),
         )
 
 
@@ -236,6 +244,8 @@ class RunFolder:
     RUN: ClassVar[str] = "run.trec"
     PER_QUERY: ClassVar[str] = "per_query.jsonl"
     METRICS: ClassVar[str] = "metrics.json"
+    HEADLINE: ClassVar[str] = "headline.json"
+    TIMINGS: ClassVar[str] = "timings.json"
     GATES: ClassVar[str] = "gates.json"
     SUMMARY: ClassVar[str] = "summary.json"
     COMPARISON: ClassVar[str] = "comparison.json"
@@ -253,8 +263,10 @@ class RunFolder:
             RUN,
             PER_QUERY,
             METRICS,
+            HEADLINE,
             GATES,
             SUMMARY,
+            TIMINGS,
             COMPARISON,
             COMPARISON_MD,
             JOB,
@@ -312,6 +324,18 @@ class RunFolder:
 
     def metrics(self) -> dict[str, Any]:
         return self._json(self.METRICS, "run metrics")
+
+    def headline(self) -> list[str]:
+        """The run's headline metrics (canonical strings), oldest runs: its first three metrics."""
+        summary = self.summary()
+        names = summary.get("headline")
+        if isinstance(names, list) and names:
+            return [str(n) for n in names]
+        return [str(n) for n in summary.get("metrics", [])[:3]]
+
+    def timings(self) -> dict[str, Any]:
+        """``timings.json`` (latency, cache hits); empty when the run kept none."""
+        return _read_json(self.file(self.TIMINGS))
 
     def gates(self) -> dict[str, Any]:
         """``gates.json``, or an empty verdict list when the run wrote none."""
@@ -389,7 +413,8 @@ class RunFolder:
         and missing queries restored.
 
         ``per_query.jsonl`` keeps what ``run.trec`` cannot say (a query that was
-        answered with nothing, latency); ``run.trec`` alone is the fallback.
+        answered with nothing) and ``timings.json`` the latency (older folders
+        kept it in ``per_query.jsonl``); ``run.trec`` alone is the fallback.
         ``per_query.jsonl`` lists each ranking in the order it was scored,
         which under ``ties: trec_eval`` is not the retriever's order among
         equal scores; ``run.trec`` keeps the retriever's order, so it is
@@ -399,6 +424,8 @@ class RunFolder:
         if not self.file(self.PER_QUERY).is_file():
             return read_trec_run(self.require(self.RUN, "stored run"))
         given = self._given_order()
+        latency = self.timings().get("per_query_ms")
+        latency = latency if isinstance(latency, dict) else {}
         rankings: dict[str, Ranking] = {}
         for line, record in self.per_query():
             try:
@@ -414,7 +441,7 @@ class RunFolder:
                     query_id=qid,
                     doc_ids=doc_ids,
                     scores=scores,
-                    latency_ms=record.get("latency_ms"),
+                    latency_ms=latency.get(qid, record.get("latency_ms")),
                     confidence=record.get("confidence"),
                     answer=record.get("answer"),
                     tokens=record.get("tokens"),

@@ -60,9 +60,14 @@ class _Section(BaseModel):
 
 
 class MetricsSection(_Section):
-    """``metrics:`` the measures to compute and the policies that shape them."""
+    """``metrics:`` the measures to compute, the headline among them, and the policies."""
 
     measures: list[str] = Field(min_length=1, description="canonical metric strings")
+    headline: list[str] | None = Field(
+        None,
+        description="the metrics trackers log and `runs`/`compare` show, each with its CI; "
+        "null = the gated metrics plus nDCG@10, R@10 and RR where computed",
+    )
     policies: Policies = Field(default_factory=Policies)
     labels: dict[str, str] = Field(
         default_factory=dict,
@@ -115,6 +120,12 @@ class MetricsSection(_Section):
                 )
             shown[metric] = text
         return shown
+
+
+#: The short default list the headline adds to the gated metrics (those that are computed).
+DEFAULT_HEADLINE = ("nDCG@10", "R@10", "RR")
+#: A default headline is filled up to this many metrics from ``metrics.measures``.
+HEADLINE_MIN = 3
 
 
 class ReportSection(_Section):
@@ -231,6 +242,7 @@ class Experiment:
     trackers: tuple[ResolvedPlugin, ...]
     depth: int
     metrics: tuple[Metric, ...]
+    headline: tuple[Metric, ...]
     policies: Policies
     #: display names, {canonical metric string: label} (``metrics.labels``)
     labels: Mapping[str, str]
@@ -315,7 +327,8 @@ def validate_experiment(raw: Mapping[str, Any]) -> Experiment:
             hint="add it to metrics.measures or pick another criterion",
         )
     analysis = validate_analysis(schema.analysis, depth=schema.depth)
-    _check_gates(gates, metrics, schema.metrics.labels, value_names(analysis))
+    gated = _check_gates(gates, metrics, schema.metrics.labels, value_names(analysis))
+    headline = _headline(schema.metrics.headline, metrics, gated)
     exports = _resolve_exports(schema.exports, metrics)
     _check_output_dir(Path(schema.output.dir))
     return Experiment(
@@ -327,6 +340,7 @@ def validate_experiment(raw: Mapping[str, Any]) -> Experiment:
         trackers=trackers,
         depth=schema.depth,
         metrics=tuple(metrics),
+        headline=headline,
         policies=schema.metrics.policies,
         labels=dict(schema.metrics.labels),
         gates=gates,
@@ -405,15 +419,22 @@ def _check_gates(
     metrics: list[Metric],
     labels: Mapping[str, str],
     analysis_values: list[str],
-) -> None:
-    """Validate every gate's settings, metrics and analysis values now, not after retrieval."""
+) -> list[Metric]:
+    """Validate every gate's settings, metrics and analysis values now, not after retrieval.
+
+    Returns the metrics the gates judge, in gate order: those a gate declares
+    through ``required_metrics()``, else its ``metric:`` setting when it names
+    a computed metric (a gate without the method may still read one).
+    """
     by_label = {label: metric for metric, label in labels.items()}
+    gated: list[Metric] = []
     for g in gates:
         key = f"gates.{g.name}"
         spec = GATES.get(g.type, key=f"{key}.type")
         gate = spec.obj(configure(spec, g.params, key), PluginContext(config_key=key))
         needed = getattr(gate, "required_metrics", None)
-        for i, name in enumerate(needed() if callable(needed) else []):
+        names = needed() if callable(needed) else []
+        for i, name in enumerate(names):
             # the first metric is the gate's own `metric:` setting; others are named by the gate
             where = f"{key}.metric" if i == 0 else key
             if name in by_label:  # a label is a display name, never an identity
@@ -435,3 +456,47 @@ def _check_gates(
                     hint="configure the analysis (e.g. analysis=calibration, with the threshold "
                     "in analysis.calibration.thresholds); see docs/analyses.md",
                 )
+        if not names and isinstance(g.params.get("metric"), str):
+            names = [g.params["metric"]]
+        for name in names:
+            try:
+                m = parse_metric(name, key=f"{key}.metric")
+            except ConfigError:
+                continue  # the gate reports its own setting when it runs
+            if m in metrics and m not in gated:
+                gated.append(m)
+    return gated
+
+
+def _headline(
+    configured: list[str] | None, metrics: list[Metric], gated: list[Metric]
+) -> tuple[Metric, ...]:
+    """``metrics.headline``, checked against the computed metrics, or the default set.
+
+    The default: the gated metrics plus those of :data:`DEFAULT_HEADLINE` that
+    are computed, filled up to :data:`HEADLINE_MIN` from ``metrics.measures``;
+    listed in the order of ``metrics.measures``, as the report lists them.
+    """
+    if configured is not None:
+        chosen: list[Metric] = []
+        for i, name in enumerate(configured):
+            key = f"metrics.headline[{i}]"
+            m = parse_metric(name, key=key)
+            if m not in metrics:
+                raise ConfigError(
+                    f"the headline metric {str(m)!r} is not computed",
+                    key=key,
+                    expected=f"one of: {', '.join(str(x) for x in metrics)}",
+                    hint="add it to metrics.measures, or leave metrics.headline unset for the "
+                    "default (the gated metrics plus nDCG@10, R@10 and RR where computed)",
+                )
+            if m not in chosen:
+                chosen.append(m)
+        return tuple(chosen)
+    picked = set(gated)
+    picked.update(m for m in map(parse_metric, DEFAULT_HEADLINE) if m in metrics)
+    for m in metrics:
+        if len(picked) >= HEADLINE_MIN:
+            break
+        picked.add(m)
+    return tuple(m for m in metrics if m in picked)

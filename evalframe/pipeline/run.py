@@ -10,7 +10,6 @@ in one place; what each step calls lives elsewhere (``assess``, ``retrieval``,
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -28,6 +27,7 @@ from evalframe.core.types import Corpus, GoldenSet, Run
 from evalframe.golden.queries import join_queries
 from evalframe.metrics import evaluate
 from evalframe.pipeline.config import Experiment, ResolvedPlugin
+from evalframe.pipeline.files import flat_metrics, headline_metrics, timings
 from evalframe.pipeline.provenance import created, git_state
 from evalframe.plugin.hooks import HookRelay, RunContext, RunOutcome
 from evalframe.plugin.protocols import (
@@ -101,33 +101,6 @@ def _build(plugin: ResolvedPlugin, context: PluginContext, protocol: type) -> An
     return instance
 
 
-def _flat_metrics(evaluation: Evaluation, gates: list[GateResult]) -> dict[str, float | int]:
-    """Flat numeric keys, so ``dvc metrics diff`` and MLflow can read them as they are."""
-    flat: dict[str, float | int] = {"queries": len(evaluation.golden)}
-    for m, agg in evaluation.overall.items():
-        flat[str(m)] = agg.mean
-        flat[f"{m}.std"] = agg.std
-        flat[f"{m}.n"] = agg.n
-        flat[f"{m}.ci_low"] = agg.ci_low
-        flat[f"{m}.ci_high"] = agg.ci_high
-    for fname, groups in evaluation.by_slice.items():
-        for value, aggs in groups.items():
-            for m, agg in aggs.items():
-                flat[f"slice.{fname}.{value}.{m}"] = agg.mean
-                flat[f"slice.{fname}.{value}.{m}.n"] = agg.n
-    for stat, ms in evaluation.latency.items():
-        flat[f"latency.{stat}"] = ms
-    for key, found in evaluation.analysis.items():  # calibration.ece, failures.<category>, ...
-        flat[key] = found.mean
-        flat[f"{key}.n"] = found.n
-        if not math.isnan(found.ci_low):
-            flat[f"{key}.ci_low"] = found.ci_low
-            flat[f"{key}.ci_high"] = found.ci_high
-    flat["gates.passed"] = sum(1 for g in gates if g.passed)
-    flat["gates.failed"] = sum(1 for g in gates if not g.passed)
-    return flat
-
-
 def _write_outputs(
     exp: Experiment,
     evaluation: Evaluation,
@@ -144,13 +117,21 @@ def _write_outputs(
 
     folder = RunFolder(exp.output_dir)
     folder.path.mkdir(parents=True, exist_ok=True)
+    # Without `tracking`: where a run is reported is the environment's choice
+    # (EVALFRAME_TRACKING, a CI's server) and changes no number; kept, it would make
+    # the same run's config.yaml differ between machines. `rescore` tracks as a run would.
+    stored = {k: v for k, v in exp.public_config.items() if k != "tracking"}
     files = {
-        "config": folder.write_text(
-            folder.CONFIG, OmegaConf.to_yaml(OmegaConf.create(exp.public_config))
-        ),
+        "config": folder.write_text(folder.CONFIG, OmegaConf.to_yaml(OmegaConf.create(stored))),
         "run": folder.write_run(evaluation.run, tag=exp.run_tag),
         "per_query": folder.write_jsonl(folder.PER_QUERY, records),
-        "metrics": folder.write_json(folder.METRICS, _flat_metrics(evaluation, gates)),
+        "metrics": folder.write_json(folder.METRICS, flat_metrics(evaluation, gates)),
+        "headline": folder.write_json(folder.HEADLINE, headline_metrics(exp, evaluation, gates)),
+        # when and from which commit: like latency, they differ on every run of the same
+        # inputs, so they go with it, not into summary.json (DVC tracks that)
+        "timings": folder.write_json(
+            folder.TIMINGS, {"created": created(), "git": git_state(), **timings(evaluation)}
+        ),
         "gates": folder.write_json(
             folder.GATES,
             {
@@ -169,8 +150,6 @@ def _write_outputs(
         "layout": LAYOUT,
         "experiment": exp.name,
         "evalframe_version": __version__,
-        "created": created(),
-        "git": git_state(),
         "exit_code": exit_code,
         "golden_set": {
             "name": golden.name,
@@ -194,6 +173,7 @@ def _write_outputs(
         "retriever": exp.retriever.spec.name,
         "depth": exp.depth,
         "metrics": [str(m) for m in evaluation.metrics],
+        "headline": [str(m) for m in exp.headline],
         # display names (metrics.labels); every other key of this file is canonical
         "labels": {str(m): exp.labels[str(m)] for m in evaluation.metrics if str(m) in exp.labels},
         "policies": evaluation.policies.model_dump(),
@@ -209,8 +189,6 @@ def _write_outputs(
             f: {v: {str(m): a.as_dict() for m, a in aggs.items()} for v, aggs in groups.items()}
             for f, groups in evaluation.by_slice.items()
         },
-        "latency": evaluation.latency,
-        "retrieval_cache": evaluation.run.metadata.get("cache"),
         "gates_passed": verdict(gates),
         "verdict_warnings": verdict_warnings(golden, gates),
         "analysis": analysis.summary,
@@ -282,7 +260,8 @@ def _compare_with_baseline(
     outputs: dict[str, Path],
 ) -> Comparison:
     """Compare this run (from memory) with its baseline; write comparison.json/.md."""
-    from evalframe.assess.compare import compare_runs, render_comparison
+    from evalframe.assess.compare import compare_runs
+    from evalframe.assess.compare_text import render_comparison
 
     folder = RunFolder(exp.output_dir)
     this_run = RunData.from_records(
