@@ -30,6 +30,7 @@ usage:
   evalframe plugins show KIND NAME                 one plugin's settings
   evalframe trec-eval [-q] [-m MEASURE]... QRELS RUN  NIST trec_eval's output, exactly
   evalframe rescore RUN_DIR [KEY=VALUE ...]        re-score a stored run, no retrieval
+  evalframe merge SHARD_DIR... --out DIR           one run from its shards (shard=i/n runs)
   evalframe run-config FILE [--out DIR]            run a composed config (DVC's params.yaml)
   evalframe report RUN_DIR... --out DIR            one HTML/Markdown overview + plot CSVs
   evalframe golden validate|stats|diff|create|sample|review-check ...   curate golden sets
@@ -64,6 +65,7 @@ SUBCOMMANDS = (
     "cache",
     "compare",
     "golden",
+    "merge",
     "mine",
     "plugins",
     "report",
@@ -168,6 +170,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             from evalframe.app.commands import rescore_main
 
             return rescore_main(args[1:])
+        if args and args[0] == "merge":
+            from evalframe.app.merge_cmd import main as merge_main
+
+            return merge_main(args[1:])
         if args and args[0] == "cache":
             from evalframe.app.commands import cache_main
 

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import difflib
 import importlib.util
+import math
 import os
 import re
 import sys
@@ -233,9 +234,11 @@ def run_hydra(argv: Sequence[str], prog: str = "evalframe") -> int:
     _register_resolvers()
     codes: list[int] = []
 
-    def task(cfg: DictConfig) -> None:
+    def task(cfg: DictConfig) -> float | None:
         release_stderr()
-        codes.append(_run_task(cfg))
+        code, objective = _run_task(cfg)
+        codes.append(code)
+        return objective  # what a tuning sweeper (Optuna) optimises; None outside tuning
 
     core, extra = search_path[0], search_path[1:]
     searchpath_override = "hydra.searchpath=[" + ",".join(_quote(p) for p in extra) + "]"
@@ -338,11 +341,14 @@ def plain_config(cfg: Any, what: str, hint: str) -> dict[str, Any]:
     return {str(k): v for k, v in raw.items()}
 
 
-def _run_task(cfg: Any) -> int:
+def _run_task(cfg: Any) -> tuple[int, float | None]:
+    """Run one job; return its exit code and, with ``tuning.metric`` set, the objective
+    (the metric's mean, NaN when the job failed: Optuna records a NaN trial as failed)."""
     from evalframe.pipeline import run_experiment, validate_experiment
     from evalframe.report.terminal import TerminalReport
 
     error: str | None = None
+    objective: float | None = None
     try:
         raw = plain_config(
             cfg,
@@ -351,9 +357,18 @@ def _run_task(cfg: Any) -> int:
             "pick an experiment that sets it, e.g. +experiment=quickstart",
         )
         experiment = validate_experiment(raw)
-        code = run_experiment(
-            experiment, reporters=[TerminalReport()], metadata=hydra_metadata()
-        ).exit_code
+        if experiment.tuning.metric is not None:
+            objective = math.nan
+        if experiment.shard is not None:
+            from evalframe.pipeline.shard import print_shard, run_shard
+
+            code = print_shard(run_shard(experiment, metadata=hydra_metadata()))
+        else:
+            result = run_experiment(
+                experiment, reporters=[TerminalReport()], metadata=hydra_metadata()
+            )
+            code = result.exit_code
+            objective = tuning_objective(result)
     except EvalframeError as exc:
         print(exc.render(), file=sys.stderr)
         code, error = EXIT_ERROR, exc.render()
@@ -362,7 +377,7 @@ def _run_task(cfg: Any) -> int:
         _record_sweep_job(130, "interrupted")
         if "sweep" in hydra_metadata():
             raise  # Ctrl-C stops the whole sweep, not just this job
-        return 130
+        return 130, objective
     except Exception as exc:  # noqa: BLE001  # a crash is reported with its traceback, not hidden
         traceback.print_exc()
         print(
@@ -372,7 +387,18 @@ def _run_task(cfg: Any) -> int:
         )
         code, error = EXIT_CRASH, f"crash: {type(exc).__name__}: {exc}"
     _record_sweep_job(code, error)
-    return code
+    return code, objective
+
+
+def tuning_objective(result: Any) -> float | None:
+    """The mean of ``tuning.metric`` in a finished run (None when no metric is set)."""
+    exp = result.experiment
+    if exp is None or exp.tuning.metric is None:
+        return None
+    for metric, agg in result.evaluation.overall.items():
+        if str(metric) == exp.tuning.metric:
+            return float(agg.mean)
+    return math.nan
 
 
 def hydra_metadata() -> dict[str, Any]:

@@ -29,6 +29,7 @@ from evalframe.analysis.settings import (
 from evalframe.assess.gates import GateSpec, parse_gate_specs
 from evalframe.core.errors import ConfigError
 from evalframe.golden.queries import QueriesConfig
+from evalframe.golden.split import Shard, TuningConfig, parse_shard
 from evalframe.metrics import Metric, Policies, parse_metric, parse_metrics
 from evalframe.plugin.protocols import PluginContext
 from evalframe.plugin.registry import (
@@ -204,6 +205,18 @@ class _Schema(_Section):
         default_factory=list,
         description="more key names whose values are secrets, redacted in every output",
     )
+    shard: str | None = Field(
+        None, description="i/n: retrieve only the i-th of n slices of the queries (merge them "
+        "with `evalframe merge`); null: the whole evaluation"
+    )
+    tuning: TuningConfig = Field(default_factory=TuningConfig)
+
+    @field_validator("shard", mode="before")
+    @classmethod
+    def _shard_form(cls, value: Any) -> Any:
+        if value is not None:
+            parse_shard(str(value))  # a ValueError names what was expected
+        return None if value is None else str(value)
 
 
 @dataclass(frozen=True)
@@ -257,6 +270,10 @@ class Experiment:
 
     #: the validated ``analysis:`` section and its judges (docs/analyses.md)
     analysis: Analyses = field(default_factory=lambda: Analyses(settings=AnalysisSettings()))
+    #: this run retrieves one slice of the queries and writes a shard (``shard=i/n``)
+    shard: Shard | None = None
+    #: the tuning objective and the split of the queries this run evaluates (``tuning:``)
+    tuning: TuningConfig = field(default_factory=TuningConfig)
 
 
 def _resolve(registry: Registry[Any], node: Mapping[str, Any], key: str) -> ResolvedPlugin:
@@ -311,6 +328,12 @@ def validate_experiment(raw: Mapping[str, Any]) -> Experiment:
             hint="add it to metrics.measures or pick another criterion",
         )
     analysis = validate_analysis(schema.analysis, depth=schema.depth)
+    if schema.tuning.metric is not None:
+        objective = parse_metrics([schema.tuning.metric], key="tuning.metric")[0]
+        _require_metrics([str(objective)], metrics, "tuning.metric", "the tuning objective")
+        schema = schema.model_copy(
+            update={"tuning": schema.tuning.model_copy(update={"metric": str(objective)})}
+        )
     _check_gates(gates, metrics, schema.metrics.labels, value_names(analysis))
     exports = _resolve_exports(schema.exports, metrics)
     _check_output_dir(Path(schema.output.dir))
@@ -341,6 +364,8 @@ def validate_experiment(raw: Mapping[str, Any]) -> Experiment:
         queries=schema.queries,
         redact=tuple(schema.redact),
         analysis=analysis,
+        shard=parse_shard(schema.shard) if schema.shard is not None else None,
+        tuning=schema.tuning,
     )
 
 
