@@ -219,7 +219,7 @@ def _refuse(what: str, a: ShardInput, b: ShardInput, detail: str, hint: str) -> 
     return DataError(
         f"shards {a.shard} ({a.path}) and {b.shard} ({b.path}) come from different {what}: "
         f"{detail}",
-        expected=f"every shard of one evaluation made with the same {what}",
+        expected="the shards of one evaluation: one config, golden set, corpus and code",
         hint=hint,
     )
 
