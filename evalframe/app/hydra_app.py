@@ -268,7 +268,9 @@ def run_hydra(argv: Sequence[str], prog: str = "evalframe") -> int:
     elif not held.passing:  # Hydra stopped before any job: say it in evalframe's words
         text = held.text()
         print(hydra_message(text) if failed else text, file=sys.stderr, end="")
-    return max([*codes, *_sweep_codes()], default=0)
+    folders = sweep.take_started()
+    _say_how_to_merge(folders)
+    return max([*codes, *_sweep_codes(folders)], default=0)
 
 
 _NOT_IN_STRUCT = re.compile(
@@ -296,18 +298,34 @@ def hydra_message(text: str) -> str:
     )
 
 
-def _sweep_codes() -> list[int]:
+def _say_how_to_merge(folders: Sequence[Path]) -> None:
+    """After a sweep of shards (``-m shard=0/4,...``), print the merge command for them."""
+    import shlex
+
+    from evalframe.assess.runfolder import RunFolder, SweepFolder
+
+    for folder in folders:
+        shards = [j.output_dir for j in SweepFolder(folder).jobs() if RunFolder.is_shard(j.output_dir)]
+        if shards:
+            cwd = Path.cwd()
+            shown = [str(p.relative_to(cwd)) if p.is_relative_to(cwd) else str(p) for p in shards]
+            print(
+                f"{len(shards)} shard folders written; merge them into one run with:\n  "
+                + shlex.join(["evalframe", "merge", *shown, "--out", str(folder / "merged")])
+            )
+
+
+def _sweep_codes(folders: Sequence[Path]) -> list[int]:
     """Exit codes of the jobs of sweeps run here, read from their folders.
 
     A launcher that runs jobs in other processes (joblib, submitit) returns
     nothing to this one; each job's ``job.json`` says how it ended. A job
     that left none crashed before it could.
     """
-    from evalframe.app import sweep
     from evalframe.assess.runfolder import SweepFolder
 
     codes = []
-    for folder in sweep.take_started():
+    for folder in folders:
         codes += [
             EXIT_CRASH if j.exit_code is None else j.exit_code for j in SweepFolder(folder).jobs()
         ]

@@ -84,6 +84,8 @@ def _start(config: Any) -> None:
     SweepFolder(sweep_dir).start()
     _started.append(sweep_dir)
     experiment = str(OmegaConf.select(config, "experiment", default="default"))
+    if _is_shard_sweep(config):
+        return  # shards are not runs: `evalframe merge` tracks the whole once
     try:
         tracking = OmegaConf.to_container(
             OmegaConf.select(config, "tracking", default={"name": "none"}), resolve=True
@@ -108,6 +110,15 @@ def _start(config: Any) -> None:
     relay.emit("on_sweep_start", context)
     with _lock:
         _active = _Sweep(context, relay)
+
+
+def _is_shard_sweep(config: Any) -> bool:
+    """Whether the sweep's jobs are shards (``shard=...`` among its overrides)."""
+    from omegaconf import OmegaConf
+
+    task = OmegaConf.select(config, "hydra.overrides.task", default=None) or []
+    sharded = OmegaConf.select(config, "shard", default=None) is not None
+    return sharded or any(str(o).lstrip("+").startswith("shard=") for o in task)
 
 
 def refusal() -> str | None:
@@ -163,6 +174,9 @@ class SweepCallback(Callback):
         _start(config)
 
     def on_multirun_end(self, config: Any, **kwargs: Any) -> None:
+        from evalframe.app.tune import finish_tuning
+
+        finish_tuning(config)  # a tuning sweep: the best trial on the held-out queries
         finish_active()
 
 

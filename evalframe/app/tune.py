@@ -1,0 +1,163 @@
+"""The end of a tuning sweep: the chosen configuration, once, on the held-out queries.
+
+A tuning sweep is a ``-m`` sweep whose config sets ``tuning.metric`` and
+``tuning.part=tune``: every trial (Optuna's, or a grid of the basic sweeper)
+is scored on the tuning part of the golden set only, and returns the mean of
+``tuning.metric`` as its objective. When the sweep ends, in the process that
+started it, :func:`finish_tuning` picks the best trial from the jobs' folders
+(not from the sweeper's memory, so any sweeper and launcher work), runs its
+exact config once more on the held-out part (``<sweep>/heldout``), and writes
+``tuning.json`` and ``tuning.md`` with both figures side by side and the gap.
+The held-out queries are scored once, after the choice: they cannot steer it.
+"""
+
+from __future__ import annotations
+
+import math
+import sys
+from pathlib import Path
+from typing import Any
+
+from evalframe.assess.runfolder import RunFolder, SweepFolder
+from evalframe.core.errors import EvalframeError
+from evalframe.core.io import atomic_write, atomic_write_json
+from evalframe.plugin.hooks import SweepJob
+
+__all__ = ["best_job", "finish_tuning", "render_tuning"]
+
+
+def _objective(job: SweepJob, metric: str) -> float | None:
+    if job.exit_code not in (0, 1):  # a gate failure is still a measured trial
+        return None
+    value = (job.summary.get("overall", {}).get(metric) or {}).get("mean")
+    if not isinstance(value, int | float) or math.isnan(value):
+        return None
+    return float(value)
+
+
+def best_job(jobs: list[SweepJob], metric: str, direction: str) -> SweepJob | None:
+    """The trial with the best objective; the earliest one of equal ones."""
+    scored = [(v, j) for j in jobs if (v := _objective(j, metric)) is not None]
+    if not scored:
+        return None
+    sign = -1.0 if direction == "maximize" else 1.0
+    return min(scored, key=lambda vj: (sign * vj[0], vj[1].num))[1]
+
+
+def _figures(overall: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    return {m: {"mean": a.get("mean"), "n": a.get("n")} for m, a in overall.items()}
+
+
+def finish_tuning(config: Any) -> None:
+    """After a tuning sweep: evaluate the best trial on the held-out part; write the summary."""
+    from omegaconf import OmegaConf
+
+    tuning = OmegaConf.select(config, "tuning", default=None)
+    if tuning is None or tuning.get("metric") is None or tuning.get("part") != "tune":
+        return
+    sweep_dir = Path(str(config.hydra.sweep.dir)).resolve()
+    try:
+        _finish(sweep_dir, str(tuning.metric), str(tuning.get("direction", "maximize")))
+    except EvalframeError as exc:
+        print(f"warning: the held-out evaluation did not run: {exc.render()}", file=sys.stderr)
+
+
+def _finish(sweep_dir: Path, metric: str, direction: str) -> None:
+    from evalframe.app.runconfig import load_config
+    from evalframe.metrics import parse_metric
+    from evalframe.pipeline import run_experiment, validate_experiment
+
+    metric = str(parse_metric(metric))
+    jobs = SweepFolder(sweep_dir).jobs()
+    best = best_job(jobs, metric, direction)
+    if best is None:
+        print(
+            f"warning: no trial of the tuning sweep in {sweep_dir} has a value of {metric}; "
+            "nothing to evaluate on the held-out queries",
+            file=sys.stderr,
+        )
+        return
+    out = sweep_dir / "heldout"
+    raw = load_config(
+        RunFolder(best.output_dir).require(RunFolder.CONFIG, "best trial's config"),
+        ["tuning.part=heldout"],
+        out,
+        what="best trial's config",
+    )
+    result = run_experiment(validate_experiment(raw), progress=False)
+    held = RunFolder(out).summary()
+    split = held.get("golden_set", {}).get("provenance", {}).get("split", {})
+    report = {
+        "metric": metric,
+        "direction": direction,
+        "trials": len(jobs),
+        "scored_trials": sum(1 for j in jobs if _objective(j, metric) is not None),
+        "best": {
+            "job": best.num,
+            "folder": str(best.output_dir),
+            # what sets this trial apart: the overrides every trial shares are left out
+            "overrides": [o for o in best.overrides if not all(o in j.overrides for j in jobs)],
+            "objective": _objective(best, metric),
+        },
+        "split": split,
+        "tuning": _figures(best.summary.get("overall", {})),
+        "heldout": _figures(held.get("overall", {})),
+        "heldout_folder": str(out),
+        "heldout_exit_code": result.exit_code,
+    }
+    gaps: dict[str, float | None] = {}
+    for m, figures in report["tuning"].items():
+        tuned, held_out = figures.get("mean"), report["heldout"].get(m, {}).get("mean")
+        both = isinstance(tuned, float) and isinstance(held_out, float)
+        gaps[m] = tuned - held_out if both else None
+    report["gap"] = gaps
+    atomic_write_json(sweep_dir / "tuning.json", report)
+    atomic_write(sweep_dir / "tuning.md", render_tuning(report, markdown=True) + "\n")
+    print(render_tuning(report))
+
+
+def _num(value: Any, signed: bool = False) -> str:
+    if not isinstance(value, int | float) or math.isnan(value):
+        return "n/a"
+    return f"{value:+.4f}" if signed else f"{value:.4f}"
+
+
+def render_tuning(report: dict[str, Any], *, markdown: bool = False) -> str:
+    """Tuning and held-out figures of the chosen configuration side by side, with the gap."""
+    split, best = report.get("split", {}), report["best"]
+    whole = split.get("of", {})
+    n_tune, n_held = split.get("tune_queries"), split.get("heldout_queries")
+    lines = [
+        f"Tuning: {report['metric']} ({report['direction']}), {report['scored_trials']} of "
+        f"{report['trials']} trials scored on the tuning queries",
+        f"  split: seed {split.get('seed')}, fraction {split.get('fraction')} of "
+        f"{whole.get('name')}@{whole.get('content_hash')} ({whole.get('queries')} queries): "
+        f"{n_tune} tuning, {n_held} held-out",
+        f"  best: job {best['job']}: {' '.join(best['overrides']) or '(no overrides)'}",
+        "",
+    ]
+    header = ["metric", f"tuning (n={n_tune})", f"held-out (n={n_held})", "gap"]
+    rows = [
+        [
+            m + (" *" if m == report["metric"] else ""),
+            _num(t.get("mean")),
+            _num(report["heldout"].get(m, {}).get("mean")),
+            _num(report["gap"].get(m), signed=True),
+        ]
+        for m, t in report["tuning"].items()
+    ]
+    if markdown:
+        lines += ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+        lines += ["| " + " | ".join(r) + " |" for r in rows]
+    else:
+        widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
+        fmt = [f"{{:<{widths[0]}}}", *(f"{{:>{w}}}" for w in widths[1:])]
+        for r in [header, *rows]:
+            lines.append("  " + "  ".join(f.format(c) for f, c in zip(fmt, r, strict=True)))
+    lines += [
+        "",
+        "  * the objective. gap = tuning − held-out: how much of the tuned figure was fitted "
+        "to the tuning queries; the held-out figure is the one to report.",
+        f"  held-out run: {report['heldout_folder']}",
+    ]
+    return "\n".join(lines)
