@@ -1,7 +1,9 @@
-"""A sweep under submitit_local is tracked exactly as under the basic launcher.
+"""A sweep under submitit_local (and Ray, when installed) is tracked exactly as under basic.
 
 Four jobs (two BM25 settings × two bootstrap seeds) run as four concurrent
-processes under ``hydra/launcher=submitit_local``, with an empty cache, so two
+processes under ``hydra/launcher=submitit_local`` (or as tasks of a local Ray
+instance, ``hydra/launcher=ray``, when ``evalframe[ray]`` is installed: that
+test is skipped otherwise), with an empty cache, so two
 jobs at a time retrieve and store the same cache entries; then the same sweep
 runs under the basic launcher, in one process. Both go to one real sqlite
 MLflow store, each in its own MLflow experiment, and must come out the same:
@@ -10,6 +12,7 @@ one parent, four children linked to it, the same params, metrics and tags.
 
 from __future__ import annotations
 
+import importlib.util
 import json
 from collections.abc import Callable
 from typing import Any
@@ -51,23 +54,42 @@ def _shape(c: Any, experiment: str) -> dict[str, Any]:
     }
 
 
-def test_a_submitit_local_sweep_is_tracked_as_under_the_basic_launcher(
-    project: Any, store: str, client: Callable[..., Any]
+_RAY = importlib.util.find_spec("hydra_plugins.hydra_ray_launcher") is not None
+LAUNCHERS = {
+    "submitit_local": ["hydra/launcher=submitit_local", "hydra.launcher.timeout_min=5"],
+    # a local Ray instance, started by the launcher and stopped when the sweep's process ends
+    "ray": ["hydra/launcher=ray", "+hydra.launcher.ray.init.num_cpus=2"],
+}
+
+
+@pytest.mark.parametrize(
+    "launcher",
+    [
+        "submitit_local",
+        pytest.param(
+            "ray",
+            marks=pytest.mark.skipif(not _RAY, reason="needs the ray extra: evalframe[ray]"),
+        ),
+    ],
+)
+def test_a_sweep_on_another_launcher_is_tracked_as_under_the_basic_launcher(
+    project: Any, store: str, client: Callable[..., Any], launcher: str
 ) -> None:
     common = ["-m", "retriever.k1=0.5,1.2", "stats.seed=0,1", "tracking=mlflow",
               f"tracking.uri={store}"]  # fmt: skip
+    project.env["RAY_USAGE_STATS_ENABLED"] = "0"
     res = project.run(
         *common,
-        "hydra/launcher=submitit_local",
-        "hydra.launcher.timeout_min=5",
+        *LAUNCHERS[launcher],
         "tracking.experiment_name=sweeps",
-        f"hydra.sweep.dir={project.root / 'submitit'}",
+        f"hydra.sweep.dir={project.root / 'other'}",
         timeout=300,
     )
     assert res.returncode == 0, res.stderr
-    jobs = project.root / "submitit"
+    jobs = project.root / "other"
     assert sorted(p.name for p in jobs.iterdir() if p.name.isdigit()) == ["0", "1", "2", "3"]
-    assert (jobs / ".submitit").is_dir()  # each job ran in a process of its own
+    if launcher == "submitit_local":
+        assert (jobs / ".submitit").is_dir()  # each job ran in a process of its own
 
     # the shared cache: one whole entry per query and setting, written by two jobs at once
     entries = list((project.root / ".cache" / "runs").rglob("*.json"))
@@ -83,10 +105,10 @@ def test_a_submitit_local_sweep_is_tracked_as_under_the_basic_launcher(
     )
     assert res.returncode == 0, res.stderr
     c = client(store)
-    submitit, basic = _shape(c, "sweeps"), _shape(c, "sweeps_basic")
-    assert len(submitit["children"]) == 4
-    assert submitit["parent"] == basic["parent"]
-    for a, b in zip(submitit["children"], basic["children"], strict=True):
+    other, basic = _shape(c, "sweeps"), _shape(c, "sweeps_basic")
+    assert len(other["children"]) == 4
+    assert other["parent"] == basic["parent"]
+    for a, b in zip(other["children"], basic["children"], strict=True):
         assert a == b
     basic_dir = project.root / "basic"
     assert (jobs / "jobs.csv").read_text().replace(str(jobs), "SWEEP") == (
