@@ -106,9 +106,7 @@ def tokens(repeats: int) -> tuple[float, float]:
 
     from evalframe.plugin.protocols import PluginContext
 
-    corpus = CranfieldCorpus(
-        CranfieldCorpusConfig(include_title=True), PluginContext()
-    ).load()
+    corpus = CranfieldCorpus(CranfieldCorpusConfig(include_title=True), PluginContext()).load()
     cold, warm = [], []
     for _ in range(repeats):
         with tempfile.TemporaryDirectory() as tmp:

@@ -10,6 +10,7 @@ graded judgments, negative queries, two slice fields, bootstrap CIs, gates
 
 from __future__ import annotations
 
+import hashlib
 import json
 import random
 from pathlib import Path
@@ -68,7 +69,7 @@ too_high:
 
 @pytest.fixture
 def shard_project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    corpus, golden = _collection(tmp_path)
+    _collection(tmp_path)
     (tmp_path / "conf" / "gates").mkdir(parents=True)
     (tmp_path / "conf" / "gates" / "sharded.yaml").write_text(GATES)
     monkeypatch.chdir(tmp_path)
@@ -143,7 +144,10 @@ def test_shards_merged_give_exactly_the_unsharded_run(shard_project: Path) -> No
 @pytest.fixture
 def two_shards(shard_project: Path) -> Path:
     root = shard_project
-    assert _run(root, "-m", "shard=0/2,1/2", "stats.bootstrap=0", f"hydra.sweep.dir={root / 'sh'}") == 0
+    assert (
+        _run(root, "-m", "shard=0/2,1/2", "stats.bootstrap=0", f"hydra.sweep.dir={root / 'sh'}")
+        == 0
+    )
     return root
 
 
@@ -227,9 +231,9 @@ def test_the_tuning_split_is_fixed_by_its_seed_and_recorded() -> None:
     tune = apply_split(golden, TuningConfig(part="tune", fraction=0.3, seed=1))
     held = apply_split(golden, TuningConfig(part="heldout", fraction=0.3, seed=1))
     # the definition: order ids by sha256("<seed>:<id>"), the first round(0.3 × 10) = 3 tune
-    import hashlib
-
-    ranked = sorted((q.id for q in golden), key=lambda q: hashlib.sha256(f"1:{q}".encode()).hexdigest())
+    ranked = sorted(
+        (q.id for q in golden), key=lambda q: hashlib.sha256(f"1:{q}".encode()).hexdigest()
+    )
     assert {q.id for q in tune} == set(ranked[:3])
     assert {q.id for q in held} == set(ranked[3:])
     assert tune.provenance["split"] == {

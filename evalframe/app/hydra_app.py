@@ -305,7 +305,9 @@ def _say_how_to_merge(folders: Sequence[Path]) -> None:
     from evalframe.assess.runfolder import RunFolder, SweepFolder
 
     for folder in folders:
-        shards = [j.output_dir for j in SweepFolder(folder).jobs() if RunFolder.is_shard(j.output_dir)]
+        shards = [
+            j.output_dir for j in SweepFolder(folder).jobs() if RunFolder.is_shard(j.output_dir)
+        ]
         if shards:
             cwd = Path.cwd()
             shown = [str(p.relative_to(cwd)) if p.is_relative_to(cwd) else str(p) for p in shards]

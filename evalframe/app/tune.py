@@ -18,6 +18,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import yaml
+
 from evalframe.assess.runfolder import RunFolder, SweepFolder
 from evalframe.core.errors import EvalframeError
 from evalframe.core.io import atomic_write, atomic_write_json
@@ -63,7 +65,6 @@ def finish_tuning(config: Any) -> None:
 
 
 def _finish(sweep_dir: Path, metric: str, direction: str) -> None:
-    from evalframe.app.runconfig import load_config
     from evalframe.metrics import parse_metric
     from evalframe.pipeline import run_experiment, validate_experiment
 
@@ -78,13 +79,7 @@ def _finish(sweep_dir: Path, metric: str, direction: str) -> None:
         )
         return
     out = sweep_dir / "heldout"
-    raw = load_config(
-        RunFolder(best.output_dir).require(RunFolder.CONFIG, "best trial's config"),
-        ["tuning.part=heldout"],
-        out,
-        what="best trial's config",
-    )
-    result = run_experiment(validate_experiment(raw), progress=False)
+    result = run_experiment(validate_experiment(_heldout_config(best, out)), progress=False)
     held = RunFolder(out).summary()
     split = held.get("golden_set", {}).get("provenance", {}).get("split", {})
     report = {
@@ -114,6 +109,35 @@ def _finish(sweep_dir: Path, metric: str, direction: str) -> None:
     atomic_write_json(sweep_dir / "tuning.json", report)
     atomic_write(sweep_dir / "tuning.md", render_tuning(report, markdown=True) + "\n")
     print(render_tuning(report))
+
+
+def _heldout_config(best: SweepJob, out: Path) -> dict[str, Any]:
+    """The best trial's config, on the held-out part, written to ``out``.
+
+    Hydra's own copy (``.hydra/config.yaml``) comes first: it still holds
+    ``${oc.env:...}`` references where the run folder's ``config.yaml`` has
+    secrets redacted, and a retriever that needs a key must get the key.
+    """
+    from omegaconf import OmegaConf
+    from omegaconf.errors import OmegaConfBaseException
+
+    hydra_copy = best.output_dir / ".hydra" / "config.yaml"
+    if hydra_copy.is_file():
+        try:
+            cfg = OmegaConf.load(hydra_copy)
+            cfg.tuning.part = "heldout"
+            cfg.output.dir = str(out)
+            raw = OmegaConf.to_container(cfg, resolve=True, throw_on_missing=True)
+            if isinstance(raw, dict):
+                return {str(k): v for k, v in raw.items()}
+        except OmegaConfBaseException:
+            pass  # an interpolation only Hydra's job could resolve: the resolved copy below
+    config = yaml.safe_load(
+        RunFolder(best.output_dir).require(RunFolder.CONFIG, "best trial's config").read_text()
+    )
+    config["tuning"] = {**config.get("tuning", {}), "part": "heldout"}
+    config["output"] = {**config.get("output", {}), "dir": str(out)}
+    return dict(config)
 
 
 def _num(value: Any, signed: bool = False) -> str:

@@ -206,8 +206,9 @@ class _Schema(_Section):
         description="more key names whose values are secrets, redacted in every output",
     )
     shard: str | None = Field(
-        None, description="i/n: retrieve only the i-th of n slices of the queries (merge them "
-        "with `evalframe merge`); null: the whole evaluation"
+        None,
+        description="i/n: retrieve only the i-th of n slices of the queries (merge them "
+        "with `evalframe merge`); null: the whole evaluation",
     )
     tuning: TuningConfig = Field(default_factory=TuningConfig)
 

@@ -388,8 +388,7 @@ def _plugin_metadata(exp: Experiment) -> dict[str, Any]:
 def retrieve_run(
     exp: Experiment, inputs: Inputs, queries: GoldenSet, *, progress: bool = True
 ) -> Run:
-    """Build the retriever and ask it for every query of ``queries`` (the golden set, or
-    one shard's slice of it), through the retrieval cache."""
+    """Ask the retriever for every query of ``queries`` (all, or one shard's), via the cache."""
     retriever = _build(
         exp.retriever,
         PluginContext(corpus=inputs.corpus, cache_dir=exp.cache_dir, config_key="retriever"),
@@ -401,14 +400,8 @@ def retrieve_run(
         if exp.cache_retrieval
         else None
     )
-    run = retrieve_all(
-        retriever,
-        queries,
-        exp.depth,
-        name=exp.retriever.spec.name,
-        progress=progress,
-        cache=cache,
-    )
+    name = exp.retriever.spec.name
+    run = retrieve_all(retriever, queries, exp.depth, name=name, progress=progress, cache=cache)
     if cache is not None:
         stats = {"hits": cache.hits, "misses": cache.misses}
         run = run.model_copy(update={"metadata": {**run.metadata, "cache": stats}})
@@ -427,13 +420,11 @@ def run_experiment(
     ``metadata`` is handed to trackers in :class:`RunContext` (Hydra's choices,
     the sweep this job belongs to); the plugins and baseline are added here.
     """
-    if exp.shard is not None:
+    if exp.shard is not None:  # a shard scores nothing: `python -m evalframe` runs it
         raise ConfigError(
-            f"shard={exp.shard} retrieves one slice of the queries and scores nothing; "
-            "this command runs whole evaluations",
+            f"shard={exp.shard} only retrieves a slice: run it with `python -m evalframe`, "
+            "then `evalframe merge`; or set shard=null",
             key="shard",
-            hint="run shards with `python -m evalframe ... shard=i/n` and combine them with "
-            "`evalframe merge SHARD_DIR... --out DIR`; or set shard=null",
         )
     context = RunContext(
         experiment=exp.name,

@@ -244,8 +244,8 @@ def check_shards(shards: Sequence[ShardInput]) -> None:
             detail = f"corpus {first.info.get('corpus')} vs {other.info.get('corpus')}"
             raise _refuse("corpora", first, other, detail, rerun)
         if other.info.get("code") != first.info.get("code"):
-            detail = _first_difference(first.info.get("code"), other.info.get("code"), "code")
-            raise _refuse("code versions", first, other, detail or "code", rerun)
+            where = _first_difference(first.info.get("code"), other.info.get("code"), "code")
+            raise _refuse("code versions", first, other, where or "code", rerun)
     counts = {s.shard.count for s in shards}
     if len(counts) > 1:
         raise DataError(

@@ -104,7 +104,9 @@ def test_a_k1_b_sweep_tokenises_the_corpus_once_and_ranks_the_same(tmp_path: Pat
     """The tokens are keyed by corpus and text processing only: every k1/b/method reuses
     them, and an index built from cached tokens ranks exactly as one built from scratch."""
     shared, alone = tmp_path / "shared", tmp_path / "alone"
-    first = BM25Retriever(BM25Config(k1=1.2, b=0.75), PluginContext(corpus=CORPUS, cache_dir=shared))
+    first = BM25Retriever(
+        BM25Config(k1=1.2, b=0.75), PluginContext(corpus=CORPUS, cache_dir=shared)
+    )
     assert not first.tokens_cached
     for k1, b, method in ((0.9, 0.4, "lucene"), (2.0, 1.0, "robertson")):
         config = BM25Config(k1=k1, b=b, method=method)

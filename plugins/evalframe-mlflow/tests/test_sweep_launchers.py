@@ -39,7 +39,9 @@ def _shape(c: Any, experiment: str) -> dict[str, Any]:
         kept = {k: v for k, v in run.data.tags.items() if not k.startswith(_PER_RUN)}
         if "evalframe.sweep_overrides" in kept:
             words = kept["evalframe.sweep_overrides"].split()
-            kept["evalframe.sweep_overrides"] = " ".join(w for w in words if not w.startswith(_WHERE))
+            kept["evalframe.sweep_overrides"] = " ".join(
+                w for w in words if not w.startswith(_WHERE)
+            )
         return kept
 
     def metrics(run: Any) -> dict[str, float]:
