@@ -59,12 +59,33 @@ def finish_tuning(config: Any) -> None:
         return
     sweep_dir = Path(str(config.hydra.sweep.dir)).resolve()
     try:
-        _finish(sweep_dir, str(tuning.metric), str(tuning.get("direction", "maximize")))
+        _finish(sweep_dir, str(tuning.metric), str(tuning.get("direction", "maximize")), config)
     except EvalframeError as exc:
         print(f"warning: the held-out evaluation did not run: {exc.render()}", file=sys.stderr)
 
 
-def _finish(sweep_dir: Path, metric: str, direction: str) -> None:
+def _untuned(config: Any, part: str, out: Path) -> dict[str, Any] | None:
+    """The sweep's own config (no trial's parameters) on one part, or None if it does not
+    resolve outside a job. Scored on both parts, it shows how much of the gap is there
+    before any tuning: the two parts need not be equally hard."""
+    from omegaconf import OmegaConf
+    from omegaconf.errors import OmegaConfBaseException
+
+    try:
+        plain = OmegaConf.to_container(config, resolve=False)
+        if not isinstance(plain, dict):
+            return None
+        plain.pop("hydra", None)
+        cfg = OmegaConf.create(plain)
+        cfg.tuning.part = part
+        cfg.output.dir = str(out)
+        raw = OmegaConf.to_container(cfg, resolve=True, throw_on_missing=True)
+    except OmegaConfBaseException:
+        return None
+    return {str(k): v for k, v in raw.items()} if isinstance(raw, dict) else None
+
+
+def _finish(sweep_dir: Path, metric: str, direction: str, config: Any = None) -> None:
     from evalframe.metrics import parse_metric
     from evalframe.pipeline import run_experiment, validate_experiment
 
@@ -106,6 +127,16 @@ def _finish(sweep_dir: Path, metric: str, direction: str) -> None:
         both = isinstance(tuned, float) and isinstance(held_out, float)
         gaps[m] = tuned - held_out if both else None
     report["gap"] = gaps
+    untuned: dict[str, Any] = {}
+    for part in ("tune", "heldout"):
+        folder = sweep_dir / f"untuned_{part}"
+        raw = _untuned(config, part, folder) if config is not None else None
+        if raw is None:
+            break
+        run_experiment(validate_experiment(raw), progress=False)
+        untuned[part] = _figures(RunFolder(folder).summary().get("overall", {}))
+    if len(untuned) == 2:
+        report["untuned"] = untuned
     atomic_write_json(sweep_dir / "tuning.json", report)
     atomic_write(sweep_dir / "tuning.md", render_tuning(report, markdown=True) + "\n")
     print(render_tuning(report))
@@ -161,15 +192,22 @@ def render_tuning(report: dict[str, Any], *, markdown: bool = False) -> str:
         "",
     ]
     header = ["metric", f"tuning (n={n_tune})", f"held-out (n={n_held})", "gap"]
-    rows = [
-        [
+    untuned = report.get("untuned")
+    if untuned:
+        header += ["untuned: tuning", "held-out", "gap"]
+    rows = []
+    for m, t in report["tuning"].items():
+        row = [
             m + (" *" if m == report["metric"] else ""),
             _num(t.get("mean")),
             _num(report["heldout"].get(m, {}).get("mean")),
             _num(report["gap"].get(m), signed=True),
         ]
-        for m, t in report["tuning"].items()
-    ]
+        if untuned:
+            a, b = (untuned[p].get(m, {}).get("mean") for p in ("tune", "heldout"))
+            both = isinstance(a, float) and isinstance(b, float)
+            row += [_num(a), _num(b), _num(a - b if both else None, signed=True)]
+        rows.append(row)
     if markdown:
         lines += ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
         lines += ["| " + " | ".join(r) + " |" for r in rows]
@@ -180,8 +218,21 @@ def render_tuning(report: dict[str, Any], *, markdown: bool = False) -> str:
             lines.append("  " + "  ".join(f.format(c) for f, c in zip(fmt, r, strict=True)))
     lines += [
         "",
-        "  * the objective. gap = tuning − held-out: how much of the tuned figure was fitted "
-        "to the tuning queries; the held-out figure is the one to report.",
-        f"  held-out run: {report['heldout_folder']}",
+        "  * the objective. gap = tuning − held-out. The held-out figure is the one to report.",
     ]
+    if untuned:
+        m = report["metric"]
+        gain: list[float | None] = []
+        for tuned_part, untuned_part in (("tuning", "tune"), ("heldout", "heldout")):
+            a, b = (
+                report[tuned_part].get(m, {}).get("mean"),
+                untuned[untuned_part].get(m, {}).get("mean"),
+            )
+            gain.append(a - b if isinstance(a, float) and isinstance(b, float) else None)
+        lines.append(
+            f"  untuned: the sweep's own settings on both parts (the gap before any tuning). "
+            f"Tuning moved {m} by {_num(gain[0], signed=True)} on the tuning queries and by "
+            f"{_num(gain[1], signed=True)} on the held-out ones."
+        )
+    lines.append(f"  held-out run: {report['heldout_folder']}")
     return "\n".join(lines)

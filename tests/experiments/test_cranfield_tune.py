@@ -74,6 +74,13 @@ def test_tuning_reports_the_tuning_and_held_out_split_side_by_side(tmp_path: Pat
     assert math.isclose(report["heldout"]["nDCG@10"]["mean"], held_mean, abs_tol=1e-12)
     assert math.isclose(report["gap"]["nDCG@10"], objectives[best] - held_mean, abs_tol=1e-12)
 
+    # the untuned config (the experiment's k1 1.2, b 0.75) on both parts: the gap before tuning
+    untuned = {p: _per_query(sweep / f"untuned_{p}") for p in ("tune", "heldout")}
+    assert set(untuned["tune"]) == tune and set(untuned["heldout"]) == held
+    assert OmegaConf.load(sweep / "untuned_tune" / "config.yaml").retriever.k1 == 1.2
+    base = {p: sum(v.values()) / len(v) for p, v in untuned.items()}
+    assert math.isclose(report["untuned"]["tune"]["nDCG@10"]["mean"], base["tune"], abs_tol=1e-12)
+
     out = res.stdout
     assert "tuning (n=112)" in out and "held-out (n=113)" in out
     line = next(x for x in out.splitlines() if x.strip().startswith("nDCG@10 *"))
@@ -81,5 +88,12 @@ def test_tuning_reports_the_tuning_and_held_out_split_side_by_side(tmp_path: Pat
         f"{objectives[best]:.4f}",
         f"{held_mean:.4f}",
         f"{objectives[best] - held_mean:+.4f}",
+        f"{base['tune']:.4f}",
+        f"{base['heldout']:.4f}",
+        f"{base['tune'] - base['heldout']:+.4f}",
     ]
+    gains = f"by {objectives[best] - base['tune']:+.4f} on the tuning queries and by " + (
+        f"{held_mean - base['heldout']:+.4f} on the held-out ones"
+    )
+    assert gains in out
     assert (sweep / "tuning.md").read_text().count("| nDCG@10 * |") == 1
