@@ -243,3 +243,25 @@ def test_the_tuning_split_is_fixed_by_its_seed_and_recorded() -> None:
     other = apply_split(golden, TuningConfig(part="tune", fraction=0.3, seed=2))
     assert {q.id for q in other} != {q.id for q in tune}  # another seed, another split
     assert apply_split(golden, TuningConfig()) is golden
+
+
+def test_a_sweep_over_shards_is_not_tracked_and_ends_with_the_merge_command(
+    shard_project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from omegaconf import OmegaConf
+
+    from evalframe.app.sweep import _is_shard_sweep
+
+    def sweep(*task: str, shard: str | None = None) -> object:
+        return OmegaConf.create({"shard": shard, "hydra": {"overrides": {"task": list(task)}}})
+
+    assert _is_shard_sweep(sweep("retriever.k1=1,2", "shard=0/2,1/2"))
+    assert _is_shard_sweep(sweep("retriever.k1=1,2", shard="1/2"))
+    assert not _is_shard_sweep(sweep("retriever.k1=1,2", "stats.seed=0,1"))
+
+    root = shard_project
+    capsys.readouterr()
+    assert _run(root, "-m", "shard=0/2,1/2", "stats.bootstrap=0", "hydra.sweep.dir=sh") == 0
+    assert "merge them into one run with:\n  evalframe merge sh/0 sh/1 --out sh/merged" in (
+        capsys.readouterr().out
+    )

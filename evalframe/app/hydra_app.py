@@ -311,9 +311,11 @@ def _say_how_to_merge(folders: Sequence[Path]) -> None:
         if shards:
             cwd = Path.cwd()
             shown = [str(p.relative_to(cwd)) if p.is_relative_to(cwd) else str(p) for p in shards]
+            out = folder / "merged"
+            merged = str(out.relative_to(cwd)) if out.is_relative_to(cwd) else str(out)
             print(
                 f"{len(shards)} shard folders written; merge them into one run with:\n  "
-                + shlex.join(["evalframe", "merge", *shown, "--out", str(folder / "merged")])
+                + shlex.join(["evalframe", "merge", *shown, "--out", merged])
             )
 
 
