@@ -30,6 +30,7 @@ usage:
   evalframe plugins show KIND NAME                 one plugin's settings
   evalframe trec-eval [-q] [-m MEASURE]... QRELS RUN  NIST trec_eval's output, exactly
   evalframe rescore RUN_DIR [KEY=VALUE ...]        re-score a stored run, no retrieval
+  evalframe merge SHARD_DIR... --out DIR           one run from its shards (shard=i/n runs)
   evalframe run-config FILE [--out DIR]            run a composed config (DVC's params.yaml)
   evalframe report RUN_DIR [--baseline B]          the run's report.html and summary.md
                                                    (--format md prints the summary)
@@ -68,6 +69,7 @@ SUBCOMMANDS = (
     "cache",
     "compare",
     "golden",
+    "merge",
     "mine",
     "plugins",
     "report",
@@ -172,6 +174,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             from evalframe.app.commands import rescore_main
 
             return rescore_main(args[1:])
+        if args and args[0] == "merge":
+            from evalframe.app.merge_cmd import main as merge_main
+
+            return merge_main(args[1:])
         if args and args[0] == "cache":
             from evalframe.app.commands import cache_main
 

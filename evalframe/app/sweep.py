@@ -127,6 +127,8 @@ def _start(config: Any) -> None:
     SweepFolder(sweep_dir).start()
     _started.append(sweep_dir)
     experiment = str(OmegaConf.select(config, "experiment", default="default"))
+    if _is_shard_sweep(config):
+        return  # shards are not runs: `evalframe merge` tracks and reports the whole once
     page = OmegaConf.select(config, "report.html", default=True) is not False
     context = SweepContext(experiment=experiment, sweep_dir=sweep_dir, config={})
     with _lock:  # even untracked, the sweep's end writes its page
@@ -158,6 +160,15 @@ def _start(config: Any) -> None:
     relay.emit("on_sweep_start", context)
     with _lock:
         _active = _Sweep(context, relay, page)
+
+
+def _is_shard_sweep(config: Any) -> bool:
+    """Whether the sweep's jobs are shards (``shard=...`` among its overrides)."""
+    from omegaconf import OmegaConf
+
+    task = OmegaConf.select(config, "hydra.overrides.task", default=None) or []
+    sharded = OmegaConf.select(config, "shard", default=None) is not None
+    return sharded or any(str(o).lstrip("+").startswith("shard=") for o in task)
 
 
 def refusal() -> str | None:
@@ -213,6 +224,9 @@ class SweepCallback(Callback):
         _start(config)
 
     def on_multirun_end(self, config: Any, **kwargs: Any) -> None:
+        from evalframe.app.tune import finish_tuning
+
+        finish_tuning(config)  # a tuning sweep: the best trial on the held-out queries
         finish_active()
 
 

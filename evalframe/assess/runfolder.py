@@ -1,5 +1,8 @@
 """The run folder: the one module that writes what a run leaves on disk and reads it back.
 
+It is one module because the run folder is one format: each file's name, its writer
+and its reader sit together, so no other module knows the layout.
+
 A run's folder is a format that other tools rely on (DVC tracks it, baselines
 copy it, ``compare``, ``rescore``, reports, the pytest fixture and trackers read
 it), so it has exactly one owner: this is one module because every file name,
@@ -32,7 +35,13 @@ second owner). Layout version 1::
     benefit.json      with ``analysis.benefit``: the A/B benefit table per stratum
     job.json          in a ``-m`` sweep job only: how the job ended
 
-A sweep folder holds one run folder per job (named by job number),
+A *shard* folder (``shard=i/n``) holds one slice's rankings, not a scored run:
+``config.yaml``, ``run.trec``, ``rankings.jsonl`` (one record per query of the
+slice: the ranking exactly as retrieved, with latency, or null when the
+retriever had no answer) and ``shard.json`` (which slice, and the identity of
+the config, golden set, corpus and code, which ``evalframe merge`` checks).
+
+A sweep folder holds one run folder per job (named by job number) and
 ``.evalframe-sweep.json``, which tells this sweep's jobs from an earlier
 sweep's in a reused folder, and ``report.html``, the page comparing the jobs.
 :class:`SweepFolder` reads and writes them.
@@ -256,6 +265,8 @@ class RunFolder:
     SUMMARY_MD: ClassVar[str] = "summary.md"
     CALIBRATION: ClassVar[str] = "calibration.json"
     BENEFIT: ClassVar[str] = "benefit.json"
+    SHARD: ClassVar[str] = "shard.json"
+    RANKINGS: ClassVar[str] = "rankings.jsonl"
     #: Every name the run folder's own files use (an export may not take one).
     OWN_FILES: ClassVar[frozenset[str]] = frozenset(
         {
@@ -275,6 +286,8 @@ class RunFolder:
             SUMMARY_MD,
             CALIBRATION,
             BENEFIT,
+            SHARD,
+            RANKINGS,
         }
     )
     #: What a baseline keeps of a run.
@@ -472,6 +485,45 @@ class RunFolder:
         """``job.json`` of a sweep job (empty when absent or unreadable)."""
         return _read_json(self.file(self.JOB))
 
+    @classmethod
+    def is_shard(cls, path: Path) -> bool:
+        """Whether ``path`` holds a finished shard (``shard.json`` is written last)."""
+        return (Path(path) / cls.SHARD).is_file()
+
+    def shard(self) -> dict[str, Any]:
+        """``shard.json``: which slice, and what it was retrieved with."""
+        data = self._json(self.SHARD, "shard description")
+        layout = data.get("layout", 1)
+        if not isinstance(layout, int) or layout > LAYOUT:
+            raise DataError(
+                f"this shard has layout {layout!r}, newer than this evalframe reads "
+                f"(layout {LAYOUT})",
+                path=self.file(self.SHARD),
+                hint="merge it with the evalframe version that wrote it",
+            )
+        return data
+
+    def rankings(self) -> dict[str, Ranking | None]:
+        """``rankings.jsonl``: query id -> its ranking as retrieved (None: no answer)."""
+        path = self.require(self.RANKINGS, "shard rankings")
+        found: dict[str, Ranking | None] = {}
+        for line, record in read_jsonl(path, what="shard rankings"):
+            try:
+                qid = str(record["query_id"])
+                raw = record["ranking"]
+                ranking = None if raw is None else Ranking.model_validate(raw)
+            except (KeyError, TypeError, ValueError) as exc:
+                raise DataError(
+                    "not a shard ranking written by evalframe",
+                    path=path,
+                    line=line,
+                    got=f"{type(exc).__name__}: {str(exc).splitlines()[0]}",
+                ) from None
+            if qid in found:
+                raise DataError(f"query {qid!r} appears twice", path=path, line=line)
+            found[qid] = ranking
+        return found
+
     # -- writing (each file atomically: temp file, then rename) ---------------
 
     def write_json(self, name: str, payload: Any) -> Path:
@@ -497,6 +549,20 @@ class RunFolder:
         return self.write_text(
             self.CORPUS_MANIFEST, json.dumps(payload, indent=0, ensure_ascii=False) + "\n"
         )
+
+    def write_rankings(self, query_ids: list[str], run: Run) -> Path:
+        """``rankings.jsonl`` for ``query_ids``, in that order: each ranking exactly as
+        retrieved (the retriever's order, float scores, latency and extras), or null."""
+        records = [
+            {
+                "query_id": qid,
+                "ranking": (
+                    run.rankings[qid].model_dump(mode="json") if qid in run.rankings else None
+                ),
+            }
+            for qid in query_ids
+        ]
+        return self.write_jsonl(self.RANKINGS, records)
 
 
 def _read_json(path: Path) -> dict[str, Any]:

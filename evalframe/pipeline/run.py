@@ -25,6 +25,7 @@ from evalframe.core.messages import shown, warn
 from evalframe.core.records import warn_if_nothing_matches
 from evalframe.core.types import Corpus, GoldenSet, Run
 from evalframe.golden.queries import join_queries
+from evalframe.golden.split import apply_split
 from evalframe.metrics import evaluate
 from evalframe.pipeline.config import Experiment, ResolvedPlugin
 from evalframe.pipeline.files import flat_metrics, headline_metrics, timings
@@ -50,6 +51,7 @@ __all__ = [
     "Reporter",
     "load_golden",
     "load_inputs",
+    "retrieve_run",
     "run_experiment",
     "score_and_report",
 ]
@@ -321,7 +323,8 @@ def load_inputs(exp: Experiment) -> Inputs:
         PluginContext(corpus=corpus, cache_dir=exp.cache_dir, config_key="dataset"),
         DatasetLoader,
     )
-    golden = join_queries(_loaded(dataset, exp.dataset), exp.queries)
+    # the tuning split (tuning.part) applies before everything that reads the golden set
+    golden = apply_split(join_queries(_loaded(dataset, exp.dataset), exp.queries), exp.tuning)
     _check_views(exp, golden)
     normaliser = getattr(dataset, "id_normaliser", None)
     return Inputs(golden, corpus, normaliser() if callable(normaliser) else None)
@@ -383,6 +386,29 @@ def _plugin_metadata(exp: Experiment) -> dict[str, Any]:
     }
 
 
+def retrieve_run(
+    exp: Experiment, inputs: Inputs, queries: GoldenSet, *, progress: bool = True
+) -> Run:
+    """Ask the retriever for every query of ``queries`` (all, or one shard's), via the cache."""
+    retriever = _build(
+        exp.retriever,
+        PluginContext(corpus=inputs.corpus, cache_dir=exp.cache_dir, config_key="retriever"),
+        Retriever,
+    )
+    _warn_empty_texts(queries, retriever, exp.retriever.spec.name)
+    cache = (
+        run_cache(exp.retriever.spec, exp.retriever.config, inputs.corpus, retriever, exp.cache_dir)
+        if exp.cache_retrieval
+        else None
+    )
+    name = exp.retriever.spec.name
+    run = retrieve_all(retriever, queries, exp.depth, name=name, progress=progress, cache=cache)
+    if cache is not None:
+        stats = {"hits": cache.hits, "misses": cache.misses}
+        run = run.model_copy(update={"metadata": {**run.metadata, "cache": stats}})
+    return run
+
+
 def run_experiment(
     exp: Experiment,
     *,
@@ -395,6 +421,12 @@ def run_experiment(
     ``metadata`` is handed to trackers in :class:`RunContext` (Hydra's choices,
     the sweep this job belongs to); the plugins and baseline are added here.
     """
+    if exp.shard is not None:  # a shard scores nothing: `python -m evalframe` runs it
+        raise ConfigError(
+            f"shard={exp.shard} only retrieves a slice: run it with `python -m evalframe`, "
+            "then `evalframe merge`; or set shard=null",
+            key="shard",
+        )
     context = RunContext(
         experiment=exp.name,
         output_dir=exp.output_dir,
@@ -410,28 +442,7 @@ def run_experiment(
     try:
         inputs = load_inputs(exp)
         golden, corpus = inputs.golden, inputs.corpus
-        retriever = _build(
-            exp.retriever,
-            PluginContext(corpus=corpus, cache_dir=exp.cache_dir, config_key="retriever"),
-            Retriever,
-        )
-        _warn_empty_texts(golden, retriever, exp.retriever.spec.name)
-        cache = (
-            run_cache(exp.retriever.spec, exp.retriever.config, corpus, retriever, exp.cache_dir)
-            if exp.cache_retrieval
-            else None
-        )
-        run = retrieve_all(
-            retriever,
-            golden,
-            exp.depth,
-            name=exp.retriever.spec.name,
-            progress=progress,
-            cache=cache,
-        )
-        if cache is not None:
-            stats = {"hits": cache.hits, "misses": cache.misses}
-            run = run.model_copy(update={"metadata": {**run.metadata, "cache": stats}})
+        run = retrieve_run(exp, inputs, golden, progress=progress)
         relay.emit("on_retrieval_done", context, run)
         return score_and_report(
             exp,

@@ -13,11 +13,14 @@ from typing import Any, Literal
 from pydantic import Field
 
 from evalframe.core.errors import ConfigError
+from evalframe.core.store import FileEntryStore
 from evalframe.core.types import Corpus, Ranking, content_hash
 from evalframe.plugin.protocols import PluginConfig, PluginContext, Query
 from evalframe.plugin.registry import retriever
 
 INDEX_FORMAT = 1  # bump when the cached layout changes, to invalidate old indexes
+TOKENS_FORMAT = 1  # likewise for the tokenised corpus shared by every k1/b/method
+TOKENS_NAMESPACE = "bm25-tokens"
 
 
 class BM25Config(PluginConfig):
@@ -47,6 +50,21 @@ def _index_key(corpus: Corpus, config: BM25Config) -> str:
     )
 
 
+def _tokens_key(corpus: Corpus, config: BM25Config) -> str:
+    """What the tokenised corpus depends on: the corpus, stop words, stemmer and bm25s."""
+    import bm25s
+
+    return content_hash(
+        {
+            "format": TOKENS_FORMAT,
+            "corpus": corpus.content_hash,
+            "stopwords": config.stopwords,
+            "stemmer": config.stemmer,
+            "bm25s": bm25s.__version__,
+        }
+    )
+
+
 @retriever("bm25", config=BM25Config)
 class BM25Retriever:
     """BM25 (bm25s) with an on-disk index keyed by corpus hash and parameters."""
@@ -67,8 +85,10 @@ class BM25Retriever:
         self.config = config
         self.corpus = context.corpus
         self._stemmer = self._make_stemmer()
-        self.index_dir = Path(context.cache_dir) / "bm25" / _index_key(self.corpus, config)
+        self.cache_root = Path(context.cache_dir)
+        self.index_dir = self.cache_root / "bm25" / _index_key(self.corpus, config)
         self.built = False
+        self.tokens_cached = False  # True when the index was built from cached tokens
         self._model, self._ids = self._load_or_build()
 
     def _make_stemmer(self) -> Any:
@@ -94,13 +114,36 @@ class BM25Retriever:
             show_progress=False,
         )
 
+    def _corpus_tokens(self) -> Any:
+        """The corpus tokenised, from the shared cache when any job tokenised it before.
+
+        The index depends on k1, b and the method; the tokens only on the corpus and
+        the text processing. So a k1 × b sweep tokenises once, whatever launcher runs
+        its jobs: the entry is a content-addressed file in the cache folder, written
+        atomically, keyed by what the tokens are made from (:func:`_tokens_key`).
+        """
+        store = FileEntryStore(self.cache_root, TOKENS_NAMESPACE)
+        key = _tokens_key(self.corpus, self.config)
+        text = store.get(key)
+        if text is not None:
+            try:
+                data = json.loads(text)
+                self.tokens_cached = True
+                return self._bm25s.tokenization.Tokenized(ids=data["ids"], vocab=data["vocab"])
+            except (ValueError, KeyError, TypeError):
+                pass  # unreadable: tokenise again and overwrite
+        tokens = self._tokenize([d.text for d in self.corpus.documents], return_ids=True)
+        # stored before indexing: BM25.index adds an empty token to the vocabulary in place
+        store.put(key, json.dumps({"ids": tokens.ids, "vocab": tokens.vocab}, ensure_ascii=False))
+        return tokens
+
     def _load_or_build(self) -> tuple[Any, list[str]]:
         ids_file = self.index_dir / "doc_ids.json"
         if ids_file.is_file():
             model = self._bm25s.BM25.load(str(self.index_dir))
             return model, json.loads(ids_file.read_text(encoding="utf-8"))
         ids = [d.id for d in self.corpus.documents]
-        tokens = self._tokenize([d.text for d in self.corpus.documents], return_ids=True)
+        tokens = self._corpus_tokens()
         model = self._bm25s.BM25(k1=self.config.k1, b=self.config.b, method=self.config.method)
         model.index(tokens, show_progress=False)
         # Build into a temp folder and rename: a killed run or a parallel sweep

@@ -98,3 +98,25 @@ def test_example_config_validates() -> None:
     node = yaml.safe_load(path.read_text())
     assert node.pop("name") == "bm25"
     BM25Config.model_validate(node)
+
+
+def test_a_k1_b_sweep_tokenises_the_corpus_once_and_ranks_the_same(tmp_path: Path) -> None:
+    """The tokens are keyed by corpus and text processing only: every k1/b/method reuses
+    them, and an index built from cached tokens ranks exactly as one built from scratch."""
+    shared, alone = tmp_path / "shared", tmp_path / "alone"
+    first = BM25Retriever(
+        BM25Config(k1=1.2, b=0.75), PluginContext(corpus=CORPUS, cache_dir=shared)
+    )
+    assert not first.tokens_cached
+    for k1, b, method in ((0.9, 0.4, "lucene"), (2.0, 1.0, "robertson")):
+        config = BM25Config(k1=k1, b=b, method=method)
+        reused = BM25Retriever(config, PluginContext(corpus=CORPUS, cache_dir=shared))
+        assert reused.built and reused.tokens_cached  # a new index, from the cached tokens
+        fresh = BM25Retriever(config, PluginContext(corpus=CORPUS, cache_dir=alone / method))
+        assert not fresh.tokens_cached
+        for text in ("install with pip", "cached index", "exit code gate"):
+            q = Query(id="q", text=text)
+            assert reused.retrieve(q, 5) == fresh.retrieve(q, 5)
+    assert len(list((shared / "bm25-tokens").rglob("*.json"))) == 1
+    other = BM25Retriever(BM25Config(stemmer=None), PluginContext(corpus=CORPUS, cache_dir=shared))
+    assert not other.tokens_cached  # other text processing, other tokens

@@ -149,7 +149,9 @@ def cache_key(corpus: Corpus, config: DenseConfig, model_identity: dict[str, Any
     """Everything that changes the corpus embeddings, hashed.
 
     ``batch_size``, ``device`` and ``threads`` are left out: they change speed,
-    not vectors (beyond float rounding).
+    not vectors (beyond float rounding). ``query_prefix`` is left out too: it
+    changes the query vectors only, so a sweep over query-side settings embeds
+    the corpus once, whatever launcher runs its jobs.
     """
     return content_hash(
         {
@@ -159,7 +161,6 @@ def cache_key(corpus: Corpus, config: DenseConfig, model_identity: dict[str, Any
             "sentence_transformers": _version("sentence-transformers"),
             "normalize": config.normalize,
             "doc_prefix": config.doc_prefix,
-            "query_prefix": config.query_prefix,
             "max_seq_length": config.max_seq_length,
         }
     )
