@@ -109,8 +109,13 @@ def cache_main(argv: Sequence[str]) -> int:
         return 0
     print(f"cache: {root}{'' if info['exists'] else ' (empty: not created yet)'}")
     for kind, stats in info["kinds"].items():
-        print(f"  {kind:<8} {stats['files']:>7} files  {_size(stats['bytes']):>10}")
-    print(f"  total    {_size(info['bytes']):>24}")
+        count = (
+            f"{stats['entries']:>7} entries"
+            if "entries" in stats
+            else f"{stats.get('files', 0):>7} files  "
+        )
+        print(f"  {kind:<10} {count}  {_size(stats['bytes']):>10}")
+    print(f"  total on disk {_size(info['bytes']):>23}")
     return 0
 
 
