@@ -18,6 +18,7 @@ from evalframe.assess.gates import run_gates, verdict
 from evalframe.assess.results import Evaluation, GateResult
 from evalframe.assess.runfolder import LAYOUT, RunData, RunFolder, per_query_records
 from evalframe.core.errors import EXIT_GATE_FAILED, EXIT_OK, ConfigError, PluginError
+from evalframe.core.progress import quiet
 from evalframe.core.records import warn_if_nothing_matches
 from evalframe.core.types import Corpus, GoldenSet, Run
 from evalframe.metrics import evaluate
@@ -317,33 +318,33 @@ def run_experiment(
     relay = HookRelay.build(exp.trackers)
     relay.emit("on_run_start", context)
     try:
-        golden, corpus = load_golden(exp)
-        retriever = _build(
-            exp.retriever,
-            PluginContext(corpus=corpus, cache_dir=exp.cache_dir, config_key="retriever"),
-            Retriever,
-        )
-        cache = (
-            run_cache(exp.retriever.spec, exp.retriever.config, corpus, retriever, exp.cache_dir)
-            if exp.cache_retrieval
-            else None
-        )
-        run = retrieve_all(
-            retriever,
-            golden,
-            exp.depth,
-            name=exp.retriever.spec.name,
-            progress=progress,
-            cache=cache,
-        )
-        if cache is not None:
-            stats = {"hits": cache.hits, "misses": cache.misses}
-            run = run.model_copy(update={"metadata": {**run.metadata, "cache": stats}})
+        with quiet(not progress):
+            golden, run = _load_and_retrieve(exp)
         relay.emit("on_retrieval_done", context, run)
         return score_and_report(exp, golden, run, relay, context, reporters)
     except BaseException as exc:
         relay.emit("on_error", context, exc)
         raise
+
+
+def _load_and_retrieve(exp: Experiment) -> tuple[GoldenSet, Run]:
+    """The golden set, and the run the retriever gives for it (through the cache)."""
+    golden, corpus = load_golden(exp)
+    retriever = _build(
+        exp.retriever,
+        PluginContext(corpus=corpus, cache_dir=exp.cache_dir, config_key="retriever"),
+        Retriever,
+    )
+    cache = (
+        run_cache(exp.retriever.spec, exp.retriever.config, corpus, retriever, exp.cache_dir)
+        if exp.cache_retrieval
+        else None
+    )
+    run = retrieve_all(retriever, golden, exp.depth, name=exp.retriever.spec.name, cache=cache)
+    if cache is not None:
+        stats = {"hits": cache.hits, "misses": cache.misses}
+        run = run.model_copy(update={"metadata": {**run.metadata, "cache": stats}})
+    return golden, run
 
 
 def score_and_report(

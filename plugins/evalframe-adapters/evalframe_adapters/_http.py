@@ -107,7 +107,8 @@ class RetrySettings(PluginConfig):
         4,
         ge=1,
         le=64,
-        description="parallel requests when prefetch() is used",
+        description="queries asked at once: the pipeline calls the service from this many "
+        "threads, over as many reused connections",
         json_schema_extra=_CALL,
     )
     allow_failed_queries: bool = Field(

@@ -63,15 +63,29 @@ def test_integer_corpus_ids_come_back_as_strings(tmp_path: Path) -> None:
     assert ranking.doc_ids == ("4",)
 
 
-def test_index_is_built_once_and_reused_from_disk(tmp_path: Path) -> None:
+def test_index_is_built_once_on_first_use_and_reused_from_disk(tmp_path: Path) -> None:
+    q = Query(id="q", text="dog walks")
     first = make(tmp_path)
+    assert not first.built and not first.index_dir.exists()  # nothing asked yet
+    answer = first.retrieve(q, 3)
     assert first.built
     assert (first.index_dir / "doc_ids.json").is_file()
     second = make(tmp_path)
+    assert second.retrieve(q, 3) == answer
     assert not second.built
     assert second.index_dir == first.index_dir
-    q = Query(id="q", text="dog walks")
-    assert first.retrieve(q, 3) == second.retrieve(q, 3)
+
+
+def test_a_batch_is_answered_as_each_query_alone(tmp_path: Path) -> None:
+    r = make(tmp_path)
+    queries = [
+        Query(id="a", text="sleeping cats"),
+        Query(id="b", text="quantum"),
+        Query(id="c", text="dogs and cats at home"),
+        Query(id="d", text=""),
+    ]
+    assert r.retrieve_batch(queries, 3) == [r.retrieve(q, 3) for q in queries]
+    assert r.retrieve_batch([], 3) == []
 
 
 def test_index_key_changes_with_parameters_and_corpus(tmp_path: Path) -> None:
