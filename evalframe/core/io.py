@@ -91,9 +91,15 @@ def atomic_write_json(path: str | Path, payload: Any) -> Path:
     return atomic_write(path, text + "\n")
 
 
+def _json_line(record: Any) -> str:
+    try:  # most records hold no NaN: one C-level dump, no walk through the record
+        return json.dumps(record, ensure_ascii=False, allow_nan=False)
+    except (ValueError, TypeError):
+        return json.dumps(_jsonable(record), ensure_ascii=False)
+
+
 def atomic_write_jsonl(path: str | Path, records: Iterable[Any]) -> Path:
-    lines = (json.dumps(_jsonable(r), ensure_ascii=False) for r in records)
-    return atomic_write(path, "".join(line + "\n" for line in lines))
+    return atomic_write(path, "".join(_json_line(r) + "\n" for r in records))
 
 
 def write_trec_run(path: str | Path, run: Run, tag: str = "evalframe") -> Path:

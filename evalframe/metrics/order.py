@@ -140,5 +140,8 @@ def trec_order(
     The same order :func:`rank_sort` produces under ``ties="trec_eval"``.
     """
     if score_precision == "float32":
-        return sorted(pairs, key=lambda p: (float(np.float32(p[1])), p[0]), reverse=True)
+        # one conversion for the whole ranking, not a NumPy scalar per pair
+        scores = np.asarray([s for _, s in pairs], dtype=np.float32).tolist()
+        order = sorted(range(len(pairs)), key=lambda i: (scores[i], pairs[i][0]), reverse=True)
+        return [pairs[i] for i in order]
     return sorted(pairs, key=lambda p: (p[1], p[0]), reverse=True)

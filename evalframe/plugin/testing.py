@@ -196,9 +196,10 @@ class RetrieverContract(PluginContract):
 
     def test_max_concurrency_is_a_positive_integer(self, retriever: Retriever) -> None:
         value = getattr(retriever, "max_concurrency", 1)
-        assert isinstance(value, int) and not isinstance(value, bool) and value >= 1, self._rule(
-            "max_concurrency, when set, is an integer >= 1"
-        )
+        rule = self._rule("max_concurrency, when set, is an integer >= 1")
+        assert isinstance(value, int), rule
+        assert not isinstance(value, bool), rule
+        assert value >= 1, rule
 
     def test_concurrent_calls_answer_as_one_by_one(
         self, retriever: Retriever, queries: list[Query]

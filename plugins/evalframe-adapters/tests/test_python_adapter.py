@@ -12,8 +12,8 @@ from evalframe_adapters.python_adapter import PythonConfig, PythonRetriever
 from evalframe.core.errors import ConfigError, PluginError
 from evalframe.core.types import GoldenQuery, GoldenSet
 from evalframe.plugin.protocols import PluginContext, Query
-from evalframe.retrieval.retrieve import retrieve_all
 from evalframe.plugin.testing import RetrieverContract
+from evalframe.retrieval.retrieve import retrieve_all
 
 USERLAND = str(Path(__file__).parent / "userland")
 

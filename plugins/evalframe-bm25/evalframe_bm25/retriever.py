@@ -15,6 +15,7 @@ import logging
 import shutil
 import tempfile
 from collections.abc import Sequence
+from importlib import metadata
 from pathlib import Path
 from typing import Any, Literal
 
@@ -44,14 +45,14 @@ class BM25Config(PluginConfig):
 
 
 def _index_key(corpus: Corpus, config: BM25Config) -> str:
-    import bm25s
-
     return content_hash(
         {
             "format": INDEX_FORMAT,
             "corpus": corpus.content_hash,
             "config": config.model_dump(),
-            "bm25s": bm25s.__version__,
+            # from the metadata: importing bm25s (and scipy) costs a second a run
+            # answered from the cache never needs
+            "bm25s": metadata.version("bm25s"),
         }
     )
 
@@ -67,18 +68,20 @@ class BM25Retriever:
                 key="corpus",
                 hint="select one, e.g. corpus=jsonl corpus.path=docs.jsonl",
             )
-        import bm25s  # heavy import inside the factory, never at module top
-
-        # bm25s logs index building at DEBUG on its own handler; keep the report clean.
-        logging.getLogger("bm25s").setLevel(logging.WARNING)
-
-        self._bm25s = bm25s
         self.config = config
         self.corpus = context.corpus
         self._stemmer = self._make_stemmer()
         self.index_dir = Path(context.cache_dir) / "bm25" / _index_key(self.corpus, config)
         self.built = False
         self._index: tuple[Any, list[str]] | None = None
+
+    @property
+    def _bm25s(self) -> Any:
+        import bm25s  # heavy (scipy): imported when an index is needed, never at module top
+
+        # bm25s logs index building at DEBUG on its own handler; keep the report clean.
+        logging.getLogger("bm25s").setLevel(logging.WARNING)
+        return bm25s
 
     @property
     def index(self) -> tuple[Any, list[str]]:
