@@ -170,6 +170,7 @@ class HttpRetriever:
             timeout=config.timeout_seconds,
             policy=RetryPolicy.from_settings(config),
             limiter=RateLimiter(config.rate_limit),
+            connections=config.max_concurrency,
         )
         #: How many queries the pipeline may ask at once (threads sharing the client).
         self.max_concurrency = config.max_concurrency

@@ -244,6 +244,7 @@ class LLMRecommender:
             timeout=config.timeout_seconds,
             policy=RetryPolicy.from_settings(config),
             limiter=RateLimiter(1.0 / interval if interval > 0 else None),
+            connections=config.max_concurrency,
         )
         self.catalogue_text = "\n".join(self._line(i, t) for i, t in self.catalogue.items())
         #: Ids the model gave that are not in the catalogue (dropped), in total and per query.
