@@ -55,14 +55,23 @@ def rescore_main(argv: Sequence[str]) -> int:
         "or gates=bob_regression",
     )
     exp = validate_experiment(raw)
-    golden, _ = load_golden(exp)
+    golden, _ = load_golden(exp, corpus=False)  # scoring needs the judgments, not the corpus
     run = load_stored_run(run_dir)
     _note_golden_change(run_dir, golden.content_hash)
     context = RunContext(experiment=exp.name, output_dir=exp.output_dir, config=dict(exp.raw))
     relay = HookRelay.build(exp.trackers)
     relay.emit("on_run_start", context)
     try:
-        return score_and_report(exp, golden, run, relay, context, [TerminalReport()]).exit_code
+        stored = RunFolder(run_dir).file(RunFolder.RUN)
+        return score_and_report(
+            exp,
+            golden,
+            run,
+            relay,
+            context,
+            [TerminalReport()],
+            stored_run=stored if stored.is_file() else None,
+        ).exit_code
     except BaseException as exc:
         relay.emit("on_error", context, exc)
         raise

@@ -38,7 +38,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
 from evalframe.core.errors import DataError
-from evalframe.core.io import atomic_write, atomic_write_json, atomic_write_jsonl, write_trec_run
+from evalframe.core.io import (
+    atomic_copy,
+    atomic_write,
+    atomic_write_json,
+    atomic_write_jsonl,
+    write_trec_run,
+)
 from evalframe.core.reader import read_jsonl, read_trec_run, require_file
 from evalframe.core.types import Ranking, Run
 from evalframe.plugin.hooks import SweepJob
@@ -370,8 +376,25 @@ class RunFolder:
     def write_text(self, name: str, text: str | bytes) -> Path:
         return atomic_write(self.file(name), text)
 
-    def write_run(self, run: Run, tag: str) -> Path:
-        return write_trec_run(self.file(self.RUN), run, tag=tag)
+    def write_run(self, run: Run, tag: str, *, stored: Path | None = None) -> Path:
+        """``run.trec``. ``stored``: the run file the run was read from (``rescore``),
+        kept as it is, or copied, instead of being written again line by line."""
+        target = self.file(self.RUN)
+        if stored is not None and _tag_of(stored) == tag:
+            if target.resolve() != stored.resolve():
+                atomic_copy(stored, target)
+            return target
+        return write_trec_run(target, run, tag=tag)
+
+
+def _tag_of(run_file: Path) -> str | None:
+    """The run tag on a TREC run file's first line (None: empty or unreadable)."""
+    try:
+        with open(run_file, encoding="utf-8") as fh:
+            fields = fh.readline().split()
+    except (OSError, UnicodeDecodeError):
+        return None
+    return fields[5] if len(fields) == 6 else None
 
 
 def _read_json(path: Path) -> dict[str, Any]:

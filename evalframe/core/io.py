@@ -15,6 +15,7 @@ import functools
 import json
 import math
 import os
+import shutil
 import tempfile
 from collections.abc import Iterable
 from pathlib import Path
@@ -24,6 +25,7 @@ from evalframe.core.reader import read_json_array, read_jsonl, read_trec_run, re
 from evalframe.core.types import Run
 
 __all__ = [
+    "atomic_copy",
     "atomic_write",
     "atomic_write_json",
     "atomic_write_jsonl",
@@ -66,6 +68,24 @@ def atomic_write(path: str | Path, text: str | bytes) -> Path:
         os.fchmod(fd, _file_mode())
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        Path(tmp).replace(target)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return target
+
+
+def atomic_copy(source: str | Path, path: str | Path) -> Path:
+    """Copy a file to ``path`` via a temp file + rename (never half-written)."""
+    target = Path(path)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    try:
+        os.fchmod(fd, _file_mode())
+        with os.fdopen(fd, "wb") as handle, open(source, "rb") as src:
+            shutil.copyfileobj(src, handle, 1 << 20)
             handle.flush()
             os.fsync(handle.fileno())
         Path(tmp).replace(target)

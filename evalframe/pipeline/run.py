@@ -18,7 +18,7 @@ from evalframe.assess.gates import run_gates, verdict
 from evalframe.assess.results import Evaluation, GateResult
 from evalframe.assess.runfolder import LAYOUT, RunData, RunFolder, per_query_records
 from evalframe.core.errors import EXIT_GATE_FAILED, EXIT_OK, ConfigError, PluginError
-from evalframe.core.progress import quiet
+from evalframe.core.progress import quiet, step
 from evalframe.core.records import warn_if_nothing_matches
 from evalframe.core.types import Corpus, GoldenSet, Run
 from evalframe.metrics import evaluate
@@ -108,6 +108,7 @@ def _write_outputs(
     gates: list[GateResult],
     exit_code: int,
     records: list[dict[str, Any]],
+    stored_run: Path | None = None,
 ) -> tuple[dict[str, Path], dict[str, Any]]:
     from omegaconf import OmegaConf
 
@@ -120,7 +121,7 @@ def _write_outputs(
         "config": folder.write_text(
             folder.CONFIG, OmegaConf.to_yaml(OmegaConf.create(dict(exp.raw)))
         ),
-        "run": folder.write_run(evaluation.run, tag=exp.run_tag),
+        "run": folder.write_run(evaluation.run, tag=exp.run_tag, stored=stored_run),
         "per_query": folder.write_jsonl(folder.PER_QUERY, records),
         "metrics": folder.write_json(folder.METRICS, _flat_metrics(evaluation, gates)),
         "gates": folder.write_json(
@@ -261,22 +262,29 @@ def _check_views(exp: Experiment, golden: GoldenSet) -> None:
             )
 
 
-def load_golden(exp: Experiment) -> tuple[GoldenSet, Corpus | None]:
-    """Load the corpus (if configured) and the golden set, and check metric views."""
-    corpus: Corpus | None = None
-    if exp.corpus is not None:
+def load_golden(exp: Experiment, *, corpus: bool = True) -> tuple[GoldenSet, Corpus | None]:
+    """Load the corpus (if configured) and the golden set, and check metric views.
+
+    ``corpus=False`` loads the golden set alone, for scoring a stored run
+    (``rescore``): dataset loaders only use the corpus to warn about judged
+    ids it lacks, which the run that is re-scored has already said.
+    """
+    loaded: Corpus | None = None
+    if exp.corpus is not None and corpus:
         loader = _build(
             exp.corpus, PluginContext(cache_dir=exp.cache_dir, config_key="corpus"), CorpusLoader
         )
-        corpus = loader.load()
+        with step(f"loading the corpus ({exp.corpus.spec.name})"):
+            loaded = loader.load()
     dataset = _build(
         exp.dataset,
-        PluginContext(corpus=corpus, cache_dir=exp.cache_dir, config_key="dataset"),
+        PluginContext(corpus=loaded, cache_dir=exp.cache_dir, config_key="dataset"),
         DatasetLoader,
     )
-    golden = dataset.load()
+    with step(f"loading the golden set ({exp.dataset.spec.name})"):
+        golden = dataset.load()
     _check_views(exp, golden)
-    return golden, corpus
+    return golden, loaded
 
 
 def _plugin_metadata(exp: Experiment) -> dict[str, Any]:
@@ -354,11 +362,14 @@ def score_and_report(
     relay: HookRelay,
     context: RunContext,
     reporters: Sequence[Reporter] = (),
+    *,
+    stored_run: Path | None = None,
 ) -> PipelineResult:
     """Score a run, gate it, compare it, write the outputs, report: everything after retrieval.
 
     ``rescore`` calls this directly on a stored run, so a re-scored run and a
-    fresh one go through exactly the same steps.
+    fresh one go through exactly the same steps; ``stored_run`` is the run
+    file it read, kept (or copied) as ``run.trec`` rather than written again.
     """
     warn_if_nothing_matches(golden, run)  # all zeros: ids, not the system, are the likely cause
     scores = evaluate(list(exp.metrics), golden, run, exp.policies)
@@ -382,7 +393,7 @@ def score_and_report(
     exit_code = EXIT_OK if verdict(gates) else EXIT_GATE_FAILED
 
     records = per_query_records(evaluation, exp.report)
-    outputs, summary = _write_outputs(exp, evaluation, gates, exit_code, records)
+    outputs, summary = _write_outputs(exp, evaluation, gates, exit_code, records, stored_run)
     outputs.update(_write_exports(exp, evaluation))
     result = PipelineResult(exit_code, evaluation, gates, outputs, experiment=exp, records=records)
     if evaluation.baseline is not None:
