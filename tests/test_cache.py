@@ -92,7 +92,7 @@ def test_a_corrupt_entry_is_a_miss_and_is_rewritten(tmp_path: Path) -> None:
     cache = RunCache(tmp_path, fingerprint())
     cache.put("q", 5, Ranking.from_pairs("1", [("a", 1.0)]))
     with closing(sqlite3.connect(tmp_path / DATABASE)) as db, db:
-        db.execute("UPDATE entries SET value = '{\"doc_ids\": [\"trunc'")
+        db.execute('UPDATE entries SET value = \'{"doc_ids": ["trunc\'')
     assert cache.get("1", "q", 5) is None and cache.misses == 1
     cache.put("q", 5, Ranking.from_pairs("1", [("a", 1.0)]))
     assert cache.get("7", "q", 5) == Ranking.from_pairs("7", [("a", 1.0)])
