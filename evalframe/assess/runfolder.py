@@ -326,10 +326,18 @@ class RunFolder:
                     continue
                 qid = str(record["query_id"])
                 doc_ids = tuple(str(d) for d in record["retrieved"])
-                scores = tuple(float(s) for s in record["scores"])
                 stored = given.get(qid)
-                if stored is not None and sorted(stored.doc_ids) == sorted(doc_ids):
-                    doc_ids, scores = stored.doc_ids, stored.scores
+                extras = {f: record.get(f) for f in _EXTRAS}
+                if stored is not None and (
+                    stored.doc_ids == doc_ids or sorted(stored.doc_ids) == sorted(doc_ids)
+                ):
+                    if _plain(extras):  # run.trec's ranking, already validated: no second look
+                        rankings[qid] = stored.model_copy(update=extras)
+                        continue
+                    doc_ids = stored.doc_ids
+                    scores = stored.scores
+                else:
+                    scores = tuple(float(s) for s in record["scores"])
                 rankings[qid] = Ranking(
                     query_id=qid,
                     doc_ids=doc_ids,
@@ -385,6 +393,25 @@ class RunFolder:
                 atomic_copy(stored, target)
             return target
         return write_trec_run(target, run, tag=tag)
+
+
+#: What a per-query record keeps beside a ranking's ids and scores.
+_EXTRAS = ("latency_ms", "confidence", "answer", "tokens", "tool_calls")
+_EXTRA_TYPES = {
+    "latency_ms": (int, float),
+    "confidence": (int, float),
+    "answer": (str,),
+    "tokens": (int,),
+    "tool_calls": (int,),
+}
+
+
+def _plain(extras: dict[str, Any]) -> bool:
+    """Whether the extras can go into a Ranking unchecked (None, or the field's own type)."""
+    return all(
+        v is None or (isinstance(v, _EXTRA_TYPES[f]) and not isinstance(v, bool))
+        for f, v in extras.items()
+    )
 
 
 def _tag_of(run_file: Path) -> str | None:

@@ -16,6 +16,7 @@ Scores are compared at the configured precision: in float32 (trec_eval 9's
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Sequence
 
@@ -155,6 +156,10 @@ def trec_order(
     if score_precision == "float32":
         # one conversion for the whole ranking, not a NumPy scalar per pair
         scores = np.asarray([s for _, s in pairs], dtype=np.float32).tolist()
-        order = sorted(range(len(pairs)), key=lambda i: (scores[i], pairs[i][0]), reverse=True)
-        return [pairs[i] for i in order]
-    return sorted(pairs, key=lambda p: (p[1], p[0]), reverse=True)
+    else:
+        scores = [s for _, s in pairs]
+    # strictly best first, as retrievers return them: already in order, nothing to sort
+    if all(a > b for a, b in itertools.pairwise(scores)):
+        return list(pairs)
+    order = sorted(range(len(pairs)), key=lambda i: (scores[i], pairs[i][0]), reverse=True)
+    return [pairs[i] for i in order]
