@@ -206,7 +206,9 @@ class SqliteEntryStore:
             except BaseException as exc:
                 if conn.in_transaction:
                     conn.execute("ROLLBACK")
-                if isinstance(exc, sqlite3.DatabaseError):
+                if isinstance(exc, sqlite3.DatabaseError) and not isinstance(
+                    exc, sqlite3.IntegrityError
+                ):
                     raise self._damaged(exc) from None
                 raise
 

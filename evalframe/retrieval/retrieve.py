@@ -19,9 +19,10 @@ interrupted run resumes where it stopped.
 
 from __future__ import annotations
 
+import queue
+import threading
 import time
 from collections.abc import Callable, Iterator, Sequence
-from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from typing import Any
 
 from evalframe.core.errors import PluginError
@@ -129,38 +130,59 @@ def _concurrent(
     Ctrl-C stops the run quickly. On the first failure no new query is
     started, those already running finish (and are yielded, so they are
     cached), then the failure of the earliest query in the golden order is
-    raised: the same error whatever the timing.
+    raised: the same error whatever the timing. The threads are daemons: on
+    Ctrl-C the process exits at once, abandoning the requests in flight
+    (they were not answered, so nothing is lost) instead of waiting for them.
     """
-    pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="evalframe-retrieve")
-    pending: dict[Future[tuple[Any, float]], int] = {}
+    tasks: queue.SimpleQueue[int | None] = queue.SimpleQueue()
+    done: queue.SimpleQueue[tuple[int, Any, float, BaseException | None]] = queue.SimpleQueue()
+
+    def work() -> None:
+        while (i := tasks.get()) is not None:
+            try:
+                ranking, elapsed_ms = _one(retriever, queries[i], depth)
+                done.put((i, ranking, elapsed_ms, None))
+            except BaseException as exc:  # noqa: BLE001  # handed to the main thread
+                done.put((i, None, 0.0, exc))
+
+    threads = [
+        threading.Thread(target=work, name=f"evalframe-retrieve-{n}", daemon=True)
+        for n in range(workers)
+    ]
+    for thread in threads:
+        thread.start()
     failures: dict[int, BaseException] = {}
     following = iter(range(len(queries)))
+    running = 0
     try:
         while True:
-            while not failures and len(pending) < 2 * workers:
+            while not failures and running < 2 * workers:
                 i = next(following, None)
                 if i is None:
                     break
-                pending[pool.submit(_one, retriever, queries[i], depth)] = i
-            if not pending:
+                tasks.put(i)
+                running += 1
+            if not running:
                 break
-            done, _ = wait(pending, return_when=FIRST_COMPLETED)
             answers: list[Answer] = []
-            for future in done:
-                i = pending.pop(future)
-                try:
-                    ranking, elapsed_ms = future.result()
-                    answers.append((i, _check(name, queries[i], ranking, depth), elapsed_ms))
-                except Exception as exc:  # noqa: BLE001  # re-raised below, in query order
-                    failures[i] = exc
+            first = True
+            while running and (first or not done.empty()):  # all that finished by now
+                i, ranking, elapsed_ms, error = done.get()
+                first, running = False, running - 1
+                if error is None:
+                    try:
+                        answers.append((i, _check(name, queries[i], ranking, depth), elapsed_ms))
+                    except PluginError as exc:
+                        error = exc
+                if error is not None:
+                    failures[i] = error
             if answers:
                 yield sorted(answers, key=lambda a: a[0])
         if failures:
             raise failures[min(failures)]
     finally:
-        # On Ctrl-C or an error: queued queries are dropped, running ones
-        # finish in the background (a service call is bounded by its timeout).
-        pool.shutdown(wait=False, cancel_futures=True)
+        for _ in threads:
+            tasks.put(None)  # each thread ends after its current query
 
 
 def ask_all(
