@@ -6,7 +6,7 @@ their outputs are byte for byte the same. The C binary is not shipped: build
 it from https://github.com/usnistgov/trec_eval (``make``) and pass its path,
 or put it on PATH as ``trec_eval``.
 
-    .venv/bin/python bench/trec_eval_memory.py --trec-eval /tmp/trec_eval/trec_eval [--queries 50000]
+    .venv/bin/python bench/trec_eval_memory.py --trec-eval /tmp/trec_eval/trec_eval
 """
 
 from __future__ import annotations
@@ -52,7 +52,7 @@ def main() -> None:
     parser.add_argument("--out", type=Path, default=HERE / "results" / "trec_eval_memory.json")
     args = parser.parse_args()
     if not args.trec_eval:
-        raise SystemExit("give the C binary with --trec-eval PATH (build it from usnistgov/trec_eval)")
+        raise SystemExit("give the C binary: --trec-eval PATH (build it from usnistgov/trec_eval)")
     data = HERE / "data"
     run, qrels = data / f"run-{args.queries}.txt", data / f"qrels-{args.queries}.txt"
     if not run.is_file() or not qrels.is_file():
