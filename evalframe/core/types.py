@@ -11,13 +11,15 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Iterable, Iterator, Mapping
-from typing import Annotated, Any, ClassVar
+import threading
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from typing import Annotated, Any, ClassVar, overload
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, model_validator
 
 __all__ = [
     "Corpus",
+    "DeferredDocuments",
     "Document",
     "GoldenQuery",
     "GoldenSet",
@@ -213,11 +215,59 @@ class Corpus(_Frozen):
         digest = content_hash([[d.id, d.text] for d in docs])
         return cls(name=name, documents=docs, content_hash=digest)
 
+    @classmethod
+    def deferred(
+        cls, name: str, digest: str, ids: Sequence[str], load: Callable[[], Corpus]
+    ) -> Corpus:
+        """A corpus known by its name, hash and ids, whose documents are read on first use.
+
+        For a run answered from caches: the keys need the hash and the
+        dataset's checks the ids, and neither needs 100k documents built.
+        ``load`` must give the same content (the caller checks its hash).
+        """
+        documents: Any = DeferredDocuments(digest, ids, load)  # reads as a tuple would
+        return cls.model_construct(name=name, documents=documents, content_hash=digest)
+
     def __len__(self) -> int:
         return len(self.documents)
 
     def ids(self) -> frozenset[str]:
+        known = getattr(self.documents, "known_ids", None)
+        if known is not None:
+            return frozenset(known)
         return frozenset(d.id for d in self.documents)
+
+
+class DeferredDocuments(Sequence[Document]):
+    """A corpus's documents, read when first used (see :meth:`Corpus.deferred`)."""
+
+    def __init__(self, digest: str, ids: Sequence[str], load: Callable[[], Corpus]) -> None:
+        self.digest = digest
+        self.known_ids = tuple(ids)
+        self._load = load
+        self._docs: tuple[Document, ...] | None = None
+        self._lock = threading.Lock()
+
+    def _documents(self) -> tuple[Document, ...]:
+        with self._lock:
+            if self._docs is None:
+                self._docs = self._load().documents
+            return self._docs
+
+    def __len__(self) -> int:
+        return len(self.known_ids)
+
+    def __iter__(self) -> Iterator[Document]:
+        return iter(self._documents())
+
+    @overload
+    def __getitem__(self, index: int) -> Document: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> tuple[Document, ...]: ...
+
+    def __getitem__(self, index: int | slice) -> Document | tuple[Document, ...]:
+        return self._documents()[index]
 
 
 class Ranking(_Frozen):

@@ -32,6 +32,7 @@ from evalframe.plugin.protocols import (
     PluginContext,
     Retriever,
 )
+from evalframe.retrieval.corpora import with_manifest
 from evalframe.retrieval.retrieve import retrieve_all, run_cache
 
 if TYPE_CHECKING:
@@ -275,7 +276,11 @@ def load_golden(exp: Experiment, *, corpus: bool = True) -> tuple[GoldenSet, Cor
             exp.corpus, PluginContext(cache_dir=exp.cache_dir, config_key="corpus"), CorpusLoader
         )
         with step(f"loading the corpus ({exp.corpus.spec.name})"):
-            loaded = loader.load()
+            loaded = (
+                with_manifest(loader, exp.corpus.spec, exp.corpus.config, exp.cache_dir)
+                if exp.cache_retrieval
+                else loader.load()
+            )
     dataset = _build(
         exp.dataset,
         PluginContext(corpus=loaded, cache_dir=exp.cache_dir, config_key="dataset"),

@@ -129,7 +129,14 @@ class DatasetLoader(Protocol):
 
 @runtime_checkable
 class CorpusLoader(Protocol):
-    """Reads the documents a retriever searches."""
+    """Reads the documents a retriever searches.
+
+    Optional: ``sources() -> list[Path]``, every file the loader reads for the
+    current config. With it, a run whose rankings all come from the cache
+    does not read the corpus at all: the pipeline keeps the corpus's hash and
+    ids (a *manifest*) under the sources' sizes and modification times, and
+    loads the documents only if something asks for them.
+    """
 
     def load(self) -> Corpus: ...
 

@@ -34,6 +34,10 @@ class JsonlCorpus:
     config: JsonlCorpusConfig
     context: PluginContext
 
+    def sources(self) -> list[Path]:
+        """The one file this loader reads (lets a fully cached run skip reading it)."""
+        return [Path(self.config.path).expanduser()]
+
     def load(self) -> Corpus:
         cfg = self.config
         path = Path(cfg.path)

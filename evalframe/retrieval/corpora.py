@@ -1,0 +1,102 @@
+"""Corpus manifests: a run answered from the cache need not read its corpus.
+
+The retrieval cache's keys need the corpus's content hash, and the dataset's
+checks its ids; neither needs the documents. When a corpus loader names the
+files it reads (``sources()``), the corpus's name, hash and ids are kept in
+the cache folder's entry store (namespace ``corpora``) under a key of the
+loader's name, version and config and each source's path, size,
+modification and change times and inode. A later run with the same key gets
+a :meth:`~evalframe.core.types.Corpus.deferred` corpus: the documents are read
+only if something asks for them (a bm25 index to build, a query not in the
+cache), and then checked against the kept hash.
+
+A file cannot be rewritten without changing its change time (``st_ctime``,
+which no tool can set), so a stale manifest needs a file edited in place
+within the file system's timestamp resolution and to the same size.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel
+
+from evalframe.core.errors import DataError
+from evalframe.core.store import open_store
+from evalframe.core.types import Corpus, content_hash
+
+__all__ = ["FORMAT", "manifest_key", "with_manifest"]
+
+#: Bump when the manifest's layout changes.
+FORMAT = 1
+
+
+def manifest_key(
+    name: str, version: str | None, config: BaseModel | None, sources: Sequence[Path]
+) -> str | None:
+    """The key of a corpus read by this loader from these files; None if one is missing."""
+    stamps: list[list[Any]] = []
+    for source in sources:
+        try:
+            st = Path(source).stat()
+        except OSError:
+            return None  # the loader will say what is wrong with it
+        stamps.append(
+            [str(Path(source).resolve()), st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino]
+        )
+        if Path(source).is_dir():
+            return None  # a folder's files are not listed: read it every time
+    return content_hash(
+        {
+            "format": FORMAT,
+            "loader": name,
+            "version": version,
+            "config": config.model_dump(mode="json") if config is not None else None,
+            "sources": stamps,
+        }
+    )
+
+
+def with_manifest(loader: Any, spec: Any, config: Any, cache_dir: Path) -> Corpus:
+    """The loader's corpus: deferred when its manifest is cached, else loaded (and kept)."""
+    sources = getattr(loader, "sources", None)
+    key = (
+        manifest_key(spec.name, spec.version, config, list(sources()))
+        if callable(sources)
+        else None
+    )
+    if key is None:
+        corpus: Corpus = loader.load()
+        return corpus
+    store = open_store(cache_dir, "corpora")
+    text = store.get(key)
+    if text is not None:
+        try:
+            kept = json.loads(text)
+            name, digest, ids = str(kept["name"]), str(kept["content_hash"]), kept["ids"]
+        except (ValueError, KeyError, TypeError):
+            pass  # damaged: read the corpus and keep a new manifest
+        else:
+            return Corpus.deferred(name, digest, ids, _checked(loader.load, digest))
+    corpus = loader.load()
+    manifest = {"name": corpus.name, "content_hash": corpus.content_hash, "ids": []}
+    manifest["ids"] = [d.id for d in corpus.documents]
+    store.put(key, json.dumps(manifest, ensure_ascii=False))
+    return corpus
+
+
+def _checked(load: Callable[[], Corpus], digest: str) -> Callable[[], Corpus]:
+    def again() -> Corpus:
+        corpus = load()
+        if corpus.content_hash != digest:
+            raise DataError(
+                f"corpus {corpus.name!r} changed while evalframe was running (content hash "
+                f"{digest} when the run started, {corpus.content_hash} now)",
+                hint="run again once nothing is writing the corpus files",
+            )
+        return corpus
+
+    return again
