@@ -107,6 +107,8 @@ def _make_progress() -> Any:
         console=Console(file=sys.stderr),
         transient=True,
         refresh_per_second=8,
+        redirect_stdout=False,  # stdout is the report's: never move it to stderr
+        redirect_stderr=True,  # a warning while a bar is up prints above the bar
     )
 
 
