@@ -271,3 +271,14 @@ def test_corpus_hash_depends_on_ids_and_texts() -> None:
 def test_integer_run_keys_become_strings() -> None:
     run = Run(rankings={7: Ranking.from_pairs("7", [("a", 1.0)])})
     assert list(run.rankings) == ["7"]
+
+
+@pytest.mark.parametrize("n", [0, 1, 2, 5, 6, 7])
+def test_a_corpus_hash_is_the_content_hash_of_its_pairs_whatever_the_chunks(n: int) -> None:
+    """The corpus is hashed a chunk at a time; the digest is the one of the whole list."""
+    from evalframe.core.types import _documents_hash
+
+    docs = [Document(id=f"d{i}", text='é "q"\nx' * i) for i in range(n)]
+    whole = content_hash([[d.id, d.text] for d in docs])
+    assert Corpus.build("c", docs).content_hash == whole
+    assert all(_documents_hash(docs, chunk=c) == whole for c in (1, 2, 3, 5))

@@ -202,6 +202,24 @@ class Document(_Frozen):
     metadata: dict[str, Any] = Field(default_factory=dict)
 
 
+def _documents_hash(docs: Sequence[Document], chunk: int = 2048) -> str:
+    """``content_hash([[d.id, d.text] for d in docs])``, without the whole JSON text at once.
+
+    A JSON list is ``[`` + its items joined by ``,`` + ``]``, so hashing the
+    items a chunk at a time gives the same digest; a 100k-document corpus
+    then never holds a second copy of its text (twice, as str and as UTF-8).
+    """
+    digest = hashlib.sha256(b"[")
+    for start in range(0, len(docs), chunk):
+        part = [[d.id, d.text] for d in docs[start : start + chunk]]
+        text = json.dumps(part, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+        if start:
+            digest.update(b",")
+        digest.update(text[1:-1].encode("utf-8"))
+    digest.update(b"]")
+    return digest.hexdigest()[:16]
+
+
 class Corpus(_Frozen):
     """The documents a retriever searches, with a content hash for cache keys."""
 
@@ -212,8 +230,7 @@ class Corpus(_Frozen):
     @classmethod
     def build(cls, name: str, documents: Iterable[Document]) -> Corpus:
         docs = tuple(documents)
-        digest = content_hash([[d.id, d.text] for d in docs])
-        return cls(name=name, documents=docs, content_hash=digest)
+        return cls(name=name, documents=docs, content_hash=_documents_hash(docs))
 
     @classmethod
     def deferred(
