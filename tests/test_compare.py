@@ -31,6 +31,7 @@ def test_promote_then_run_against_the_baseline(project: Project) -> None:
     assert promote(project, first) == 0
     assert sorted(p.name for p in (project.root / "baselines" / "main").iterdir()) == [
         "config.yaml",
+        "corpus_manifest.json",  # for the drift view of later runs
         "metrics.json",
         "per_query.jsonl",
         "summary.json",

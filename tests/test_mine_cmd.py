@@ -74,7 +74,7 @@ def test_the_output_round_trips_through_the_adk_experiment(
         "corpus=adk",
         f"corpus.path={dataset}",
         "retriever=bm25",
-        "metrics.measures=[R@1,R@5,RR,nDCG@10]",
+        "metrics.measures=[Hit@1,Hit@5,RR,nDCG@10]",  # ADK's Recall@K is a hit rate
         "report.criterion=RR",
         "gates=adk_targets",
         "tracking=none",

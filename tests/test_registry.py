@@ -468,3 +468,21 @@ def test_a_tracker_with_a_misspelt_hook_is_refused_when_it_registers() -> None:
         assert "on_run_ends" in str(err.value) and "did you mean 'on_run_end'" in str(err.value)
         assert "typo" not in reg.names()
         reg.add("fine", Fine)
+
+
+def test_a_plugin_first_imported_inside_a_scope_is_found_after_it(tmp_path: Path) -> None:
+    """The scope drops the registration, but the module stays imported: get() restores it."""
+    _write_dist(tmp_path, "fakeplug", "[evalframe.retrievers]\nfake_ret = fakeplug_mod\n", FAKEPLUG)
+    try:
+        with pytest.MonkeyPatch.context() as mp:
+            mp.syspath_prepend(str(tmp_path))
+            importlib.invalidate_caches()
+            with RETRIEVERS.scoped():
+                first = RETRIEVERS.get("fake_ret")
+            assert "fake_ret" not in RETRIEVERS._specs
+            assert RETRIEVERS.get("fake_ret") is first  # not "registered nothing"
+            with RETRIEVERS.scoped():
+                pass
+    finally:
+        sys.modules.pop("fakeplug_mod", None)
+        RETRIEVERS._specs.pop("fake_ret", None)

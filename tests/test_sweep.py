@@ -25,6 +25,7 @@ class SweepRecorder:
 
     events: list[tuple[str, Any]] = []
     explode_at_depth: int | None = None
+    page: str | None = None
 
     def __init__(self, config: Any, context: PluginContext) -> None:
         pass
@@ -39,6 +40,8 @@ class SweepRecorder:
 
     def on_sweep_end(self, sweep: SweepContext, jobs: list[SweepJob]) -> None:
         SweepRecorder.events.append(("end", jobs))
+        page = sweep.sweep_dir / SweepFolder.REPORT_HTML  # written before the end is heard
+        SweepRecorder.page = page.read_text() if page.is_file() else None
 
 
 @pytest.fixture
@@ -50,6 +53,7 @@ def sweep_project(project: Project, monkeypatch: pytest.MonkeyPatch) -> Project:
     monkeypatch.setenv("EVALFRAME_CACHE_DIR", str(project.root / ".cache"))
     SweepRecorder.events = []
     SweepRecorder.explode_at_depth = None
+    SweepRecorder.page = None
     return project
 
 
@@ -86,6 +90,12 @@ def test_a_sweep_is_announced_before_its_jobs_and_summed_up_after(sweep_project:
     assert jobs[1].summary["depth"] == 5
     record = json.loads((sweep_dir / "1" / RunFolder.JOB).read_text())
     assert (record["exit_code"], record["error"]) == (0, None)
+    # one page compares the jobs, each labelled by the override that tells it apart
+    page = SweepRecorder.page
+    assert page is not None and "sweep of default (2 jobs" in page
+    runs = page[page.index('class="runs"') :]
+    assert "<b>depth=3</b>" in runs and "<b>depth=5</b>" in runs and "stats.bootstrap" not in runs
+    assert (sweep_dir / "0" / RunFolder.REPORT_HTML).is_file()  # and each job has its own
     assert record["sweep_id"] == json.loads((sweep_dir / ".evalframe-sweep.json").read_text())["id"]
 
 

@@ -31,13 +31,17 @@ usage:
   evalframe trec-eval [-q] [-m MEASURE]... QRELS RUN  NIST trec_eval's output, exactly
   evalframe rescore RUN_DIR [KEY=VALUE ...]        re-score a stored run, no retrieval
   evalframe run-config FILE [--out DIR]            run a composed config (DVC's params.yaml)
-  evalframe report RUN_DIR... --out DIR            one HTML/Markdown overview + plot CSVs
+  evalframe report RUN_DIR [--baseline B]          the run's report.html and summary.md
+                                                   (--format md prints the summary)
+  evalframe report RUN_DIR... --out DIR            one page of several runs + plot CSVs
   evalframe golden validate|stats|diff|create|sample|review-check ...   curate golden sets
   evalframe cache info|clear                       the retrieval and index cache
   evalframe mine +mine=NAME [KEY=VALUE ...]        mine relevance labels by experiment
                                                    (docs/mining.md; `mine --help`)
   evalframe compare A B                            paired comparison (run dirs, baselines,
                                                    MLflow run ids)
+  evalframe benefit A B [--golden G]               A/B benefit of a tool per stratum, from two
+                                                   arms' attempts (docs/analyses.md)
   evalframe baseline promote RUN_DIR --name NAME   keep a run as a named baseline
   evalframe version
 {plugin_commands}
@@ -47,7 +51,7 @@ examples:
   evalframe +experiment=quickstart retriever=run_file retriever.path=my.run
   evalframe +experiment=quickstart --cfg job       print the composed config, run nothing
 
-config groups: dataset, corpus, retriever, metrics, gates, tracking, experiment
+config groups: dataset, corpus, retriever, metrics, gates, tracking, analysis, experiment
   (options are the <group>/*.yaml files in ./conf, evalframe's conf/ and installed plugins)
 
 Hydra's own flags (--cfg, --multirun/-m, --config-dir/-cd, ...) work as usual;
@@ -58,6 +62,7 @@ exit codes: 0 passed · 1 a required gate failed · 2 usage, config or data erro
 
 SUBCOMMANDS = (
     "baseline",
+    "benefit",
     "cache",
     "compare",
     "golden",
@@ -173,12 +178,16 @@ def main(argv: Sequence[str] | None = None) -> int:
             from evalframe.app.commands import compare_main
 
             return compare_main(args[1:])
+        if args and args[0] == "benefit":
+            from evalframe.app.benefit_cmd import main as benefit_main
+
+            return benefit_main(args[1:])
         if args and args[0] == "baseline":
             from evalframe.app.commands import baseline_main
 
             return baseline_main(args[1:])
         if args and args[0] == "report":
-            from evalframe.report.summary import main as report_main
+            from evalframe.report.command import main as report_main
 
             return report_main(args[1:])
         if args and args[0] == "run-config":

@@ -40,8 +40,9 @@ def rescore_main(argv: Sequence[str]) -> int:
 
     from evalframe.app.runconfig import load_config
     from evalframe.pipeline.config import validate_experiment
-    from evalframe.pipeline.run import load_golden, score_and_report
+    from evalframe.pipeline.run import Reporter, load_inputs, score_and_report, stored_corpus
     from evalframe.plugin.hooks import HookRelay, RunContext
+    from evalframe.report.page import RunPage
     from evalframe.report.terminal import TerminalReport
 
     run_dir: Path = args.run_dir
@@ -55,13 +56,18 @@ def rescore_main(argv: Sequence[str]) -> int:
         "or gates=bob_regression",
     )
     exp = validate_experiment(raw)
-    golden, _ = load_golden(exp, corpus=False)  # scoring needs the judgments, not the corpus
+    # Scoring needs the judgments, not the corpus: the run folder's corpus manifest
+    # stands for it, and its documents are read only if a report or an analysis
+    # asks for their text.
+    inputs = load_inputs(exp, corpus=stored_corpus(exp, RunFolder(run_dir)))
+    golden = inputs.golden
     run = load_stored_run(run_dir)
     _note_golden_change(run_dir, golden.content_hash)
-    context = RunContext(experiment=exp.name, output_dir=exp.output_dir, config=dict(exp.raw))
+    context = RunContext(experiment=exp.name, output_dir=exp.output_dir, config=exp.public_config)
     relay = HookRelay.build(exp.trackers)
     relay.emit("on_run_start", context)
     try:
+        reporters: list[Reporter] = [RunPage(), TerminalReport()]
         stored = RunFolder(run_dir).file(RunFolder.RUN)
         return score_and_report(
             exp,
@@ -69,7 +75,9 @@ def rescore_main(argv: Sequence[str]) -> int:
             run,
             relay,
             context,
-            [TerminalReport()],
+            reporters,
+            normalise_id=inputs.normalise_id,
+            corpus=inputs.corpus,
             stored_run=stored if stored.is_file() else None,
         ).exit_code
     except BaseException as exc:

@@ -38,7 +38,16 @@ __all__ = ["EXIT_CRASH", "GROUPS", "config_search_path", "core_conf_dir", "run_h
 #: A bug in evalframe or a plugin (a traceback is printed): distinct from 2 so
 #: CI can tell "you misconfigured it" from "it crashed".
 EXIT_CRASH = 3
-GROUPS = ("dataset", "corpus", "retriever", "metrics", "gates", "tracking", "experiment")
+GROUPS = (
+    "dataset",
+    "corpus",
+    "retriever",
+    "metrics",
+    "gates",
+    "tracking",
+    "analysis",
+    "experiment",
+)
 
 
 #: The ``evalframe`` package folder (this module is ``evalframe/app/hydra_app.py``).
@@ -250,7 +259,10 @@ def run_hydra(argv: Sequence[str], prog: str = "evalframe") -> int:
         sys.argv = saved
         # Hydra skips on_multirun_end when a job raised: end the sweep here.
         sweep.finish_active()
-    if not held.passing:  # Hydra stopped before any job: say it in evalframe's words
+    refused = sweep.refusal()
+    if refused is not None:  # evalframe stopped Hydra before it wrote anything
+        print(refused, file=sys.stderr)
+    elif not held.passing:  # Hydra stopped before any job: say it in evalframe's words
         text = held.text()
         print(hydra_message(text) if failed else text, file=sys.stderr, end="")
     return max([*codes, *_sweep_codes()], default=0)
@@ -262,8 +274,38 @@ _NOT_IN_STRUCT = re.compile(
 )
 
 
+_YAML_ERROR = re.compile(
+    r"yaml\.\w+\.(?P<kind>\w+Error): (?P<context>[^\n]*)\n"
+    r'(?:\s+in "(?P<file>[^"]+)", line (?P<line>\d+), column (?P<column>\d+)\n)?'
+    r"(?P<problem>[^\n]*)"
+    r'(?:\n\s+in "(?P<file2>[^"]+)", line (?P<line2>\d+), column (?P<column2>\d+))?'
+)
+
+
 def hydra_message(text: str) -> str:
     """Hydra's own error, in evalframe's form where we know what it means."""
+    broken = _YAML_ERROR.search(text)
+    if broken is not None:  # a config file that is not YAML: locate it, no traceback
+        from evalframe.core.errors import DataError
+
+        where = broken["file"] or broken["file2"] or "a config file"
+        what = broken["context"]
+        if broken["line"]:
+            what += f" (line {broken['line']}, column {broken['column']})"
+        if broken["problem"].strip():
+            what += f": {broken['problem']}"
+            if broken["line2"]:
+                what += f" (line {broken['line2']}, column {broken['column2']})"
+        return (
+            DataError(
+                f"the config file is not valid YAML: {what}",
+                path=where,
+                line=int(broken["line"] or broken["line2"] or 0) or None,
+                hint="fix the file (a bracket or quote left open, a tab used for indent, "
+                "a missing ': ' after a key)",
+            ).render()
+            + "\n"
+        )
     found = _NOT_IN_STRUCT.search(text)
     if found is None:
         return text
@@ -328,6 +370,7 @@ def plain_config(cfg: Any, what: str, hint: str) -> dict[str, Any]:
 
 def _run_task(cfg: Any) -> int:
     from evalframe.pipeline import run_experiment, validate_experiment
+    from evalframe.report.page import RunPage
     from evalframe.report.terminal import TerminalReport
 
     error: str | None = None
@@ -340,7 +383,7 @@ def _run_task(cfg: Any) -> int:
         )
         experiment = validate_experiment(raw)
         code = run_experiment(
-            experiment, reporters=[TerminalReport()], metadata=hydra_metadata()
+            experiment, reporters=[RunPage(), TerminalReport()], metadata=hydra_metadata()
         ).exit_code
     except EvalframeError as exc:
         print(exc.render(), file=sys.stderr)

@@ -268,7 +268,7 @@ def _gates(run_dir: Path, dataset: Path) -> list[Any]:
     raw = plain_config(cfg, "re-read the stored run's config", "check RUN_DIR/config.yaml")
     exp = validate_experiment(raw)
     golden, _ = load_golden(exp)
-    context = RunContext(experiment=exp.name, output_dir=exp.output_dir, config=dict(exp.raw))
+    context = RunContext(experiment=exp.name, output_dir=exp.output_dir, config=exp.public_config)
     result = score_and_report(exp, golden, folder.run(), HookRelay.build(()), context, [])
     return list(result.gates)
 

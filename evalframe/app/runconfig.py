@@ -134,6 +134,7 @@ def main(argv: Sequence[str]) -> int:
     args = parser.parse_args(list(argv))
 
     from evalframe.pipeline import run_experiment, validate_experiment
+    from evalframe.report.page import RunPage
     from evalframe.report.terminal import TerminalReport
 
     hint = (
@@ -143,5 +144,7 @@ def main(argv: Sequence[str]) -> int:
     config = load_config(args.config, args.overrides, args.out, hint=hint)
     experiment = validate_experiment(config)
     return run_experiment(
-        experiment, reporters=[TerminalReport()], metadata={"config_file": str(args.config)}
+        experiment,
+        reporters=[RunPage(), TerminalReport()],
+        metadata={"config_file": str(args.config)},
     ).exit_code

@@ -11,6 +11,10 @@ Hydra skips ``on_multirun_end`` when a job raises, so the end is also
 emitted by :func:`finish_active`, which ``run_hydra`` calls in a ``finally``
 and which is registered with :mod:`atexit` as a last resort. It runs once.
 
+When the sweep ends, the page comparing its jobs (``report.html``, labelled by
+their overrides) is written into the sweep folder, tracked or not, before
+``on_sweep_end``, so a tracker can upload it.
+
 What the jobs did is read back from their folders, not from memory, because
 a job may have run in another process: each job writes ``job.json`` (its exit
 code and error) next to its ``summary.json``; see
@@ -31,27 +35,50 @@ from evalframe.app.stderr import release_stderr
 from evalframe.assess.runfolder import SweepFolder
 from evalframe.plugin.hooks import HookRelay, SweepContext
 
-__all__ = ["SweepCallback", "finish_active", "take_started"]
+__all__ = ["SweepCallback", "finish_active", "refusal", "take_started"]
 
 _lock = threading.Lock()
 _active: _Sweep | None = None
 _started: list[Path] = []  # sweep folders started in this process, for run_hydra's exit code
+_refused: list[str] = []  # why a run was refused before Hydra wrote anything
 
 
 class _Sweep:
-    """A started sweep and the trackers that were told about it."""
+    """A started sweep and the trackers that were told about it (maybe none)."""
 
-    def __init__(self, context: SweepContext, relay: HookRelay) -> None:
+    def __init__(self, context: SweepContext, relay: HookRelay, page: bool = True) -> None:
         self.context = context
         self.relay = relay
+        self.page = page
         self.finished = False
 
     def finish(self) -> None:
         if self.finished:
             return
         self.finished = True
+        if self.page:
+            _write_page(self.context.sweep_dir)
         jobs = SweepFolder(self.context.sweep_dir).jobs()
         self.relay.emit("on_sweep_end", self.context, jobs)
+
+
+def _write_page(sweep_dir: Path) -> None:
+    """The page comparing the jobs, before ``on_sweep_end`` so a tracker can upload it.
+    A page that cannot be drawn is a warning: every job's results are already written."""
+    from evalframe.core.errors import EvalframeError
+    from evalframe.report.page import write_sweep_report
+
+    if not SweepFolder(sweep_dir).jobs():
+        return  # nothing ran (Hydra refused the sweep): no page to draw
+    try:
+        page = write_sweep_report(sweep_dir)
+    except EvalframeError as exc:
+        print(f"warning: no sweep report: {exc.render()}", file=sys.stderr)
+        return
+    except Exception as exc:  # noqa: BLE001  # the jobs' results stand without the page
+        print(f"warning: no sweep report: {type(exc).__name__}: {exc}", file=sys.stderr)
+        return
+    print(f"Sweep report: {page}")
 
 
 def take_started() -> list[Path]:
@@ -83,6 +110,10 @@ def _start(config: Any) -> None:
     SweepFolder(sweep_dir).start()
     _started.append(sweep_dir)
     experiment = str(OmegaConf.select(config, "experiment", default="default"))
+    page = OmegaConf.select(config, "report.html", default=True) is not False
+    context = SweepContext(experiment=experiment, sweep_dir=sweep_dir, config={})
+    with _lock:  # even untracked, the sweep's end writes its page
+        _active = _Sweep(context, HookRelay([]), page)
     try:
         tracking = OmegaConf.to_container(
             OmegaConf.select(config, "tracking", default={"name": "none"}), resolve=True
@@ -106,13 +137,59 @@ def _start(config: Any) -> None:
     sweep_dir.mkdir(parents=True, exist_ok=True)
     relay.emit("on_sweep_start", context)
     with _lock:
-        _active = _Sweep(context, relay)
+        _active = _Sweep(context, relay, page)
+
+
+def refusal() -> str | None:
+    """The error that stopped the last run before Hydra wrote a file (and forget it)."""
+    return _refused.pop() if _refused else None
+
+
+def _refuse_literal_secrets(config: Any) -> None:
+    """Stop before Hydra writes ``.hydra/`` or ``multirun.yaml`` if a credential is in the config.
+
+    Hydra copies the composed config to disk before the first job starts, so a
+    check inside the job would come too late: the secret would already be
+    saved. Callbacks run before those writes, on the unresolved config, where
+    ``${oc.env:TOKEN}`` is still a reference and not the secret.
+    """
+    from omegaconf import OmegaConf
+
+    from evalframe.core.errors import ConfigError
+    from evalframe.core.secrets import find_literal_secrets
+
+    plain = OmegaConf.to_container(config, resolve=False)
+    extra = OmegaConf.select(config, "redact", default=None) or []
+    tree = {str(k): v for k, v in plain.items()} if isinstance(plain, dict) else {}
+    found = find_literal_secrets(tree, [str(x) for x in extra])
+    if not found:
+        return
+    first = found[0]
+    _refused.append(
+        ConfigError(
+            f"a credential is written into the config ({first.how}); evalframe refuses it before "
+            "anything is saved, because configs are copied to .hydra/, the run folder, MLflow "
+            "and DVC" + (f"; {len(found) - 1} more: {', '.join(map(str, found[1:]))}"
+                         if len(found) > 1 else ""),
+            key=first.key,
+            got=f"{first.value[:4]}…" if len(first.value) >= 12 else "(a short literal value)",
+            hint="name an environment variable instead, e.g. "
+            f"{first.key}='${{oc.env:MY_SECRET}}' (inside a URL too: ?api_key=${{oc.env:KEY}}), "
+            "or use the plugin's *_env / headers_from_env settings; see docs/security.md",
+        ).render()
+    )  # fmt: skip
+    raise SystemExit(2)
 
 
 class SweepCallback(Callback):
-    """Hydra callback: ``on_sweep_start`` / ``on_sweep_end`` for evalframe's trackers."""
+    """Hydra callback: refuses literal secrets before Hydra writes a file, and tells trackers
+    when a sweep starts and ends (``on_sweep_start`` / ``on_sweep_end``)."""
+
+    def on_run_start(self, config: Any, **kwargs: Any) -> None:
+        _refuse_literal_secrets(config)
 
     def on_multirun_start(self, config: Any, **kwargs: Any) -> None:
+        _refuse_literal_secrets(config)
         _start(config)
 
     def on_multirun_end(self, config: Any, **kwargs: Any) -> None:

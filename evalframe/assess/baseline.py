@@ -160,6 +160,9 @@ def promote(run_dir: Path, name: str, root: Path = Path("baselines")) -> Path:
     try:
         for file in FILES:
             shutil.copy2(run_dir / file, tmp / file)
+        for file in RunFolder.BASELINE_OPTIONAL:  # the corpus manifest, for the drift view
+            if (run_dir / file).is_file():
+                shutil.copy2(run_dir / file, tmp / file)
         target = root / name
         if target.exists():
             old = root / f".{name}.old"

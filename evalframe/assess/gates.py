@@ -13,10 +13,11 @@ from typing import Any
 
 from evalframe.assess.results import Evaluation, GateResult, GateView
 from evalframe.core.errors import ConfigError, PluginError
+from evalframe.core.types import GoldenSet
 from evalframe.plugin.protocols import Gate, PluginContext
 from evalframe.plugin.registry import GATES, configure
 
-__all__ = ["GateSpec", "run_gates"]
+__all__ = ["GateSpec", "run_gates", "verdict_warnings"]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -57,6 +58,26 @@ def run_gates(specs: list[GateSpec], evaluation: Evaluation) -> list[GateResult]
 def verdict(results: list[GateResult]) -> bool:
     """True when every *required* gate passed."""
     return all(r.passed for r in results if r.required)
+
+
+def verdict_warnings(golden: GoldenSet, results: list[GateResult]) -> list[str]:
+    """What the verdict must say beside pass/fail: today, gating on an unblessed set.
+
+    A dataset plugin marks a set that has not passed its curation gate (KnowCode's
+    human spot-check, §8) with ``provenance["blessed"] = False`` and its
+    ``dataset_status``. Gates still run and decide the exit code, but a verdict
+    reached on labels no human has confirmed is provisional, and says so.
+    """
+    if not results or golden.provenance.get("blessed") is not False:
+        return []
+    status = golden.provenance.get("dataset_status")
+    blessed = golden.provenance.get("blessed_statuses")
+    accepted = f" (blessed: {', '.join(map(str, blessed))})" if blessed else ""
+    return [
+        f"gated on golden set {golden.name!r}, which is not blessed: its dataset_status is "
+        f"{status!r}{accepted}; its labels have not passed the human spot-check, so this "
+        "verdict is provisional"
+    ]
 
 
 def parse_gate_specs(node: Mapping[str, Any] | None) -> list[GateSpec]:

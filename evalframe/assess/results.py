@@ -6,6 +6,7 @@ rather than recomputing anything, so every consumer sees the same numbers.
 
 from __future__ import annotations
 
+import difflib
 import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -14,6 +15,7 @@ from typing import Any
 import numpy as np
 
 from evalframe.core.errors import ConfigError
+from evalframe.core.messages import warn
 from evalframe.core.types import GoldenSet, Run
 from evalframe.metrics import Metric, Policies, Scores, parse_metric
 
@@ -117,11 +119,21 @@ def choose_slices(golden: GoldenSet, requested: Sequence[str] | None) -> SliceCh
     queries = golden.queries
     if requested is not None:
         fields, skipped = [], {}
-        for name in requested:
+        present = sorted({k for q in queries for k in q.metadata})
+        for i, name in enumerate(requested):
             if any(name in q.metadata for q in queries):
                 fields.append(name)
-            else:
-                skipped[name] = "no query has this field"
+                continue
+            close = difflib.get_close_matches(name, present, n=1)
+            skipped[name] = "no query has this field" + (
+                f" (did you mean {close[0]!r}?)" if close else ""
+            )
+            # Said on stderr too: a misspelt slice must not pass for an absent one.
+            warn(
+                f"slices[{i}] {name!r}: no query of {golden.name!r} has this field, so there "
+                f"is no table for it; the queries' fields are: {', '.join(present) or '(none)'}"
+                + (f"; did you mean {close[0]!r}?" if close else "")
+            )
         return SliceChoice(fields, skipped)
     names = list(dict.fromkeys(k for q in queries for k in q.metadata))
     fields, skipped = [], {}
@@ -271,6 +283,9 @@ class Evaluation:
     by_slice: dict[str, dict[str, dict[Metric, Aggregate]]] = field(default_factory=dict)
     latency: dict[str, float] = field(default_factory=dict)
     baseline: Any = None  # evalframe.assess.baseline.Baseline when the run has one
+    #: headline values of the run's analyses (``calibration.ece``, ...), set by the
+    #: pipeline before the gates run; an ``analysis`` gate reads them through GateView
+    analysis: dict[str, Aggregate] = field(default_factory=dict)
 
     @classmethod
     def build(
@@ -370,6 +385,28 @@ class GateView:
         idx = self.select(where, key=key) if where else np.arange(len(self._ev.scores.query_ids))
         values = self._ev.scores.values[m]
         return {self._ev.scores.query_ids[i]: float(values[i]) for i in idx}
+
+    def analysis(self, name: str, *, key: str = "gates") -> Aggregate:
+        """A headline value of the run's analyses, e.g. ``calibration.ece`` or
+        ``calibration.answer_correctness@0.8`` (docs/analyses.md lists them).
+
+        ``mean`` is the value, ``n`` what it rests on (queries, routed queries,
+        tasks) and ``ci_low``/``ci_high`` its interval where it has one.
+        """
+        value = self._ev.analysis.get(name)
+        if value is None:
+            raise ConfigError(
+                f"the run has no analysis value {name!r}",
+                key=key,
+                expected=f"one of: {', '.join(sorted(self._ev.analysis)) or '(none computed)'}",
+                hint="configure the analysis that produces it (analysis=calibration, "
+                "analysis.benefit); see docs/analyses.md",
+            )
+        return value
+
+    @property
+    def analysis_names(self) -> list[str]:
+        return sorted(self._ev.analysis)
 
     @property
     def baseline_name(self) -> str | None:

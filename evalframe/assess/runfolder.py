@@ -2,7 +2,9 @@
 
 A run's folder is a format that other tools rely on (DVC tracks it, baselines
 copy it, ``compare``, ``rescore``, reports, the pytest fixture and trackers read
-it), so it has exactly one owner. Layout version 1::
+it), so it has exactly one owner: this is one module because every file name,
+reader and writer of the format belongs together (a second module would be a
+second owner). Layout version 1::
 
     config.yaml       the composed config the run used
     run.trec          the rankings, TREC format (qid Q0 docid rank score tag), each
@@ -15,11 +17,19 @@ it), so it has exactly one owner. Layout version 1::
     summary.json      identity, counts, aggregates overall and per slice; its
                       ``layout`` key is the version of this format
     comparison.json   against a baseline, when one was given (and comparison.md)
+    corpus_manifest.json  when a corpus was loaded: a short hash of each document's text,
+                      so a later run can name the documents that changed (the drift view)
+    report.html       the page people read (self-contained), and summary.md, its
+                      pull-request-sized summary; written by the report layer
+    calibration.json  with ``analysis.calibration``: ECE, MCE, Brier, reliability bins,
+                      answer_correctness@T, the verdict (docs/analyses.md)
+    benefit.json      with ``analysis.benefit``: the A/B benefit table per stratum
     job.json          in a ``-m`` sweep job only: how the job ended
 
-A sweep folder holds one run folder per job (named by job number) and
+A sweep folder holds one run folder per job (named by job number),
 ``.evalframe-sweep.json``, which tells this sweep's jobs from an earlier
-sweep's in a reused folder. :class:`SweepFolder` reads and writes both.
+sweep's in a reused folder, and ``report.html``, the page comparing the jobs.
+:class:`SweepFolder` reads and writes them.
 
 A folder written by a newer evalframe (a higher ``layout``) is refused with a
 message rather than misread; a folder without ``layout`` is version 1.
@@ -46,7 +56,7 @@ from evalframe.core.io import (
     write_trec_run,
 )
 from evalframe.core.reader import read_jsonl, read_trec_run, require_file
-from evalframe.core.types import Ranking, Run
+from evalframe.core.types import Corpus, Ranking, Run, document_hash
 from evalframe.plugin.hooks import SweepJob
 
 if TYPE_CHECKING:
@@ -63,6 +73,7 @@ __all__ = [
     "StatusRule",
     "SweepFolder",
     "SweepJob",
+    "document_hash",
     "per_query_records",
     "query_status",
 ]
@@ -225,12 +236,35 @@ class RunFolder:
     COMPARISON: ClassVar[str] = "comparison.json"
     COMPARISON_MD: ClassVar[str] = "comparison.md"
     JOB: ClassVar[str] = "job.json"
+    CORPUS_MANIFEST: ClassVar[str] = "corpus_manifest.json"
+    REPORT_HTML: ClassVar[str] = "report.html"
+    SUMMARY_MD: ClassVar[str] = "summary.md"
+    CALIBRATION: ClassVar[str] = "calibration.json"
+    BENEFIT: ClassVar[str] = "benefit.json"
     #: Every name the run folder's own files use (an export may not take one).
     OWN_FILES: ClassVar[frozenset[str]] = frozenset(
-        {CONFIG, RUN, PER_QUERY, METRICS, GATES, SUMMARY, COMPARISON, COMPARISON_MD, JOB}
+        {
+            CONFIG,
+            RUN,
+            PER_QUERY,
+            METRICS,
+            GATES,
+            SUMMARY,
+            COMPARISON,
+            COMPARISON_MD,
+            JOB,
+            CORPUS_MANIFEST,
+            REPORT_HTML,
+            SUMMARY_MD,
+            CALIBRATION,
+            BENEFIT,
+        }
     )
     #: What a baseline keeps of a run.
     BASELINE_FILES: ClassVar[tuple[str, ...]] = (PER_QUERY, METRICS, SUMMARY, CONFIG)
+    #: What a baseline keeps of a run when the run has it (a run without a corpus has
+    #: no manifest; runs before the manifest existed have none either).
+    BASELINE_OPTIONAL: ClassVar[tuple[str, ...]] = (CORPUS_MANIFEST,)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "path", Path(self.path))
@@ -284,6 +318,47 @@ class RunFolder:
         if not self.file(self.COMPARISON).is_file():
             return None
         return self._json(self.COMPARISON, "comparison")
+
+    def corpus_manifest(self) -> dict[str, Any] | None:
+        """``corpus_manifest.json`` (None when the run had no corpus or predates it)."""
+        if not self.file(self.CORPUS_MANIFEST).is_file():
+            return None
+        data = self._json(self.CORPUS_MANIFEST, "corpus manifest")
+        if not isinstance(data.get("documents"), dict):
+            raise DataError(
+                "the corpus manifest has no 'documents' mapping of id to hash",
+                path=self.file(self.CORPUS_MANIFEST),
+            )
+        return data
+
+    def config(self) -> dict[str, Any]:
+        """``config.yaml`` as plain data (empty when absent or not a mapping)."""
+        path = self.file(self.CONFIG)
+        if not path.is_file():
+            return {}
+        import yaml
+
+        try:
+            data = yaml.safe_load(path.read_text(encoding="utf-8"))
+        except yaml.YAMLError as exc:
+            raise DataError(f"the run config is not valid YAML ({exc})", path=path) from None
+        return data if isinstance(data, dict) else {}
+
+    def overrides(self) -> tuple[str, ...]:
+        """The Hydra overrides the run was started with (empty outside Hydra)."""
+        return _overrides(self.path)
+
+    def calibration(self) -> dict[str, Any] | None:
+        """``calibration.json`` (the reliability diagram's data), or None when not computed."""
+        if not self.file(self.CALIBRATION).is_file():
+            return None
+        return self._json(self.CALIBRATION, "calibration results")
+
+    def benefit(self) -> dict[str, Any] | None:
+        """``benefit.json`` (the A/B benefit table), or None when not computed."""
+        if not self.file(self.BENEFIT).is_file():
+            return None
+        return self._json(self.BENEFIT, "benefit results")
 
     def per_query(self) -> Iterator[tuple[int, dict[str, Any]]]:
         """``(line, record)`` for each record of ``per_query.jsonl``."""
@@ -394,6 +469,18 @@ class RunFolder:
             return target
         return write_trec_run(target, run, tag=tag)
 
+    def write_corpus_manifest(self, corpus: Corpus) -> Path:
+        """Each document's :func:`document_hash`, one per line (so it diffs well)."""
+        payload = {
+            "corpus": corpus.name,
+            "content_hash": corpus.content_hash,
+            "hash": "sha256 of the document text, first 12 hex digits",
+            "documents": _document_hashes(corpus),
+        }
+        return self.write_text(
+            self.CORPUS_MANIFEST, json.dumps(payload, indent=0, ensure_ascii=False) + "\n"
+        )
+
 
 #: What a per-query record keeps beside a ranking's ids and scores.
 _EXTRAS = ("latency_ms", "confidence", "answer", "tokens", "tool_calls")
@@ -424,6 +511,14 @@ def _tag_of(run_file: Path) -> str | None:
     return fields[5] if len(fields) == 6 else None
 
 
+def _document_hashes(corpus: Corpus) -> dict[str, str]:
+    """Each document's :func:`document_hash`; a deferred corpus knows them unread."""
+    known = getattr(corpus.documents, "known_hashes", None)
+    if known is not None:
+        return dict(known)
+    return {d.id: document_hash(d.text) for d in corpus.documents}
+
+
 def _read_json(path: Path) -> dict[str, Any]:
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
@@ -441,6 +536,8 @@ class SweepFolder:
     #: folder reused by a second sweep (``hydra.sweep.dir=fixed``) keeps the first
     #: sweep's job folders; only jobs that carry the current id are this sweep's.
     MARKER: ClassVar[str] = ".evalframe-sweep.json"
+    #: The page comparing the sweep's jobs (written when the sweep ends).
+    REPORT_HTML: ClassVar[str] = "report.html"
 
     def start(self) -> None:
         """Mark a new sweep in this folder."""

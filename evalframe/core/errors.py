@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from evalframe.core.secrets import redact_text
+
 __all__ = [
     "EXIT_ERROR",
     "EXIT_GATE_FAILED",
@@ -77,7 +79,7 @@ class EvalframeError(Exception):
             head += f" ({'; '.join(details)})"
         if self.hint:
             head += f"\n  hint: {self.hint}"
-        return head
+        return redact_text(head)  # a URL quoted in an error keeps its credentials to itself
 
     def __str__(self) -> str:
         return self.render()

@@ -96,8 +96,11 @@ def atomic_copy(source: str | Path, path: str | Path) -> Path:
 
 
 def _jsonable(value: Any) -> Any:
-    """NaN is not JSON: write it as null so every JSON reader accepts the file."""
-    if isinstance(value, float) and math.isnan(value):
+    """Strict JSON: NaN and ±inf become null (no JSON reader accepts them), NumPy
+    scalars become Python numbers, so every JSON reader accepts the file."""
+    if hasattr(value, "item") and type(value).__module__ == "numpy":
+        value = value.item()  # np.float32, np.int64, np.bool_ -> float, int, bool
+    if isinstance(value, float) and not math.isfinite(value):
         return None
     if isinstance(value, dict):
         return {str(k): _jsonable(v) for k, v in value.items()}
@@ -107,15 +110,15 @@ def _jsonable(value: Any) -> Any:
 
 
 def atomic_write_json(path: str | Path, payload: Any) -> Path:
-    text = json.dumps(_jsonable(payload), indent=2, sort_keys=False, ensure_ascii=False)
+    text = json.dumps(_jsonable(payload), indent=2, ensure_ascii=False, allow_nan=False)
     return atomic_write(path, text + "\n")
 
 
 def _json_line(record: Any) -> str:
-    try:  # most records hold no NaN: one C-level dump, no walk through the record
+    try:  # most records hold no NaN, inf or NumPy scalar: one C-level dump, no walk
         return json.dumps(record, ensure_ascii=False, allow_nan=False)
     except (ValueError, TypeError):
-        return json.dumps(_jsonable(record), ensure_ascii=False)
+        return json.dumps(_jsonable(record), ensure_ascii=False, allow_nan=False)
 
 
 def atomic_write_jsonl(path: str | Path, records: Iterable[Any]) -> Path:

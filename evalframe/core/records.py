@@ -9,6 +9,7 @@ configured corpus cannot return.
 
 from __future__ import annotations
 
+import unicodedata
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -16,16 +17,36 @@ from typing import Any
 
 from evalframe.core.errors import DataError
 from evalframe.core.messages import shown, warn
-from evalframe.core.types import Corpus, GoldenQuery, Run
+from evalframe.core.types import Corpus, GoldenQuery, Run, normalise_id
 
 __all__ = [
+    "LABEL_MAX",
+    "LABEL_MIN",
     "At",
     "UniqueIds",
     "field_names",
+    "id_problem",
     "is_id",
+    "label_problem",
     "warn_ids_not_in_corpus",
     "warn_if_nothing_matches",
 ]
+
+
+#: Relevance labels are whole numbers in a C int's range, as trec_eval reads
+#: them. Anything beyond is a typo or a unit mix-up (a score written where a
+#: grade belongs), and would overflow gains such as nDCG's 2^label - 1 in
+#: the metric engine long after retrieval was paid for; it is refused at load.
+LABEL_MIN, LABEL_MAX = -(2**31), 2**31 - 1
+
+
+def label_problem(value: Any) -> str | None:
+    """Why ``value`` is not a relevance label, or None when it is one."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        return "not a whole number"
+    if not LABEL_MIN <= value <= LABEL_MAX:
+        return f"outside the label range {LABEL_MIN}..{LABEL_MAX}"
+    return None
 
 
 def field_names(record: Any) -> str:
@@ -69,15 +90,28 @@ class At:
                 hint=hint,
             )
 
-    def ident(self, value: Any, name: str, hint: str | None = None) -> str:
-        """An id field: a non-blank string, or an integer normalised to its string."""
-        if not is_id(value):
+    def label(self, value: Any, what: str, hint: str | None = None) -> int:
+        """A relevance label (see :data:`LABEL_MAX`), or an error naming ``what`` it labels."""
+        problem = label_problem(value)
+        if problem is not None:
             raise self.error(
-                f"field {name!r} must be a non-empty string or an integer",
+                f"the label of {what} is {problem}",
+                expected=f"a whole number from {LABEL_MIN} to {LABEL_MAX}",
                 got=repr(value),
-                hint=hint,
+                hint=hint or "labels > 0 are relevant, labels <= 0 judged not relevant",
             )
-        return str(value)
+        return int(value)
+
+    def ident(self, value: Any, name: str, hint: str | None = None) -> str:
+        """An id field as evalframe keeps it (:func:`~evalframe.core.types.normalise_id`)."""
+        problem = id_problem(value)
+        if problem is not None:
+            raise self.error(
+                f"field {name!r} {problem}",
+                got=repr(value),
+                hint=hint or "an id is one word: a non-empty string without spaces, or an integer",
+            )
+        return str(normalise_id(value))
 
     def text(
         self, value: Any, name: str, *, allow_empty: bool = False, hint: str | None = None
@@ -88,11 +122,20 @@ class At:
         return value
 
 
+def id_problem(value: Any) -> str | None:
+    """Why ``value`` cannot be an id, or None (the identifier policy of ``normalise_id``)."""
+    if isinstance(value, bool) or not isinstance(value, int | str):
+        return "must be a non-empty string or an integer"
+    try:
+        normal = normalise_id(value)
+    except ValueError:
+        return "contains a space or a control character, which a TREC file cannot hold"
+    return "must be a non-empty string or an integer" if normal == "" else None
+
+
 def is_id(value: Any) -> bool:
-    """A usable id: a string with a non-blank character, or an integer (``bool`` is not one)."""
-    if isinstance(value, bool):
-        return False
-    return isinstance(value, int) or (isinstance(value, str) and value.strip() != "")
+    """A usable id: a one-word string or an integer (``bool`` is not one); see ``id_problem``."""
+    return id_problem(value) is None
 
 
 @dataclass
@@ -105,7 +148,8 @@ class UniqueIds:
 
     def add(self, ident: str, at: At, *, place: str | None = None) -> None:
         """Record ``ident`` at ``at``; ``place`` names it better where a line is not enough
-        (``g.json:2 ([0])``, ``pairs[0], adk.yaml:2``)."""
+        (``g.json:2 ([0])``, ``pairs[0], adk.yaml:2``). ``q02`` and ``q02 `` are one id."""
+        ident = str(normalise_id(ident))
         first = self._first.get(ident)
         if first is not None:
             raise at.error(
@@ -138,6 +182,29 @@ def warn_ids_not_in_corpus(
         warn(
             f"{len(unknown)} {what} id(s) are not in corpus {corpus.name!r} "
             f"and can never be retrieved: {shown(unknown)}"
+        )
+        _warn_lookalikes(unknown, known, f"{what} id(s)", f"corpus {corpus.name!r}")
+
+
+def _fold(ident: str) -> str:
+    return unicodedata.normalize("NFKC", ident).casefold()
+
+
+def _warn_lookalikes(unknown: Iterable[str], known: Iterable[str], what: str, where: str) -> None:
+    """Say which missing ids differ from a known one only by Unicode form or case.
+
+    Ids are compared exactly (docs/golden-sets.md, "Identifiers"): a full-width
+    ``ａ1`` is not ``a1``. Changing ids silently could merge two that differ on
+    purpose, so evalframe keeps them and names the near misses instead.
+    """
+    folded: dict[str, str] = {}
+    for ident in known:
+        folded.setdefault(_fold(ident), ident)
+    pairs = [f"{u!r} ~ {folded[_fold(u)]!r}" for u in unknown if _fold(u) in folded]
+    if pairs:
+        warn(
+            f"{len(pairs)} of those {what} differ from an id of {where} only by Unicode "
+            f"form or case ({shown(pairs)}); ids are compared exactly: write one spelling"
         )
 
 

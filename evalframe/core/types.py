@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib
 import json
 import threading
+import unicodedata
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Annotated, Any, ClassVar, overload
 
@@ -27,12 +28,21 @@ __all__ = [
     "Ranking",
     "Run",
     "content_hash",
+    "document_hash",
     "normalise_id",
 ]
 
 
 def normalise_id(value: Any) -> Any:
-    """Turn an integer id into its decimal string; leave anything else alone.
+    """An id as evalframe keeps it: integers as decimal strings, surrounding space dropped.
+
+    The identifier policy (docs/golden-sets.md, "Identifiers"): ``"q02 "`` and
+    ``"q02"`` are one id, so surrounding ASCII whitespace is not part of an id.
+    ASCII whitespace or a control character *inside* an id is refused: a TREC file
+    (the run.trec every run writes, the qrels a team shares) splits on it, so
+    such an id could never be read back. Ids are otherwise compared exactly,
+    code point by code point (no Unicode normalisation: ``ａ`` is not ``a``);
+    loaders warn about compatibility characters instead of changing ids.
 
     ``bool`` is rejected on purpose: ``True`` is an ``int`` in Python but never
     a meaningful id, and accepting it would hide a broken record.
@@ -41,17 +51,39 @@ def normalise_id(value: Any) -> Any:
         return value  # pydantic's str check then reports it with its location
     if isinstance(value, int):
         return str(value)
+    if isinstance(value, str):
+        value = value.strip(_ASCII_SPACE)
+        if any(unicodedata.category(ch) == "Cc" or ch == " " for ch in value):
+            raise ValueError(
+                f"the id {value!r} contains whitespace or a control character, which a TREC "
+                "file cannot hold (ids are single words)"
+            )
     return value
+
+
+#: What C's isspace() and so TREC files split on (space, \t, \n, \v, \f, \r); other
+#: Unicode whitespace (a no-break space) is data in an id, as in trec_eval.
+_ASCII_SPACE = " \t\n\v\f\r"
 
 
 Id = Annotated[str, BeforeValidator(normalise_id), Field(min_length=1)]
 
 
 def _normalise_ids(value: Any) -> Any:
-    """:func:`normalise_id` over a sequence, in one call: a ranking has hundreds of ids."""
-    if isinstance(value, (list, tuple)) and any(type(v) is int for v in value):
-        return [normalise_id(v) for v in value]
-    return value
+    """:func:`normalise_id` over a sequence, in one call: a ranking has hundreds of ids.
+
+    Ids that are all strings with no space and nothing unprintable are already
+    what :func:`normalise_id` would make of them (nothing to strip, nothing to
+    refuse): one check of their joined text says so. Anything else goes
+    through :func:`normalise_id` one id at a time.
+    """
+    if not isinstance(value, (list, tuple)):
+        return value
+    if all(type(v) is str for v in value):
+        joined = "".join(value)
+        if " " not in joined and joined.isprintable():
+            return value
+    return [normalise_id(v) for v in value]
 
 
 #: Many ids at once (a ranking's): the same rules as :data:`Id`, checked by
@@ -202,6 +234,16 @@ class Document(_Frozen):
     metadata: dict[str, Any] = Field(default_factory=dict)
 
 
+def document_hash(text: str) -> str:
+    """A document's entry in a corpus manifest: SHA-256 of its text, 12 hex digits.
+
+    The text is what a retriever indexes (loaders fold titles into it), the same
+    input as the corpus's content hash. 48 bits make it all but impossible for a
+    changed document to keep its hash, while keeping the manifest small.
+    """
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:12]
+
+
 def _documents_hash(docs: Sequence[Document], chunk: int = 2048) -> str:
     """``content_hash([[d.id, d.text] for d in docs])``, without the whole JSON text at once.
 
@@ -234,15 +276,21 @@ class Corpus(_Frozen):
 
     @classmethod
     def deferred(
-        cls, name: str, digest: str, ids: Sequence[str], load: Callable[[], Corpus]
+        cls,
+        name: str,
+        digest: str,
+        hashes: Mapping[str, str],
+        load: Callable[[], Corpus],
     ) -> Corpus:
-        """A corpus known by its name, hash and ids, whose documents are read on first use.
+        """A corpus known by its name, hash and documents' hashes; texts read on first use.
 
-        For a run answered from caches: the keys need the hash and the
-        dataset's checks the ids, and neither needs 100k documents built.
-        ``load`` must give the same content (the caller checks its hash).
+        For a run answered from caches: the keys need the hash, the dataset's
+        checks the ids and the run folder's manifest each document's
+        :func:`document_hash` (``hashes``, id -> hash, in corpus order), and
+        none of them needs 100k documents built. ``load`` must give the same
+        content (the caller checks its hash).
         """
-        documents: Any = DeferredDocuments(digest, ids, load)  # reads as a tuple would
+        documents: Any = DeferredDocuments(digest, hashes, load)  # reads as a tuple would
         return cls.model_construct(name=name, documents=documents, content_hash=digest)
 
     def __len__(self) -> int:
@@ -258,9 +306,10 @@ class Corpus(_Frozen):
 class DeferredDocuments(Sequence[Document]):
     """A corpus's documents, read when first used (see :meth:`Corpus.deferred`)."""
 
-    def __init__(self, digest: str, ids: Sequence[str], load: Callable[[], Corpus]) -> None:
+    def __init__(self, digest: str, hashes: Mapping[str, str], load: Callable[[], Corpus]) -> None:
         self.digest = digest
-        self.known_ids = tuple(ids)
+        self.known_hashes = dict(hashes)
+        self.known_ids = tuple(self.known_hashes)
         self._load = load
         self._docs: tuple[Document, ...] | None = None
         self._lock = threading.Lock()

@@ -84,12 +84,28 @@ def check_duplicates(
     :class:`difflib.SequenceMatcher` ratio >= ``near``; ``near > 1`` turns
     that part off. Pairs are pruned by length first (the ratio is at most
     ``2*min/(len_a+len_b)``), so a thousand queries stay well under a second.
+
+    A query without text (Galaxy's gold holds ids and tools only; its texts
+    live in a separate queries file) repeats nobody's question: it is left
+    out, and one info finding says how many were and how to check them.
     """
     findings: list[Finding] = []
     groups: dict[str, list[str]] = defaultdict(list)
     text_of = {q.id: q.text for q in golden.queries}
+    no_text = [q.id for q in golden.queries if not q.text.strip()]
+    if no_text:
+        findings.append(
+            Finding(
+                "info",
+                "no-text",
+                f"{len(no_text)} of {len(golden)} queries have no text (ids and judgments "
+                "only), so the duplicate-question checks skip them; give their texts with "
+                "--queries FILE (joined by id) to check them too",
+            )
+        )
     for q in golden.queries:
-        groups[normalise_question(q.text)].append(q.id)
+        if q.text.strip():
+            groups[normalise_question(q.text)].append(q.id)
     for ids in groups.values():
         if len(ids) > 1:
             for dup in ids[1:]:

@@ -24,6 +24,7 @@ from evalframe.core.errors import ConfigError, DataError
 from evalframe.core.io import read_json_array, read_jsonl, require_file
 from evalframe.core.types import Corpus, GoldenSet
 from evalframe.golden.findings import Finding
+from evalframe.golden.queries import QueriesConfig, join_queries
 from evalframe.plugin.protocols import PluginContext
 from evalframe.plugin.registry import CORPORA, DATASETS, configure
 
@@ -104,12 +105,17 @@ def load_golden(
     params: Mapping[str, Any] | None = None,
     *,
     source_root: str | Path | None = None,
+    queries: QueriesConfig | None = None,
+    source_rev: str | None = None,
 ) -> LoadedSet:
     """Load ``path`` with dataset plugin ``fmt`` (inferred from the path when None).
 
-    For KnowCode, ``source_root`` switches the drift guard on (drift becomes a
-    warning finding, not a stop: ``validate`` reports it instead of refusing
-    to look); without it the meta file is not read.
+    ``queries`` joins a separate queries file by id (see
+    :mod:`evalframe.golden.queries`). For KnowCode, ``source_root`` switches
+    the drift guard on (drift becomes a warning finding, not a stop:
+    ``validate`` reports it instead of refusing to look), against Git
+    revision ``source_rev`` of it when given; without a source root the meta
+    file is not read.
     """
     p = require_file(path, what="golden set")
     inferred = None
@@ -124,6 +130,8 @@ def load_golden(
         settings.update({"require_meta": False, "allow_drift": True})
         if source_root is not None:
             settings["source_root"] = str(source_root)
+            if source_rev is not None:
+                settings["source_rev"] = source_rev
         else:
             settings["meta_path"] = os.devnull  # not a file: the drift guard is skipped
     settings.update(params or {})
@@ -140,6 +148,8 @@ def load_golden(
     try:
         with contextlib.redirect_stderr(captured):
             golden = loader.load()
+            if queries is not None:  # the texts live elsewhere (Galaxy): join them by id
+                golden = join_queries(golden, queries)
     except ValidationError as exc:  # e.g. a plugin that lets a duplicate id through
         raise DataError(
             f"the {fmt} plugin built an invalid golden set: {exc.errors()[0]['msg']}", path=p

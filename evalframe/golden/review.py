@@ -6,6 +6,14 @@ gets one verdict, ``correct | minor_issue | major_issue | wrong``; the batch
 passes when major_issue + wrong < 5% of the sample, minor_issue < 15%, and no
 easy query is ``wrong``. Phase 2 tightens the first ceiling to 3%: every
 number is a parameter.
+
+Some records go to a human whatever the draw: an oracle that answered with
+``confidence: "low"`` ("low-confidence records flow to mandatory human
+review", §3.2) and an adversary that gave any ``partial`` verdict ("any
+partial verdict triggers the query for human review", §3.3).
+:func:`mandatory_reviews` finds them, in the golden records themselves or in
+the pipeline's ``01_oracle_answers.jsonl`` and ``02_adversary_reports.jsonl``,
+and :func:`sample_for_review` adds them on top of the stratified draw.
 """
 
 from __future__ import annotations
@@ -29,13 +37,91 @@ __all__ = [
     "ReviewResult",
     "allocate",
     "check_review",
+    "mandatory_reviews",
     "read_review",
+    "read_stage_records",
     "sample_for_review",
 ]
 
 VERDICTS = ("correct", "minor_issue", "major_issue", "wrong")
 #: Added to each sampled record; a record's own field of the same name is kept as ``record_<name>``.
 REVIEW_FIELDS = ("verdict", "reviewer", "notes")
+LOW_CONFIDENCE = "low-confidence oracle answer"
+PARTIAL_VERDICT = "partial adversary verdict"
+DRAWN = "stratified draw"
+
+
+def _low_confidence(record: Mapping[str, Any]) -> bool:
+    """An OracleAnswer (or a golden record carrying its fields) with confidence low."""
+    for source in (record, record.get("oracle"), record.get("provenance")):
+        if isinstance(source, Mapping):
+            value = source.get("confidence")
+            if isinstance(value, str) and value.strip().casefold() == "low":
+                return True
+    return False
+
+
+def _partial(record: Mapping[str, Any]) -> bool:
+    """An AdversaryReport (or a golden record carrying it) with any partial verdict."""
+    for source in (record, record.get("adversary"), record.get("provenance")):
+        if not isinstance(source, Mapping):
+            continue
+        for key in ("overall_verdict", "adversary_verdict"):
+            value = source.get(key)
+            if isinstance(value, str) and value.strip().casefold() == "partial":
+                return True
+        claims = source.get("claim_verdicts")
+        if isinstance(claims, list) and any(
+            isinstance(c, Mapping)
+            and isinstance(c.get("verdict"), str)
+            and c["verdict"].strip().casefold() == "partial"
+            for c in claims
+        ):
+            return True
+    return False
+
+
+def read_stage_records(path: str | Path, what: str) -> dict[str, list[dict[str, Any]]]:
+    """A pipeline stage file (JSON Lines keyed by ``query_id``) as ``{query id: records}``.
+
+    A line that is not an object or has no ``query_id`` is a :class:`DataError` at its line.
+    """
+    out: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for line, record in read_jsonl(path, what=what):
+        if not isinstance(record, dict) or "query_id" not in record:
+            raise DataError(
+                f"a line of the {what} must be a JSON object with a query_id",
+                path=path,
+                line=line,
+                got=type(record).__name__ if not isinstance(record, dict) else "no query_id",
+            )
+        out[str(record["query_id"])].append(record)
+    return dict(out)
+
+
+def mandatory_reviews(
+    records: Mapping[str, Mapping[str, Any]],
+    oracle_answers: Mapping[str, Sequence[Mapping[str, Any]]] | None = None,
+    adversary_reports: Mapping[str, Sequence[Mapping[str, Any]]] | None = None,
+) -> dict[str, list[str]]:
+    """Query ids a human must review whatever the draw, with the reasons (§3.2, §3.3).
+
+    ``records`` are the golden records by query id; the optional stage files
+    add OracleAnswers and AdversaryReports by query id. Ids of the stage files
+    that are not in the golden set (rejected candidates) are ignored.
+    """
+    out: dict[str, list[str]] = {}
+    for qid, record in records.items():
+        reasons = []
+        answers = [record, *((oracle_answers or {}).get(qid, []))]
+        reports = [record, *((adversary_reports or {}).get(qid, []))]
+        if any(_low_confidence(r) for r in answers):
+            reasons.append(LOW_CONFIDENCE)
+        if any(_partial(r) for r in reports):
+            reasons.append(PARTIAL_VERDICT)
+        if reasons:
+            out[qid] = reasons
+    return out
 
 
 def allocate(sizes: Mapping[Any, int], fraction: float) -> dict[Any, int]:
@@ -70,13 +156,17 @@ def sample_for_review(
     seed: int = 0,
     strata: Sequence[str] = ("task_type", "difficulty"),
     locations: Mapping[str, str] | None = None,
+    always: Mapping[str, Sequence[str]] | None = None,
 ) -> tuple[list[dict[str, Any]], dict[tuple[str, ...], tuple[int, int]]]:
-    """A stratified sample as review records, and ``{cell: (sampled, size)}``.
+    """A stratified sample as review records, and ``{cell: (drawn, size)}``.
 
     Each review record is the query's record as written in the golden file,
-    plus ``verdict: null``, ``reviewer: null``, ``notes: ""``, its ``stratum``
-    and the ``location`` it came from. Records keep the golden set's order; the
-    same seed always draws the same sample.
+    plus ``verdict: null``, ``reviewer: null``, ``notes: ""``, its ``stratum``,
+    the ``location`` it came from and ``review_reasons`` (``stratified draw``
+    and/or the reasons given in ``always``). The queries in ``always``
+    (:func:`mandatory_reviews`) are added on top of the draw, which they do
+    not change: the same seed always draws the same stratified sample.
+    Records keep the golden set's order.
     """
     if not 0 < fraction <= 1:
         raise DataError(
@@ -93,17 +183,20 @@ def sample_for_review(
     chosen: set[str] = set()
     for cell in sorted(cells):
         chosen.update(rng.sample(cells[cell], alloc[cell]))
+    extra = always or {}
     out = []
     for q in golden.queries:
-        if q.id not in chosen:
+        if q.id not in chosen and q.id not in extra:
             continue
         record = dict(records.get(q.id) or {"id": q.id, "text": q.text})
-        for name in (*REVIEW_FIELDS, "stratum", "location"):
+        for name in (*REVIEW_FIELDS, "stratum", "location", "review_reasons"):
             if name in record:
                 record[f"record_{name}"] = record.pop(name)
         record["stratum"] = {f: q.metadata.get(f) for f in strata}
         if locations and q.id in locations:
             record["location"] = locations[q.id]
+        reasons = [DRAWN] if q.id in chosen else []
+        record["review_reasons"] = [*reasons, *extra.get(q.id, ())]
         record.update({"verdict": None, "reviewer": None, "notes": ""})
         out.append(record)
     summary = {c: (alloc[c], len(ids)) for c, ids in sorted(cells.items())}

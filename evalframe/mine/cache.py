@@ -21,9 +21,9 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from evalframe.core.secrets import is_secret_name
 from evalframe.core.store import EntryStore
 from evalframe.core.types import content_hash
-from evalframe.retrieval.cache import SECRET_NAME
 
 __all__ = ["FORMAT", "CallCache", "plugin_fingerprint"]
 
@@ -37,9 +37,7 @@ def plugin_fingerprint(
     """What identifies a plugin's results apart from its inputs: part of every key."""
     public = {}
     if config is not None:
-        public = {
-            k: v for k, v in config.model_dump(mode="json").items() if not SECRET_NAME.search(k)
-        }
+        public = {k: v for k, v in config.model_dump(mode="json").items() if not is_secret_name(k)}
     fingerprint: dict[str, Any] = {
         "format": FORMAT,
         kind: name,

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from evalframe.core.io import atomic_write, atomic_write_json, atomic_write_jsonl
+from evalframe.core.secrets import redact
 from evalframe.mine.config import MineConfig
 from evalframe.mine.engine import MineResult, PairResult
 from evalframe.mine.stats import DocStats
@@ -171,7 +172,7 @@ def write_outputs(result: MineResult, config: MineConfig) -> dict[str, Path]:
         "dataset": atomic_write(out / DATASET, dump_yaml(dataset_payload(result, config))),
         "trials": atomic_write_jsonl(out / TRIALS, trial_records(result)),
         "summary": atomic_write_json(out / SUMMARY, summary(result, config)),
-        "config": atomic_write(out / CONFIG, dump_yaml(dict(config.raw))),
+        "config": atomic_write(out / CONFIG, dump_yaml(redact(dict(config.raw)))),
     }
     return paths
 

@@ -12,16 +12,24 @@ listed, suggested and documented.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator
 
+from evalframe.analysis.settings import (
+    Analyses,
+    AnalysisSettings,
+    validate_analysis,
+    value_names,
+)
 from evalframe.assess.gates import GateSpec, parse_gate_specs
 from evalframe.core.errors import ConfigError
-from evalframe.metrics import Metric, Policies, parse_metrics
+from evalframe.golden.queries import QueriesConfig
+from evalframe.metrics import Metric, Policies, parse_metric, parse_metrics
 from evalframe.plugin.protocols import PluginContext
 from evalframe.plugin.registry import (
     CORPORA,
@@ -33,7 +41,7 @@ from evalframe.plugin.registry import (
     PluginSpec,
     Registry,
     configure,
-    format_validation_error,
+    validation_problems,
 )
 
 __all__ = [
@@ -56,10 +64,61 @@ class MetricsSection(_Section):
 
     measures: list[str] = Field(min_length=1, description="canonical metric strings")
     policies: Policies = Field(default_factory=Policies)
+    labels: dict[str, str] = Field(
+        default_factory=dict,
+        description="display names for the terminal report and summary.json, "
+        "{metric: label}; gates, files and trackers keep the canonical string",
+    )
+
+    @field_validator("labels", mode="before")
+    @classmethod
+    def _null_is_empty(cls, value: Any) -> Any:
+        return {} if value is None else value  # `metrics.labels=null` on the command line
+
+    @field_validator("labels")
+    @classmethod
+    def _labels_name_measures(cls, labels: dict[str, str], info: ValidationInfo) -> dict[str, str]:
+        """Each key is a computed measure, each label is unique and names nothing else.
+
+        A label is only a display name (ADK calls our Hit@k "Recall@k"); one
+        that spelled another computed metric's canonical string, or two
+        metrics shown under one label, would make the report ambiguous.
+        """
+        if not labels or "measures" not in info.data:
+            return labels  # measures itself failed: that error is reported
+        try:
+            measures = [str(m) for m in parse_metrics(info.data["measures"])]
+        except ConfigError:
+            return labels  # reported with its own key by validate_experiment
+        shown: dict[str, str] = {}  # canonical metric -> label
+        for key, label in labels.items():
+            try:
+                metric = str(parse_metric(key))
+            except ConfigError as exc:
+                raise ValueError(f"label key {key!r} is not a metric ({exc.message})") from None
+            if metric not in measures:
+                raise ValueError(
+                    f"label key {key!r} is not among metrics.measures "
+                    f"({', '.join(measures)}): a label renames a metric the run computes"
+                )
+            if metric in shown:
+                raise ValueError(f"{key!r} and another key both name {metric}")
+            text = label.strip() if isinstance(label, str) else ""
+            if not text or "\n" in text:
+                raise ValueError(f"the label of {key!r} must be one line of text")
+            if text in shown.values():
+                raise ValueError(f"two metrics are labelled {text!r}: labels must be unique")
+            if text in measures and text != metric:
+                raise ValueError(
+                    f"{key!r} is labelled {text!r}, the name of another metric this run "
+                    "computes: choose another label"
+                )
+            shown[metric] = text
+        return shown
 
 
 class ReportSection(_Section):
-    """``report:`` how the terminal report marks and lists queries."""
+    """``report:`` how the reports mark and list queries, and whether the page is written."""
 
     criterion: str = Field("RR", description="per-query metric behind the ✓/⚠/✗ marks")
     pass_at: float = Field(1.0, description="✓ when the criterion is at least this")
@@ -67,6 +126,10 @@ class ReportSection(_Section):
     max_queries: int = Field(50, ge=0, description="per-query lines to print (0: none)")
     max_failed: int = Field(10, ge=0, description="failed queries to detail")
     show_k: int = Field(5, ge=1, description="retrieved ids to show for a failed query")
+    html: bool = Field(True, description="write report.html and summary.md into the run folder")
+    detail_k: int = Field(
+        10, ge=1, description="retrieved documents a query's row lists in report.html"
+    )
 
 
 class StatsSection(_Section):
@@ -100,16 +163,30 @@ class OutputSection(_Section):
 
     dir: str = Field(description="run directory (Hydra's run dir by default)")
     cache_dir: str = Field(description="shared cache for indexes and retrieval results")
-    run_tag: str = Field("evalframe", description="tag column of the written TREC run")
+    run_tag: str = Field(
+        "evalframe", description="tag column of the written TREC run: one word (no spaces)"
+    )
+
+    @field_validator("run_tag")
+    @classmethod
+    def _one_word(cls, value: str) -> str:
+        if not value or any(ch.isspace() for ch in value):
+            raise ValueError(
+                "the run tag must be one word: it is the last column of run.trec, "
+                "which every TREC tool splits on whitespace"
+            )
+        return value
 
 
 class _Schema(_Section):
     experiment: str = Field(description="the experiment's name (set by +experiment=...)")
     description: str = ""
     dataset: dict[str, Any]
+    queries: QueriesConfig = Field(default_factory=QueriesConfig)
     corpus: dict[str, Any] | None = None
     retriever: dict[str, Any]
-    depth: int = Field(100, ge=1, description="documents retrieved per query")
+    # strict: `depth=true` must not pass as 1 (bool is an int to Python, not to a user)
+    depth: int = Field(100, ge=1, strict=True, description="documents retrieved per query")
     metrics: MetricsSection
     gates: dict[str, Any] = Field(default_factory=dict)
     exports: dict[str, dict[str, Any] | None] = Field(
@@ -123,7 +200,14 @@ class _Schema(_Section):
     baseline: str | None = Field(None, description="baseline name (or run folder) to compare with")
     baselines_dir: str = Field("baselines", description="where baseline names are looked up")
     compare: CompareSection = Field(default_factory=CompareSection)
+    analysis: dict[str, Any] | None = Field(
+        None, description="calibration, benefit and failure categories (docs/analyses.md)"
+    )
     output: OutputSection
+    redact: list[str] = Field(
+        default_factory=list,
+        description="more key names whose values are secrets, redacted in every output",
+    )
 
 
 @dataclass(frozen=True)
@@ -148,6 +232,8 @@ class Experiment:
     depth: int
     metrics: tuple[Metric, ...]
     policies: Policies
+    #: display names, {canonical metric string: label} (``metrics.labels``)
+    labels: Mapping[str, str]
     gates: tuple[GateSpec, ...]
     exports: tuple[ResolvedPlugin, ...]
     slices: tuple[str, ...] | None
@@ -161,6 +247,20 @@ class Experiment:
     cache_dir: Path
     run_tag: str
     raw: Mapping[str, Any]
+    #: a separate queries file joined to the golden set by id (``queries.path``)
+    queries: QueriesConfig = field(default_factory=QueriesConfig)
+    #: names whose values are redacted in everything written (besides the built-in rule)
+    redact: tuple[str, ...] = ()
+
+    @property
+    def public_config(self) -> dict[str, Any]:
+        """The resolved config as it may be written or shown: credentials redacted."""
+        from evalframe.core.secrets import redact
+
+        return dict(redact(dict(self.raw), self.redact))
+
+    #: the validated ``analysis:`` section and its judges (docs/analyses.md)
+    analysis: Analyses = field(default_factory=lambda: Analyses(settings=AnalysisSettings()))
 
 
 def _resolve(registry: Registry[Any], node: Mapping[str, Any], key: str) -> ResolvedPlugin:
@@ -190,11 +290,15 @@ def validate_experiment(raw: Mapping[str, Any]) -> Experiment:
     try:
         schema = _Schema.model_validate(dict(raw))
     except ValidationError as exc:
+        problems = [(where.lstrip("."), what) for where, what in validation_problems(exc, "")]
+        hint = (
+            "fix the key in your experiment YAML or on the command line; "
+            "`python -m evalframe +experiment=NAME --cfg job` prints the composed config"
+        )
+        if len(problems) == 1:  # the error's key is the one setting at fault
+            raise ConfigError(problems[0][1], key=problems[0][0], hint=hint) from None
         raise ConfigError(
-            "invalid configuration: "
-            + format_validation_error(exc, "").replace(": .", ": ").lstrip("."),
-            hint="fix the key in your experiment YAML or on the command line; "
-            "`python -m evalframe +experiment=NAME --cfg job` prints the composed config",
+            "invalid configuration: " + "; ".join(f"{w}: {m}" for w, m in problems), hint=hint
         ) from None
     metrics = parse_metrics(schema.metrics.measures, key="metrics.measures")
     trackers = resolve_trackers(schema.tracking)
@@ -210,8 +314,10 @@ def validate_experiment(raw: Mapping[str, Any]) -> Experiment:
             expected=f"one of: {', '.join(str(m) for m in metrics)}",
             hint="add it to metrics.measures or pick another criterion",
         )
-    _check_gates(gates, metrics)
+    analysis = validate_analysis(schema.analysis, depth=schema.depth)
+    _check_gates(gates, metrics, schema.metrics.labels, value_names(analysis))
     exports = _resolve_exports(schema.exports, metrics)
+    _check_output_dir(Path(schema.output.dir))
     return Experiment(
         name=schema.experiment,
         description=schema.description,
@@ -222,6 +328,7 @@ def validate_experiment(raw: Mapping[str, Any]) -> Experiment:
         depth=schema.depth,
         metrics=tuple(metrics),
         policies=schema.metrics.policies,
+        labels=dict(schema.metrics.labels),
         gates=gates,
         exports=exports,
         slices=tuple(schema.slices) if schema.slices is not None else None,
@@ -235,7 +342,31 @@ def validate_experiment(raw: Mapping[str, Any]) -> Experiment:
         cache_dir=Path(schema.output.cache_dir).expanduser(),
         run_tag=schema.output.run_tag,
         raw=dict(raw),
+        queries=schema.queries,
+        redact=tuple(schema.redact),
+        analysis=analysis,
     )
+
+
+def _check_output_dir(path: Path) -> None:
+    """The run folder must be a folder, or creatable as one: said now, not after retrieval."""
+    for parent in (path, *path.parents):
+        if parent.exists():
+            if not parent.is_dir():
+                raise ConfigError(
+                    f"the run folder {path} cannot be created: {parent} is a file",
+                    key="output.dir",
+                    expected="a folder (existing or new)",
+                    got=f"{parent} (a file)",
+                    hint="point output.dir at a folder, or move the file away",
+                )
+            if not os.access(parent, os.W_OK | os.X_OK):
+                raise ConfigError(
+                    f"the run folder {path} cannot be written: {parent} is not writable",
+                    key="output.dir",
+                    hint="point output.dir at a folder you can write to",
+                )
+            return
 
 
 def _resolve_exports(
@@ -269,8 +400,14 @@ def _require_metrics(names: list[str], metrics: list[Metric], key: str, who: str
             )
 
 
-def _check_gates(gates: tuple[GateSpec, ...], metrics: list[Metric]) -> None:
-    """Validate every gate's settings and metrics now, not after a long retrieval."""
+def _check_gates(
+    gates: tuple[GateSpec, ...],
+    metrics: list[Metric],
+    labels: Mapping[str, str],
+    analysis_values: list[str],
+) -> None:
+    """Validate every gate's settings, metrics and analysis values now, not after retrieval."""
+    by_label = {label: metric for metric, label in labels.items()}
     for g in gates:
         key = f"gates.{g.name}"
         spec = GATES.get(g.type, key=f"{key}.type")
@@ -279,4 +416,22 @@ def _check_gates(gates: tuple[GateSpec, ...], metrics: list[Metric]) -> None:
         for i, name in enumerate(needed() if callable(needed) else []):
             # the first metric is the gate's own `metric:` setting; others are named by the gate
             where = f"{key}.metric" if i == 0 else key
+            if name in by_label:  # a label is a display name, never an identity
+                raise ConfigError(
+                    f"gate {g.name!r} names {name!r}, which is the report label of "
+                    f"{by_label[name]} (metrics.labels)",
+                    key=where,
+                    hint=f"gates name metrics by their canonical string: metric: {by_label[name]}",
+                )
             _require_metrics([name], metrics, where, f"gate {g.name!r}")
+        wanted = getattr(gate, "required_analyses", None)
+        for name in wanted() if callable(wanted) else []:
+            if name not in analysis_values:
+                raise ConfigError(
+                    f"gate {g.name!r} reads analysis value {name!r}, which no configured "
+                    "analysis produces",
+                    key=f"{key}.analysis",
+                    expected=f"one of: {', '.join(analysis_values) or '(no analysis configured)'}",
+                    hint="configure the analysis (e.g. analysis=calibration, with the threshold "
+                    "in analysis.calibration.thresholds); see docs/analyses.md",
+                )

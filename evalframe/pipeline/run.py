@@ -3,26 +3,33 @@
 It wires validated plugins together and emits lifecycle hooks; it knows no
 tracker, no file format and no retriever by name. Results are written to the
 run directory (atomically) before ``on_run_end`` so a tracker outage never
-loses them.
+loses them. It is one module because a run's steps read best in their order,
+in one place; what each step calls lives elsewhere (``assess``, ``retrieval``,
+``analysis``, ``pipeline/provenance.py``).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import math
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 from evalframe import __version__
-from evalframe.assess.gates import run_gates, verdict
+from evalframe.analysis import AnalysisOutput, BootstrapSettings, run_analyses
+from evalframe.assess.gates import run_gates, verdict, verdict_warnings
 from evalframe.assess.results import Evaluation, GateResult
 from evalframe.assess.runfolder import LAYOUT, RunData, RunFolder, per_query_records
-from evalframe.core.errors import EXIT_GATE_FAILED, EXIT_OK, ConfigError, PluginError
+from evalframe.core.errors import EXIT_GATE_FAILED, EXIT_OK, ConfigError, DataError, PluginError
+from evalframe.core.messages import shown, warn
 from evalframe.core.progress import quiet, step
 from evalframe.core.records import warn_if_nothing_matches
 from evalframe.core.types import Corpus, GoldenSet, Run
+from evalframe.golden.queries import join_queries
 from evalframe.metrics import evaluate
 from evalframe.pipeline.config import Experiment, ResolvedPlugin
+from evalframe.pipeline.provenance import created, git_state
 from evalframe.plugin.hooks import HookRelay, RunContext, RunOutcome
 from evalframe.plugin.protocols import (
     CorpusLoader,
@@ -32,13 +39,23 @@ from evalframe.plugin.protocols import (
     PluginContext,
     Retriever,
 )
-from evalframe.retrieval.corpora import with_manifest
+from evalframe.retrieval.corpora import checked_load, with_manifest
+from evalframe.retrieval.normalise import normalise_run
 from evalframe.retrieval.retrieve import retrieve_all, run_cache
 
 if TYPE_CHECKING:
     from evalframe.assess.compare import Comparison
 
-__all__ = ["PipelineResult", "Reporter", "load_golden", "run_experiment", "score_and_report"]
+__all__ = [
+    "Inputs",
+    "PipelineResult",
+    "Reporter",
+    "load_golden",
+    "load_inputs",
+    "run_experiment",
+    "score_and_report",
+    "stored_corpus",
+]
 
 
 @dataclass
@@ -46,7 +63,9 @@ class PipelineResult:
     """What a finished run produced, for reporters, the CLI and tests.
 
     ``report`` is the text a terminal reporter rendered (empty when none ran);
-    ``comparison`` is the paired comparison with the baseline, when one was given.
+    ``comparison`` is the paired comparison with the baseline, when one was given;
+    ``corpus`` the corpus the run searched, when one was loaded (a page shows its text).
+    A reporter that writes a file adds it to ``outputs``, so trackers upload it.
     """
 
     exit_code: int
@@ -57,6 +76,9 @@ class PipelineResult:
     experiment: Experiment | None = None
     comparison: Comparison | None = None
     records: list[dict[str, Any]] = field(default_factory=list)  # as in per_query.jsonl
+    corpus: Corpus | None = None
+    #: calibration, benefit and failure categories (plain data; docs/analyses.md)
+    analysis: AnalysisOutput = field(default_factory=AnalysisOutput)
 
 
 class Reporter(Protocol):
@@ -98,6 +120,12 @@ def _flat_metrics(evaluation: Evaluation, gates: list[GateResult]) -> dict[str, 
                 flat[f"slice.{fname}.{value}.{m}.n"] = agg.n
     for stat, ms in evaluation.latency.items():
         flat[f"latency.{stat}"] = ms
+    for key, found in evaluation.analysis.items():  # calibration.ece, failures.<category>, ...
+        flat[key] = found.mean
+        flat[f"{key}.n"] = found.n
+        if not math.isnan(found.ci_low):
+            flat[f"{key}.ci_low"] = found.ci_low
+            flat[f"{key}.ci_high"] = found.ci_high
     flat["gates.passed"] = sum(1 for g in gates if g.passed)
     flat["gates.failed"] = sum(1 for g in gates if not g.passed)
     return flat
@@ -109,6 +137,8 @@ def _write_outputs(
     gates: list[GateResult],
     exit_code: int,
     records: list[dict[str, Any]],
+    analysis: AnalysisOutput,
+    corpus: Corpus | None = None,
     stored_run: Path | None = None,
 ) -> tuple[dict[str, Path], dict[str, Any]]:
     from omegaconf import OmegaConf
@@ -120,15 +150,22 @@ def _write_outputs(
     folder.path.mkdir(parents=True, exist_ok=True)
     files = {
         "config": folder.write_text(
-            folder.CONFIG, OmegaConf.to_yaml(OmegaConf.create(dict(exp.raw)))
+            folder.CONFIG, OmegaConf.to_yaml(OmegaConf.create(exp.public_config))
         ),
         "run": folder.write_run(evaluation.run, tag=exp.run_tag, stored=stored_run),
         "per_query": folder.write_jsonl(folder.PER_QUERY, records),
         "metrics": folder.write_json(folder.METRICS, _flat_metrics(evaluation, gates)),
         "gates": folder.write_json(
-            folder.GATES, {"passed": verdict(gates), "gates": [g.as_dict() for g in gates]}
+            folder.GATES,
+            {
+                "passed": verdict(gates),
+                "warnings": verdict_warnings(evaluation.golden, gates),
+                "gates": [g.as_dict() for g in gates],
+            },
         ),
     }
+    if corpus is not None:
+        files["corpus_manifest"] = folder.write_corpus_manifest(corpus)
     golden = evaluation.golden
     golden_path = golden.provenance.get("path") or getattr(exp.dataset.config, "path", None)
     dvc = (dvc_lookup(golden_path) if golden_path else DvcRecord()).as_summary()
@@ -136,6 +173,8 @@ def _write_outputs(
         "layout": LAYOUT,
         "experiment": exp.name,
         "evalframe_version": __version__,
+        "created": created(),
+        "git": git_state(),
         "exit_code": exit_code,
         "golden_set": {
             "name": golden.name,
@@ -145,9 +184,22 @@ def _write_outputs(
             "provenance": golden.provenance,
             **dvc,  # dvc_md5, dvc_file: the DVC-versioned identity of this golden set
         },
+        "corpus": None
+        if corpus is None
+        else {
+            "name": corpus.name,
+            "content_hash": corpus.content_hash,
+            "documents": len(corpus),
+            "manifest": RunFolder.CORPUS_MANIFEST,
+        },
+        "baseline": None
+        if evaluation.baseline is None
+        else {"name": str(evaluation.baseline.name), "path": str(evaluation.baseline.path)},
         "retriever": exp.retriever.spec.name,
         "depth": exp.depth,
         "metrics": [str(m) for m in evaluation.metrics],
+        # display names (metrics.labels); every other key of this file is canonical
+        "labels": {str(m): exp.labels[str(m)] for m in evaluation.metrics if str(m) in exp.labels},
         "policies": evaluation.policies.model_dump(),
         "counts": {
             "missing_queries": list(evaluation.scores.missing),
@@ -164,7 +216,11 @@ def _write_outputs(
         "latency": evaluation.latency,
         "retrieval_cache": evaluation.run.metadata.get("cache"),
         "gates_passed": verdict(gates),
+        "verdict_warnings": verdict_warnings(golden, gates),
+        "analysis": analysis.summary,
     }
+    for name, payload in analysis.files.items():  # calibration.json, benefit.json
+        files[Path(name).stem] = folder.write_json(name, payload)
     files["summary"] = folder.write_json(folder.SUMMARY, summary)
     return files, summary
 
@@ -263,33 +319,126 @@ def _check_views(exp: Experiment, golden: GoldenSet) -> None:
             )
 
 
-def load_golden(exp: Experiment, *, corpus: bool = True) -> tuple[GoldenSet, Corpus | None]:
-    """Load the corpus (if configured) and the golden set, and check metric views.
+@dataclass(frozen=True)
+class Inputs:
+    """What a run is scored against: the golden set, the corpus, and how ids are normalised.
 
-    ``corpus=False`` loads the golden set alone, for scoring a stored run
-    (``rescore``): dataset loaders only use the corpus to warn about judged
-    ids it lacks, which the run that is re-scored has already said.
+    ``normalise_id`` is the dataset plugin's ``id_normaliser()`` (None when it
+    has none): the pipeline applies it to every retrieved id, so that gold and
+    predictions are normalised by one setting.
+    """
+
+    golden: GoldenSet
+    corpus: Corpus | None
+    normalise_id: Callable[[str], str] | None = None
+
+
+def load_inputs(exp: Experiment, *, corpus: Corpus | bool | None = True) -> Inputs:
+    """Load the corpus (if configured) and the golden set, join the queries file, check views.
+
+    With the retrieval cache on, a corpus whose loader names its files is
+    deferred when its manifest is cached (:mod:`evalframe.retrieval.corpora`):
+    its documents are read only if something needs their text. ``corpus``
+    may instead give the corpus (``rescore``'s, from the run folder), or
+    ``False`` to load none.
     """
     loaded: Corpus | None = None
-    if exp.corpus is not None and corpus:
+    if isinstance(corpus, Corpus):
+        loaded = corpus
+    elif exp.corpus is not None and corpus:
         loader = _build(
             exp.corpus, PluginContext(cache_dir=exp.cache_dir, config_key="corpus"), CorpusLoader
         )
         with step(f"loading the corpus ({exp.corpus.spec.name})"):
-            loaded = (
-                with_manifest(loader, exp.corpus.spec, exp.corpus.config, exp.cache_dir)
-                if exp.cache_retrieval
-                else loader.load()
-            )
+            plugin = exp.corpus
+            if exp.cache_retrieval:
+                loaded = with_manifest(
+                    loader,
+                    plugin.spec,
+                    plugin.config,
+                    exp.cache_dir,
+                    lambda: _loaded(loader, plugin),
+                )
+            else:
+                loaded = _loaded(loader, plugin)
     dataset = _build(
         exp.dataset,
         PluginContext(corpus=loaded, cache_dir=exp.cache_dir, config_key="dataset"),
         DatasetLoader,
     )
     with step(f"loading the golden set ({exp.dataset.spec.name})"):
-        golden = dataset.load()
+        golden = join_queries(_loaded(dataset, exp.dataset), exp.queries)
     _check_views(exp, golden)
-    return golden, loaded
+    normaliser = getattr(dataset, "id_normaliser", None)
+    return Inputs(golden, loaded, normaliser() if callable(normaliser) else None)
+
+
+def stored_corpus(exp: Experiment, folder: RunFolder) -> Corpus | bool:
+    """The corpus a stored run was made with, deferred: from its ``corpus_manifest.json``.
+
+    Its name, hash, ids and documents' hashes come from the manifest; the
+    documents themselves are read (with the configured loader, and checked
+    against the hash) only if something asks for their text. ``True`` (load it
+    as a run does) when the folder has no manifest; ``False`` without a corpus.
+    """
+    if exp.corpus is None:
+        return False
+    manifest = folder.corpus_manifest() if RunFolder.is_run(folder.path) else None
+    if manifest is None or not isinstance(manifest.get("content_hash"), str):
+        return True
+    plugin = exp.corpus
+    loader = _build(
+        plugin, PluginContext(cache_dir=exp.cache_dir, config_key="corpus"), CorpusLoader
+    )
+    digest = manifest["content_hash"]
+    return Corpus.deferred(
+        str(manifest.get("corpus", "")),
+        digest,
+        manifest["documents"],
+        checked_load(lambda: _loaded(loader, plugin), digest),
+    )
+
+
+def load_golden(exp: Experiment) -> tuple[GoldenSet, Corpus | None]:
+    """The golden set (queries file joined) and the corpus: :func:`load_inputs` without ids."""
+    inputs = load_inputs(exp)
+    return inputs.golden, inputs.corpus
+
+
+def _warn_empty_texts(golden: GoldenSet, retriever: Any, name: str) -> None:
+    """A retriever that reads the query text is about to be asked empty questions: say so once."""
+    if not getattr(retriever, "reads_query_text", True):
+        return  # a run file answers by id
+    empty = [q.id for q in golden if not q.text.strip()]
+    if empty:
+        warn(
+            f"{len(empty)} of {len(golden)} golden queries have no text, so retriever {name!r} "
+            f"is asked an empty question for them: {shown(empty)}. Give the texts in a queries "
+            "file joined by id (queries.path=FILE, see docs/golden-sets.md) or in the golden set"
+        )
+
+
+def _loaded(loader: Any, plugin: ResolvedPlugin) -> Any:
+    """``loader.load()``; a record the data model refuses is a data error, not a crash.
+
+    Loaders check their records with the core's helpers and name the line;
+    this is the backstop for what slips through (a third-party loader, an id
+    with a space), so it still ends in one paragraph and exit 2.
+    """
+    from pydantic import ValidationError
+
+    try:
+        return loader.load()
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first["loc"])
+        raise DataError(
+            f"the {plugin.spec.kind} plugin {plugin.spec.name!r} read a record the data model "
+            f"refuses: {first['msg'].removeprefix('Value error, ')}"
+            + (f" (at {where})" if where else ""),
+            key=f"{plugin.key}.path" if hasattr(plugin.config, "path") else plugin.key,
+            hint="fix the record in the file (ids are one word; labels whole numbers)",
+        ) from None
 
 
 def _plugin_metadata(exp: Experiment) -> dict[str, Any]:
@@ -321,7 +470,7 @@ def run_experiment(
     context = RunContext(
         experiment=exp.name,
         output_dir=exp.output_dir,
-        config=dict(exp.raw),
+        config=exp.public_config,
         metadata={
             **(metadata or {}),
             "plugins": _plugin_metadata(exp),
@@ -332,22 +481,33 @@ def run_experiment(
     relay.emit("on_run_start", context)
     try:
         with quiet(not progress):
-            golden, run = _load_and_retrieve(exp)
+            inputs, run = _load_and_retrieve(exp)
         relay.emit("on_retrieval_done", context, run)
-        return score_and_report(exp, golden, run, relay, context, reporters)
+        return score_and_report(
+            exp,
+            inputs.golden,
+            run,
+            relay,
+            context,
+            reporters,
+            normalise_id=inputs.normalise_id,
+            corpus=inputs.corpus,
+        )
     except BaseException as exc:
         relay.emit("on_error", context, exc)
         raise
 
 
-def _load_and_retrieve(exp: Experiment) -> tuple[GoldenSet, Run]:
-    """The golden set, and the run the retriever gives for it (through the cache)."""
-    golden, corpus = load_golden(exp)
+def _load_and_retrieve(exp: Experiment) -> tuple[Inputs, Run]:
+    """The inputs, and the run the retriever gives for them (through the cache)."""
+    inputs = load_inputs(exp)
+    golden, corpus = inputs.golden, inputs.corpus
     retriever = _build(
         exp.retriever,
         PluginContext(corpus=corpus, cache_dir=exp.cache_dir, config_key="retriever"),
         Retriever,
     )
+    _warn_empty_texts(golden, retriever, exp.retriever.spec.name)
     cache = (
         run_cache(exp.retriever.spec, exp.retriever.config, corpus, retriever, exp.cache_dir)
         if exp.cache_retrieval
@@ -357,7 +517,7 @@ def _load_and_retrieve(exp: Experiment) -> tuple[GoldenSet, Run]:
     if cache is not None:
         stats = {"hits": cache.hits, "misses": cache.misses}
         run = run.model_copy(update={"metadata": {**run.metadata, "cache": stats}})
-    return golden, run
+    return inputs, run
 
 
 def score_and_report(
@@ -368,14 +528,22 @@ def score_and_report(
     context: RunContext,
     reporters: Sequence[Reporter] = (),
     *,
+    normalise_id: Callable[[str], str] | None = None,
+    corpus: Corpus | None = None,
     stored_run: Path | None = None,
 ) -> PipelineResult:
     """Score a run, gate it, compare it, write the outputs, report: everything after retrieval.
 
     ``rescore`` calls this directly on a stored run, so a re-scored run and a
-    fresh one go through exactly the same steps; ``stored_run`` is the run
-    file it read, kept (or copied) as ``run.trec`` rather than written again.
+    fresh one go through exactly the same steps. ``normalise_id`` (the
+    dataset's, see :class:`Inputs`) is applied to every retrieved id first;
+    the run written to the run folder is the normalised one, the run scored.
+    ``corpus`` (when one was loaded) is recorded in the corpus manifest, handed
+    to the reporters, and gives the failure categories document text to compare
+    (none are given without it). ``stored_run`` is the run file ``rescore``
+    read, kept (or copied) as ``run.trec`` rather than written again.
     """
+    run = normalise_run(run, normalise_id, exp.policies.duplicates)
     warn_if_nothing_matches(golden, run)  # all zeros: ids, not the system, are the likely cause
     scores = evaluate(list(exp.metrics), golden, run, exp.policies)
     evaluation = Evaluation.build(
@@ -389,6 +557,11 @@ def score_and_report(
         seed=exp.stats.seed,
         confidence=exp.stats.confidence,
     )
+    records = per_query_records(evaluation, exp.report)
+    # before the gates, which may read calibration.ece & co. (GateView.analysis)
+    st = exp.stats
+    boot = BootstrapSettings(resamples=st.bootstrap, seed=st.seed, confidence=st.confidence)
+    analysis = run_analyses(exp.analysis, evaluation, records, corpus, boot)
     relay.emit("on_scored", context, evaluation)
     if exp.baseline is not None:
         evaluation.baseline = _load_baseline(exp, evaluation)
@@ -397,10 +570,20 @@ def score_and_report(
     relay.emit("on_gated", context, gates)
     exit_code = EXIT_OK if verdict(gates) else EXIT_GATE_FAILED
 
-    records = per_query_records(evaluation, exp.report)
-    outputs, summary = _write_outputs(exp, evaluation, gates, exit_code, records, stored_run)
+    outputs, summary = _write_outputs(
+        exp, evaluation, gates, exit_code, records, analysis, corpus, stored_run
+    )
     outputs.update(_write_exports(exp, evaluation))
-    result = PipelineResult(exit_code, evaluation, gates, outputs, experiment=exp, records=records)
+    result = PipelineResult(
+        exit_code,
+        evaluation,
+        gates,
+        outputs,
+        experiment=exp,
+        records=records,
+        analysis=analysis,
+        corpus=corpus,
+    )
     if evaluation.baseline is not None:
         result.comparison = _compare_with_baseline(
             exp, evaluation.baseline, records, summary, outputs

@@ -108,6 +108,14 @@ class Retriever(Protocol):
     rankings but is not in the plugin's config or the corpus: the contents of
     a model folder or a catalogue file named by path. It joins the retrieval
     cache key, so changing those files is never answered from a stale cache.
+
+    Optional: ``cache_inputs(query) -> JSON-able value or None``, for what of
+    the query besides its text changes the ranking (the metadata fields a
+    prompt template reads); it joins that query's cache key.
+
+    Optional: a class attribute ``reads_query_text = False`` for a retriever
+    that answers by query id alone (a run file), so that queries without text
+    are not warned about.
     """
 
     def retrieve(self, query: Query, k: int) -> Ranking | None: ...
@@ -122,7 +130,13 @@ class BatchRetriever(Retriever, Protocol):
 
 @runtime_checkable
 class DatasetLoader(Protocol):
-    """Reads a golden set from wherever it lives."""
+    """Reads a golden set from wherever it lives.
+
+    Optional: ``id_normaliser() -> Callable[[str], str] | None``, how this
+    golden set's document ids were normalised (Galaxy's ``strip_version``).
+    The pipeline applies the same function to every retrieved id before
+    scoring, so one setting normalises gold and predictions alike.
+    """
 
     def load(self) -> GoldenSet: ...
 

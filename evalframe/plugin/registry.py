@@ -107,6 +107,7 @@ class Registry(Generic[T]):
         #: a rule of the kind, checked when a plugin registers: ``check(name, obj, module)``
         self.check = check
         self._specs: dict[str, PluginSpec] = {}
+        self._dropped: dict[str, PluginSpec] = {}  # registered inside a scope that ended
 
     # -- registration -----------------------------------------------------
     def add(
@@ -199,6 +200,11 @@ class Registry(Generic[T]):
                 got=f"{type(exc).__name__}: {exc}",
                 hint="install the distribution that provides it, or fix its entry point",
             ) from None
+        dropped = self._dropped.get(name)
+        if name not in self._specs and dropped is not None:
+            module = sys.modules.get(dropped.module)
+            if module is not None and module is loaded:  # imported in a scope, not re-run
+                self._specs[name] = dropped
         if name not in self._specs:
             # The entry point may name a class/function directly instead of a
             # registering module; accept that when it carries a docstring.
@@ -241,11 +247,20 @@ class Registry(Generic[T]):
     # -- tests --------------------------------------------------------------
     @contextmanager
     def scoped(self) -> Iterator[Registry[T]]:
-        """Temporary registrations for a test; the registry is restored on exit."""
+        """Temporary registrations for a test; the registry is restored on exit.
+
+        A plugin that an entry point's module registered during the scope is
+        dropped too, but remembered: its module stays imported and will not run
+        its decorator again, so :meth:`get` restores it from memory instead of
+        reporting an installed plugin as unknown for the rest of the process.
+        """
         saved = dict(self._specs)
         try:
             yield self
         finally:
+            for name, spec in self._specs.items():
+                if name not in saved:
+                    self._dropped[name] = spec
             self._specs = saved
 
 
@@ -384,8 +399,9 @@ def validation_problems(exc: ValidationError, key: str) -> list[tuple[str, str]]
             problems.append((where, f"unknown key (got {err['input']!r})"))
         elif err["type"] == "missing":
             problems.append((where, "required but not set"))
-        else:
-            problems.append((where, f"{err['msg']} (got {err['input']!r})"))
+        else:  # a validator's ValueError reads as its own sentence, without pydantic's label
+            msg = err["msg"].removeprefix("Value error, ")
+            problems.append((where, f"{msg} (got {err['input']!r})"))
     return problems
 
 

@@ -11,6 +11,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
+from evalframe.assess.gates import verdict_warnings
 from evalframe.assess.runfolder import FAIL, NEGATIVE, PASS, WARN, per_query_records
 
 if TYPE_CHECKING:
@@ -69,18 +70,28 @@ def render_report(
             " (ignored)"
         )
 
+    # metrics.labels: a harness's own name for a metric, for display only
+    labels = exp.labels
+
+    def name(m: object) -> str:
+        return labels.get(str(m), str(m))
+
     out.append("")
     has_ci = any(not math.isnan(a.ci_low) for a in evaluation.overall.values())
     level = f"{exp.stats.confidence:.0%} CI" if has_ci else ""
     out.append(f"Results (mean ± std{', ' + level if level else ''} over n queries):")
-    width = max(len(str(m)) for m in evaluation.metrics)
+    width = max(len(name(m)) for m in evaluation.metrics)
     for m, agg in evaluation.overall.items():
         extra = f", {agg.skipped} skipped" if agg.skipped else ""
         ci = f"  [{_fmt(agg.ci_low)}, {_fmt(agg.ci_high)}]" if has_ci else ""
         out.append(
-            f"  {str(m).ljust(width)}  {_fmt(agg.mean)} (±{_fmt(agg.std).strip()}){ci}"
+            f"  {name(m).ljust(width)}  {_fmt(agg.mean)} (±{_fmt(agg.std).strip()}){ci}"
             f"  n={agg.n}{extra}"
         )
+    shown_labels = [(str(m), labels[str(m)]) for m in evaluation.metrics if str(m) in labels]
+    if shown_labels:
+        pairs = ", ".join(f"{label} is {metric}" for metric, label in shown_labels)
+        out.append(f"  labels (metrics.labels): {pairs}; gates and files use the canonical names")
     if (
         any(agg.skipped for agg in evaluation.overall.values())
         and evaluation.policies.no_relevant == "skip"
@@ -101,7 +112,7 @@ def render_report(
     for fname, groups in evaluation.by_slice.items():
         out.append("")
         out.append(f"By {fname}:")
-        header = [fname, "queries", *(str(m) for m in evaluation.metrics)]
+        header = [fname, "queries", *(name(m) for m in evaluation.metrics)]
         rows = []
         idx = evaluation.slice_groups(fname)
         for value, aggs in groups.items():
@@ -123,7 +134,9 @@ def render_report(
         )
         shown_metrics = evaluation.metrics[:4]
         for rec in records[: cfg.max_queries]:
-            values = " ".join(f"{m}={_fmt(rec['metrics'][str(m)]).strip()}" for m in shown_metrics)
+            values = " ".join(
+                f"{name(m)}={_fmt(rec['metrics'][str(m)]).strip()}" for m in shown_metrics
+            )
             out.append(f"  {rec['status']} {rec['query_id']}: {values}")
         if len(records) > cfg.max_queries:
             out.append(f"  … {len(records) - cfg.max_queries} more in per_query.jsonl")
@@ -136,6 +149,10 @@ def render_report(
             out.append(f'  {rec["query_id"]}: "{rec["text"]}"')
             out.append(f"      Expected:  {_ids(rec['expected'], cfg.show_k)}")
             out.append(f"      Retrieved: {_ids(rec['retrieved'], cfg.show_k)}")
+            failure = rec.get("failure")  # a heuristic category (docs/analyses.md)
+            if failure:
+                fix = f" → fix: {failure['fix']}" if failure["fix"] else ""
+                out.append(f"      Category:  {failure['label']} (heuristic){fix}")
         if len(failed) > cfg.max_failed:
             out.append(f"  … {len(failed) - cfg.max_failed} more in per_query.jsonl")
 
@@ -161,13 +178,21 @@ def render_report(
         out.append("Gates: none configured")
 
     failed_required = [g.name for g in gates if g.required and not g.passed]
+    warnings = verdict_warnings(golden, gates)
+    for warning in warnings:
+        out.append(f"  {WARN} warning: {warning}")
     out.append("")
     if outputs:
         out.append(f"Saved results to: {exp.output_dir}")
+    if "report_html" in outputs:
+        out.append(f"Report: {outputs['report_html']} (summary: {outputs['summary_md'].name})")
+    provisional = f" (provisional: {len(warnings)} warning(s) above)" if warnings else ""
     if failed_required:
-        out.append(f"Result: FAILED — required gate(s) failed: {', '.join(failed_required)}")
+        out.append(
+            f"Result: FAILED — required gate(s) failed: {', '.join(failed_required)}{provisional}"
+        )
     else:
-        out.append("Result: PASSED")
+        out.append(f"Result: PASSED{provisional}")
     return "\n".join(out)
 
 
@@ -182,6 +207,7 @@ class TerminalReport:
 
     def __call__(self, result: PipelineResult) -> None:
         from evalframe.assess.compare import render_comparison
+        from evalframe.report.analyses import render_analyses
 
         assert result.experiment is not None  # the pipeline always sets it
         text = render_report(
@@ -190,5 +216,8 @@ class TerminalReport:
         if result.comparison is not None:
             block = render_comparison(result.comparison)
             text = text.replace("\nGates:", f"\n{block}\n\nGates:", 1)
+        analyses = render_analyses(result.analysis)
+        if analyses:
+            text = text.replace("\nGates:", f"\n{analyses}\n\nGates:", 1)
         result.report = text
         print(text, file=self.stream or sys.stdout)

@@ -2,7 +2,8 @@
 
 The key of one query's ranking covers everything that can change it: the
 retriever's name and version, its full validated config (secrets excluded),
-the corpus content hash, the query text and k. Metrics, gates and report
+the corpus content hash, the query text and k, and the query's metadata
+fields the retriever says it reads (``cache_inputs``). Metrics, gates and report
 settings are not in the key, so changing them never invalidates an entry.
 
 Entries live in the ``runs`` namespace of the cache folder's entry store
@@ -17,7 +18,6 @@ file per entry) are still read.
 from __future__ import annotations
 
 import json
-import re
 import shutil
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -27,14 +27,13 @@ from typing import Any
 from pydantic import BaseModel, ValidationError
 
 from evalframe.core.io import default_cache_dir
+from evalframe.core.secrets import is_secret_name
 from evalframe.core.store import DATABASE, EntryStore, namespaces, open_store
 from evalframe.core.types import Ranking, content_hash
 from evalframe.plugin.protocols import in_cache_key
 
 __all__ = ["RunCache", "cache_info", "clear_cache", "default_cache_dir", "retriever_fingerprint"]
 
-#: Config fields whose names look like secrets never enter a key or a file.
-SECRET_NAME = re.compile(r"(api_?key|token|secret|password|authorization)", re.IGNORECASE)
 #: Bump when the entry layout changes; old entries are then simply not found.
 FORMAT = 1
 
@@ -45,7 +44,7 @@ def _public(config: BaseModel | None) -> dict[str, Any]:
     return {
         name: value
         for name, value in config.model_dump(mode="json").items()
-        if not SECRET_NAME.search(name) and in_cache_key(type(config), name)
+        if not is_secret_name(name) and in_cache_key(type(config), name)
     }
 
 
@@ -113,16 +112,21 @@ class RunCache:
             self._opened = open_store(self.root, "runs")
         return self._opened
 
-    def key(self, query_text: str, k: int) -> str:
-        return content_hash({**self.fingerprint, "query": query_text, "k": k})
+    def key(self, query_text: str, k: int, extra: Any = None) -> str:
+        """``extra``: what else of the query the ranking depends on (a retriever's
+        ``cache_inputs``); None leaves the key as it always was."""
+        payload = {**self.fingerprint, "query": query_text, "k": k}
+        if extra is not None:
+            payload["inputs"] = extra
+        return content_hash(payload)
 
-    def get(self, query_id: str, query_text: str, k: int) -> Ranking | None:
+    def get(self, query_id: str, query_text: str, k: int, extra: Any = None) -> Ranking | None:
         """The cached ranking, re-keyed to ``query_id`` (two ids may share a text)."""
-        return self.get_many([(query_id, query_text)], k).get(query_id)
+        return self.get_many([(query_id, query_text, extra)], k).get(query_id)
 
-    def get_many(self, queries: Sequence[tuple[str, str]], k: int) -> dict[str, Ranking]:
-        """``{query_id: ranking}`` for every ``(query_id, text)`` that is cached."""
-        keys = [self.key(text, k) for _, text in queries]
+    def get_many(self, queries: Sequence[tuple[Any, ...]], k: int) -> dict[str, Ranking]:
+        """``{query_id: ranking}`` for every ``(query_id, text[, extra])`` that is cached."""
+        keys = [self.key(q[1], k, q[2] if len(q) > 2 else None) for q in queries]
         store = self.entries
         get_many = getattr(store, "get_many", None)
         if callable(get_many):
@@ -130,7 +134,7 @@ class RunCache:
         else:
             texts = {key: text for key in keys if (text := store.get(key)) is not None}
         found: dict[str, Ranking] = {}
-        for (query_id, _), key in zip(queries, keys, strict=True):
+        for (query_id, *_), key in zip(queries, keys, strict=True):
             text = texts.get(key)
             ranking = _decode(text, query_id) if text is not None else None
             if ranking is None:
@@ -140,12 +144,15 @@ class RunCache:
                 found[query_id] = ranking
         return found
 
-    def put(self, query_text: str, k: int, ranking: Ranking) -> None:
-        self.put_many([(query_text, ranking)], k)
+    def put(self, query_text: str, k: int, ranking: Ranking, extra: Any = None) -> None:
+        self.put_many([(query_text, ranking, extra)], k)
 
-    def put_many(self, items: Sequence[tuple[str, Ranking]], k: int) -> None:
-        """Store ``(query text, ranking)`` pairs, in one write when the store can."""
-        entries = [(self.key(text, k), ranking.model_dump_json()) for text, ranking in items]
+    def put_many(self, items: Sequence[tuple[Any, ...]], k: int) -> None:
+        """Store ``(query text, ranking[, extra])`` items, in one write when the store can."""
+        entries = [
+            (self.key(item[0], k, item[2] if len(item) > 2 else None), item[1].model_dump_json())
+            for item in items
+        ]
         store = self.entries
         put_many = getattr(store, "put_many", None)
         if callable(put_many):

@@ -2,7 +2,8 @@
 
 The retrieval cache's keys need the corpus's content hash, and the dataset's
 checks its ids; neither needs the documents. When a corpus loader names the
-files it reads (``sources()``), the corpus's name, hash and ids are kept in
+files it reads (``sources()``), the corpus's name, hash and each document's
+hash (the run folder's ``corpus_manifest.json``, keyed by id) are kept in
 the cache folder's entry store (namespace ``corpora``) under a key of the
 loader's name, version and config and each source's path, size,
 modification and change times and inode. A later run with the same key gets
@@ -26,12 +27,12 @@ from pydantic import BaseModel
 
 from evalframe.core.errors import DataError
 from evalframe.core.store import open_store
-from evalframe.core.types import Corpus, content_hash
+from evalframe.core.types import Corpus, content_hash, document_hash
 
-__all__ = ["FORMAT", "manifest_key", "with_manifest"]
+__all__ = ["FORMAT", "checked_load", "manifest_key", "with_manifest"]
 
 #: Bump when the manifest's layout changes.
-FORMAT = 1
+FORMAT = 2
 
 
 def manifest_key(
@@ -60,8 +61,19 @@ def manifest_key(
     )
 
 
-def with_manifest(loader: Any, spec: Any, config: Any, cache_dir: Path) -> Corpus:
-    """The loader's corpus: deferred when its manifest is cached, else loaded (and kept)."""
+def with_manifest(
+    loader: Any,
+    spec: Any,
+    config: Any,
+    cache_dir: Path,
+    load: Callable[[], Corpus] | None = None,
+) -> Corpus:
+    """The loader's corpus: deferred when its manifest is cached, else loaded (and kept).
+
+    ``load`` reads the corpus (default: ``loader.load``; the pipeline wraps it
+    to turn a record the data model refuses into a located error).
+    """
+    load = load or loader.load
     sources = getattr(loader, "sources", None)
     key = (
         manifest_key(spec.name, spec.version, config, list(sources()))
@@ -69,32 +81,38 @@ def with_manifest(loader: Any, spec: Any, config: Any, cache_dir: Path) -> Corpu
         else None
     )
     if key is None:
-        corpus: Corpus = loader.load()
-        return corpus
+        return load()
     store = open_store(cache_dir, "corpora")
     text = store.get(key)
     if text is not None:
         try:
             kept = json.loads(text)
-            name, digest, ids = str(kept["name"]), str(kept["content_hash"]), kept["ids"]
+            name, digest, hashes = str(kept["name"]), str(kept["content_hash"]), kept["documents"]
+            if not isinstance(hashes, dict):
+                raise TypeError("documents")
         except (ValueError, KeyError, TypeError):
             pass  # damaged: read the corpus and keep a new manifest
         else:
-            return Corpus.deferred(name, digest, ids, _checked(loader.load, digest))
-    corpus = loader.load()
-    manifest = {"name": corpus.name, "content_hash": corpus.content_hash, "ids": []}
-    manifest["ids"] = [d.id for d in corpus.documents]
+            return Corpus.deferred(name, digest, hashes, checked_load(load, digest))
+    corpus = load()
+    manifest = {
+        "name": corpus.name,
+        "content_hash": corpus.content_hash,
+        "documents": {d.id: document_hash(d.text) for d in corpus.documents},
+    }
     store.put(key, json.dumps(manifest, ensure_ascii=False))
     return corpus
 
 
-def _checked(load: Callable[[], Corpus], digest: str) -> Callable[[], Corpus]:
+def checked_load(load: Callable[[], Corpus], digest: str) -> Callable[[], Corpus]:
+    """``load``, refusing a corpus whose content is not the one ``digest`` says."""
+
     def again() -> Corpus:
         corpus = load()
         if corpus.content_hash != digest:
             raise DataError(
-                f"corpus {corpus.name!r} changed while evalframe was running (content hash "
-                f"{digest} when the run started, {corpus.content_hash} now)",
+                f"corpus {corpus.name!r} is not the one this run started from (content hash "
+                f"{digest} then, {corpus.content_hash} now): its files changed meanwhile",
                 hint="run again once nothing is writing the corpus files",
             )
         return corpus

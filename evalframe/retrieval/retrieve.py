@@ -226,28 +226,46 @@ def retrieve_all(
     where it stopped.
     """
     queries = [Query(id=gq.id, text=gq.text, metadata=gq.metadata) for gq in golden.queries]
+    extras = _cache_inputs(retriever, queries) if cache is not None else {}
     found: dict[str, Ranking | None] = {}
     todo = queries
     if cache is not None:
-        cached = cache.get_many([(q.id, q.text) for q in queries], depth)
+        cached = cache.get_many([(q.id, q.text, extras[q.id]) for q in queries], depth)
         found.update(cached)
         todo = [q for q in queries if q.id not in cached]
     with quiet(not progress), step(f"retrieving ({name})", total=len(queries), unit="q") as bar:
         bar.advance(len(queries) - len(todo))
         for group in ask_all(retriever, todo, depth, name=name):
-            fresh: list[tuple[str, Ranking]] = []
+            fresh: list[tuple[str, Ranking, Any]] = []
             for i, ranking, elapsed_ms in group:
                 query = todo[i]
                 if ranking is not None and ranking.latency_ms is None:
                     ranking = ranking.model_copy(update={"latency_ms": elapsed_ms})
                 found[query.id] = ranking
                 if ranking is not None:
-                    fresh.append((query.text, ranking))
+                    fresh.append((query.text, ranking, extras.get(query.id)))
             if cache is not None and fresh:
                 cache.put_many(fresh, depth)
             bar.advance(len(group))
     rankings = {q.id: r for q in queries if (r := found.get(q.id)) is not None}
     return Run(rankings=rankings, metadata={"retriever": name})
+
+
+def _cache_inputs(retriever: Any, queries: Sequence[Query]) -> dict[str, Any]:
+    """What of each query besides its text its answer depends on, for the cache key.
+
+    A retriever's ``cache_inputs(query)`` (a template's fields); and a query
+    with no text (gold without a queries file) is keyed on its id too, or
+    every such query would get the first one's ranking.
+    """
+    inputs_of = getattr(retriever, "cache_inputs", None)
+    extras: dict[str, Any] = {}
+    for q in queries:
+        extra = inputs_of(q) if callable(inputs_of) else None
+        if not q.text.strip():
+            extra = {"id": q.id, "inputs": extra}
+        extras[q.id] = extra
+    return extras
 
 
 def run_cache(

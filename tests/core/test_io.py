@@ -18,3 +18,30 @@ def test_outputs_follow_the_umask_not_mkstemps_private_mode(tmp_path: Path) -> N
     for path in (text, raw):
         assert stat.S_IMODE(path.stat().st_mode) == 0o666 & ~mask
     assert raw.read_bytes() == b"\x00\x01"
+
+
+def test_json_outputs_are_strict_json_whatever_numbers_they_hold(tmp_path: Path) -> None:
+    """NaN and ±inf are null (no JSON reader accepts them); NumPy scalars are plain numbers."""
+    import json
+
+    import numpy as np
+
+    from evalframe.core.io import atomic_write_json
+
+    payload = {
+        "nan": float("nan"),
+        "inf": float("inf"),
+        "f32": np.float32(0.5),
+        "i64": np.int64(7),
+        "flag": np.bool_(True),
+        "deep": [np.float64("-inf"), 1.5],
+    }
+    path = atomic_write_json(tmp_path / "x.json", payload)
+    assert json.loads(path.read_text()) == {
+        "nan": None,
+        "inf": None,
+        "f32": 0.5,
+        "i64": 7,
+        "flag": True,
+        "deep": [None, 1.5],
+    }

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
 import math
 from pathlib import Path
@@ -178,3 +180,85 @@ def test_a_full_sample_then_check_round_trip(
     write_jsonl(out, records)
     assert main(["review-check", str(out)]) == 0
     assert "correct          " in capsys.readouterr().out
+
+
+def test_low_confidence_and_partial_records_are_always_reviewed(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """Issue #25 §4 (KnowCode §3.2, §3.3): on top of the stratified draw, every oracle answer
+    with confidence low and every adversary report with a partial verdict goes to a human."""
+    golden = knowcode_set(tmp_path / "golden.json")
+    plain = tmp_path / "plain.jsonl"
+    assert main(["sample", str(golden), "--out", str(plain), "--seed", "3"]) == 0
+    drawn = [r["query_id"] for r in read_jsonl(plain)]
+    assert all(r["review_reasons"] == ["stratified draw"] for r in read_jsonl(plain))
+    # q10 is flagged in the golden record itself; q11 through the oracle file (and a
+    # rejected candidate's answer is ignored); q12 and q13 through the adversary file
+    outside = [q for q in (f"q{n}" for n in range(10, 14)) if q not in drawn]
+    assert len(outside) >= 3, drawn  # the seed leaves most of them out of the draw
+    records = json.loads(golden.read_text())
+    records[9]["confidence"] = "low"
+    golden.write_text(json.dumps(records, indent=2))
+    oracle = write_jsonl(
+        tmp_path / "01_oracle_answers.jsonl",
+        [
+            {"query_id": "q11", "confidence": "low", "uncertainty_notes": "two candidates"},
+            {"query_id": "q12", "confidence": "high"},
+            {"query_id": "q99", "confidence": "low"},
+        ],
+    )
+    adversary = write_jsonl(
+        tmp_path / "02_adversary_reports.jsonl",
+        [
+            {"query_id": "q12", "overall_verdict": "partial", "claim_verdicts": []},
+            {
+                "query_id": "q13",
+                "overall_verdict": "supported",
+                "claim_verdicts": [{"verdict": "supported"}, {"verdict": "partial"}],
+            },
+        ],
+    )
+    out = tmp_path / "review.jsonl"
+    args = ["sample", str(golden), "--out", str(out), "--seed", "3"]
+    capsys.readouterr()
+    assert (
+        main([*args, "--oracle-answers", str(oracle), "--adversary-reports", str(adversary)]) == 0
+    )
+    review = {r["query_id"]: r for r in read_jsonl(out)}
+    assert set(drawn) <= set(review)  # the stratified draw is unchanged
+    assert set(review) == set(drawn) | {"q10", "q11", "q12", "q13"}
+    reasons = {q: review[q]["review_reasons"] for q in ("q10", "q11", "q12", "q13")}
+    for qid, reason in {
+        "q10": "low-confidence oracle answer",
+        "q11": "low-confidence oracle answer",
+        "q12": "partial adversary verdict",
+        "q13": "partial adversary verdict",
+    }.items():
+        assert reason in reasons[qid]
+        assert reasons[qid][0] == "stratified draw" or qid in outside
+    printed = capsys.readouterr().out
+    assert f"{len(drawn)} drawn across 4 task_type/difficulty cell(s)" in printed
+    assert "always reviewed, low-confidence oracle answer: 2 (q10, q11)" in printed
+    assert "always reviewed, partial adversary verdict: 2 (q12, q13)" in printed
+
+
+def test_a_stage_file_line_without_a_query_id_is_located(tmp_path: Path) -> None:
+    golden = knowcode_set(tmp_path / "golden.json")
+    bad = write_jsonl(tmp_path / "01.jsonl", [{"query_id": "q1"}, {"confidence": "low"}])
+    err = io.StringIO()
+    with contextlib.redirect_stderr(err):
+        code = main(
+            [
+                "sample",
+                str(golden),
+                "--out",
+                str(tmp_path / "r.jsonl"),
+                "--oracle-answers",
+                str(bad),
+            ]
+        )
+    assert code == 2
+    assert (
+        f"{bad}:2: a line of the oracle answers file must be a JSON object with a query_id"
+        in err.getvalue()
+    )

@@ -32,6 +32,7 @@ from pathlib import Path
 
 from evalframe.core.errors import DataError
 from evalframe.core.messages import Tally
+from evalframe.core.records import label_problem
 
 __all__ = [
     "ASCII_SPACE",
@@ -360,10 +361,27 @@ def warn_unicode_space(text: str, *, path: str | Path, what: str) -> None:
     tally.flush()
 
 
-def parse_int(token: str, *, what: str, path: str | Path, line: int, expected: str) -> int:
-    """``int(token)``, or a :class:`DataError` naming the file and line."""
+def parse_int(
+    token: str, *, what: str, path: str | Path, line: int, expected: str, label: bool = False
+) -> int:
+    """``int(token)``, or a :class:`DataError` naming the file and line.
+
+    With ``label=True`` the value must also lie in the label range
+    (:data:`evalframe.core.records.LABEL_MAX`).
+    """
     try:
-        return int(token)
+        value = int(token)
+        problem = label_problem(value) if label else None
+        if problem is not None:
+            raise DataError(
+                f"the {what} is {problem}",
+                path=path,
+                line=line,
+                expected=expected,
+                got=repr(token),
+                hint="a relevance label is a small whole number (e.g. 0, 1, 2, -1)",
+            )
+        return value
     except ValueError:
         raise DataError(
             f"the {what} is not an integer",

@@ -23,6 +23,10 @@ Two ways to cut a file, which give the same columns:
   separators, with no Python object per field (:func:`_fast_split`);
 - anything else goes through ``bytes.split()`` plus NumPy to find each
   line's fields (:func:`_tokenize`), which also locates a malformed line.
+
+It is one module because the two cuts must give the same columns and the
+same located errors for the same bytes: they share the format table, the
+number parser and its range checks, and a change to one is a change to both.
 """
 
 from __future__ import annotations
@@ -43,6 +47,7 @@ from evalframe.core.reader.files import (
     read_bytes,
     warn_unicode_space,
 )
+from evalframe.core.records import LABEL_MAX, LABEL_MIN
 from evalframe.core.types import Ranking, Run
 
 __all__ = [
@@ -398,16 +403,21 @@ def _numbers(
         return np.zeros(0, dtype=dtype)
     raw = values if isinstance(values, np.ndarray) else np.array(values, dtype="S")
     try:
-        return raw.astype(dtype)
+        parsed = raw.astype(dtype)
     except (ValueError, OverflowError):
-        pass
-    if dtype is np.int64:  # accept integral floats such as "1.0"
+        parsed = None
+    if parsed is None and dtype is np.int64:  # accept integral floats such as "1.0"
         try:
             as_float = raw.astype(np.float64)
-            if np.all(np.isfinite(as_float)) and np.all(as_float == np.round(as_float)):
-                return as_float.astype(np.int64)
+            if np.all(np.abs(as_float) <= LABEL_MAX) and np.all(as_float == np.round(as_float)):
+                parsed = as_float.astype(np.int64)
         except ValueError:
             pass
+    if parsed is not None:
+        bad = _out_of_range(parsed)
+        if not bad.size:
+            return parsed
+        raw, lines = raw[bad], lines[bad]
     for i, b in enumerate(raw.tolist()):
         problem = _not_a_number(b, dtype)
         if problem is not None:
@@ -422,14 +432,30 @@ def _numbers(
     raise DataError(f"cannot read the {fmt.number_what} column", path=path)  # pragma: no cover
 
 
+def _out_of_range(values: np.ndarray) -> np.ndarray:
+    """Indices of values no evaluation can order or weigh: NaN scores, labels out of range.
+
+    A NaN score has no place in a ranking (every comparison with it is false,
+    so its rank would depend on the sort); ±inf scores order fine and are kept.
+    """
+    if values.dtype == np.float64:
+        return np.flatnonzero(np.isnan(values))
+    return np.flatnonzero((values < LABEL_MIN) | (values > LABEL_MAX))
+
+
 def _not_a_number(token: bytes, dtype: Any) -> str | None:
     """Why ``token`` is not a value of the column, or None when it is one."""
     try:
         value = float(token)
     except ValueError:
         return "not a number"
-    if dtype is np.int64 and not (np.isfinite(value) and value == round(value)):
-        return "not an integer"
+    if dtype is np.int64:
+        if not (np.isfinite(value) and value == round(value)):
+            return "not an integer"
+        if not LABEL_MIN <= value <= LABEL_MAX:  # exact: doubles hold every int32
+            return f"outside the label range {LABEL_MIN}..{LABEL_MAX}"
+    if np.isnan(value):
+        return "NaN (not a number, so it has no rank)"
     return None
 
 

@@ -8,6 +8,11 @@ numbered or bulleted lines. Ids not in the catalogue are dropped and counted
 (``dropped_ids``), repeated ids are kept once, in order; the order is the
 ranking (synthetic scores ``n - i``).
 
+The prompt template is filled in one pass: ``{query}``, ``{catalogue}``,
+``{k}``, ``{id}`` and any metadata field of the query by name (``{topic}``,
+``{tutorial.title}``), as Galaxy's generator enriches its queries with
+tutorial metadata; the fields a template reads join the query's cache key.
+
 Galaxy's ``generate_llm_predictions.py`` options map as follows: ``--model``
 -> ``model``, ``--api-url`` -> ``api_url``, ``OPENAI_API_KEY`` ->
 ``api_key_env``, ``--delay`` -> ``delay_seconds``, ``--max-queries`` ->
@@ -35,7 +40,13 @@ from evalframe.plugin.registry import retriever
 from ._common import build_ranking, coerce_id
 from ._http import JsonClient, RateLimiter, RequestError, RetryPolicy, RetrySettings, env_headers
 
-__all__ = ["LLMRecommender", "LLMRecommenderConfig", "load_catalogue", "parse_answer"]
+__all__ = [
+    "LLMRecommender",
+    "LLMRecommenderConfig",
+    "load_catalogue",
+    "parse_answer",
+    "placeholders",
+]
 
 DEFAULT_PROMPT = """\
 You recommend items from a fixed catalogue.
@@ -76,8 +87,11 @@ class LLMRecommenderConfig(RetrySettings):
     max_description_chars: int = Field(
         300, ge=0, description="descriptions are cut to this length in the prompt"
     )
-    prompt_template: str = Field(
-        DEFAULT_PROMPT, description="user prompt; {query}, {catalogue} and {k} are substituted"
+    prompt_template: str | None = Field(
+        None,
+        description="user prompt (null: the built-in one); {query}, {catalogue}, {k} and {id} "
+        "are substituted, and {name} by the query's metadata field name ({a.b} reads a nested "
+        "field); {{ and }} are literal braces",
     )
     system_prompt: str | None = Field(DEFAULT_SYSTEM, description="system message (null: none)")
     temperature: float = Field(0.0, ge=0, le=2, description="sampling temperature")
@@ -104,10 +118,38 @@ class LLMRecommenderConfig(RetrySettings):
 
     @field_validator("prompt_template")
     @classmethod
-    def _has_query(cls, value: str) -> str:
-        if "{query}" not in value:
+    def _has_query(cls, value: str | None) -> str | None:
+        if value is not None and "query" not in placeholders(value):
             raise ValueError("prompt_template must contain {query}")
         return value
+
+
+#: ``{name}`` (a built-in or a metadata field, dotted for nested ones), or a doubled brace.
+PLACEHOLDER = re.compile(r"\{\{|\}\}|\{([A-Za-z_][\w.-]*)\}")
+#: Placeholders every prompt has; a metadata field of the same name is not reachable.
+BUILTINS = ("query", "catalogue", "k", "id")
+_ABSENT = object()
+
+
+def placeholders(template: str) -> list[str]:
+    """The ``{name}`` placeholders of a template, in order (doubled braces are literal)."""
+    return [m.group(1) for m in PLACEHOLDER.finditer(template) if m.group(1)]
+
+
+def _field(metadata: dict[str, Any], name: str) -> Any:
+    """``metadata[name]``, or the nested value a dotted name points at; _ABSENT if none."""
+    if name in metadata:
+        return metadata[name]
+    value: Any = metadata
+    for part in name.split("."):
+        if not isinstance(value, dict) or part not in value:
+            return _ABSENT
+        value = value[part]
+    return value
+
+
+def _text(value: Any) -> str:
+    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
 
 
 def load_catalogue(
@@ -247,6 +289,11 @@ class LLMRecommender:
             connections=config.max_concurrency,
         )
         self.catalogue_text = "\n".join(self._line(i, t) for i, t in self.catalogue.items())
+        #: metadata fields the template reads (everything but the built-ins), each once
+        self.template = config.prompt_template or DEFAULT_PROMPT
+        self._template_fields = [
+            n for n in dict.fromkeys(placeholders(self.template)) if n not in BUILTINS
+        ]
         #: Ids the model gave that are not in the catalogue (dropped), in total and per query.
         self.dropped_ids = 0
         self.dropped: dict[str, list[str]] = {}
@@ -270,12 +317,47 @@ class LLMRecommender:
             text = text[: max(limit - 1, 0)] + "…"
         return f"{ident}: {text}" if text else ident
 
+    def _fields(self, query: Query) -> dict[str, str]:
+        """The metadata fields the template reads, as text; a missing one is a located error."""
+        out: dict[str, str] = {}
+        for name in self._template_fields:
+            value = _field(query.metadata, name)
+            if value is _ABSENT:
+                raise ConfigError(
+                    f"retriever.prompt_template uses {{{name}}}, but query {query.id!r} has no "
+                    f"metadata field {name!r}",
+                    key="retriever.prompt_template",
+                    expected=f"{name!r} among the query's fields, or a built-in "
+                    f"({', '.join('{' + b + '}' for b in BUILTINS)})",
+                    got=f"fields {', '.join(sorted(query.metadata)) or '(none)'}",
+                    hint="give the field in the golden set or in the queries file "
+                    "(queries.path), or take it out of the template; write {{ and }} for "
+                    "literal braces",
+                )
+            out[name] = _text(value)
+        return out
+
+    def cache_inputs(self, query: Query) -> dict[str, str] | None:
+        """The metadata the prompt reads: it joins the query's retrieval cache key."""
+        return self._fields(query) or None
+
     def prompt(self, query: Query, k: int) -> str:
-        return (
-            self.config.prompt_template.replace("{catalogue}", self.catalogue_text)
-            .replace("{k}", str(k))
-            .replace("{query}", query.text)
-        )
+        values = {
+            **self._fields(query),
+            "query": query.text,
+            "catalogue": self.catalogue_text,
+            "k": str(k),
+            "id": query.id,
+        }
+
+        def fill(m: re.Match[str]) -> str:
+            name = m.group(1)
+            if name is None:
+                return m.group(0)[0]  # {{ -> {, }} -> }
+            return values[name]
+
+        # one pass over the template: text put in (the catalogue, the query) is never re-read
+        return PLACEHOLDER.sub(fill, self.template)
 
     def _match(self, candidate: str) -> str | None:
         tries = [candidate]

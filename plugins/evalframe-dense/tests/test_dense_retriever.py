@@ -3,12 +3,13 @@
 Skipped as a whole where the dense extra (torch, sentence-transformers) is not
 installed. One retriever (one model load, one corpus embedding) is shared by
 the module; tests that need a second instance reuse its cache folder, so the
-corpus is embedded once per key.
+corpus is embedded once per key. The command-line run of the dense retriever
+is tests/experiments/test_cranfield_experiments.py (`cranfield_dense`): the
+suite embeds one real corpus, once.
 """
 
 from __future__ import annotations
 
-import os
 import re
 import subprocess
 import sys
@@ -28,7 +29,6 @@ from evalframe.core.types import Corpus, Document
 from evalframe.plugin.protocols import PluginContext, Query
 from evalframe.plugin.testing import RetrieverContract
 
-ROOT = Path(__file__).resolve().parents[3]
 PLUGIN = Path(__file__).resolve().parents[1]
 
 CORPUS = Corpus.build(
@@ -235,28 +235,3 @@ def test_discovering_the_plugin_does_not_import_torch() -> None:
         "assert not heavy, heavy\n"
     )
     subprocess.run([sys.executable, "-c", code], check=True, timeout=60)
-
-
-@pytest.mark.slow
-def test_quickstart_runs_end_to_end_with_dense(tmp_path: Path) -> None:
-    env = {**os.environ, "EVALFRAME_CACHE_DIR": str(tmp_path / "cache")}
-    result = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "evalframe",
-            "+experiment=quickstart",
-            "retriever=dense",
-            "retriever.threads=1",  # see the `shared` fixture
-            f"hydra.run.dir={tmp_path / 'run'}",
-        ],
-        cwd=ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-2000:]
-    assert "retriever dense" in result.stdout
-    assert re.search(r"R@5\s+0\.\d+", result.stdout)
-    assert list((tmp_path / "cache" / "dense").glob("*/embeddings.npy"))

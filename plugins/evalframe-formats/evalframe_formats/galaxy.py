@@ -1,21 +1,22 @@
-"""The Galaxy tool-recommendation gold file: JSON Lines of queries and gold tool ids.
+"""The Galaxy tool-recommendation gold file: JSON Lines of query ids and gold tool ids.
 
 One record per line (the benchmark items file, e.g. ``data/benchmark/v1_items.jsonl``)::
 
-    {"id": "example-q01", "query": "Check the quality of my FASTQ reads",
-     "tools": ["toolshed.g2.bx.psu.edu/repos/iuc/fastqc/fastqc/0.73+galaxy0"],
-     "topic": "sequence-analysis"}
+    {"id": "example-q01", "tools": ["toolshed.g2.bx.psu.edu/repos/iuc/fastqc/fastqc/0.73+galaxy0"]}
 
-``id`` and ``tools`` are required; the query text is read from ``query`` (set
-``text_field`` for another name) and every other field becomes metadata. Any
-gold tool is relevant (label 1). ``"tools": []`` is a query no tool answers:
-it is kept as a negative example, which Galaxy's evaluator scores 0 (set
-``metrics.policies.no_relevant=zero`` to do the same).
+``id`` and ``tools`` are required. Galaxy keeps the query texts in a separate
+file; give it as ``queries.path`` (the core joins it by id, for every format).
+A text inside the gold record is read from ``query`` (``text_field``) and
+every other field becomes metadata. Any gold tool is relevant (label 1).
+``"tools": []`` is a query no tool answers: it is kept as a negative example,
+which Galaxy's evaluator scores 0 (``metrics.policies.no_relevant=zero``, as
+the ``galaxy`` experiment sets it).
 
 Tool ids can be normalised before scoring (Galaxy's ``--normalize-tools``):
-``normalise: [strip_version]`` drops the version segment of Tool Shed ids. The
-*run* side must apply the same normalisers to predicted ids, or nothing matches;
-:func:`normalise_tool_id` is public so a run reader can do exactly that.
+``normalise: [strip_version]`` drops the version segment of Tool Shed ids.
+The loader's :meth:`GalaxyDataset.id_normaliser` hands the same normalisers to
+the pipeline, which applies them to every retrieved id, whatever the
+retriever, so gold and predictions are normalised by one setting.
 """
 
 from __future__ import annotations
@@ -112,8 +113,8 @@ def normalise_tool_ids(names: Sequence[str], tool_id: str) -> str:
 
 
 _TEXT_FIELD = (
-    "field holding the query text; records without it get empty text (fine with a run-file "
-    "retriever) and a warning"
+    "field holding the query text, if the gold has one; Galaxy's gold has none: give its "
+    "queries file as queries.path"
 )
 
 
@@ -125,8 +126,8 @@ class GalaxyDatasetConfig(PluginConfig):
     text_field: str = Field("query", description=_TEXT_FIELD)
     normalise: list[str] = Field(
         default_factory=list,
-        description="tool-id normalisers applied to gold ids, in order; retriever=run_file "
-        "applies the same ones to predictions unless told otherwise. Available: "
+        description="tool-id normalisers applied in order to gold ids and to every retrieved id "
+        "(Galaxy's --normalize-tools is [strip_version]). Available: "
         + "; ".join(f"{n}: {d}" for n, d in describe_normalisers().items()),
     )
 
@@ -145,7 +146,7 @@ REQUIRED = ("id", "tools")
 @dataset("galaxy", config=GalaxyDatasetConfig)
 @dataclass(eq=False)
 class GalaxyDataset:
-    """Galaxy tool-recommendation gold JSONL ({id, query, tools}) with tool-id normalisers."""
+    """Galaxy tool-recommendation gold JSONL ({id, tools}) with tool-id normalisers."""
 
     config: GalaxyDatasetConfig
     context: PluginContext
@@ -155,19 +156,23 @@ class GalaxyDataset:
             if name not in NORMALISERS:
                 raise ConfigError(_unknown(name), key="dataset.normalise")
 
+    def id_normaliser(self) -> Callable[[str], str] | None:
+        """The normalisers as one function, for the pipeline to apply to retrieved ids."""
+        names = tuple(self.config.normalise)
+        if not names:
+            return None
+        return lambda tool_id: normalise_tool_ids(names, tool_id)
+
     def load(self) -> GoldenSet:
         cfg = self.config
         path = Path(cfg.path).expanduser()
         seen = UniqueIds("query id", hint="give every query its own id")
         queries: list[GoldenQuery] = []
         duplicates: list[tuple[int, str, int]] = []  # (line, query id, tools removed)
-        no_text = 0
         for lineno, record in read_jsonl(path, what="Galaxy gold file", key="dataset.path"):
             query, removed = self._query(record, At(path, lineno), seen)
             if removed:
                 duplicates.append((lineno, query.id, removed))
-            if cfg.text_field not in record:
-                no_text += 1
             queries.append(query)
         if not queries:
             raise DataError("the gold file has no queries", path=path, expected="one per line")
@@ -180,12 +185,6 @@ class GalaxyDataset:
                 f"{total} duplicate gold tool id(s){after} removed in {len(duplicates)} "
                 f"quer{'y' if len(duplicates) == 1 else 'ies'}, keeping the first of each: "
                 f"{shown}{more}"
-            )
-        if no_text:
-            warn(
-                f"{no_text} of {len(queries)} gold record(s) in {path} have no "
-                f"{cfg.text_field!r} field, so their query text is empty: only a run-file "
-                "retriever can answer them (set dataset.text_field if the text is elsewhere)"
             )
         warn_ids_not_in_corpus(
             queries, self.context.corpus, "relevant gold tool", relevant_only=True

@@ -347,13 +347,7 @@ class GenericDataset:
         if isinstance(value, dict):
             graded: dict[str, int] = {}
             for doc, label in value.items():
-                if isinstance(label, bool) or not isinstance(label, int):
-                    raise at.error(
-                        f"{rec}: the label of doc {doc!r} in {field!r} must be an integer",
-                        got=repr(label),
-                        hint="labels > 0 are relevant, labels <= 0 judged not relevant",
-                    )
-                graded[str(doc)] = label
+                graded[str(doc)] = at.label(label, f"doc {doc!r} in {field!r}")
             return graded
         hint = (
             "write a list of ids or an {id: label} mapping; "

@@ -109,8 +109,9 @@ def test_generic_csv_with_a_trec_run(tmp_path: Path) -> None:
 
 
 def test_dataset_normalise_alone_normalises_the_predictions_too(tmp_path: Path) -> None:
-    """#13: gold normalised but predictions not made every score 0, silently. The run_file
-    retriever now follows dataset.normalise; forcing it off gets a warning saying why."""
+    """#13 item 3: gold normalised but predictions not made every score 0, silently. The
+    pipeline now applies the dataset's normalisers to every retrieved id (whatever the
+    retriever says); normalising one side only gets a warning saying why all is 0."""
     gold = [json.loads(line) for line in (DATA / "galaxy_gold.jsonl").read_text().splitlines()]
     pred = tmp_path / "predictions.jsonl"
     first = gold[0]["id"]
@@ -123,7 +124,6 @@ def test_dataset_normalise_alone_normalises_the_predictions_too(tmp_path: Path) 
     common = [
         "dataset=galaxy",
         f"dataset.path={DATA / 'galaxy_gold.jsonl'}",
-        "dataset.normalise=[strip_version]",
         "corpus=none",
         "retriever=run_file",
         f"retriever.path={pred}",
@@ -132,12 +132,23 @@ def test_dataset_normalise_alone_normalises_the_predictions_too(tmp_path: Path) 
         "metrics.policies.missing_query=skip",
         "report.criterion=Hit@1",
     ]
-    res = cli(tmp_path, *common, f"hydra.run.dir={tmp_path / 'a'}")
+    normalised = [*common, "dataset.normalise=[strip_version]"]
+    res = cli(tmp_path, *normalised, f"hydra.run.dir={tmp_path / 'a'}")
     assert res.returncode == 0, res.stderr
     assert json.loads((tmp_path / "a" / "metrics.json").read_text())["Hit@1"] == 1.0
     assert "not one of the" not in res.stderr
-    res = cli(tmp_path, *common, "retriever.normalise=[]", f"hydra.run.dir={tmp_path / 'b'}")
-    assert json.loads((tmp_path / "b" / "metrics.json").read_text())["Hit@1"] == 0.0
+    # the run file told not to normalise: the pipeline still applies the dataset's setting
+    res = cli(tmp_path, *normalised, "retriever.normalise=[]", f"hydra.run.dir={tmp_path / 'b'}")
+    assert json.loads((tmp_path / "b" / "metrics.json").read_text())["Hit@1"] == 1.0
+    # only the run side normalised: nothing matches, and the warning says what is likely wrong
+    res = cli(
+        tmp_path,
+        *common,
+        "dataset.normalise=[]",
+        "retriever.normalise=[strip_version]",
+        f"hydra.run.dir={tmp_path / 'c'}",
+    )
+    assert json.loads((tmp_path / "c" / "metrics.json").read_text())["Hit@1"] == 0.0
     assert "not one of the 1 document ids retrieved for 1 judged query is a judged id" in (
         res.stderr
     )

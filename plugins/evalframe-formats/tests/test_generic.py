@@ -236,7 +236,7 @@ JSONL_ERRORS = [
     (
         ['{"id": "a", "query": "q", "relevant": {"x": "2"}}'],
         1,
-        ["the label of doc 'x' in 'relevant' must be an integer", "got '2'"],
+        ["the label of doc 'x' in 'relevant' is not a whole number", "got '2'"],
         None,
     ),
     (

@@ -78,10 +78,12 @@ class NoZeroSliceGate(MetricGate):
     def evaluate(self, view: GateView) -> GateResult:
         cfg = self.config
         values = view.slice_values(cfg.field, key=f"{self.key}.field")
-        zero = []
+        zero, unscored = [], []
         for value in values:
             agg = view.aggregate(cfg.metric, {cfg.field: value}, key=f"{self.key}.metric")
-            if agg.n and agg.mean == 0.0:
+            if agg.n == 0:  # only skipped queries (negatives): no recall to be zero, said aloud
+                unscored.append(f"{cfg.field}={value}")
+            elif agg.mean == 0.0:
                 zero.append(f"{cfg.field}={value}: {cfg.metric} = 0 (n={agg.n})")
         return GateResult(
             name="",
@@ -92,6 +94,7 @@ class NoZeroSliceGate(MetricGate):
                 f"no {cfg.field} scores {cfg.metric} = 0"
                 if not zero
                 else f"{len(zero)} of {len(values)} {cfg.field} value(s) score {cfg.metric} = 0"
-            ),
+            )
+            + (f"; not checked, no scored query (n=0): {', '.join(unscored)}" if unscored else ""),
             failures=tuple(zero),
         )

@@ -104,3 +104,18 @@ def test_unknown_slice_field_names_the_key(view: GateView) -> None:
     with pytest.raises(ConfigError) as err:
         NoZeroSliceGate(NoZeroSliceConfig(metric="RR", field="domain"), CTX).evaluate(view)
     assert err.value.key == "gates.g.field"
+
+
+def test_no_zero_slice_says_which_values_it_could_not_check() -> None:
+    """A value whose every query is skipped (n=0) has no recall to be zero; it is named."""
+    golden = GoldenSet.build("g", [q for q in GOLDEN.queries if q.id != "h1"])
+    run = Run(rankings={k: v for k, v in RUN.rankings.items() if k != "h1"})
+    metrics = parse_metrics(["R@5"])
+    view = GateView(
+        Evaluation.build(
+            golden, run, evaluate(metrics, golden, run, Policies()), metrics, Policies()
+        )
+    )
+    result = NoZeroSliceGate(NoZeroSliceConfig(metric="R@5", field="task"), CTX).evaluate(view)
+    assert result.passed
+    assert "not checked, no scored query (n=0): task=explain" in result.message

@@ -61,13 +61,11 @@ def _judgments(value: Any, at: At) -> dict[str, int]:
     if isinstance(value, dict):
         graded: dict[str, int] = {}
         for key, label in value.items():
-            if isinstance(label, bool) or not isinstance(label, int):
-                raise at.error(
-                    f"graded label for chunk {key!r} must be an integer",
-                    got=repr(label),
-                    hint="graded judgments map chunk id to a whole-number label",
-                )
-            graded[str(key)] = label
+            graded[str(key)] = at.label(
+                label,
+                f"chunk {key!r}",
+                hint="graded judgments map chunk id to a whole-number label",
+            )
         return graded
     hint = None
     if isinstance(value, str):

@@ -16,9 +16,19 @@ Gate checks on one record (``check_record``):
 3. ``line-range``: every ``expected_line_ranges`` item ``{file, start, end}``
    has 1 <= start <= end <= the file's line count (``source_evidence`` too).
 4. ``entity-file``: each entity's file is among ``expected_files``.
-5. ``narrative``: ``canonical_narrative`` names no ``*.py`` path and no
-   ``Name.member`` (capitalised first part, backticked or not) that the
-   structured fields do not contain.
+5. ``narrative``: ``canonical_narrative`` names no ``*.py`` path, no
+   ``Name.member`` (capitalised first part, backticked or not) and no other
+   entity of the code that the structured fields do not contain. "Other
+   entity" is any identifier the narrative uses as code (backticked, called,
+   ``self.x``, snake_case, CamelCase: :func:`code_mentions`) that names a
+   function, class or method defined anywhere in the source tree, so
+   ``_format_local_answer`` and ``self.answer(query)`` are caught while
+   ``self.config.threshold`` (an attribute) and ``avg_score`` (a variable)
+   are not.
+
+The source is a folder or, for KnowCode's "at the committed commit SHA", a
+Git revision (:class:`~evalframe_knowcode.source.GitTree`, ``git show
+REV:path``).
 
 Plus the pipeline's two set-level rules: :func:`deduplicate_candidates`
 (Step C: reject a candidate whose targets overlap an accepted one by more
@@ -35,7 +45,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from evalframe.core.errors import DataError
 from evalframe.golden.findings import Finding
+from evalframe_knowcode.entities import entities, symbols
+from evalframe_knowcode.source import FolderTree, SourceTree, select
 
 __all__ = [
     "Agreement",
@@ -43,6 +56,7 @@ __all__ = [
     "SourceIndex",
     "check_record",
     "check_records",
+    "code_mentions",
     "deduplicate_candidates",
     "entity_ids",
     "jaccard",
@@ -69,78 +83,98 @@ def entity_ids(value: Any) -> list[str]:
     return out
 
 
-def _members(body: Iterable[ast.stmt], prefix: str, out: set[str]) -> None:
-    for node in body:
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            out.add(prefix + node.name)
-        elif isinstance(node, ast.ClassDef):
-            out.add(prefix + node.name)
-            _members(node.body, f"{prefix}{node.name}.", out)
-        elif isinstance(node, ast.Assign):
-            for target in node.targets:
-                if isinstance(target, ast.Name):
-                    out.add(prefix + target.id)
-        elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
-            out.add(prefix + node.target.id)
-        elif isinstance(node, (ast.If, ast.Try)):
-            # definitions under `if TYPE_CHECKING:` / `try: import ...` still exist
-            _members(node.body, prefix, out)
-            _members(node.orelse, prefix, out)
-            for handler in getattr(node, "handlers", []):
-                _members(handler.body, prefix, out)
-            _members(getattr(node, "finalbody", []), prefix, out)
-
-
 @dataclass
 class SourceIndex:
-    """Parsed source files under ``root``, each parsed once."""
+    """The source under check (a folder, or a Git revision: :mod:`.source`), each file
+    read and parsed once.
 
-    root: Path
+    ``SourceIndex(Path("src"))`` reads the working tree; ``SourceIndex(GitTree(root,
+    "HEAD"))`` reads what is committed.
+    """
+
+    root: Path | str | SourceTree
+    tree: SourceTree = field(init=False)
     _symbols: dict[str, set[str] | str] = field(default_factory=dict)
     _lines: dict[str, int | None] = field(default_factory=dict)
+    _defined: dict[str, list[str]] | None = None
+
+    def __post_init__(self) -> None:
+        if isinstance(self.root, (str, Path)):
+            self.tree = FolderTree(Path(self.root))
+        else:
+            self.tree = self.root
 
     def exists(self, rel: str) -> bool:
-        return (self.root / rel).is_file()
+        return self.tree.exists(rel)
+
+    def _text(self, rel: str) -> str | DataError:
+        try:
+            return self.tree.text(rel)
+        except DataError as exc:
+            return exc
 
     def line_count(self, rel: str) -> int | None:
         """Lines in the file, or None when it does not exist or cannot be read."""
         if rel not in self._lines:
-            try:
-                text = (self.root / rel).read_text(encoding="utf-8")
-            except (OSError, UnicodeDecodeError):
-                self._lines[rel] = None
-            else:
-                self._lines[rel] = len(text.splitlines())
+            text = self._text(rel)
+            self._lines[rel] = None if isinstance(text, DataError) else len(text.splitlines())
         return self._lines[rel]
+
+    def _parse(self, rel: str) -> ast.Module | str:
+        if not self.tree.exists(rel):
+            return "the file does not exist"
+        text = self._text(rel)
+        if isinstance(text, DataError):
+            return f"the file cannot be read ({text.message})"
+        try:
+            return ast.parse(text, filename=rel)
+        except (SyntaxError, ValueError) as exc:
+            return f"the file does not parse ({exc})"
 
     def symbols(self, rel: str) -> set[str] | str:
         """Qualified names defined in a Python file, or a reason why there are none."""
         if rel not in self._symbols:
-            path = self.root / rel
-            if not path.is_file():
-                self._symbols[rel] = "the file does not exist"
-            else:
-                try:
-                    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
-                except (SyntaxError, UnicodeDecodeError, ValueError) as exc:
-                    self._symbols[rel] = f"the file does not parse ({exc})"
-                else:
-                    names: set[str] = set()
-                    _members(tree.body, "", names)
-                    self._symbols[rel] = names
+            module = self._parse(rel)
+            self._symbols[rel] = module if isinstance(module, str) else symbols(module)
         return self._symbols[rel]
+
+    def defined(self) -> dict[str, list[str]]:
+        """Every function, class and method of the tree's Python files, by its last
+        name: ``{"answer": ["src/agent.py::Agent.answer"], ...}``.
+
+        Built once, on first use (the narrative check needs it). A file that
+        cannot be read or parsed adds nothing here; the record checks report
+        it when a record cites it.
+        """
+        if self._defined is None:
+            out: dict[str, list[str]] = {}
+            for rel in select(self.tree.files()):
+                module = self._parse(rel)
+                if isinstance(module, str):
+                    continue
+                for entity in entities(module):
+                    out.setdefault(entity.name, []).append(f"{rel}::{entity.symbol}")
+            self._defined = out
+        return self._defined
 
 
 _PATH = re.compile(r"(?<![\w/.-])((?:[\w.-]+/)*[\w.-]+\.py)\b")
 _BACKTICK = re.compile(r"`([^`\n]+)`")
 _DOTTED = re.compile(r"(?<![\w.])([A-Z]\w*(?:\.[A-Za-z_]\w*)+)")
+_CHAIN = re.compile(r"(?<![\w.])([A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*)")
+#: outside backticks: a call ``name(``, ``self.x``/``cls.x``, a snake_case or
+#: dunder name, a CamelCase name with two capitals; plain words are prose
+_SELF = re.compile(r"(?<![\w.])((?:self|cls)(?:\.[A-Za-z_]\w*)+)")
+_CALL = re.compile(r"(?<![\w.])([A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*)\(")
+_SNAKE = re.compile(r"(?<![\w.])(\w*[A-Za-z0-9]_\w*|_\w+)(?![\w(])")
+_CAMEL = re.compile(r"(?<![\w.])([A-Z][A-Za-z0-9]*)(?![\w(]|\.\w)")
 
 
 def narrative_mentions(text: str) -> tuple[set[str], set[str]]:
     """``(paths, names)`` a narrative mentions: ``*.py`` paths (a ``:160-221``
     line suffix is ignored) and ``Name.member`` references (capitalised first
     part, so ``self.x`` and ``os.path`` are not taken for entities). A call's
-    ``()`` is dropped."""
+    ``()`` is dropped. :func:`code_mentions` finds the other identifiers."""
     paths = set(_PATH.findall(text))
     names: set[str] = set()
     candidates = [m.group(1) for m in _BACKTICK.finditer(text)]
@@ -151,6 +185,37 @@ def narrative_mentions(text: str) -> tuple[set[str], set[str]]:
         if match and not _PATH.fullmatch(token):
             names.add(token)
     return paths, names
+
+
+def code_mentions(text: str) -> set[str]:
+    """Identifier chains a narrative uses as code, which may name entities.
+
+    Inside backticks: a span that is one chain (``_format_local_answer``,
+    ``self.config.threshold``, ``answer()``) and every chain that is called
+    (``self.answer`` in ``self.answer(query)``); arguments, keywords and
+    literals are not. Outside backticks: calls (``check_text(...)``),
+    ``self.``/``cls.`` chains, snake_case and dunder names, CamelCase names
+    with two capitals. Plain words are prose, never entities. ``*.py`` paths
+    are left to :func:`narrative_mentions`.
+    """
+    found: set[str] = set()
+    text = _PATH.sub(" ", text)
+    for span in _BACKTICK.findall(text):
+        stripped = re.sub(r"\(.*\)$", "", span.strip())
+        if _CHAIN.fullmatch(stripped):
+            found.add(stripped)
+        found.update(_CALL.findall(span))
+    prose = _BACKTICK.sub(" ", text)
+    for pattern in (_CALL, _SELF, _SNAKE):
+        found.update(pattern.findall(prose))
+    # CamelCase: two capitals and a lower-case letter (MarkdownParser, BM25Retriever),
+    # not a capitalised word of prose (Agent) nor an acronym (JSON)
+    found.update(
+        w
+        for w in _CAMEL.findall(prose)
+        if sum(c.isupper() for c in w) >= 2 and any(c.islower() for c in w)
+    )
+    return {f for f in found if f not in ("self", "cls")}
 
 
 def _range_findings(value: Any, name: str, index: SourceIndex, loc: str, qid: str) -> list[Finding]:
@@ -186,6 +251,73 @@ def _range_findings(value: Any, name: str, index: SourceIndex, loc: str, qid: st
                     qid,
                 )
             )
+    return out
+
+
+def _narrative_findings(
+    narrative: str,
+    files: list[str],
+    entities: list[str],
+    index: SourceIndex,
+    loc: str,
+    qid: str,
+) -> list[Finding]:
+    """§5.6: every file path and entity name the narrative mentions is in the structured
+    fields. A capitalised ``Name.member`` must be an expected entity (or part of one)
+    whether or not it resolves; any other identifier the narrative uses as code is an
+    entity mention when the source tree defines a function, class or method of that
+    name, and must then be (part of) an expected entity."""
+    out: list[Finding] = []
+    paths, names = narrative_mentions(narrative)
+    known_files = set(files) | {split_entity(e)[0] for e in entities}
+    known_names: set[str] = set()
+    for e in entities:
+        parts = split_entity(e)[1].split(".")
+        known_names.update(
+            ".".join(parts[i:j]) for i in range(len(parts)) for j in range(i + 1, len(parts) + 1)
+        )
+    for p in sorted(paths):
+        if p not in known_files and not any(k.endswith("/" + p) for k in known_files):
+            out.append(
+                Finding(
+                    "error",
+                    "narrative",
+                    f"canonical_narrative names {p}, which is not in expected_files "
+                    "or expected_entities",
+                    loc,
+                    qid,
+                )
+            )
+    for n in sorted(names):
+        if n not in known_names:
+            out.append(
+                Finding(
+                    "error",
+                    "narrative",
+                    f"canonical_narrative names {n}, which is not among expected_entities",
+                    loc,
+                    qid,
+                )
+            )
+    for chain in sorted(code_mentions(narrative) - names):
+        parts = chain.split(".")
+        name = parts[-1]
+        if name in known_names or chain in known_names:
+            continue
+        defined = index.defined().get(name)
+        if not defined:
+            continue  # a variable, an argument, a library's name: not an entity of this code
+        shown = ", ".join(defined[:3]) + (" …" if len(defined) > 3 else "")
+        out.append(
+            Finding(
+                "error",
+                "narrative",
+                f"canonical_narrative names `{chain}`, an entity of the code ({shown}) "
+                "that is not among expected_entities",
+                loc,
+                qid,
+            )
+        )
     return out
 
 
@@ -242,49 +374,17 @@ def check_record(
     out += _range_findings(record.get("source_evidence"), "source_evidence", index, loc, qid)
     narrative = record.get("canonical_narrative")
     if isinstance(narrative, str) and narrative.strip():
-        paths, names = narrative_mentions(narrative)
-        known_files = set(files) | {split_entity(e)[0] for e in entities}
-        known_names: set[str] = set()
-        for e in entities:
-            parts = split_entity(e)[1].split(".")
-            known_names.update(
-                ".".join(parts[i:j])
-                for i in range(len(parts))
-                for j in range(i + 1, len(parts) + 1)
-            )
-        for p in sorted(paths):
-            if p not in known_files and not any(k.endswith("/" + p) for k in known_files):
-                out.append(
-                    Finding(
-                        "error",
-                        "narrative",
-                        f"canonical_narrative names {p}, which is not in expected_files "
-                        "or expected_entities",
-                        loc,
-                        qid,
-                    )
-                )
-        for n in sorted(names):
-            if n not in known_names:
-                out.append(
-                    Finding(
-                        "error",
-                        "narrative",
-                        f"canonical_narrative names {n}, which is not among expected_entities",
-                        loc,
-                        qid,
-                    )
-                )
+        out += _narrative_findings(narrative, files, entities, index, loc, qid)
     return out
 
 
 def check_records(
     records: Iterable[tuple[int | None, Mapping[str, Any]]],
-    source_root: str | Path,
+    source_root: str | Path | SourceTree,
     path: str | Path | None = None,
 ) -> list[Finding]:
     """:func:`check_record` over ``(line, record)`` pairs, one source index for all."""
-    index = SourceIndex(Path(source_root))
+    index = SourceIndex(source_root)
     out: list[Finding] = []
     for line, record in records:
         loc = f"{path}:{line}" if path is not None and line is not None else None

@@ -18,7 +18,13 @@ view, with retrieved entity ids projected to their file (the part before
 ``source_root``, the golden set's line ranges and entity ids may no longer be
 true, so loading stops and lists the files, unless ``allow_drift`` is set: then
 the run proceeds, warns, and records the drift in the golden set's provenance
-(and so in ``summary.json``).
+(and so in ``summary.json``). With ``source_rev`` the files are read as
+committed at that Git revision instead (``git show REV:path``).
+
+The meta file's ``dataset_status`` says whether the set is blessed (§8: no
+automated set is golden before the human spot-check). A status outside
+``blessed_statuses`` is recorded as ``provenance.blessed = false``, and a run
+that gates on such a set carries a warning in its verdict.
 """
 
 from __future__ import annotations
@@ -26,7 +32,7 @@ from __future__ import annotations
 import hashlib
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from pydantic import Field
 
@@ -37,6 +43,7 @@ from evalframe.core.records import At, UniqueIds
 from evalframe.core.types import GoldenQuery, GoldenSet
 from evalframe.plugin.protocols import PluginConfig, PluginContext
 from evalframe.plugin.registry import dataset
+from evalframe_knowcode.source import SourceTree, open_tree
 
 REQUIRED = ("query_id", "query_text", "expected_entities", "expected_files")
 #: Retrieved entity ids map to their file: everything before the first "::".
@@ -57,6 +64,16 @@ class KnowCodeConfig(PluginConfig):
     require_meta: bool = Field(
         True, description="a missing meta file is an error (false: skip the drift guard)"
     )
+    source_rev: str | None = Field(
+        None,
+        description="check the drift guard against this Git revision of source_root "
+        "(git show REV:path) instead of the working tree",
+    )
+    blessed_statuses: list[str] = Field(
+        ["blessed"],
+        description="meta dataset_status values of a blessed set; any other status puts a "
+        "warning in the gates' verdict",
+    )
 
 
 def sha256_file(path: Path) -> str:
@@ -67,18 +84,23 @@ def sha256_file(path: Path) -> str:
     return digest.hexdigest()
 
 
-def source_drift(hashes: dict[str, str], root: Path) -> list[str]:
+def source_drift(hashes: dict[str, str], root: Path | SourceTree) -> list[str]:
     """Files whose current SHA-256 differs from the recorded one (or that are gone).
 
-    A recorded value may carry a ``sha256:`` prefix.
+    ``root`` is a folder or a :class:`~evalframe_knowcode.source.SourceTree` (a Git
+    revision). A recorded value may carry a ``sha256:`` prefix.
     """
     changed = []
     for rel, recorded in sorted(hashes.items()):
         expected = recorded.split(":", 1)[1] if recorded.startswith("sha256:") else recorded
-        target = root / rel
-        if not target.is_file():
+        if isinstance(root, Path):
+            target = root / rel
+            found = sha256_file(target) if target.is_file() else None
+        else:
+            found = hashlib.sha256(root.read_bytes(rel)).hexdigest() if root.exists(rel) else None
+        if found is None:
             changed.append(f"{rel} (missing)")
-        elif sha256_file(target) != expected.lower():
+        elif found != expected.lower():
             changed.append(f"{rel} (changed)")
     return changed
 
@@ -202,14 +224,24 @@ class KnowCodeDataset:
                 f"{count} records; update the meta file"
             )
         root = Path(self.config.source_root)
-        drift = source_drift(hashes, root)
+        rev = self.config.source_rev
+        tree: Path | SourceTree = root
+        if rev is not None:
+            tree = open_tree(root, rev, key="dataset.source_root", rev_key="dataset.source_rev")
+        drift = source_drift(hashes, tree)
+        status = meta.get("dataset_status")
         info: dict[str, Any] = {
             "meta_path": str(meta_path),
             "source_root": str(root.resolve()),
-            "dataset_status": meta.get("dataset_status"),
+            "dataset_status": status,
             "source_files_checked": len(hashes),
             "drift": drift,
         }
+        if rev is not None:
+            info["source_rev"] = rev
+        if isinstance(status, str):
+            info["blessed"] = status in self.config.blessed_statuses
+            info["blessed_statuses"] = list(self.config.blessed_statuses)
         if drift and not self.config.allow_drift:
             shown = "; ".join(drift[:10]) + (" …" if len(drift) > 10 else "")
             raise DataError(
@@ -226,19 +258,39 @@ class KnowCodeDataset:
             )
         return info
 
-    def mechanical_checks(self, source_root: str | Path) -> list[Any]:
+    def _records(self) -> tuple[Path, list[tuple[int | None, dict[str, Any]]]]:
+        path = require_file(self.config.path, what="golden set", key="dataset.path")
+        records: list[tuple[int | None, dict[str, Any]]] = [
+            (line, record)
+            for line, record in read_json_array(path, what="KnowCode golden set")
+            if isinstance(record, dict)
+        ]
+        return path, records
+
+    def mechanical_checks(self, source_root: str | Path, rev: str | None = None) -> list[Any]:
         """KnowCode's mechanical validation gate (§5) on every record, against the
-        Python source under ``source_root`` (read with ``ast``, never imported).
+        Python source under ``source_root`` (read with ``ast``, never imported), on
+        disk or, with ``rev``, as committed at that Git revision.
 
         Returns :class:`evalframe.golden.findings.Finding` objects located at
         ``golden_v1.0.json:<line>``; see :mod:`evalframe_knowcode.checks`.
         """
         from evalframe_knowcode.checks import check_records
 
-        path = require_file(self.config.path, what="golden set", key="dataset.path")
-        records = [
-            (line, record)
-            for line, record in read_json_array(path, what="KnowCode golden set")
-            if isinstance(record, dict)
-        ]
-        return check_records(records, source_root, path)
+        path, records = self._records()
+        tree = open_tree(source_root, rev, key="--source-root", rev_key="--rev")
+        return check_records(records, tree, path)
+
+    def authoring_checks(self, level: str = "warning") -> list[Any]:
+        """KnowCode's authoring rules (§3.1, §7.2, §9) on every record, at ``level``
+        (``warning``, ``error`` or ``off``); see :mod:`evalframe_knowcode.authoring`."""
+        from evalframe_knowcode.authoring import AuthoringLevel, check_authoring
+
+        if level not in ("warning", "error", "off"):
+            raise DataError(
+                f"unknown authoring level {level!r}",
+                key="--authoring",
+                expected="warning, error or off",
+            )
+        path, records = self._records()
+        return check_authoring(records, str(path), cast(AuthoringLevel, level))

@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
+import os
 import shutil
+import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -12,13 +16,16 @@ from evalframe_knowcode.checks import (
     SourceIndex,
     check_record,
     check_records,
+    code_mentions,
     deduplicate_candidates,
     jaccard,
     labels_agree,
     narrative_mentions,
 )
 from evalframe_knowcode.dataset import KnowCodeConfig, KnowCodeDataset
+from evalframe_knowcode.source import GitTree
 
+from evalframe.app.golden_cli import main
 from evalframe.plugin.protocols import PluginContext
 
 DATA = Path(__file__).parent / "data"
@@ -214,3 +221,116 @@ def test_structural_jaccard_agreement() -> None:
     three = {"expected_entities": ["m::A", "m::B", "m::C"], "expected_files": ["m"]}
     assert not labels_agree(oracle, three).passed
     assert labels_agree(oracle, three, threshold=0.6).passed
+
+
+def test_the_narrative_check_catches_every_entity_name_it_mentions(root: Path) -> None:
+    """Issue #25 §4: the reference's example narrative names `_format_local_answer` and
+    `self.answer`, methods beside Agent.smart_answer that its record does not list."""
+    base = records()[1]  # expected: Agent.smart_answer only
+    narrative = (
+        "The local-or-LLM choice is made in Agent.smart_answer (src/knowcode/llm/agent.py:9-13). "
+        "It gets context from `self.service.retrieve_context_for_query(query)`, compares "
+        "`context.sufficiency_score` with `self.config.sufficiency_threshold` and, when it is "
+        "high enough and `force_llm` is false, returns `_format_local_answer` with "
+        "`source='local'`; otherwise it calls `self.answer(query)`."
+    )
+    found = problems({**base, "canonical_narrative": narrative}, root)
+    assert found == [
+        (
+            "narrative",
+            "canonical_narrative names `_format_local_answer`, an entity of the code "
+            "(src/knowcode/llm/agent.py::Agent._format_local_answer) that is not among "
+            "expected_entities",
+        ),
+        (
+            "narrative",
+            "canonical_narrative names `self.answer`, an entity of the code "
+            "(src/knowcode/llm/agent.py::Agent.answer) that is not among expected_entities",
+        ),
+    ]
+    # listing them makes the record consistent; attributes, variables and names the
+    # code does not define (retrieve_context_for_query) are never entities
+    listed = {
+        **base,
+        "canonical_narrative": narrative,
+        "expected_entities": [
+            f"{AGENT}::Agent.smart_answer",
+            f"{AGENT}::Agent._format_local_answer",
+            f"{AGENT}::Agent.answer",
+        ],
+    }
+    assert problems(listed, root) == []
+    # unbackticked: a call, a snake_case name and a CamelCase class are code too
+    prose = {**base, "canonical_narrative": "It calls answer() and parse_module; see PythonParser."}
+    assert sorted(m.split("`")[1] for _, m in problems(prose, root)) == [
+        "PythonParser",
+        "answer",
+        "parse_module",
+    ]
+
+
+def test_code_mentions() -> None:
+    text = (
+        "In `self.answer(query)` and `_format_local_answer`, not `force_llm=True` or "
+        "`source='local'`; it calls check_text(data) and self.cache.get, reads the_value, "
+        "builds a MarkdownParser or BM25Retriever, never Agent, JSON or pkg/mod.py."
+    )
+    assert code_mentions(text) == {
+        "self.answer",
+        "_format_local_answer",
+        "check_text",
+        "self.cache.get",
+        "the_value",
+        "MarkdownParser",
+        "BM25Retriever",
+    }
+
+
+def git(cwd: Path, *args: str) -> None:
+    env = {**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t"}
+    env.update(GIT_COMMITTER_NAME="t", GIT_COMMITTER_EMAIL="t@t")
+    subprocess.run(["git", *args], cwd=cwd, env=env, check=True, capture_output=True)
+
+
+def test_the_gate_runs_at_a_committed_revision(root: Path) -> None:
+    """Issue #25 §4: `golden validate --rev REV` reads the source with git show REV:path."""
+    git(root, "init", "-q")
+    git(root, "add", "src")
+    git(root, "commit", "-qm", "labels written against this")
+    # uncommitted work: a method renamed, a file deleted
+    agent = root / AGENT
+    agent.write_text(agent.read_text().replace("def smart_answer", "def smarter_answer"))
+    (root / "src/knowcode/config.py").unlink()
+    args = ["validate", str(root / "golden_v1.0.json"), "--source-root", str(root)]
+    args += ["--min-queries", "0", "--authoring", "off", "--json"]
+
+    def findings(*extra: str) -> tuple[int, list[dict[str, Any]]]:
+        out = io.StringIO()
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(io.StringIO()):
+            code = main([*args, *extra])
+        return code, json.loads(out.getvalue())["findings"]
+
+    code, on_disk = findings()
+    assert code == 1
+    assert {f["check"] for f in on_disk if f["level"] == "error"} == {"entity", "file"}
+    assert any("(missing)" in f["message"] for f in on_disk if f["check"] == "drift")
+    code, committed = findings("--rev", "HEAD")
+    assert code == 0, committed
+    assert not [f for f in committed if f["level"] != "info"]
+
+    err = io.StringIO()
+    with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
+        assert main([*args, "--rev", "no-such-rev"]) == 2
+    assert "no Git revision 'no-such-rev'" in err.getvalue()
+
+
+def test_a_git_tree_reads_committed_bytes(root: Path) -> None:
+    git(root, "init", "-q")
+    git(root, "add", ".")
+    git(root, "commit", "-qm", "c")
+    (root / AGENT).write_text("# rewritten\n")
+    tree = GitTree(root / "src", "HEAD")  # a subfolder of the repository
+    assert "knowcode/llm/agent.py" in tree.files()
+    assert tree.text("knowcode/llm/agent.py").startswith('"""The answering agent')
+    assert not tree.exists("golden_v1.0.json")  # outside the subfolder
+    assert SourceIndex(tree).symbols("knowcode/llm/agent.py") != "the file does not exist"

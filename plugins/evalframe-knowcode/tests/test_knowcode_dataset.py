@@ -217,6 +217,13 @@ def test_knowcode_gate_pack_reproduces_the_quality_tests(workspace: Path) -> Non
         "no_task_type_blind",
     ]
     assert gates["passed"] is True
+    # the sample meta says agent_curated_pending_human_review: the verdict says it is provisional
+    assert gates["warnings"] == [
+        "gated on golden set 'golden_v1.0', which is not blessed: its dataset_status is "
+        "'agent_curated_pending_human_review' (blessed: blessed); its labels have not passed "
+        "the human spot-check, so this verdict is provisional"
+    ]
+    assert "Result: PASSED (provisional: 1 warning(s) above)" in ok.stdout
 
     run = workspace / "system.run"
     run.write_text(
@@ -228,3 +235,40 @@ def test_knowcode_gate_pack_reproduces_the_quality_tests(workspace: Path) -> Non
     assert blind.returncode == 1
     assert "✗ no_task_type_blind" in blind.stdout
     assert "task_type=explain: R@10 = 0 (n=1)" in blind.stdout
+
+
+@pytest.mark.parametrize(
+    ("status", "settings", "blessed"),
+    [
+        ("agent_curated_pending_human_review", {}, False),
+        ("blessed", {}, True),
+        ("phase1_blessed", {"blessed_statuses": ["phase1_blessed"]}, True),
+        ("blessed", {"blessed_statuses": ["phase1_blessed"]}, False),
+        (None, {}, None),
+    ],
+)
+def test_the_meta_status_says_whether_the_set_is_blessed(
+    workspace: Path, status: str | None, settings: dict[str, object], blessed: bool | None
+) -> None:
+    meta_path = workspace / "golden_v1.0.meta.json"
+    meta = json.loads(meta_path.read_text())
+    meta.pop("dataset_status")
+    if status is not None:
+        meta["dataset_status"] = status
+    meta_path.write_text(json.dumps(meta))
+    provenance = load(workspace, **settings).provenance
+    assert provenance.get("blessed") is blessed
+    assert provenance["dataset_status"] == status
+
+
+def test_the_drift_guard_can_check_a_committed_revision(workspace: Path) -> None:
+    env = {**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t"}
+    env.update(GIT_COMMITTER_NAME="t", GIT_COMMITTER_EMAIL="t@t")
+    for args in (["init", "-q"], ["add", "."], ["commit", "-qm", "c"]):
+        subprocess.run(["git", *args], cwd=workspace, env=env, check=True, capture_output=True)
+    config = workspace / "src/knowcode/config.py"
+    config.write_text(config.read_text() + "# uncommitted\n")
+    with pytest.raises(DataError, match=r"config\.py \(changed\)"):
+        load(workspace)
+    golden = load(workspace, source_rev="HEAD")
+    assert golden.provenance["drift"] == [] and golden.provenance["source_rev"] == "HEAD"

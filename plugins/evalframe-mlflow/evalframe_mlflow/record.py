@@ -27,6 +27,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
+from evalframe.assess.runfolder import SweepFolder
 from evalframe.core.io import atomic_write, atomic_write_json
 from evalframe.plugin.hooks import RunContext, RunOutcome, SweepContext, SweepJob
 from evalframe_mlflow.keys import metric_key, safe_key, safe_segment
@@ -477,6 +478,9 @@ def build_sweep_record(
         "jobs.csv": _csv(names, rows),
     }
     artifacts = [str(atomic_write(sweep.sweep_dir / f, text)) for f, text in files.items()]
+    page = sweep.sweep_dir / SweepFolder.REPORT_HTML  # the page comparing the jobs
+    if page.is_file():
+        artifacts.append(str(page))
     tags = base_tags(sweep.experiment, cwd)
     tags["evalframe.sweep"] = "true"
     tags["evalframe.sweep_dir"] = str(sweep.sweep_dir)

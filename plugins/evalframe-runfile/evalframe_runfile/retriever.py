@@ -10,10 +10,18 @@ Three formats, all read through :mod:`evalframe.core.reader`:
   ``{"id": "q1", "results": [{"id": "d3", "score": 2.5}]}``;
 * ``json`` — ranx / ir_measures style ``{"q1": {"d3": 2.5, "d1": 1.0}}``.
 
+A JSONL record may also carry what a RAG system reports beside its ranking:
+``confidence`` (a number in [0, 1], e.g. KnowCode's sufficiency score),
+``answer`` (text), ``tokens``, ``tool_calls`` and ``latency_ms``. They are
+kept on the ranking, so a stored system's output can be calibrated
+(``analysis=calibration``, docs/analyses.md).
+
 ``normalise: [strip_version]`` applies the Galaxy dataset's tool-id
-normalisers to every document id. The shipped config follows
-``dataset.normalise``, so gold and predictions are normalised the same way
-when only the dataset says how.
+normalisers to every document id as it is read. The pipeline applies the
+dataset's normalisers to every retriever's ids anyway; the shipped config
+follows ``dataset.normalise`` too so that a list is normalised, then
+de-duplicated, then cut to the depth, in Galaxy's order. (Normalising a Tool
+Shed id ``.../repos/owner/repo/tool/version`` a second time changes nothing.)
 
 A document listed twice for one query (as written, or once normalised) is
 handled as ``duplicates`` says: ``error`` stops at its line; ``keep_first``
@@ -112,8 +120,36 @@ def _jsonl_entries(at: At, record: dict[str, Any]) -> list[Entry]:
     return out
 
 
-def _read_jsonl(p: Path) -> Iterator[tuple[str, list[Entry]]]:
-    """A JSONL run: predictions (order = rank) or scored results, one query per line."""
+#: What a JSONL record may carry beside its ranking, and the check each value passes.
+EXTRAS: dict[str, tuple[type | tuple[type, ...], str]] = {
+    "confidence": ((int, float), "a number in [0, 1]"),
+    "answer": (str, "text"),
+    "tokens": (int, "a whole number"),
+    "tool_calls": (int, "a whole number"),
+    "latency_ms": ((int, float), "a number of milliseconds"),
+}
+
+
+def _extras(at: At, record: dict[str, Any]) -> dict[str, Any]:
+    out = {}
+    for name, (kind, wanted) in EXTRAS.items():
+        value = record.get(name)
+        if value is None:
+            continue
+        bad = isinstance(value, bool) or not isinstance(value, kind)
+        if not bad and name == "confidence":
+            bad = not 0.0 <= value <= 1.0
+        if bad:
+            raise at.error(f"field {name!r} must be {wanted}", got=repr(value)[:80])
+        out[name] = value
+    return out
+
+
+def _read_jsonl(
+    p: Path, extras: dict[str, dict[str, Any]] | None = None
+) -> Iterator[tuple[str, list[Entry]]]:
+    """A JSONL run: predictions (order = rank) or scored results, one query per line;
+    each record's :data:`EXTRAS` go into ``extras`` by query id."""
     seen = UniqueIds("query id", hint="give each query one line in the run file")
     for line, raw in read_jsonl(p, what="run file", key="retriever.path"):
         at = At(p, line)
@@ -127,6 +163,9 @@ def _read_jsonl(p: Path) -> Iterator[tuple[str, list[Entry]]]:
             )
         qid = _id(at, record["id"], "field 'id'")
         seen.add(qid, at)
+        found = _extras(at, record)
+        if found and extras is not None:
+            extras[qid] = found
         yield qid, _jsonl_entries(at, record)
 
 
@@ -196,7 +235,9 @@ def read_run_file(
     p = require_file(path, what="run file", key="retriever.path")
     rankings: dict[str, Ranking] = {}
     removed = affected = 0
-    for qid, entries in _READERS[fmt](p):
+    extras: dict[str, dict[str, Any]] = {}
+    entries_of = _read_jsonl(p, extras) if fmt == "jsonl" else _READERS[fmt](p)
+    for qid, entries in entries_of:
         kept: dict[str, tuple[float, At]] = {}
         for raw_doc, score, at in entries:
             doc = normalise_tool_ids(normalise, raw_doc)
@@ -215,7 +256,9 @@ def read_run_file(
         gone = len(entries) - len(kept)
         if gone:
             removed, affected = removed + gone, affected + 1
-        rankings[qid] = Ranking.from_pairs(qid, ((d, s) for d, (s, _) in kept.items()))
+        rankings[qid] = Ranking.from_pairs(
+            qid, ((d, s) for d, (s, _) in kept.items()), **extras.get(qid, {})
+        )
     return Run(rankings=rankings, metadata={"source": str(p)}), removed, affected
 
 
@@ -225,6 +268,8 @@ class RunFileRetriever:
 
     #: Reading the file is the retrieval: nothing to save by caching it.
     cacheable = False
+    #: Rankings are looked up by query id: an empty query text is no problem.
+    reads_query_text = False
 
     def __init__(self, config: RunFileConfig, context: PluginContext) -> None:
         self.config = config
@@ -245,4 +290,4 @@ class RunFileRetriever:
         if ranking is None:
             return None  # the pipeline applies the missing-query policy
         top = trec_order(ranking.pairs())[:k]
-        return Ranking.from_pairs(query.id, top)
+        return Ranking.from_pairs(query.id, top, **ranking.model_dump(include=set(EXTRAS)))

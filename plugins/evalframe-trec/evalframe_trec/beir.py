@@ -161,7 +161,7 @@ def read_beir_qrels(path: Path) -> Judgments:
                 hint="every qrels line names a query id and a document id",
             )
         score = parse_int(
-            raw, what="score", path=path, line=lineno, expected="an integer in column 3"
+            raw, what="score", path=path, line=lineno, expected="an integer in column 3", label=True
         )
         qrels.add(qid, doc, score, lineno)
     return qrels

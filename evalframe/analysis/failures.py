@@ -1,0 +1,187 @@
+"""Failure categories: why a failed query failed, by heuristics over its text and its ranking.
+
+ADK's failure analysis (reference 004, §5.5) names three buckets with a fix
+for each; evalframe decides them with documented rules (docs/analyses.md,
+"Failure categories"). They are heuristics: a hint where to look first, not
+a diagnosis. Every rule compares *content terms* (:mod:`evalframe.analysis.text`).
+
+Let Q be the query's content terms (|Q| > 0), E its relevant documents whose
+text the corpus holds, shared(d) = |Q ∩ terms(d)| and best = max over E of
+shared(d).
+
+- **vocabulary mismatch**: best / |Q| <= ``vocabulary_max_overlap`` (0.2): the
+  query shares (almost) none of its terms with any expected document.
+  Fix: vector search.
+- **specificity gap**: the query is short (|Q| <= ``short_query_terms``, 3) or
+  generic (every term occurs in at least ``generic_df_share``, 5 %, of the
+  corpus's documents), *and* the scores are flat: among the top
+  ``flat_depth`` (10) at least ``flat_count`` (5) score within
+  ``flat_margin`` (20 %) of the top score, s >= s_1 - margin * |s_1|.
+  Fix: query expansion.
+- **distractor overlap**: a non-relevant document ranked above every
+  relevant one shares more query terms than the best expected document
+  (shared(d) > best). Fix: reranking (or contrastive training).
+- **other**: none of these.
+
+A query can match several rules; all are listed under ``signals``, and the
+category is the first in the order above (the reference's order).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from evalframe.analysis.settings import CATEGORIES, FailureSettings
+from evalframe.analysis.text import terms
+from evalframe.assess.runfolder import FAIL
+from evalframe.core.types import Corpus
+
+__all__ = ["CATEGORIES", "FIXES", "LABELS", "annotate_failures", "categorise"]
+
+LABELS = {
+    "vocabulary_mismatch": "vocabulary mismatch",
+    "specificity_gap": "specificity gap",
+    "distractor_overlap": "distractor overlap",
+    "other": "other",
+}
+#: Reference 004 §5.5's fix for each bucket.
+FIXES: dict[str, str | None] = {
+    "vocabulary_mismatch": "vector search",
+    "specificity_gap": "query expansion",
+    "distractor_overlap": "reranking (or contrastive training)",
+    "other": None,
+}
+
+
+class DocFrequency:
+    """Share of the corpus's documents that hold a term; the corpus is read on first use.
+
+    Only the "generic" test needs it, and only for a failed query that is not
+    already short and whose scores are flat, so most runs never pay for it.
+    """
+
+    def __init__(self, corpus: Corpus) -> None:
+        self._corpus = corpus
+        self._counts: Counter[str] | None = None
+
+    def share(self, term: str) -> float:
+        if self._counts is None:
+            self._counts = Counter(t for d in self._corpus.documents for t in terms(d.text))
+        n = len(self._corpus.documents)
+        return self._counts.get(term, 0) / n if n else 0.0
+
+
+def categorise(
+    query: str,
+    expected: Sequence[str],
+    ranking: Sequence[tuple[str, float]],
+    terms_of: Callable[[str], frozenset[str] | None],
+    settings: FailureSettings,
+    df_share: Callable[[str], float],
+) -> dict[str, Any]:
+    """The category of one failed query, with the numbers behind every rule.
+
+    ``ranking`` is in the order the metrics scored it; ``terms_of`` gives a
+    document's content terms, or None when the corpus lacks its text.
+    """
+    q = terms(query)
+    relevant = set(expected)
+    signals: dict[str, Any] = {"query_terms": len(q)}
+    matched: list[str] = []
+    doc_terms = {d: terms_of(d) for d in expected}
+    shared = {d: len(q & t) for d, t in doc_terms.items() if t is not None}
+    known = list(shared)
+    best_id = max(known, key=lambda d: (shared[d], d)) if known else None
+    best = shared[best_id] if best_id is not None else None
+    if q and best is not None:
+        overlap = best / len(q)
+        signals.update(best_expected=best_id, best_expected_shared=best, best_overlap=overlap)
+        if overlap <= settings.vocabulary_max_overlap:
+            matched.append("vocabulary_mismatch")
+    elif not known:
+        signals["note"] = "no expected document's text is in the corpus"
+
+    scores = [s for _, s in ranking[: settings.flat_depth]]
+    if q and scores:
+        top = scores[0]
+        close = sum(1 for s in scores if s >= top - settings.flat_margin * abs(top))
+        short = len(q) <= settings.short_query_terms
+        flat = close >= settings.flat_count
+        # generic is only looked up where it can decide (it reads the whole corpus once)
+        generic = (
+            all(df_share(t) >= settings.generic_df_share for t in q) if flat and not short else None
+        )
+        signals.update(close_scores=close, short=short, generic=generic)
+        if flat and (short or generic):
+            matched.append("specificity_gap")
+
+    if q and best is not None:
+        for rank, (doc, _) in enumerate(ranking, start=1):
+            if doc in relevant:
+                break
+            found = terms_of(doc)
+            if found is not None:
+                n = len(q & found)
+                if n > best:
+                    signals.update(distractor=doc, distractor_rank=rank, distractor_shared=n)
+                    matched.append("distractor_overlap")
+                    break
+
+    order = [c for c in CATEGORIES if c in matched]
+    category = order[0] if order else "other"
+    return {
+        "category": category,
+        "label": LABELS[category],
+        "fix": FIXES[category],
+        "heuristic": True,
+        "matched": order,
+        "signals": signals,
+    }
+
+
+def annotate_failures(
+    records: list[dict[str, Any]], corpus: Corpus | None, settings: FailureSettings
+) -> dict[str, Any]:
+    """Add ``failure`` to every failed (✗) record; return the counts for summary.json.
+
+    Without a corpus there is no text to compare, so nothing is categorised
+    and the counts say why.
+    """
+    failed = [r for r in records if r.get("status") == FAIL]
+    if not settings.enabled:
+        return {"enabled": False}
+    if corpus is None:
+        return {
+            "enabled": True,
+            "available": False,
+            "reason": "no corpus is configured, so there is no document text to compare",
+            "failed": len(failed),
+        }
+    text_of = {d.id: d.text for d in corpus.documents}
+    seen: dict[str, frozenset[str] | None] = {}
+
+    def terms_of(doc: str) -> frozenset[str] | None:
+        # a document recurs across queries (a popular distractor): split it once
+        if doc not in seen:
+            text = text_of.get(doc)
+            seen[doc] = terms(text) if text is not None else None
+        return seen[doc]
+
+    df = DocFrequency(corpus)
+    counts = dict.fromkeys(CATEGORIES, 0)
+    for record in failed:
+        ranking = list(zip(record.get("retrieved", []), record.get("scores", []), strict=False))
+        text, expected = record.get("text", ""), record.get("expected", [])
+        info = categorise(text, expected, ranking, terms_of, settings, df.share)
+        record["failure"] = info
+        counts[info["category"]] += 1
+    return {
+        "enabled": True,
+        "available": True,
+        "heuristic": True,
+        "failed": len(failed),
+        "counts": counts,
+        "fixes": {c: FIXES[c] for c in CATEGORIES},
+    }

@@ -1,0 +1,97 @@
+"""What the ``golden`` subcommands share: argument types, golden-set options, loading, output."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Callable
+from typing import Any
+
+from evalframe.core.errors import ConfigError
+
+__all__ = ["add_format", "count", "emit", "fraction", "load"]
+
+
+def fraction(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    if not 0 <= value <= 1:
+        raise argparse.ArgumentTypeError(f"{text!r} is not between 0 and 1")
+    return value
+
+
+def count(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"{text!r} is negative")
+    return value
+
+
+def add_format(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--format",
+        metavar="F",
+        help="dataset plugin that reads the file (jsonl, knowcode, ...); default: inferred "
+        "(*.jsonl or a folder of them -> jsonl, *.json -> knowcode)",
+    )
+    p.add_argument(
+        "--param",
+        action="append",
+        metavar="KEY=VALUE",
+        help="extra dataset plugin setting (repeatable), e.g. --param domain_field=area",
+    )
+    p.add_argument(
+        "--queries",
+        metavar="FILE",
+        help="a separate queries file joined to the golden set by id, for gold without text "
+        "(Galaxy): JSONL/JSON records, {id: text} or TSV",
+    )
+    p.add_argument(
+        "--queries-param",
+        action="append",
+        metavar="KEY=VALUE",
+        help="queries file setting (repeatable): id_field, text_field (default id, query)",
+    )
+
+
+def emit(args: argparse.Namespace, data: Callable[[], Any], text: Callable[[], str]) -> None:
+    """Print ``data()`` as JSON with ``--json``, else ``text()`` (each built only when asked)."""
+    if getattr(args, "json", False):
+        print(json.dumps(data(), indent=2, ensure_ascii=False))
+    else:
+        print(text())
+
+
+def load(path: str, args: argparse.Namespace, label: str | None = None, **kwargs: Any) -> Any:
+    """The golden set at ``path`` read with ``--format``/``--param``/``--queries``; the format
+    inferred from the path is said on stderr."""
+    from evalframe.golden.load import load_golden, parse_params
+
+    queries = None
+    if args.queries is not None:
+        from pydantic import ValidationError
+
+        from evalframe.golden.queries import QueriesConfig
+
+        try:
+            queries = QueriesConfig(
+                path=args.queries, **parse_params(args.queries_param, "--queries-param")
+            )
+        except ValidationError as exc:
+            raise ConfigError(
+                f"--queries-param: {exc.errors()[0]['msg']} ({exc.errors()[0]['loc'][0]!r})",
+                key="--queries-param",
+                expected="id_field=NAME or text_field=NAME",
+            ) from None
+    loaded = load_golden(
+        path, args.format, parse_params(args.param, "--param"), queries=queries, **kwargs
+    )
+    if loaded.inferred:
+        print(f"{label or path}: {loaded.inferred}", file=sys.stderr)
+    return loaded

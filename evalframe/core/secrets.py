@@ -1,0 +1,184 @@
+"""Secrets in configs: found before anything is written, and redacted in everything written.
+
+The policy (docs/security.md):
+
+- A credential never sits literally in a config. Configs are copied to many
+  places (Hydra's ``.hydra/`` folder, the run's ``config.yaml``, DVC's
+  ``params.yaml``, MLflow params, Git), so a literal one is refused before
+  any of them is written. A config names the environment variable instead:
+  ``${oc.env:MY_TOKEN}``, or a plugin's ``*_env`` / ``*_from_env`` settings.
+- What evalframe writes or prints is redacted: values under secret-looking
+  keys, credential query parameters in URLs (``?api_key=...``) and any key
+  the config lists under ``redact:`` become ``sk-1…[redacted]`` — at most the
+  first four characters, enough to tell two keys apart, never enough to use.
+
+Which names look secret is one rule, :func:`is_secret_name`; a key that only
+*names* an environment variable (``api_key_env``, ``headers_from_env``) is
+not a secret.
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+from collections.abc import Iterable, Iterator, Mapping
+from typing import Any
+from urllib.parse import parse_qsl, urlsplit, urlunsplit
+
+__all__ = [
+    "SECRET_PAIRS",
+    "SECRET_WORDS",
+    "LiteralSecret",
+    "find_literal_secrets",
+    "is_secret_name",
+    "redact",
+    "redact_text",
+    "shown_secret",
+]
+
+#: Words that make a key, header or query-parameter name a credential's name.
+SECRET_WORDS = frozenset(
+    {"token", "secret", "password", "passwd", "authorization", "auth", "cookie", "credential",
+     "credentials", "apikey", "signature", "sig", "bearer"}
+)  # fmt: skip
+#: Two-word names: ``api_key``, ``X-Api-Key``, ``privateKey``, ``access_key``.
+SECRET_PAIRS = frozenset({("api", "key"), ("private", "key"), ("access", "key"), ("secret", "key")})
+#: A key that names where a secret comes from, not the secret itself.
+_NAMES_A_VARIABLE = re.compile(r"(_env|_from_env|_env_var|_variable)$", re.IGNORECASE)
+_REDACTED = "…[redacted]"
+
+
+def _words(name: str) -> list[str]:
+    """``X-Api-Key`` -> [x, api, key]; ``apiKey`` -> [api, key]; ``max_tokens`` -> [max, tokens]."""
+    spaced = re.sub(r"([a-z0-9])([A-Z])", r"\1 \2", name)
+    return [w for w in re.split(r"[^A-Za-z0-9]+", spaced.lower()) if w]
+
+
+def is_secret_name(name: str, extra: Iterable[str] = ()) -> bool:
+    """Whether a value under ``name`` is a credential (``extra``: the config's ``redact:``).
+
+    Whole words count, not substrings: ``max_tokens`` and ``author`` are not
+    secrets, ``token``, ``X-Api-Key`` and ``db_password`` are.
+    """
+    if name in set(extra):
+        return True
+    if _NAMES_A_VARIABLE.search(name):
+        return False
+    words = _words(name)
+    return any(w in SECRET_WORDS for w in words) or any(
+        pair in SECRET_PAIRS for pair in itertools.pairwise(words)
+    )
+
+
+def shown_secret(value: str) -> str:
+    """A secret as it may be shown: its first four characters at most (``sk-1…[redacted]``)."""
+    keep = 4 if len(value) >= 12 else 0  # a short secret would be half given away
+    return value[:keep] + _REDACTED
+
+
+def _is_interpolation(value: str) -> bool:
+    return "${" in value
+
+
+def _url_secrets(value: str, extra: Iterable[str]) -> list[tuple[str, str]]:
+    if "://" not in value or "?" not in value:
+        return []
+    try:
+        query = urlsplit(value).query
+    except ValueError:
+        return []
+    return [(k, v) for k, v in parse_qsl(query, keep_blank_values=True) if is_secret_name(k, extra)]
+
+
+class LiteralSecret:
+    """A credential written into a config: where it is, and how it may be shown."""
+
+    def __init__(self, key: str, value: str, how: str) -> None:
+        self.key = key
+        self.value = value
+        self.how = how
+
+    def __str__(self) -> str:
+        return f"{self.key} ({self.how}: {shown_secret(self.value)})"
+
+
+def _walk(node: Any, key: str, under_variable: bool = False) -> Iterator[tuple[str, str, Any]]:
+    """``(full key, last name, value)`` of every leaf of a mapping/list tree.
+
+    Leaves under a key that names variables (``headers_from_env:
+    {Authorization: "Bearer $TOKEN"}``) are skipped: they say where a
+    secret comes from, they do not hold one.
+    """
+    if isinstance(node, Mapping):
+        for name, value in node.items():
+            full = f"{key}.{name}" if key else str(name)
+            variable = under_variable or bool(_NAMES_A_VARIABLE.search(str(name)))
+            if isinstance(value, Mapping | list):
+                yield from _walk(value, full, variable)
+            elif not variable:
+                yield full, str(name), value
+    elif isinstance(node, list):
+        for i, value in enumerate(node):
+            yield from _walk(value, f"{key}[{i}]", under_variable)
+
+
+def find_literal_secrets(
+    config: Mapping[str, Any], extra: Iterable[str] = ()
+) -> list[LiteralSecret]:
+    """Credentials written literally into an *unresolved* config.
+
+    A value that is an interpolation (``${oc.env:TOKEN}``) is fine: the
+    config then only names where the secret comes from. Empty values and
+    ``null`` are not secrets. ``extra`` adds names from the config's ``redact:``.
+    """
+    extra = list(extra)
+    found = []
+    for key, name, value in _walk(config, ""):
+        if key.startswith("hydra.") or not isinstance(value, str) or not value.strip():
+            continue
+        if _is_interpolation(value):
+            continue
+        if is_secret_name(name, extra):
+            found.append(LiteralSecret(key, value, "a credential written into the config"))
+            continue
+        for param, secret in _url_secrets(value, extra):
+            if secret and not _is_interpolation(secret):
+                found.append(LiteralSecret(key, secret, f"URL query parameter {param!r}"))
+    return found
+
+
+def redact_text(text: str, extra: Iterable[str] = ()) -> str:
+    """``text`` with the credential parameters of any URL in it redacted."""
+    extra = list(extra)
+
+    def one(match: re.Match[str]) -> str:
+        url = match.group(0)
+        try:
+            parts = urlsplit(url)
+        except ValueError:
+            return url
+        if not parts.query:
+            return url
+        pairs = []
+        for item in parts.query.split("&"):
+            name, sep, value = item.partition("=")
+            if sep and value and is_secret_name(name, extra) and not _is_interpolation(value):
+                value = shown_secret(value)
+            pairs.append(f"{name}{sep}{value}")
+        return urlunsplit(parts._replace(query="&".join(pairs)))
+
+    return re.sub(r"[a-zA-Z][a-zA-Z0-9+.-]*://[^\s'\"<>]+", one, text)
+
+
+def redact(node: Any, extra: Iterable[str] = (), *, _name: str = "") -> Any:
+    """A copy of a config tree (mappings, lists, scalars) safe to write or print."""
+    extra = list(extra)
+    if isinstance(node, Mapping):
+        return {k: redact(v, extra, _name=str(k)) for k, v in node.items()}
+    if isinstance(node, list | tuple):
+        return [redact(v, extra, _name=_name) for v in node]
+    if isinstance(node, str):
+        if _name and is_secret_name(_name, extra) and node and not _is_interpolation(node):
+            return shown_secret(node)
+        return redact_text(node, extra)
+    return node

@@ -1,0 +1,96 @@
+"""The gates engine: run every configured gate over the scored results.
+
+A gate plugin returns a :class:`~evalframe.assess.results.GateResult`; the engine
+stamps it with the gate's configured name and whether it is ``required``
+(fails the run, exit 1) or ``advisory`` (reported only).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping
+from typing import Any
+
+from evalframe.assess.results import Evaluation, GateResult, GateView
+from evalframe.core.errors import ConfigError, PluginError
+from evalframe.plugin.protocols import Gate, PluginContext
+from evalframe.plugin.registry import GATES, configure
+
+__all__ = ["GateSpec", "run_gates"]
+
+
+@dataclasses.dataclass(frozen=True)
+class GateSpec:
+    """One entry under ``gates:``: its name, plugin type, severity and settings."""
+
+    name: str
+    type: str
+    required: bool
+    params: Mapping[str, Any]
+
+
+def run_gates(specs: list[GateSpec], evaluation: Evaluation) -> list[GateResult]:
+    view = GateView(evaluation)
+    results = []
+    for spec in specs:
+        key = f"gates.{spec.name}"
+        plugin = GATES.get(spec.type, key=f"{key}.type")
+        config = configure(plugin, spec.params, key)
+        gate = plugin.obj(config, PluginContext(config_key=key))
+        if not isinstance(gate, Gate):
+            raise PluginError(
+                f"gate plugin {spec.type!r} ({plugin.module}) has no evaluate(view) method",
+                hint="a gate must satisfy evalframe.plugin.protocols.Gate",
+            )
+        result = gate.evaluate(view)
+        if not isinstance(result, GateResult):
+            raise PluginError(
+                f"gate plugin {spec.type!r} ({plugin.module}) returned "
+                f"{type(result).__name__}, not GateResult",
+            )
+        results.append(
+            dataclasses.replace(result, name=spec.name, type=spec.type, required=spec.required)
+        )
+    return results
+
+
+def verdict(results: list[GateResult]) -> bool:
+    """True when every *required* gate passed."""
+    return all(r.passed for r in results if r.required)
+
+
+def parse_gate_specs(node: Mapping[str, Any] | None) -> list[GateSpec]:
+    """Read the ``gates:`` mapping (name -> settings) into specs, validating the shape."""
+    specs = []
+    for name, raw in (node or {}).items():
+        key = f"gates.{name}"
+        if raw is None:
+            continue  # `gates.x=null` switches a gate from a pack off
+        if not isinstance(raw, Mapping):
+            raise ConfigError(
+                "a gate must be a mapping",
+                key=key,
+                expected="{type: threshold, ...}",
+                got=repr(raw),
+            )
+        params = dict(raw)
+        gtype = params.pop("type", None)
+        if not isinstance(gtype, str):
+            raise ConfigError(
+                "the gate has no type",
+                key=f"{key}.type",
+                expected=f"one of: {', '.join(GATES.names())}",
+                got=repr(gtype),
+            )
+        severity = params.pop("severity", "required")
+        if severity not in ("required", "advisory"):
+            raise ConfigError(
+                "unknown gate severity",
+                key=f"{key}.severity",
+                expected="'required' or 'advisory'",
+                got=repr(severity),
+            )
+        specs.append(
+            GateSpec(name=str(name), type=gtype, required=severity == "required", params=params)
+        )
+    return specs

@@ -1,0 +1,327 @@
+"""Opening, decoding and splitting input files: one set of rules for every loader.
+
+The rules, which every reader in :mod:`evalframe.core.reader` applies:
+
+- **Paths**: ``~`` is expanded; a missing path, a folder where a file is
+  expected and a file that cannot be read are each a :class:`DataError`
+  naming the path (and the config key, when the caller gives one).
+- **Encoding**: UTF-8. A UTF-8 byte-order mark is dropped (Excel and
+  Notepad write one). A UTF-16 or UTF-32 byte-order mark, a NUL byte or a
+  byte that is not UTF-8 is an error at ``file:line:column`` that also gives
+  the byte's offset in the file, so ``head -c``/``xxd`` find it.
+- **Lines**: ``\\n`` or ``\\r\\n``; the last line may lack its newline. Line
+  numbers are 1-based and count every line, blank or not.
+- **Fields** of whitespace-separated formats (TREC qrels and runs, cranqrel)
+  are separated by runs of ASCII whitespace: space, tab, CR, VT, FF. That is
+  C's ``isspace``, as trec_eval reads them. Other Unicode whitespace (a
+  no-break space U+00A0, U+2000-U+200A, U+3000, ...) is part of the field, not
+  a separator; since it is almost always pasted by accident, each file that
+  holds some gets one warning with the count and the first place.
+
+Errors are :class:`~evalframe.core.errors.DataError`, rendered as one
+paragraph with exit code 2; nothing here lets a ``UnicodeDecodeError`` or an
+``OSError`` escape as a traceback.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from pathlib import Path
+
+from evalframe.core.errors import DataError
+from evalframe.core.messages import Tally
+
+__all__ = [
+    "ASCII_SPACE",
+    "UNICODE_SPACE",
+    "check_text",
+    "decode",
+    "parse_int",
+    "read_bytes",
+    "read_fields",
+    "read_lines",
+    "read_text",
+    "require_file",
+    "require_folder",
+    "split_fields",
+    "strip_bom",
+    "unicode_space_phrase",
+    "warn_unicode_space",
+]
+
+#: The field separators of whitespace-separated formats: C's ``isspace``.
+ASCII_SPACE = " \t\n\r\v\f"
+#: Whitespace to Python's ``str.split()`` but data to C and to evalframe.
+UNICODE_SPACE = re.compile("[\u0085\u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]")
+_SEPARATORS = re.compile(f"[{re.escape(ASCII_SPACE)}]+")
+_UTF8_BOM = b"\xef\xbb\xbf"
+_OTHER_BOMS = (
+    (b"\xff\xfe\x00\x00", "UTF-32"),
+    (b"\x00\x00\xfe\xff", "UTF-32"),
+    (b"\xff\xfe", "UTF-16"),
+    (b"\xfe\xff", "UTF-16"),
+)
+_CONVERT = "convert it to UTF-8, e.g. iconv -f {enc} -t utf-8 FILE > FILE.utf8"
+
+
+def _missing(p: Path, what: str, key: str | None) -> DataError:
+    return DataError(
+        f"{what} not found: {p}",
+        key=key,
+        expected="an existing file",
+        hint=f"check the path (relative paths are read from {Path.cwd()})",
+    )
+
+
+def require_file(path: str | Path, *, what: str, key: str | None = None) -> Path:
+    """The path as a :class:`Path` if it exists (a file or a folder), else a :class:`DataError`.
+
+    Loaders that accept either (a golden-set file or a folder of them) call
+    this, then look; the ``read_*`` functions below reject a folder themselves.
+    """
+    p = Path(path).expanduser()
+    if not p.exists():
+        raise _missing(p, what, key)
+    return p
+
+
+def require_folder(
+    path: str | Path,
+    *,
+    what: str,
+    key: str | None = None,
+    expected: str = "a folder",
+    hint: str = "point the setting at the folder",
+) -> Path:
+    """The path if it is a folder; a missing path or a file is a :class:`DataError`."""
+    p = require_file(path, what=what, key=key)
+    if not p.is_dir():
+        raise DataError(
+            f"{what} is a file, not a folder: {p}",
+            key=key,
+            expected=expected,
+            hint=hint,
+        )
+    return p
+
+
+def _input_file(path: str | Path, what: str, key: str | None) -> Path:
+    p = require_file(path, what=what, key=key)
+    if p.is_dir():
+        raise DataError(
+            f"{what} is a folder, not a file: {p}",
+            key=key,
+            expected="a file",
+            hint="point the setting at the file itself",
+        )
+    return p
+
+
+def _unreadable(p: Path, what: str, key: str | None, exc: OSError) -> DataError:
+    reason = exc.strerror or type(exc).__name__
+    hint = "check the file's permissions (ls -l)"
+    if isinstance(exc, PermissionError):
+        hint = f"make it readable (chmod u+r {p}) or run as a user who may read it"
+    return DataError(f"{what} cannot be read ({reason.lower()}): {p}", key=key, hint=hint)
+
+
+def read_bytes(path: str | Path, *, what: str, key: str | None = None) -> bytes:
+    """The file's bytes; missing, a folder or unreadable is a :class:`DataError`."""
+    p = _input_file(path, what, key)
+    try:
+        return p.read_bytes()
+    except OSError as exc:
+        raise _unreadable(p, what, key, exc) from None
+
+
+def _where(data: bytes, pos: int) -> tuple[int, int]:
+    """1-based line and column (in characters) of byte ``pos``."""
+    line_start = data.rfind(b"\n", 0, pos) + 1
+    column = len(data[line_start:pos].decode("utf-8", "replace")) + 1
+    return data.count(b"\n", 0, pos) + 1, column
+
+
+def _nul_error(data: bytes, pos: int, offset: int, path: Path, what: str, line: int) -> DataError:
+    _, column = _where(data, pos)
+    return DataError(
+        f"{what} holds a NUL byte (byte {offset + pos} of the file): it is not text",
+        path=path,
+        line=line,
+        column=column,
+        expected="UTF-8 text",
+        hint="is it a binary or compressed file, or UTF-16 without a byte-order mark? "
+        + _CONVERT.format(enc="utf-16"),
+    )
+
+
+def _decode_error(
+    data: bytes, exc: UnicodeDecodeError, offset: int, path: Path, what: str, line: int
+) -> DataError:
+    _, column = _where(data, exc.start)
+    bad = data[exc.start : exc.end]
+    return DataError(
+        f"{what} is not UTF-8 text: byte 0x{bad[0]:02x} at column {column} "
+        f"(byte {offset + exc.start} of the file) cannot be decoded ({exc.reason})",
+        path=path,
+        line=line,
+        column=column,
+        got=repr(data[max(0, exc.start - 20) : exc.end + 20])[:90],
+        hint=_CONVERT.format(enc="latin1") + " (if the file is Latin-1)",
+    )
+
+
+def strip_bom(data: bytes, *, path: str | Path, what: str) -> bytes:
+    """``data`` without a UTF-8 byte-order mark; a UTF-16/32 mark is an error."""
+    if data.startswith(_UTF8_BOM):
+        return data[len(_UTF8_BOM) :]
+    for bom, encoding in _OTHER_BOMS:
+        if data.startswith(bom):
+            raise DataError(
+                f"{what} is {encoding} text, not UTF-8",
+                path=path,
+                line=1,
+                expected="UTF-8 text",
+                got=f"a {encoding} byte-order mark ({bom.hex(' ')})",
+                hint=_CONVERT.format(enc=encoding.lower()),
+            )
+    return data
+
+
+def check_text(data: bytes, *, path: str | Path, what: str) -> bytes:
+    """``data`` without its UTF-8 byte-order mark, checked to be UTF-8 text without NUL bytes.
+
+    Pure-ASCII data (the common case for ids and numbers) costs two scans in C.
+    Byte offsets in errors count from the start of the file, mark included.
+    """
+    body = strip_bom(data, path=path, what=what)
+    bom, p = len(data) - len(body), Path(path)
+    nul = body.find(b"\0")
+    if nul >= 0:
+        line, _ = _where(body, nul)
+        raise _nul_error(body, nul, bom, p, what, line)
+    if not body.isascii():
+        try:
+            body.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            line, _ = _where(body, exc.start)
+            raise _decode_error(body, exc, bom, p, what, line) from None
+    return body
+
+
+def decode(data: bytes, *, path: str | Path, what: str) -> str:
+    """The text of a whole file's bytes (see the module's rules); errors are located."""
+    return check_text(data, path=path, what=what).decode("utf-8")
+
+
+def read_text(path: str | Path, *, what: str, key: str | None = None) -> str:
+    """The whole file as text, for formats parsed as one document (JSON, YAML, CSV)."""
+    p = Path(path).expanduser()
+    return decode(read_bytes(p, what=what, key=key), path=p, what=what)
+
+
+def read_lines(path: str | Path, *, what: str, key: str | None = None) -> Iterator[tuple[int, str]]:
+    """``(line_number, line)`` for every line, without its line ending, as the file is read.
+
+    Streams: a large corpus is never held in memory whole. Every rule of the
+    module applies; an error names the line (and column) where it occurs.
+    """
+    p = _input_file(path, what, key)
+    try:
+        handle = open(p, "rb")  # noqa: SIM115 - closed by the with below; open errors located
+    except OSError as exc:
+        raise _unreadable(p, what, key, exc) from None
+    with handle:
+        offset = 0
+        for lineno, raw in enumerate(handle, start=1):
+            size = len(raw)
+            if lineno == 1:
+                stripped = strip_bom(raw, path=p, what=what)
+                offset, raw = size - len(stripped), stripped
+            nul = raw.find(b"\0")
+            if nul >= 0:
+                raise _nul_error(raw, nul, offset, p, what, lineno)
+            try:
+                line = raw.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                raise _decode_error(raw, exc, offset, p, what, lineno) from None
+            offset += len(raw)
+            if line.endswith("\n"):
+                line = line[:-1]
+                if line.endswith("\r"):
+                    line = line[:-1]
+            yield lineno, line
+
+
+def split_fields(line: str) -> list[str]:
+    """The fields of a whitespace-separated line: cut at ASCII whitespace only."""
+    return [f for f in _SEPARATORS.split(line) if f]
+
+
+def read_fields(
+    path: str | Path, *, what: str, key: str | None = None, sep: str | None = None
+) -> Iterator[tuple[int, list[str]]]:
+    """``(line_number, fields)`` for every non-blank line of a column format.
+
+    ``sep=None`` splits at runs of ASCII whitespace; ``sep="\\t"`` splits at
+    each tab and strips ASCII whitespace around each field. A field holding
+    other Unicode whitespace is kept whole and counted in one warning per file.
+    """
+    spaces = Tally()
+    for lineno, line in read_lines(path, what=what, key=key):
+        if not line.strip(ASCII_SPACE):
+            continue
+        if sep is None:
+            fields = split_fields(line)
+        else:
+            fields = [f.strip(ASCII_SPACE) for f in line.split(sep)]
+        found = UNICODE_SPACE.findall(line)
+        if found:
+            first = UNICODE_SPACE.search(line)
+            assert first is not None  # findall found one
+            spaces.add(
+                unicode_space_phrase(what, path),
+                where=f"{path}:{lineno}:{first.start() + 1}, U+{ord(first.group()):04X}",
+                n=len(found),
+            )
+        yield lineno, fields
+    spaces.flush()
+
+
+def unicode_space_phrase(what: str, path: str | Path) -> str:
+    """The warning about Unicode whitespace inside fields (after its count)."""
+    return (
+        f"Unicode whitespace character(s) such as a no-break space in the {what} {path} "
+        "are kept inside fields: only ASCII spaces and tabs separate fields"
+    )
+
+
+def warn_unicode_space(text: str, *, path: str | Path, what: str) -> None:
+    """One warning (count and first place) for Unicode whitespace in a whole file's text."""
+    first = UNICODE_SPACE.search(text)
+    if first is None:
+        return
+    at = first.start()
+    line, column = text.count("\n", 0, at) + 1, at - text.rfind("\n", 0, at)
+    tally = Tally()
+    tally.add(
+        unicode_space_phrase(what, path),
+        where=f"{path}:{line}:{column}, U+{ord(first.group()):04X}",
+        n=len(UNICODE_SPACE.findall(text, at)),
+    )
+    tally.flush()
+
+
+def parse_int(token: str, *, what: str, path: str | Path, line: int, expected: str) -> int:
+    """``int(token)``, or a :class:`DataError` naming the file and line."""
+    try:
+        return int(token)
+    except ValueError:
+        raise DataError(
+            f"the {what} is not an integer",
+            path=path,
+            line=line,
+            expected=expected,
+            got=repr(token),
+            hint="labels and numbers must be written as whole numbers (e.g. 0, 1, 2, -1)",
+        ) from None

@@ -1,0 +1,154 @@
+"""JSON Lines and JSON documents, read with the line of every record.
+
+``json.loads`` forgets where a value was; a loader's error must say
+``golden.json:42``. :func:`read_jsonl` yields each line's value with its
+number; :func:`read_json` keeps the text beside the parsed value so that
+:class:`JsonDocument` can say on which line any element or member starts.
+Both read through :mod:`evalframe.core.reader.files`, so a byte-order mark,
+a NUL byte or bad UTF-8 is handled as in every other format.
+"""
+
+from __future__ import annotations
+
+import bisect
+import json
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from evalframe.core.errors import DataError
+from evalframe.core.reader.files import read_lines, read_text
+
+__all__ = ["JsonDocument", "read_json", "read_json_array", "read_jsonl"]
+
+_DECODER = json.JSONDecoder()
+_JSON_SPACE = " \t\r\n"
+
+
+def read_jsonl(
+    path: str | Path, *, what: str = "JSONL file", key: str | None = None
+) -> Iterator[tuple[int, Any]]:
+    """Yield ``(line_number, value)`` for each non-blank line; bad JSON names its line."""
+    p = Path(path).expanduser()
+    for lineno, line in read_lines(p, what=what, key=key):
+        if not line.strip():
+            continue
+        try:
+            yield lineno, json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise DataError(
+                f"line is not valid JSON ({exc.msg} at column {exc.colno})",
+                path=p,
+                line=lineno,
+                got=repr(line.strip()[:80]),
+                hint="each line must be one complete JSON object",
+            ) from None
+
+
+@dataclass
+class JsonDocument:
+    """A parsed JSON file and its text, to find the line where any value starts.
+
+    The offset-walking methods assume the text is valid JSON, which
+    :func:`read_json` has checked.
+    """
+
+    path: Path
+    text: str
+    data: Any
+    _newlines: list[int] | None = field(default=None, repr=False)
+
+    def line_at(self, offset: int) -> int:
+        """The 1-based line of character ``offset``."""
+        if self._newlines is None:
+            self._newlines = [m.start() for m in re.finditer("\n", self.text)]
+        return bisect.bisect_left(self._newlines, offset) + 1
+
+    def skip(self, offset: int) -> int:
+        """The offset of the next non-whitespace character at or after ``offset``."""
+        text = self.text
+        while offset < len(text) and text[offset] in _JSON_SPACE:
+            offset += 1
+        return offset
+
+    def start(self) -> int:
+        """Where the top-level value starts."""
+        return self.skip(0)
+
+    def items(self, offset: int) -> list[int]:
+        """Where each element of the array that starts at ``offset`` starts."""
+        out: list[int] = []
+        pos = self.skip(offset + 1)
+        while pos < len(self.text) and self.text[pos] != "]":
+            out.append(pos)
+            _, pos = _DECODER.raw_decode(self.text, pos)
+            pos = self.skip(pos)
+            if pos < len(self.text) and self.text[pos] == ",":
+                pos = self.skip(pos + 1)
+        return out
+
+    def members(self, offset: int) -> list[tuple[str, int]]:
+        """``(key, value offset)`` of each member of the object that starts at ``offset``."""
+        out: list[tuple[str, int]] = []
+        pos = self.skip(offset + 1)
+        while pos < len(self.text) and self.text[pos] != "}":
+            name, pos = _DECODER.raw_decode(self.text, pos)
+            pos = self.skip(self.skip(pos) + 1)  # past the colon
+            out.append((name, pos))
+            _, pos = _DECODER.raw_decode(self.text, pos)
+            pos = self.skip(pos)
+            if pos < len(self.text) and self.text[pos] == ",":
+                pos = self.skip(pos + 1)
+        return out
+
+    def member(self, offset: int, name: str) -> int | None:
+        """Where the value of ``name`` starts (the last one wins, as in ``json.loads``)."""
+        found = None
+        for key, at in self.members(offset):
+            if key == name:
+                found = at
+        return found
+
+
+def read_json(
+    path: str | Path,
+    *,
+    what: str = "JSON file",
+    key: str | None = None,
+    hint: str = "check the brackets and commas around this line",
+) -> JsonDocument:
+    """A whole JSON file, parsed; invalid JSON names its line."""
+    p = Path(path).expanduser()
+    text = read_text(p, what=what, key=key)
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise DataError(
+            f"the {what} is not valid JSON ({exc.msg} at column {exc.colno})",
+            path=p,
+            line=exc.lineno,
+            hint=hint,
+        ) from None
+    return JsonDocument(p, text, data)
+
+
+def read_json_array(
+    path: str | Path, *, what: str = "JSON file", key: str | None = None
+) -> list[tuple[int, Any]]:
+    """``(line_number, element)`` for each element of a top-level JSON array.
+
+    The line numbers let a loader say ``golden_v1.0.json:42`` about the record
+    that starts on line 42, which plain ``json.load`` cannot.
+    """
+    doc = read_json(path, what=what, key=key)
+    if not isinstance(doc.data, list):
+        raise DataError(
+            f"the {what} must be a JSON list of records",
+            path=doc.path,
+            line=doc.line_at(doc.start()),
+            got=f"a JSON {type(doc.data).__name__}",
+        )
+    offsets = doc.items(doc.start())
+    return [(doc.line_at(at), value) for at, value in zip(offsets, doc.data, strict=True)]

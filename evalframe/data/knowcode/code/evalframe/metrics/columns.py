@@ -1,0 +1,137 @@
+"""The engine's input format: a run and its judgments as flat columns.
+
+Mapping and model inputs (``{qid: [(doc, score), ...]}``, :class:`Run`,
+:class:`GoldenSet`) are flattened here once; readers of large files build
+:class:`Columns` directly, with no per-ranking Python objects. Rows keep the
+order each ranking was given in, which the ``given`` tie rule relies on.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from evalframe.core.errors import ConfigError
+from evalframe.core.types import GoldenSet, Ranking, Run
+
+__all__ = ["Columns", "Qrels", "RunLike", "project_ids", "to_columns"]
+
+Qrels = Mapping[str, Mapping[str, int]]
+RunLike = Run | Mapping[str, Ranking] | Mapping[str, Sequence[tuple[str, float]]]
+
+
+@dataclass(frozen=True)
+class Columns:
+    """A run and its judgments as flat columns, the engine's input format.
+
+    ``run_q``/``qrel_q`` index into ``query_ids``. Doc ids are NumPy strings;
+    when both id columns are UTF-8 bytes (dtype ``S``) they are compared as
+    bytes, which is trec_eval's order, so a file reader need not decode them.
+    Within one query, run rows are in the order the ranking was given.
+    """
+
+    query_ids: tuple[str, ...]
+    run_q: np.ndarray
+    run_docs: np.ndarray
+    run_scores: np.ndarray
+    qrel_q: np.ndarray
+    qrel_docs: np.ndarray
+    qrel_labels: np.ndarray
+    present: np.ndarray
+    extra_queries: int = 0
+
+
+def _judgments(qrels: GoldenSet | Qrels, view: str | None) -> dict[str, Mapping[str, int]]:
+    if isinstance(qrels, GoldenSet):
+        if view is None:
+            return {q.id: q.judgments for q in qrels.queries}
+        if view not in qrels.projections:
+            raise ConfigError(
+                f"metric view {view!r} is not declared by golden set {qrels.name!r}",
+                key="metrics.measures",
+                expected=f"one of: {', '.join(sorted(qrels.projections)) or '(no views)'}",
+                hint="a dataset declares views (e.g. 'files' for KnowCode); drop (view=...) "
+                "or pick a dataset that has it",
+            )
+        return {q.id: q.views.get(view, {}) for q in qrels.queries}
+    if view is not None:
+        raise ConfigError(
+            f"metric view {view!r} needs a golden set that declares views, not plain qrels",
+            key="metrics.measures",
+        )
+    return {str(k): v for k, v in qrels.items()}
+
+
+def to_columns(qrels: GoldenSet | Qrels, run: RunLike, view: str | None = None) -> Columns:
+    """Flatten judgments (optionally one named view of them) and a run into :class:`Columns`."""
+    judgments = _judgments(qrels, view)
+    query_ids = tuple(judgments)
+    qindex = {qid: i for i, qid in enumerate(query_ids)}
+    rankings: Iterable[tuple[str, object]]
+    rankings = run.rankings.items() if isinstance(run, Run) else run.items()
+    qs: list[np.ndarray] = []
+    docs: list[str] = []
+    scores: list[float] = []
+    present = np.zeros(len(query_ids), dtype=bool)
+    extra = 0
+    for qid, ranking in rankings:
+        i = qindex.get(str(qid))
+        if i is None:
+            extra += 1
+            continue
+        present[i] = True
+        if isinstance(ranking, Ranking):
+            docs.extend(ranking.doc_ids)
+            scores.extend(ranking.scores)
+            n = len(ranking.doc_ids)
+        else:
+            pairs = list(ranking)  # type: ignore[call-overload,unused-ignore]  # (doc, score) pairs
+            n = len(pairs)
+            if n:
+                # zip/map run in C: about twice as fast as a generator per pair
+                ids, values = zip(*pairs, strict=True)
+                docs.extend(map(str, ids))
+                scores.extend(map(float, values))
+        qs.append(np.full(n, i, dtype=np.int64))
+    qrel_q: list[int] = []
+    qrel_docs: list[str] = []
+    qrel_labels: list[int] = []
+    for qid, judged in judgments.items():
+        qrel_q.extend([qindex[qid]] * len(judged))
+        qrel_docs.extend(map(str, judged))
+        qrel_labels.extend(map(int, judged.values()))
+    if view is not None and isinstance(qrels, GoldenSet):
+        docs = project_ids(docs, qrels.projections[view])
+    return Columns(
+        query_ids=query_ids,
+        run_q=np.concatenate(qs) if qs else np.zeros(0, dtype=np.int64),
+        run_docs=np.asarray(docs, dtype=str),
+        run_scores=np.asarray(scores, dtype=np.float64),
+        qrel_q=np.asarray(qrel_q, dtype=np.int64),
+        qrel_docs=np.asarray(qrel_docs, dtype=str),
+        qrel_labels=np.asarray(qrel_labels, dtype=np.int64),
+        present=present,
+        extra_queries=extra,
+    )
+
+
+def project_ids(ids: Sequence[str], pattern: str) -> list[str]:
+    """Map ids into a view: the regex's first group, or the whole id when it does not match.
+
+    ``^(.*?)::`` maps the KnowCode entity ``pkg/mod.py::Class.method`` to the
+    file ``pkg/mod.py``. Each distinct id is matched once.
+    """
+    regex = re.compile(pattern)
+    cache: dict[str, str] = {}
+    out = []
+    for doc in ids:
+        mapped = cache.get(doc)
+        if mapped is None:
+            match = regex.search(doc)
+            mapped = match.group(1) if match and match.groups() else doc
+            cache[doc] = mapped
+        out.append(mapped)
+    return out

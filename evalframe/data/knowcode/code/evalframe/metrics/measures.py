@@ -1,0 +1,273 @@
+"""Metric identities: one canonical string per metric, kept apart from the maths.
+
+A :class:`Metric` is a hashable value object. Its string form
+(``nDCG@10``, ``R@100``, ``RR@10``, ``P(rel=2)@5``) is its identity in YAML,
+code, gates, reports and tracking, and ``parse(str(m)) == m`` always holds.
+Parameters equal to their defaults are dropped, so ``P(rel=1)@5`` *is*
+``P@5``; parameters are printed in sorted order.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from typing import Any, Literal
+
+import numpy as np
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from evalframe.core.errors import ConfigError, PluginError
+from evalframe.plugin.registry import METRICS
+
+__all__ = [
+    "ALIASES",
+    "Metric",
+    "MetricDef",
+    "MetricParams",
+    "RelParams",
+    "metric",
+    "parse_metric",
+    "parse_metrics",
+]
+
+#: Names users bring from other tools, mapped to the canonical name. The
+#: canonical string is what gets printed, so ``MRR@10`` reads back as ``RR@10``.
+ALIASES: dict[str, str] = {
+    "MRR": "RR",
+    "Recall": "R",
+    "recall": "R",
+    "Precision": "P",
+    "precision": "P",
+    "MAP": "AP",
+    "map": "AP",
+    "NDCG": "nDCG",
+    "ndcg": "nDCG",
+    "Success": "Hit",
+    "success": "Hit",
+    "HitRate": "Hit",
+}
+
+ParamValue = int | float | str
+_SYNTAX = re.compile(
+    r"^(?P<name>[A-Za-z0-9_]+)"
+    r"(?:\((?P<params>[^()]*)\))?"
+    r"(?:@(?P<k>[0-9]+(?:\.[0-9]+)?))?$"
+)
+
+
+class MetricParams(BaseModel):
+    """Base for a metric's parameters: frozen, unknown parameters are errors."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class RelParams(MetricParams):
+    """The relevance threshold shared by the binary metrics."""
+
+    rel: int = Field(1, ge=1, description="labels >= rel count as relevant")
+
+
+@dataclass(frozen=True)
+class MetricDef:
+    """How a metric is computed: a vectorized kernel plus what it accepts.
+
+    ``kernel(matrix, k, params) -> ndarray`` returns one value per query.
+    ``k`` says whether ``@k`` is ``"required"``, ``"optional"`` or ``"none"``.
+    ``vacuous`` is the value the B.O.B convention gives a query with nothing
+    relevant (recall of an empty set is 1.0); ``None`` means "compute as usual".
+    ``cutoff`` says what ``@k`` means: a rank (an integer, ``P@5``) or a recall
+    level (a number in [0, 1], ``IPrec@0.5``). ``aggregate`` is how the
+    per-query values combine across queries in trec_eval's ``all`` line:
+    counts (``NumRel``) are summed, everything else is averaged.
+    """
+
+    name: str
+    kernel: Callable[..., np.ndarray]
+    params: type[MetricParams]
+    k: Literal["required", "optional", "none"]
+    description: str
+    vacuous: float | None = None
+    cutoff: Literal["rank", "recall"] = "rank"
+    aggregate: Literal["mean", "sum"] = "mean"
+    applies_to: Literal["positives", "negatives"] = "positives"
+
+
+def metric(
+    name: str,
+    *,
+    params: type[MetricParams] = MetricParams,
+    k: Literal["required", "optional", "none"] = "optional",
+    vacuous: float | None = None,
+    cutoff: Literal["rank", "recall"] = "rank",
+    aggregate: Literal["mean", "sum"] = "mean",
+    applies_to: Literal["positives", "negatives"] = "positives",
+) -> Callable[[Callable[..., np.ndarray]], Callable[..., np.ndarray]]:
+    """Register a vectorized metric kernel under ``name`` in the metric registry.
+
+    Third-party packages use this exactly as the built-ins do, and expose the
+    registering module through the ``evalframe.metrics`` entry-point group.
+    """
+
+    def register(kernel: Callable[..., np.ndarray]) -> Callable[..., np.ndarray]:
+        doc = (kernel.__doc__ or "").strip()
+        description = doc.splitlines()[0] if doc else name
+        definition = MetricDef(
+            name=name,
+            kernel=kernel,
+            params=params,
+            k=k,
+            description=description,
+            vacuous=vacuous,
+            cutoff=cutoff,
+            aggregate=aggregate,
+            applies_to=applies_to,
+        )
+        METRICS.add(name, definition, params, description=description, module=kernel.__module__)
+        return kernel
+
+    return register
+
+
+def _format_value(value: ParamValue) -> str:
+    return repr(value) if isinstance(value, float) else str(value)
+
+
+def _coerce(text: str) -> ParamValue:
+    try:
+        return int(text)
+    except ValueError:
+        pass
+    try:
+        return float(text)
+    except ValueError:
+        return text
+
+
+@dataclass(frozen=True)
+class Metric:
+    """A metric with its parameters and cutoff; ``str()`` is its canonical name."""
+
+    name: str
+    params: tuple[tuple[str, ParamValue], ...] = ()
+    k: int | float | None = None
+
+    def __str__(self) -> str:
+        text = self.name
+        if self.params:
+            text += "(" + ",".join(f"{key}={_format_value(v)}" for key, v in self.params) + ")"
+        if self.k is not None:
+            text += f"@{self.k}"
+        return text
+
+    def __repr__(self) -> str:
+        return f"Metric({str(self)!r})"
+
+    @property
+    def definition(self) -> MetricDef:
+        return METRICS.get(self.name).obj  # type: ignore[no-any-return]  # registry holds Any
+
+    def param_model(self) -> MetricParams:
+        return self.definition.params(**{k: v for k, v in self.params if k != "view"})
+
+    @property
+    def view(self) -> str | None:
+        """The judgment view this metric is scored on (``R(view=files)@5``), if any."""
+        value = dict(self.params).get("view")
+        return None if value is None else str(value)
+
+    @property
+    def rel(self) -> int:
+        """The relevance threshold (1 unless the metric says otherwise)."""
+        value = dict(self.params).get("rel", 1)
+        return int(value)
+
+
+def parse_metric(text: str | Metric, *, key: str | None = None) -> Metric:
+    """Parse ``nDCG@10``/``P(rel=2)@5``/``MRR`` into its canonical :class:`Metric`."""
+    if isinstance(text, Metric):
+        return text
+    raw = str(text).strip()
+    match = _SYNTAX.match(raw)
+    if match is None:
+        raise ConfigError(
+            f"cannot read metric {raw!r}",
+            key=key,
+            expected="NAME, NAME@k or NAME(param=value,...)@k, e.g. nDCG@10 or P(rel=2)@5",
+            got=repr(raw),
+        )
+    name = ALIASES.get(match["name"], match["name"])
+    try:
+        spec = METRICS.get(name, key=key)
+    except PluginError as exc:
+        raise ConfigError(exc.message, key=key, hint=exc.hint) from None
+    definition: MetricDef = spec.obj
+    k: int | float | None = None
+    if match["k"] is not None and definition.cutoff == "recall":
+        k = float(match["k"])
+        if not 0.0 <= k <= 1.0:
+            raise ConfigError(
+                f"metric {raw!r}: the recall level must be between 0 and 1", key=key, got=str(k)
+            )
+    elif match["k"] is not None:
+        if "." in match["k"]:
+            raise ConfigError(
+                f"metric {raw!r}: the cutoff is a rank, a whole number",
+                key=key,
+                expected=f"{name}@<integer>",
+                got=match["k"],
+            )
+        k = int(match["k"])
+        if k < 1:
+            raise ConfigError(f"metric {raw!r}: the cutoff must be at least 1", key=key, got=str(k))
+    if definition.k == "required" and k is None:
+        raise ConfigError(
+            f"metric {name!r} needs a cutoff", key=key, expected=f"{name}@k", got=repr(raw)
+        )
+    if definition.k == "none" and k is not None:
+        raise ConfigError(f"metric {name!r} takes no cutoff", key=key, expected=name, got=repr(raw))
+    given: dict[str, Any] = {}
+    if match["params"]:
+        for part in match["params"].split(","):
+            pkey, sep, pval = part.partition("=")
+            if not sep or not pkey.strip():
+                raise ConfigError(
+                    f"metric {raw!r}: parameter {part!r} is not key=value",
+                    key=key,
+                    expected="NAME(key=value,...)",
+                )
+            given[pkey.strip()] = _coerce(pval.strip())
+    view = given.pop("view", None)
+    if view is not None and not (isinstance(view, str) and view.isidentifier()):
+        raise ConfigError(
+            f"metric {raw!r}: a view is a name such as 'files'", key=key, got=repr(view)
+        )
+    try:
+        model = definition.params(**given)
+    except ValidationError as exc:
+        problems = "; ".join(
+            f"{'.'.join(str(p) for p in e['loc'])}: {e['msg']}" for e in exc.errors()
+        )
+        raise ConfigError(
+            f"metric {raw!r}: bad parameter ({problems})",
+            key=key,
+            hint=f"{name} accepts: {', '.join(definition.params.model_fields) or 'no parameters'}",
+        ) from None
+    dumped = model.model_dump(exclude_defaults=True)
+    if view is not None:
+        dumped["view"] = view  # any metric can be scored on a view of the judgments
+    canonical = tuple(sorted(dumped.items()))
+    return Metric(name=name, params=canonical, k=k)
+
+
+def parse_metrics(texts: Iterable[str | Metric], *, key: str = "metrics") -> list[Metric]:
+    """Parse a list, naming the index of a bad entry; duplicates are an error."""
+    out: list[Metric] = []
+    for i, text in enumerate(texts):
+        m = parse_metric(text, key=f"{key}[{i}]")
+        if m in out:
+            raise ConfigError(
+                f"metric {str(m)!r} is listed twice", key=f"{key}[{i}]", hint="remove the repeat"
+            )
+        out.append(m)
+    return out

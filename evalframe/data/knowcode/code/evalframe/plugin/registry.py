@@ -1,0 +1,381 @@
+"""The plugin registry: a decorator to register, entry points to discover.
+
+Every kind of plugin has one :class:`Registry` object and one entry-point
+group (``evalframe.retrievers``, ``evalframe.datasets``, ...). An entry point
+names the *module that registers* the plugin::
+
+    [project.entry-points."evalframe.retrievers"]
+    bm25 = "evalframe_bm25.retriever"
+
+Looking a name up imports only that one module, so a run that uses ``bm25``
+never imports the dense retriever's torch. Built-in plugins are registered in
+exactly the same way as a third party's.
+"""
+
+from __future__ import annotations
+
+import difflib
+import functools
+import importlib
+import sys
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass
+from importlib import metadata
+from typing import Any, Generic, TypeVar
+
+from pydantic import BaseModel, ValidationError
+
+from evalframe.core.errors import ConfigError, PluginError
+
+__all__ = [
+    "CONF_GROUP",
+    "CORPORA",
+    "DATASETS",
+    "GATES",
+    "METRICS",
+    "REGISTRIES",
+    "RETRIEVERS",
+    "SOLVERS",
+    "TRACKERS",
+    "VALIDATORS",
+    "PluginSpec",
+    "Registry",
+    "configure",
+    "corpus",
+    "dataset",
+    "format_validation_error",
+    "gate",
+    "retriever",
+    "solver",
+    "tracker",
+    "validator",
+]
+
+T = TypeVar("T")
+
+#: Entry-point group through which a distribution adds Hydra config groups.
+#: The value is an importable package holding group folders (``retriever/x.yaml``).
+CONF_GROUP = "evalframe.conf"
+
+
+@dataclass(frozen=True)
+class PluginSpec:
+    """One registered plugin: what it is, how to configure it, who ships it."""
+
+    kind: str
+    name: str
+    obj: Any
+    config: type[BaseModel] | None
+    description: str
+    module: str
+
+    @property
+    def distribution(self) -> str | None:
+        """The distribution that ships this plugin (computed on demand: it scans metadata)."""
+        return _distribution_of(self.module)
+
+    @property
+    def version(self) -> str | None:
+        return _version_of(self.module)
+
+
+def _first_doc_line(obj: Any) -> str:
+    doc = (getattr(obj, "__doc__", None) or "").strip()
+    return doc.splitlines()[0].strip() if doc else ""
+
+
+class Registry(Generic[T]):
+    """Name -> plugin for one kind, filled by decorators and entry points.
+
+    The registry is an ordinary object so tests can build a fresh one, or use
+    :meth:`scoped` to add temporary plugins to a global one without leaking.
+    """
+
+    def __init__(self, kind: str, group: str, protocol: type | None = None) -> None:
+        self.kind = kind
+        self.group = group
+        self.protocol = protocol
+        self._specs: dict[str, PluginSpec] = {}
+
+    # -- registration -----------------------------------------------------
+    def add(
+        self,
+        name: str,
+        obj: Any,
+        config: type[BaseModel] | None = None,
+        *,
+        description: str | None = None,
+        module: str | None = None,
+    ) -> PluginSpec:
+        """Register ``obj`` under ``name``. Re-registering the same object is a no-op."""
+        existing = self._specs.get(name)
+        module = module or getattr(obj, "__module__", "") or ""
+        if existing is not None and existing.obj is not obj:
+            same = _definition_id(existing.obj, existing.module)
+            if same is not None and same == _definition_id(obj, module):
+                pass  # the same definition re-imported (module reloaded): replace quietly
+            else:
+                raise PluginError(
+                    f"two {self.kind} plugins are both named {name!r}: "
+                    f"{existing.module} and {module}",
+                    hint="rename one of them; plugin names are unique per kind",
+                )
+        shadowed = (
+            self.kind != "metric"  # a metric's parameters are not a YAML node
+            and isinstance(config, type)
+            and issubclass(config, BaseModel)
+            and "name" in config.model_fields
+        )
+        if shadowed:
+            raise PluginError(
+                f"{self.kind} plugin {name!r} ({module}): its config has a field 'name', "
+                "but that key selects the plugin in YAML and can never reach it",
+                hint="rename the field, e.g. set_name or corpus_name",
+            )
+        if config is not None and not (isinstance(config, type) and issubclass(config, BaseModel)):
+            raise PluginError(
+                f"{self.kind} plugin {name!r}: config must be a pydantic model class",
+                got=repr(config),
+            )
+        spec = PluginSpec(
+            kind=self.kind,
+            name=name,
+            obj=obj,
+            config=config,
+            description=description or _first_doc_line(obj),
+            module=module,
+        )
+        self._specs[name] = spec
+        return spec
+
+    def decorator(
+        self, name: str, *, config: type[BaseModel] | None = None, description: str | None = None
+    ) -> Callable[[T], T]:
+        def register(obj: T) -> T:
+            self.add(name, obj, config, description=description)
+            return obj
+
+        return register
+
+    # -- lookup -------------------------------------------------------------
+    def _entry_points(self) -> dict[str, metadata.EntryPoint]:
+        # Read on every call on purpose: a plugin installed (or put on
+        # sys.path by a test) after start-up must still be found.
+        return {ep.name: ep for ep in metadata.entry_points(group=self.group)}
+
+    def names(self) -> list[str]:
+        """Every name that can be looked up, without importing any plugin."""
+        return sorted(set(self._specs) | set(self._entry_points()))
+
+    def __contains__(self, name: object) -> bool:
+        return isinstance(name, str) and name in self.names()
+
+    def get(self, name: str, *, key: str | None = None) -> PluginSpec:
+        """The plugin called ``name``, loading only its entry point if needed."""
+        if name in self._specs:
+            return self._specs[name]
+        ep = self._entry_points().get(name)
+        if ep is None:
+            raise self._unknown(name, key)
+        try:
+            loaded = ep.load()
+        except ImportError as exc:
+            raise PluginError(
+                f"{self.kind} plugin {name!r} could not be imported from "
+                f"entry point {ep.value!r} (group {self.group})",
+                got=f"{type(exc).__name__}: {exc}",
+                hint="install the distribution that provides it, or fix its entry point",
+            ) from None
+        if name not in self._specs:
+            # The entry point may name a class/function directly instead of a
+            # registering module; accept that when it carries a docstring.
+            if not isinstance(loaded, type(importlib)) and callable(loaded):
+                self.add(name, loaded, getattr(loaded, "config_model", None))
+            else:
+                raise PluginError(
+                    f"entry point {name!r} in group {self.group} imported {ep.value!r}, "
+                    f"but that module registered no {self.kind} named {name!r}",
+                    hint=f"decorate the plugin with @{self.kind}({name!r}) in {ep.value}",
+                )
+        return self._specs[name]
+
+    def load_all(self) -> tuple[list[PluginSpec], list[str]]:
+        """Import every discoverable plugin (for ``plugins list``).
+
+        A plugin that fails to load does not hide the others: it is returned
+        as a one-line problem instead, for the caller to show.
+        """
+        specs: list[PluginSpec] = []
+        broken: list[str] = []
+        for name in self.names():
+            try:
+                specs.append(self.get(name))
+            except PluginError as exc:
+                broken.append(f"{self.kind} {name}: {exc.message}")
+        return specs, broken
+
+    def _unknown(self, name: str, key: str | None) -> PluginError:
+        available = self.names()
+        close = difflib.get_close_matches(name, available, n=1, cutoff=0.5)
+        hint = f"did you mean {close[0]!r}?" if close else None
+        listing = ", ".join(available) if available else "(none installed)"
+        return PluginError(
+            f"no {self.kind} named {name!r}; available: {listing}",
+            key=key,
+            hint=hint,
+        )
+
+    # -- tests --------------------------------------------------------------
+    @contextmanager
+    def scoped(self) -> Iterator[Registry[T]]:
+        """Temporary registrations for a test; the registry is restored on exit."""
+        saved = dict(self._specs)
+        try:
+            yield self
+        finally:
+            self._specs = saved
+
+
+def _definition_id(obj: Any, module: str) -> tuple[str, str] | None:
+    """Where a plugin is defined: (module, qualified name) of the class or kernel.
+
+    Two registrations with the same id are one definition imported twice (a
+    reloaded module); anything without a qualified name is never "the same".
+    """
+    target = getattr(obj, "kernel", obj)  # a metric registers a MetricDef around its kernel
+    qualname = getattr(target, "__qualname__", None)
+    return (module, qualname) if isinstance(qualname, str) else None
+
+
+@functools.lru_cache(maxsize=4)
+def _packages_distributions(path: tuple[str, ...]) -> Mapping[str, list[str]]:
+    """Top-level package -> distributions, once per ``sys.path``.
+
+    The scan reads every installed distribution's metadata (0.2 s with torch
+    installed); ``plugins list`` asks for it once per plugin. Keying on
+    ``sys.path`` still sees a distribution put on the path later (tests do).
+    """
+    return metadata.packages_distributions()
+
+
+def _distribution_of(module: str) -> str | None:
+    top = module.split(".", 1)[0]
+    if not top:
+        return None
+    try:
+        dists = _packages_distributions(tuple(sys.path)).get(top)
+    except Exception:  # noqa: BLE001  # metadata of a broken install must not stop registration
+        return None
+    return dists[0] if dists else None
+
+
+def _version_of(module: str) -> str | None:
+    dist = _distribution_of(module)
+    if dist is None:
+        return None
+    try:
+        return metadata.version(dist)
+    except metadata.PackageNotFoundError:
+        return None
+
+
+RETRIEVERS: Registry[Any] = Registry("retriever", "evalframe.retrievers")
+DATASETS: Registry[Any] = Registry("dataset", "evalframe.datasets")
+CORPORA: Registry[Any] = Registry("corpus", "evalframe.corpora")
+METRICS: Registry[Any] = Registry("metric", "evalframe.metrics")
+GATES: Registry[Any] = Registry("gate", "evalframe.gates")
+TRACKERS: Registry[Any] = Registry("tracker", "evalframe.trackers")
+
+REGISTRIES: dict[str, Registry[Any]] = {
+    r.kind: r for r in (RETRIEVERS, DATASETS, CORPORA, METRICS, GATES, TRACKERS)
+}
+
+# -- mining (evalframe mine): solvers attempt tasks, validators judge the answers --
+SOLVERS: Registry[Any] = Registry("solver", "evalframe.solvers")
+VALIDATORS: Registry[Any] = Registry("validator", "evalframe.validators")
+REGISTRIES.update({r.kind: r for r in (SOLVERS, VALIDATORS)})
+
+
+def solver(name: str, *, config: type[BaseModel] | None = None) -> Callable[[T], T]:
+    """Register a solver class (``evalframe mine``): ``@solver("command", config=...)``."""
+    return SOLVERS.decorator(name, config=config)
+
+
+def validator(name: str, *, config: type[BaseModel] | None = None) -> Callable[[T], T]:
+    """Register a validator class (``evalframe mine``)."""
+    return VALIDATORS.decorator(name, config=config)
+
+
+def retriever(name: str, *, config: type[BaseModel] | None = None) -> Callable[[T], T]:
+    """Register a retriever class: ``@retriever("bm25", config=BM25Config)``."""
+    return RETRIEVERS.decorator(name, config=config)
+
+
+def dataset(name: str, *, config: type[BaseModel] | None = None) -> Callable[[T], T]:
+    """Register a golden-set loader class."""
+    return DATASETS.decorator(name, config=config)
+
+
+def corpus(name: str, *, config: type[BaseModel] | None = None) -> Callable[[T], T]:
+    """Register a corpus loader class."""
+    return CORPORA.decorator(name, config=config)
+
+
+def gate(name: str, *, config: type[BaseModel] | None = None) -> Callable[[T], T]:
+    """Register a gate class."""
+    return GATES.decorator(name, config=config)
+
+
+def tracker(name: str, *, config: type[BaseModel] | None = None) -> Callable[[T], T]:
+    """Register a tracker (hook) class."""
+    return TRACKERS.decorator(name, config=config)
+
+
+def validation_problems(exc: ValidationError, key: str) -> list[tuple[str, str]]:
+    """(full config key, what is wrong) for each problem pydantic found."""
+    problems = []
+    for err in exc.errors():
+        loc = ".".join(str(p) for p in err["loc"])
+        where = f"{key}.{loc}" if loc else key
+        if err["type"] == "extra_forbidden":
+            problems.append((where, f"unknown key (got {err['input']!r})"))
+        elif err["type"] == "missing":
+            problems.append((where, "required but not set"))
+        else:
+            problems.append((where, f"{err['msg']} (got {err['input']!r})"))
+    return problems
+
+
+def format_validation_error(exc: ValidationError, key: str) -> str:
+    """``retriever.k1: Input should be greater than 0 (got -1)``, one per problem."""
+    return "; ".join(f"{where}: {what}" for where, what in validation_problems(exc, key))
+
+
+def configure(spec: PluginSpec, params: Mapping[str, Any], key: str) -> BaseModel | None:
+    """Validate ``params`` against the plugin's config model, naming ``key`` on error."""
+    if spec.config is None:
+        if params:
+            raise ConfigError(
+                f"{spec.kind} plugin {spec.name!r} takes no settings",
+                key=key,
+                got=", ".join(sorted(params)),
+                hint=f"remove these keys from {key}",
+            )
+        return None
+    try:
+        return spec.config.model_validate(dict(params))
+    except ValidationError as exc:
+        fields = ", ".join(spec.config.model_fields)
+        problems = validation_problems(exc, key)
+        if len(problems) == 1:  # the error's key is the one setting at fault
+            where, what = problems[0]
+            detail = what
+        else:
+            where, detail = key, format_validation_error(exc, key)
+        raise ConfigError(
+            f"invalid settings for {spec.kind} {spec.name!r}: {detail}",
+            key=where,
+            hint=f"{spec.kind} {spec.name!r} accepts: {fields or '(nothing)'}; "
+            f"see `evalframe plugins show {spec.kind} {spec.name}`",
+        ) from None

@@ -1,0 +1,138 @@
+"""``summary.md``: a run in a pull-request comment's space.
+
+The verdict, a metric table (with deltas and verdicts against the baseline
+when there is one), the queries that regressed most (or, without a baseline,
+the failed ones), and where the full page is. It stays a few kilobytes
+whatever the golden set's size (GitHub caps a comment at 65,536 characters).
+"""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+from evalframe.assess.runfolder import FAIL
+from evalframe.report import plots
+from evalframe.report.drift import corpus_diff, delta_rows, query_drifts, status_changes
+from evalframe.report.html import fmt
+from evalframe.report.model import BaselineView, RunView
+
+__all__ = ["render_summary_md"]
+
+#: Queries listed under "top regressions" (or "failed queries").
+TOP = 5
+
+
+def _cell(text: str, limit: int = 80) -> str:
+    text = " ".join(str(text).split()).replace("|", "\\|")
+    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
+
+
+def render_summary_md(
+    view: RunView, baseline: BaselineView | None = None, html_path: Path | str | None = None
+) -> str:
+    s = view.summary
+    gates = view.gates.get("gates") or []
+    failed = [g for g in gates if g.get("required") and not g.get("passed")]
+    head = "✗ FAILED" if failed else "✓ PASSED"
+    lines = [f"## {head} · evalframe · {view.experiment}", ""]
+    golden = s.get("golden_set") or {}
+    facts = [
+        f"retriever `{s.get('retriever', '?')}`",
+        f"golden set `{golden.get('name', '?')}@{golden.get('content_hash', '?')}` "
+        f"({golden.get('queries', len(view.records))} queries)",
+    ]
+    corpus = s.get("corpus")
+    if isinstance(corpus, dict):
+        facts.append(f"corpus `{corpus.get('name')}@{corpus.get('content_hash')}`")
+    git = s.get("git")
+    if isinstance(git, dict) and git.get("sha"):
+        facts.append(f"git `{str(git['sha'])[:10]}`" + (" (dirty)" if git.get("dirty") else ""))
+    if baseline is not None:
+        facts.append(f"baseline `{baseline.name}`")
+    lines += [" · ".join(facts), ""]
+    if gates:
+        marks = []
+        for g in gates:
+            mark = "✓" if g.get("passed") else ("✗" if g.get("required") else "⚠")
+            extra = "" if g.get("required") else " (advisory)"
+            marks.append(f"{mark} `{g.get('name')}`{extra}")
+        lines.append("**Gates:** " + " · ".join(marks))
+        for g in [*failed, *(g for g in gates if not g.get("required") and not g.get("passed"))]:
+            lines.append(f"- `{g.get('name')}`: {_cell(g.get('message', ''), 160)}")
+        lines.append("")
+    comparison = baseline.comparison if baseline is not None else None
+    rows = {r.value: r for r in delta_rows(comparison)} if comparison else {}
+    overall = s.get("overall") or {}
+    if comparison:
+        lines += ["| metric | value | 95% CI | Δ vs baseline | verdict |", "|---|---|---|---|---|"]
+    else:
+        lines += ["| metric | value | 95% CI | n |", "|---|---|---|---|"]
+    for name in view.metric_names:
+        agg = overall.get(name) or {}
+        ci = f"[{fmt(agg.get('ci_low'))}, {fmt(agg.get('ci_high'))}]"
+        row = f"| {name} | {fmt(agg.get('mean'))} | {ci} |"
+        if comparison:
+            delta = rows.get(name)
+            if delta is None:
+                row += " – | – |"
+            else:
+                shapes = plots.VERDICT_MARKS
+                symbol = shapes.get(delta.verdict, shapes["within noise"])[2]
+                row += f" {fmt(delta.delta, signed=True)} | {symbol} {delta.verdict} |"
+        else:
+            row += f" {agg.get('n', '–')} |"
+        lines.append(row)
+    lines.append("")
+    rule = view.rule
+    if baseline is not None:
+        failing, passing = status_changes(baseline.records, view.records, rule)
+        diff = corpus_diff(baseline.manifest, view.manifest)
+        drift = f"**Drift:** {len(failing)} pass→fail, {len(passing)} fail→pass"
+        if diff is not None:
+            drift += (
+                f"; corpus: {len(diff.changed)} document(s) changed, {len(diff.added)} added, "
+                f"{len(diff.removed)} removed"
+            )
+        lines += [drift, ""]
+        drifts = [
+            d
+            for d in query_drifts(baseline.records, view.records, rule, view.detail_k, diff)
+            if not math.isnan(d.delta) and d.delta < 0
+        ][:TOP]
+        if drifts:
+            lines += [
+                f"### Top regressions ({rule.criterion})",
+                "",
+                "| query | before → after | mark | question |",
+                "|---|---|---|---|",
+            ]
+            for d in drifts:
+                lines.append(
+                    f"| {_cell(d.query_id, 40)} | {fmt(d.before)} → {fmt(d.after)} "
+                    f"({fmt(d.delta, signed=True)}) | {d.status_before}→{d.status_after} | "
+                    f"{_cell(d.text)} |"
+                )
+            lines.append("")
+    else:
+        bad = [r for r in view.records if r.get("status") == FAIL]
+        if bad:
+            bad.sort(key=lambda r: (r.get("metrics") or {}).get(rule.criterion) or 0.0)
+            lines += [
+                f"### Failed queries ({len(bad)}; {rule.criterion} < {rule.fail_below:g})",
+                "",
+                f"| query | {rule.criterion} | question |",
+                "|---|---|---|",
+            ]
+            for r in bad[:TOP]:
+                lines.append(
+                    f"| {_cell(r.get('query_id', ''), 40)} | "
+                    f"{fmt((r.get('metrics') or {}).get(rule.criterion))} | "
+                    f"{_cell(r.get('text', ''))} |"
+                )
+            if len(bad) > TOP:
+                lines.append(f"| … | | {len(bad) - TOP} more in the report |")
+            lines.append("")
+    where = html_path if html_path is not None else view.path / "report.html"
+    lines.append(f"Full report: `{where}` (plots, every query's rankings, drift view).")
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,192 @@
+"""What a page reads of a run: everything comes from the run folder (through
+:class:`~evalframe.assess.runfolder.RunFolder`), so a page written at the end
+of a run and one written later by ``evalframe report RUN`` are the same page.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from evalframe.assess.runfolder import RunFolder, document_hash
+from evalframe.core.errors import EvalframeError
+from evalframe.core.types import Corpus
+from evalframe.metrics import Policies
+
+__all__ = ["BaselineView", "DocTexts", "Rule", "RunView", "corpus_texts", "stored_corpus_texts"]
+
+
+@dataclass(frozen=True)
+class Rule:
+    """The run's ``report:`` status rule (satisfies ``StatusRule``)."""
+
+    criterion: str = "RR"
+    pass_at: float = 1.0
+    fail_below: float = 0.5
+
+
+@dataclass
+class RunView:
+    """One finished run as its folder holds it."""
+
+    path: Path
+    name: str
+    summary: dict[str, Any]
+    metrics: dict[str, Any]
+    gates: dict[str, Any]
+    config: dict[str, Any]
+    records: list[dict[str, Any]]
+    comparison: dict[str, Any] | None
+    manifest: dict[str, Any] | None
+    overrides: tuple[str, ...] = ()
+    calibration: dict[str, Any] | None = None  # calibration.json, when the analysis ran
+
+    @classmethod
+    def load(cls, path: Path, name: str | None = None) -> RunView:
+        folder = RunFolder(Path(path))
+        return cls(
+            path=folder.path,
+            name=name or folder.path.name,
+            summary=folder.summary(),
+            metrics=folder.metrics(),
+            gates=folder.gates(),
+            config=folder.config(),
+            records=[record for _, record in folder.per_query()],
+            comparison=folder.comparison(),
+            manifest=folder.corpus_manifest(),
+            overrides=folder.overrides(),
+            calibration=folder.calibration(),
+        )
+
+    @property
+    def report_config(self) -> dict[str, Any]:
+        section = self.config.get("report")
+        return section if isinstance(section, dict) else {}
+
+    @property
+    def rule(self) -> Rule:
+        cfg = self.report_config
+        return Rule(
+            criterion=str(cfg.get("criterion", "RR")),
+            pass_at=float(cfg.get("pass_at", 1.0)),
+            fail_below=float(cfg.get("fail_below", 0.5)),
+        )
+
+    @property
+    def detail_k(self) -> int:
+        return int(self.report_config.get("detail_k") or 10)
+
+    @property
+    def policies(self) -> Policies:
+        """The metric policies the run used (the defaults for a folder that lacks them)."""
+        try:
+            return Policies(**(self.summary.get("policies") or {}))
+        except (TypeError, ValueError):
+            return Policies()
+
+    @property
+    def depth(self) -> int:
+        stated = self.summary.get("depth")
+        if isinstance(stated, int) and stated > 0:
+            return stated
+        return max((len(r.get("retrieved") or ()) for r in self.records), default=1) or 1
+
+    @property
+    def metric_names(self) -> list[str]:
+        names = self.summary.get("metrics")
+        if isinstance(names, list) and names:
+            return [str(n) for n in names]
+        return list((self.records[0].get("metrics") or {}) if self.records else {})
+
+    @property
+    def slice_fields(self) -> list[str]:
+        return [str(f) for f in (self.summary.get("slices") or {}).get("fields") or []]
+
+    @property
+    def experiment(self) -> str:
+        return str(self.summary.get("experiment") or self.name)
+
+
+@dataclass
+class BaselineView:
+    """The baseline side of a drift view: its per-query records, its corpus manifest
+    (None when it kept none) and the comparison of this run against it."""
+
+    name: str
+    path: Path
+    records: list[dict[str, Any]]
+    manifest: dict[str, Any] | None
+    comparison: dict[str, Any]
+
+
+@dataclass
+class DocTexts:
+    """Document texts for the per-query drill-down, and what the page should say
+    about the ones it lacks (no corpus, changed since the run, too many)."""
+
+    texts: dict[str, str] = field(default_factory=dict)
+    note: str | None = None
+
+
+def _needed(view: RunView) -> set[str]:
+    k = view.detail_k
+    ids: set[str] = set()
+    for record in view.records:
+        ids.update(str(d) for d in (record.get("retrieved") or [])[:k])
+        ids.update(str(d) for d in record.get("expected") or [])
+    return ids
+
+
+def corpus_texts(view: RunView, documents: Iterable[tuple[str, str]]) -> DocTexts:
+    """The texts of the documents the page lists, checked against the run's manifest:
+    a document whose text changed since the run is left out (its old text is gone)."""
+    needed = _needed(view)
+    hashes = (view.manifest or {}).get("documents") or {}
+    texts: dict[str, str] = {}
+    changed = 0
+    for doc_id, text in documents:
+        if doc_id not in needed:
+            continue
+        if hashes and doc_id in hashes and hashes[doc_id] != document_hash(text):
+            changed += 1
+            continue
+        texts[doc_id] = text
+    note = (
+        f"{changed} listed document(s) changed since this run; their text is not shown."
+        if changed
+        else None
+    )
+    return DocTexts(texts, note)
+
+
+def stored_corpus_texts(view: RunView, corpus: Corpus | None = None) -> DocTexts:
+    """Texts from the corpus in memory (at the end of a run), else from loading the
+    run's configured corpus again (``evalframe report RUN``); a corpus that cannot
+    be loaded now is a note on the page, not an error."""
+    if corpus is not None:
+        return corpus_texts(view, ((d.id, d.text) for d in corpus.documents))
+    node = view.config.get("corpus")
+    if not isinstance(node, dict) or node.get("name") in (None, "none"):
+        return DocTexts(note="The run searched no corpus, so no document text is shown.")
+    from evalframe.plugin.protocols import CorpusLoader, PluginContext
+    from evalframe.plugin.registry import CORPORA, configure
+
+    params = {k: v for k, v in node.items() if k != "name"}
+    try:
+        spec = CORPORA.get(str(node["name"]), key="corpus.name")
+        loader = spec.obj(
+            configure(spec, params, "corpus"),
+            PluginContext(
+                cache_dir=Path(view.config.get("output", {}).get("cache_dir", ".")),
+                config_key="corpus",
+            ),
+        )
+        if not isinstance(loader, CorpusLoader):
+            raise TypeError("not a corpus loader")
+        loaded = loader.load()
+    except (EvalframeError, OSError, TypeError, ValueError) as exc:
+        reason = exc.render().splitlines()[0] if isinstance(exc, EvalframeError) else str(exc)
+        return DocTexts(note=f"The run's corpus could not be loaded again ({reason}).")
+    return corpus_texts(view, ((d.id, d.text) for d in loaded.documents))

@@ -1,0 +1,293 @@
+"""The page comparing several runs: a sweep's jobs, or any run folders given to
+``evalframe report A B ...``. It is drawn by the same plot and table code as the
+run page; each run is labelled by the overrides that tell it apart.
+
+Significance against the reference run (the first, or ``--baseline``) uses
+:func:`evalframe.assess.compare.compare_many`: the family is every
+(run, metric) cell of the table, so more runs raise each cell's bar.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import math
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from evalframe.assess.runfolder import RunFolder
+from evalframe.core.errors import ConfigError
+from evalframe.report import plots
+from evalframe.report.html import esc, figure, fmt, page, table, verdict_mark
+from evalframe.report.model import RunView
+from evalframe.report.plotdata import (
+    Curves,
+    headline_metrics,
+    latency_data,
+    metric_curves,
+    slice_bars,
+)
+
+CORRECTIONS = {"holm": "Holm", "bh": "Benjamini-Hochberg"}
+
+__all__ = ["MultiRun", "labels_for", "multi_csv", "multi_markdown", "render_multi_page"]
+
+
+@dataclass
+class MultiRun:
+    """Several runs, their labels, the reference of the significance tests, and the
+    jobs of a sweep that left no result (label, why)."""
+
+    views: list[RunView]
+    labels: list[str]
+    title: str
+    reference: int = 0
+    failed: list[tuple[str, str]] | None = None
+
+
+def labels_for(views: Sequence[RunView]) -> list[str]:
+    """Each run's label: the Hydra overrides that tell it apart from the others
+    (those every run shares, such as ``+experiment=x``, are dropped; a run with
+    none of its own is named by its folder), else its folder name
+    (``parent/name`` where names repeat)."""
+    overrides = [v.overrides for v in views]
+    if len(views) > 1 and all(overrides):
+        shared = set.intersection(*(set(o) for o in overrides))
+        labels = [
+            " ".join(o for o in ov if o not in shared) or v.name  # nothing of its own: its folder
+            for v, ov in zip(views, overrides, strict=True)
+        ]
+        if len(set(labels)) == len(labels):
+            return labels
+    names = [v.name for v in views]
+    return [
+        f"{v.path.parent.name}/{v.path.name}" if names.count(v.name) > 1 else v.name for v in views
+    ]
+
+
+def _significance(multi: MultiRun, metrics: list[str]) -> tuple[dict[str, Any] | None, str]:
+    """compare_many of every run against the reference (None, and why, when the
+    runs were scored on different golden sets or policies)."""
+    from evalframe.assess.compare import check_comparable, compare_many
+
+    if len(multi.views) < 2:
+        return None, ""
+    data = [
+        RunFolder(v.path).data(label) for v, label in zip(multi.views, multi.labels, strict=True)
+    ]
+    reference = data[multi.reference]
+    others = [d for i, d in enumerate(data) if i != multi.reference]
+    try:
+        for other in others:
+            check_comparable(reference, other)
+        cfg = multi.views[multi.reference].config.get("compare") or {}
+        result = compare_many(
+            reference,
+            others,
+            metrics=metrics,
+            correction=str(cfg.get("correction", "holm")),
+            alpha=float(cfg.get("alpha", 0.05)),
+        )
+    except ConfigError as exc:
+        return None, f"No significance tests: {exc.message}."
+    how = (
+        f"Marks against <b>{esc(reference.name)}</b>: randomization test, p-values "
+        f"{esc(CORRECTIONS.get(result['correction'], result['correction']))}"
+        f"-adjusted over {result['family']} tests (every run × metric cell), alpha "
+        f"{result['alpha']:g}: ▲ improved, ▼ regressed, ● within noise."
+    )
+    return result, how
+
+
+def _link(view: RunView, out: Path | None) -> str:
+    page_file = view.path / RunFolder.REPORT_HTML
+    if not page_file.is_file():
+        return esc(view.path.name)
+    href = os.path.relpath(page_file, out) if out is not None else page_file.as_uri()
+    return f'<a href="{esc(href)}">{esc(view.path.name)}</a>'
+
+
+def render_multi_page(multi: MultiRun, out: Path | None = None) -> str:
+    """The page: the runs' table (means, CIs, marks against the reference, gates),
+    the metric@k curves, the per-slice bars and latency, all runs together."""
+    views, labels = multi.views, multi.labels
+    names: list[str] = []
+    for v in views:
+        names += [
+            m for m in v.metric_names if m not in names and all(m in w.metric_names for w in views)
+        ]
+    shown = headline_metrics(names, views[0].rule.criterion if views else None, limit=4)
+    result, how = _significance(multi, shown)
+    passed = sum(1 for v in views if v.gates.get("passed", True))
+    failed_jobs = multi.failed or []
+    banner_cls = "pass" if passed == len(views) and not failed_jobs else "fail"
+    symbol = "✓" if banner_cls == "pass" else "✗"
+    banner = f"{symbol} {passed} of {len(views)} run(s) passed every required gate"
+    if failed_jobs:
+        banner += f"; {len(failed_jobs)} job(s) left no result"
+    head = ["run", "folder", "queries", *shown, "gates"]
+    rows = []
+    for i, (v, label) in enumerate(zip(views, labels, strict=True)):
+        overall = v.summary.get("overall") or {}
+        cells = [
+            f"<b>{esc(label)}</b>"
+            + (
+                " <span class='muted'>(reference)</span>" if i == multi.reference and result else ""
+            ),
+            _link(v, out),
+            esc(v.summary.get("golden_set", {}).get("queries", len(v.records))),
+        ]
+        for m in shown:
+            agg = overall.get(m) or {}
+            ci = f"[{fmt(agg.get('ci_low'))}, {fmt(agg.get('ci_high'))}]"
+            text = f"{fmt(agg.get('mean'))} <span class='muted'>{ci}</span>"
+            cell = (result or {}).get("runs", {}).get(label, {}).get(m)
+            if cell is not None:
+                mark = verdict_mark(cell["verdict"], words=False)
+                text += f"<br>{mark} {fmt(cell['delta'], signed=True)}"
+            cells.append(text)
+        gates = v.gates.get("gates") or []
+        bad = [g.get("name", "?") for g in gates if g.get("required") and not g.get("passed")]
+        cells.append(
+            "none"
+            if not gates
+            else (
+                f"<span class='s-fail'>✗ failed: {esc(', '.join(bad))}</span>"
+                if bad
+                else "<span class='s-pass'>✓ passed</span>"
+            )
+        )
+        rows.append(cells)
+    for label, why in failed_jobs:
+        rows.append(
+            [
+                f"<b>{esc(label)}</b>",
+                f"<span class='s-fail'>✗ {esc(why)}</span>",
+                "–",
+                *["–"] * len(shown),
+                "–",
+            ]
+        )
+    parts = [
+        f"<header><h1>evalframe · {esc(multi.title)}</h1>",
+        f'<div class="verdict {banner_cls}">{esc(banner)}</div></header>',
+        '<section id="runs"><h2>Runs</h2>',
+        f"<p>{how}</p>" if how else "",
+        table(head, rows, cls="runs", raw=True),
+        "</section>",
+    ]
+    series: dict[str, Curves] = {
+        label: metric_curves(v.records, v.policies, v.depth)
+        for v, label in zip(views, labels, strict=True)
+    }
+    figs = [
+        figure(
+            plots.curves_svg(series, name="multi-curves"),
+            "Recall, precision and nDCG at each k, one line per run (each with its own "
+            "marker and line style).",
+            wide=True,
+            ident="plot-curves",
+        )
+    ]
+    lead = shown[0] if shown else None
+    if lead is not None:
+        bars = {label: slice_bars(v.summary, lead) for v, label in zip(views, labels, strict=True)}
+        bars = {k: b for k, b in bars.items() if b}
+        if bars:
+            figs.append(
+                figure(
+                    plots.grouped_bars_svg(
+                        bars, f"mean {lead} (whisker: bootstrap CI)", name="multi-slices"
+                    ),
+                    f"Per-slice means of <code>{esc(lead)}</code>, one bar per run "
+                    "(colour and hatch).",
+                    wide=True,
+                    ident="plot-slices",
+                )
+            )
+    lat = {label: latency_data(v.records) for v, label in zip(views, labels, strict=True)}
+    lat_ok = {k: x for k, x in lat.items() if x is not None}
+    if lat_ok:
+        figs.append(
+            figure(
+                plots.latency_runs_svg(lat_ok, name="multi-latency"),
+                "p50 and p95 latency per run.",
+                wide=True,
+                ident="plot-latency",
+            )
+        )
+    parts += ['<section id="plots"><h2>Plots</h2><div class="plots">', *figs, "</div></section>"]
+    return page(f"evalframe · {multi.title}", "".join(parts))
+
+
+def multi_markdown(multi: MultiRun) -> str:
+    """The runs' table in Markdown (``report.md``)."""
+    views, labels = multi.views, multi.labels
+    names = [
+        m
+        for m in (views[0].metric_names if views else [])
+        if all(m in v.metric_names for v in views)
+    ]
+    shown = headline_metrics(names, views[0].rule.criterion if views else None, limit=4)
+    lines = [f"# evalframe · {multi.title}", ""]
+    lines.append("| run | golden set | queries | " + " | ".join(shown) + " | gates |")
+    lines.append("|---" * (len(shown) + 4) + "|")
+    for v, label in zip(views, labels, strict=True):
+        golden = v.summary.get("golden_set") or {}
+        overall = v.summary.get("overall") or {}
+        gates = v.gates.get("gates") or []
+        verdict = "none" if not gates else ("passed" if v.gates.get("passed") else "FAILED")
+        lines.append(
+            f"| {label} | {golden.get('name', '?')} ({golden.get('content_hash', '?')}) | "
+            f"{golden.get('queries', '?')} | "
+            + " | ".join(fmt((overall.get(m) or {}).get("mean")) for m in shown)
+            + f" | {verdict} |"
+        )
+    for label, why in multi.failed or []:
+        lines.append(f"| {label} | {why} | – | " + " | ".join("–" for _ in shown) + " | – |")
+    return "\n".join(lines) + "\n"
+
+
+def multi_csv(multi: MultiRun) -> dict[str, str]:
+    """``recall_at_k.csv``, ``ndcg_at_k.csv`` (a row per k, a column per run) and
+    ``slices.csv`` (a row per run and slice value), what ``dvc plots`` draws."""
+    views, labels = multi.views, multi.labels
+    curves = {
+        label: metric_curves(v.records, v.policies, v.depth)
+        for v, label in zip(views, labels, strict=True)
+    }
+    ks = sorted({k for c in curves.values() for k in c.ks})
+    out: dict[str, str] = {}
+    for family, filename in (("Recall", "recall_at_k.csv"), ("nDCG", "ndcg_at_k.csv")):
+        buf = io.StringIO()
+        writer = csv.writer(buf, lineterminator="\n")
+        writer.writerow(["k", *labels])
+        for k in ks:
+            row: list[Any] = [k]
+            for label in labels:
+                c = curves[label]
+                value = c.values[family][c.ks.index(k)] if k in c.ks else math.nan
+                row.append("" if math.isnan(value) else f"{value:.6f}")
+            writer.writerow(row)
+        out[filename] = buf.getvalue()
+    names = [
+        m
+        for m in (views[0].metric_names if views else [])
+        if all(m in v.metric_names for v in views)
+    ]
+    lead = headline_metrics(names, views[0].rule.criterion if views else None)[:1]
+    buf = io.StringIO()
+    writer = csv.writer(buf, lineterminator="\n")
+    writer.writerow(["slice", "run", "field", "value", "mean"])
+    for v, label in zip(views, labels, strict=True):
+        for field, bars in (slice_bars(v.summary, lead[0]) if lead else {}).items():
+            for bar in bars:
+                if not math.isnan(bar.mean):
+                    writer.writerow(
+                        [f"{label} {field}={bar.label}", label, field, bar.label, f"{bar.mean:.6f}"]
+                    )
+    out["slices.csv"] = buf.getvalue()
+    return out

@@ -1,0 +1,301 @@
+"""The numbers behind every plot of the report, computed apart from any drawing.
+
+Each function takes what a run folder holds (per-query records as written to
+``per_query.jsonl``, ``summary.json``) and returns plain numbers, so the
+tests can check them against values worked out by hand, and the plots
+(:mod:`evalframe.report.plots`) only draw.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from evalframe.assess.runfolder import NEGATIVE, PASS
+from evalframe.core.types import GoldenQuery, GoldenSet, Ranking, Run
+from evalframe.metrics import Policies, evaluate, parse_metric
+
+__all__ = [
+    "Bar",
+    "Curves",
+    "LatencyData",
+    "Reliability",
+    "ReliabilityBin",
+    "ScoreHistogram",
+    "calibration_reliability",
+    "golden_and_run",
+    "headline_metrics",
+    "k_grid",
+    "latency_data",
+    "mean_or_nan",
+    "metric_curves",
+    "reliability",
+    "score_histogram",
+    "slice_bars",
+]
+
+#: The metric families of the metric@k plot: label -> canonical metric name.
+CURVE_FAMILIES = {"Recall": "R", "Precision": "P", "nDCG": "nDCG"}
+
+
+def mean_or_nan(values: np.ndarray) -> float:
+    """The mean of the values a policy kept (NaN means "left out"); NaN when none is kept."""
+    kept = values[~np.isnan(values)]
+    return float(kept.mean()) if kept.size else math.nan
+
+
+def number(value: Any) -> float:
+    """A JSON number as a float; ``null`` (NaN written by evalframe) and non-numbers as NaN."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return math.nan
+    return float(value)
+
+
+def headline_metrics(names: Sequence[str], criterion: str | None, limit: int = 3) -> list[str]:
+    """The metrics a plot shows when there is room for only a few: the first ``limit``
+    of the run's measures, with the status criterion taking the last place if it
+    is not among them (the page's ✓/⚠/✗ are read from it)."""
+    chosen = list(names[:limit])
+    if criterion and criterion in names and criterion not in chosen:
+        chosen = [*chosen[: limit - 1], criterion]
+    return chosen
+
+
+def k_grid(depth: int) -> list[int]:
+    """The cutoffs of the metric@k plot: every k up to 20, every 5th to 50, every 10th
+    beyond, and the run's depth, so a deep run stays cheap to score and to draw."""
+    ks = list(range(1, min(depth, 20) + 1))
+    ks += list(range(25, min(depth, 50) + 1, 5))
+    ks += list(range(60, depth + 1, 10))
+    if depth not in ks:
+        ks.append(depth)
+    return ks
+
+
+def golden_and_run(records: Sequence[Mapping[str, Any]]) -> tuple[GoldenSet, Run]:
+    """The judgments and rankings of per-query records, for the metric engine.
+
+    ``retrieved`` is in the order the run was scored in; scoring it again under
+    the run's policies gives the same order, so the curves agree with the
+    run's own metrics (R@5 on the curve is ``metrics.json``'s R@5).
+    """
+    queries = []
+    rankings: dict[str, Ranking] = {}
+    for record in records:
+        qid = str(record["query_id"])
+        judgments = {str(d): int(v) for d, v in (record.get("judgments") or {}).items()}
+        queries.append(GoldenQuery(id=qid, text=str(record.get("text") or ""), judgments=judgments))
+        if record.get("missing"):
+            continue
+        rankings[qid] = Ranking(
+            query_id=qid,
+            doc_ids=tuple(str(d) for d in record.get("retrieved") or ()),
+            scores=tuple(float(s) for s in record.get("scores") or ()),
+        )
+    return GoldenSet.build("report", queries), Run(rankings=rankings)
+
+
+@dataclass(frozen=True)
+class Curves:
+    """Mean metric@k per family (``Recall``, ``Precision``, ``nDCG``) at each k."""
+
+    ks: list[int]
+    values: dict[str, list[float]]
+
+
+def metric_curves(records: Sequence[Mapping[str, Any]], policies: Policies, depth: int) -> Curves:
+    """Recall, precision and nDCG at every k of :func:`k_grid`, by the metric engine
+    under the run's own policies (ties, negatives, missing queries)."""
+    ks = k_grid(depth)
+    golden, run = golden_and_run(records)
+    metrics = [parse_metric(f"{name}@{k}") for name in CURVE_FAMILIES.values() for k in ks]
+    scores = evaluate(metrics, golden, run, policies)
+    values = {
+        label: [mean_or_nan(scores.values[parse_metric(f"{name}@{k}")]) for k in ks]
+        for label, name in CURVE_FAMILIES.items()
+    }
+    return Curves(ks=ks, values=values)
+
+
+@dataclass(frozen=True)
+class Bar:
+    """One bar of a per-slice chart: a mean with its confidence interval."""
+
+    label: str
+    mean: float
+    low: float
+    high: float
+    n: int
+
+
+def slice_bars(summary: Mapping[str, Any], metric: str) -> dict[str, list[Bar]]:
+    """Per slice field, one bar per value: the metric's mean and bootstrap CI from
+    ``summary.json`` (the same numbers as the terminal report's slice tables)."""
+    out: dict[str, list[Bar]] = {}
+    for field, groups in (summary.get("by_slice") or {}).items():
+        bars = []
+        for value, aggs in groups.items():
+            agg = (aggs or {}).get(metric)
+            if not isinstance(agg, dict):
+                continue
+            bars.append(
+                Bar(
+                    label=str(value),
+                    mean=number(agg.get("mean")),
+                    low=number(agg.get("ci_low")),
+                    high=number(agg.get("ci_high")),
+                    n=int(agg.get("n") or 0),
+                )
+            )
+        if bars:
+            out[str(field)] = bars
+    return out
+
+
+@dataclass(frozen=True)
+class ScoreHistogram:
+    """Retrieval scores of relevant and of other retrieved documents, on shared bins."""
+
+    edges: list[float]
+    relevant: list[int]
+    other: list[int]
+
+
+def score_histogram(records: Sequence[Mapping[str, Any]], bins: int = 20) -> ScoreHistogram | None:
+    """Every retrieved document's score, split by whether it is judged relevant (label
+    above 0); None when nothing was retrieved. ``bins`` equal-width bins span the
+    lowest to the highest score (numpy's histogram: the last bin includes its right edge)."""
+    relevant: list[float] = []
+    other: list[float] = []
+    for record in records:
+        labels = record.get("judgments") or {}
+        for doc, score in zip(
+            record.get("retrieved") or (), record.get("scores") or (), strict=False
+        ):
+            value = number(score)
+            if math.isnan(value):
+                continue
+            (relevant if number(labels.get(doc)) > 0 else other).append(value)
+    every = relevant + other
+    if not every:
+        return None
+    low, high = min(every), max(every)
+    if low == high:
+        low, high, bins = low - 0.5, high + 0.5, 1
+    edges = np.linspace(low, high, bins + 1)
+    return ScoreHistogram(
+        edges=[float(e) for e in edges],
+        relevant=[int(c) for c in np.histogram(relevant, bins=edges)[0]],
+        other=[int(c) for c in np.histogram(other, bins=edges)[0]],
+    )
+
+
+@dataclass(frozen=True)
+class LatencyData:
+    """Per-query latencies (ms) and their p50 and p95."""
+
+    values: list[float]
+    p50: float
+    p95: float
+
+
+def latency_data(records: Sequence[Mapping[str, Any]]) -> LatencyData | None:
+    """Latencies of the queries that have one; percentiles interpolate linearly
+    between order statistics, as ``summary.json``'s latency does (numpy's default)."""
+    values = [number(r.get("latency_ms")) for r in records]
+    values = [v for v in values if not math.isnan(v)]
+    if not values:
+        return None
+    arr = np.asarray(values)
+    return LatencyData(
+        values=values,
+        p50=float(np.percentile(arr, 50)),
+        p95=float(np.percentile(arr, 95)),
+    )
+
+
+@dataclass(frozen=True)
+class ReliabilityBin:
+    """Queries whose stated confidence fell in ``[low, high)``: mean confidence, share ✓."""
+
+    low: float
+    high: float
+    confidence: float
+    accuracy: float
+    n: int
+    ci_low: float = math.nan  # the calibration analysis's interval of the observed rate
+    ci_high: float = math.nan
+
+
+@dataclass(frozen=True)
+class Reliability:
+    """A reliability diagram's bins and the expected calibration error."""
+
+    bins: list[ReliabilityBin]
+    ece: float
+    n: int
+    verdict: str = ""  # the calibration analysis's verdict, when it ran
+
+
+def calibration_reliability(calibration: Mapping[str, Any] | None) -> Reliability | None:
+    """The reliability bins of ``calibration.json`` (the calibration analysis, with its
+    own outcome, binning and simultaneous Wilson intervals), None when it did not run."""
+    if not calibration or not calibration.get("bins"):
+        return None
+    bins = [
+        ReliabilityBin(
+            low=number(b.get("low")),
+            high=number(b.get("high")),
+            confidence=number(b.get("mean_confidence")),
+            accuracy=number(b.get("observed_rate")),
+            n=int(b.get("count") or 0),
+            ci_low=number(b.get("ci_low")),
+            ci_high=number(b.get("ci_high")),
+        )
+        for b in calibration["bins"]
+        if int(b.get("count") or 0) > 0
+    ]
+    if not bins:
+        return None
+    return Reliability(
+        bins=bins,
+        ece=number(calibration.get("ece")),
+        n=int(calibration.get("n") or sum(b.n for b in bins)),
+        verdict=str(calibration.get("verdict") or ""),
+    )
+
+
+def reliability(records: Sequence[Mapping[str, Any]], bins: int = 10) -> Reliability | None:
+    """Calibration of the confidence a system reported with each answer.
+
+    A query counts as answered correctly when its status is ✓ (the report
+    criterion at or above ``pass_at``); negative examples are left out. Bins
+    are ``bins`` equal widths of [0, 1] (1.0 falls in the last). ECE is the
+    bins' gap |accuracy - confidence| weighted by their share of queries.
+    None when no query carries a confidence, or one lies outside [0, 1]
+    (then it is a score, not a probability, and a diagram would mislead).
+    """
+    pairs = [
+        (number(r.get("confidence")), r.get("status") == PASS)
+        for r in records
+        if r.get("confidence") is not None and r.get("status") != NEGATIVE
+    ]
+    pairs = [(c, ok) for c, ok in pairs if not math.isnan(c)]
+    if not pairs or any(not 0.0 <= c <= 1.0 for c, _ in pairs):
+        return None
+    grouped: dict[int, list[tuple[float, bool]]] = {}
+    for c, ok in pairs:
+        grouped.setdefault(min(int(c * bins), bins - 1), []).append((c, ok))
+    out = []
+    ece = 0.0
+    for i in sorted(grouped):
+        members = grouped[i]
+        conf = sum(c for c, _ in members) / len(members)
+        acc = sum(1 for _, ok in members if ok) / len(members)
+        ece += len(members) / len(pairs) * abs(acc - conf)
+        out.append(ReliabilityBin(i / bins, (i + 1) / bins, conf, acc, len(members)))
+    return Reliability(bins=out, ece=ece, n=len(pairs))

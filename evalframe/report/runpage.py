@@ -1,0 +1,314 @@
+"""The run page (``report.html`` in every run folder): what ran, the verdict, the
+headline metrics with their intervals, the plots, the drift view against a
+baseline, and the per-query table with a drill-down into each query.
+
+Built from a :class:`~evalframe.report.model.RunView` alone (plus the baseline's
+view and document texts when there are any), so ``evalframe report RUN`` draws
+the same page the run drew.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from evalframe.assess.runfolder import FAIL, PASS, WARN
+from evalframe.report import plots
+from evalframe.report.drift import delta_rows
+from evalframe.report.driftview import drift_section
+from evalframe.report.html import esc, figure, fmt, interval, mark, page, verdict_mark
+from evalframe.report.model import BaselineView, DocTexts, RunView
+from evalframe.report.plotdata import (
+    calibration_reliability,
+    headline_metrics,
+    latency_data,
+    metric_curves,
+    reliability,
+    score_histogram,
+    slice_bars,
+)
+from evalframe.report.querytable import queries_section
+
+__all__ = ["render_run_page"]
+
+# -- header -----------------------------------------------------------------------
+
+
+def _settings(node: Any) -> str:
+    if not isinstance(node, Mapping):
+        return ""
+    items = [f"{k}={v}" for k, v in node.items() if k != "name" and not isinstance(v, dict)]
+    return ", ".join(items)
+
+
+def facts(view: RunView, baseline: BaselineView | None) -> list[tuple[str, str]]:
+    """The header's "what ran" list, as (label, HTML)."""
+    s = view.summary
+    golden = s.get("golden_set") or {}
+    out = [("experiment", esc(view.experiment))]
+    retriever = view.config.get("retriever") or {}
+    name = s.get("retriever") or (retriever.get("name") if isinstance(retriever, dict) else "?")
+    settings = _settings(retriever)
+    out.append(
+        (
+            "retriever",
+            f"<b>{esc(name)}</b>" + (f" <code>{esc(settings)}</code>" if settings else ""),
+        )
+    )
+    golden_text = (
+        f"<b>{esc(golden.get('name', '?'))}</b> <code>{esc(golden.get('content_hash', '?'))}</code>"
+        f" · {esc(golden.get('queries', len(view.records)))} queries"
+        f" ({esc(golden.get('negatives', 0))} negative)"
+    )
+    if golden.get("dvc_md5"):
+        golden_text += f" · DVC md5 <code>{esc(str(golden['dvc_md5'])[:12])}</code>"
+    path = (golden.get("provenance") or {}).get("path")
+    if path:
+        golden_text += f' <span class="muted">{esc(path)}</span>'
+    out.append(("golden set", golden_text))
+    corpus = s.get("corpus")
+    if isinstance(corpus, dict):
+        out.append(
+            (
+                "corpus",
+                f"<b>{esc(corpus.get('name', '?'))}</b> <code>{esc(corpus.get('content_hash'))}"
+                f"</code> · {esc(corpus.get('documents', '?'))} documents",
+            )
+        )
+    else:
+        out.append(("corpus", '<span class="muted">none (the retriever brings its own)</span>'))
+    git = s.get("git")
+    if isinstance(git, dict) and git.get("sha"):
+        out.append(
+            (
+                "git",
+                f"<code>{esc(str(git['sha'])[:12])}</code>"
+                + (" (with uncommitted changes)" if git.get("dirty") else ""),
+            )
+        )
+    else:
+        out.append(("git", '<span class="muted">not recorded (not run inside a repository)</span>'))
+    out.append(("date", esc(s.get("created") or "not recorded")))
+    pol = s.get("policies") or {}
+    ties = s.get("ties") or {}
+    rule = (
+        f"ties: {pol.get('ties', '?')}, negatives: {pol.get('no_relevant', '?')}, "
+        f"missing queries: {pol.get('missing_query', '?')}"
+    )
+    if ties.get("queries"):
+        rule += (
+            f" ({ties['queries']} of {ties.get('ranked', '?')} rankings had a tie in the top "
+            f"{ties.get('k', '?')})"
+        )
+    out.append(("policies", esc(rule)))
+    out.append(("depth", esc(s.get("depth", "?"))))
+    if baseline is not None:
+        out.append(
+            (
+                "baseline",
+                f"<b>{esc(baseline.name)}</b> <span class='muted'>{esc(baseline.path)}</span>",
+            )
+        )
+    if view.overrides:
+        out.append(("overrides", f"<code>{esc(' '.join(view.overrides))}</code>"))
+    return out
+
+
+def verdict_banner(gates: Mapping[str, Any]) -> str:
+    entries = gates.get("gates") or []
+    failed = [g.get("name", "?") for g in entries if g.get("required") and not g.get("passed")]
+    advisory = [
+        g.get("name", "?") for g in entries if not g.get("required") and not g.get("passed")
+    ]
+    if failed:
+        text = f"✗ FAILED: required gate(s) failed: {', '.join(failed)}"
+        cls = "fail"
+    elif entries:
+        required = sum(1 for g in entries if g.get("required"))
+        advisory_count = len(entries) - required
+        text = (
+            f"✓ PASSED: every required gate passed ({required} required, {advisory_count} advisory)"
+        )
+        cls = "pass"
+    else:
+        text, cls = "✓ PASSED: no gates configured", "pass"
+    if advisory:
+        text += f"; advisory gate(s) missed: {', '.join(advisory)}"
+    return f'<div class="verdict {cls}" id="verdict">{esc(text)}</div>'
+
+
+def gates_list(gates: Mapping[str, Any]) -> str:
+    entries = gates.get("gates") or []
+    if not entries:
+        return '<p class="muted">No gates configured.</p>'
+    items = []
+    for g in entries:
+        status = PASS if g.get("passed") else (FAIL if g.get("required") else WARN)
+        word = "passed" if g.get("passed") else "failed"
+        extra = "" if g.get("required") else " (advisory)"
+        body = (
+            f"{mark(status)} <b>{esc(g.get('name'))}</b>{esc(extra)} {word}: "
+            f"{esc(g.get('message', ''))}"
+        )
+        failures = g.get("failures") or []
+        if failures:
+            shown = ", ".join(str(f) for f in failures[:10])
+            more = " …" if len(failures) > 10 else ""
+            body += f'<br><span class="muted">failing: {esc(shown)}{more}</span>'
+        for hint in g.get("hints") or []:
+            body += f'<br><span class="muted">hint: {esc(hint)}</span>'
+        items.append(f"<li>{body}</li>")
+    return '<ul class="gates">' + "".join(items) + "</ul>"
+
+
+def headline_table(view: RunView, comparison: Mapping[str, Any] | None) -> str:
+    """Metric, mean, CI, n, skipped; with a baseline its value, the delta, the corrected
+    interval, the adjusted p and the verdict (the comparison's numbers)."""
+    overall = view.summary.get("overall") or {}
+    level = float((view.config.get("stats") or {}).get("confidence", 0.95))
+    by_metric = {r.value: r for r in delta_rows(comparison)} if comparison else {}
+    head = [("metric", ""), ("mean", "num"), (f"{level:.0%} CI", "num"), ("n", "num")]
+    head.append(("skipped", "num"))
+    if comparison:
+        head += [("baseline", "num"), ("Δ", "num"), ("corrected interval", "num")]
+        head += [("p (adj.)", "num"), ("verdict", "")]
+    rows = []
+    for name in view.metric_names:
+        agg = overall.get(name) or {}
+        cells = [
+            f"<td><code>{esc(name)}</code></td>",
+            f'<td class="num">{fmt(agg.get("mean"))}</td>',
+            f'<td class="num">[{fmt(agg.get("ci_low"))}, {fmt(agg.get("ci_high"))}]</td>',
+            f'<td class="num">{esc(agg.get("n", "–"))}</td>',
+            f'<td class="num">{esc(agg.get("skipped", 0))}</td>',
+        ]
+        row = by_metric.get(name)
+        if comparison and row is None:
+            cells += ["<td>–</td>"] * 5
+        elif row is not None:
+            cells += [
+                f'<td class="num">{fmt(row.before)}</td>',
+                f'<td class="num">{fmt(row.delta, signed=True)}</td>',
+                f'<td class="num">{interval(row)}</td>',
+                f'<td class="num">{fmt(row.p_adjusted)}</td>',
+                f"<td>{verdict_mark(row.verdict)}</td>",
+            ]
+        rows.append("<tr>" + "".join(cells) + "</tr>")
+    ths = "".join(f'<th class="{cls}">{esc(h)}</th>' for h, cls in head)
+    return (
+        f'<table class="headline" id="headline"><thead><tr>{ths}</tr></thead>'
+        f"<tbody>{''.join(rows)}</tbody></table>"
+    )
+
+
+# -- plots ------------------------------------------------------------------------
+
+
+def plots_section(view: RunView, baseline: BaselineView | None = None) -> str:
+    parts = []
+    series = {"this run": metric_curves(view.records, view.policies, view.depth)}
+    against = ""
+    if (
+        baseline is not None
+        and baseline.records
+        and all(r.get("retrieved") is not None for r in baseline.records)
+    ):
+        series[f"baseline {baseline.name}"] = metric_curves(
+            baseline.records, view.policies, view.depth
+        )
+        against = " The baseline's curves are drawn beside this run's."
+    parts.append(
+        figure(
+            plots.curves_svg(series, name="curves"),
+            "Recall, precision and nDCG at each cutoff k up to the run's depth, scored by the "
+            "metric engine under the run's policies (so each point equals the metric of that "
+            "name in <code>metrics.json</code>)." + against,
+            wide=True,
+            ident="plot-curves",
+        )
+    )
+    chosen = headline_metrics(view.metric_names, view.rule.criterion)
+    bars = {m: slice_bars(view.summary, m) for m in chosen}
+    bars = {m: b for m, b in bars.items() if b}
+    if bars:
+        parts.append(
+            figure(
+                plots.grouped_bars_svg(bars, "mean (whisker: bootstrap CI)", name="slices"),
+                "Per-slice means of "
+                + ", ".join(f"<code>{esc(m)}</code>" for m in bars)
+                + " with their bootstrap confidence intervals; n is the slice's query count.",
+                wide=True,
+                ident="plot-slices",
+            )
+        )
+    hist = score_histogram(view.records)
+    if hist is not None:
+        parts.append(
+            figure(
+                plots.scores_svg(hist),
+                "Scores of every retrieved document: judged relevant (solid, hatched) against "
+                "the rest (dashed). Overlap means the scores alone do not separate them.",
+                ident="plot-scores",
+            )
+        )
+    lat = latency_data(view.records)
+    if lat is not None:
+        parts.append(
+            figure(
+                plots.latency_svg(lat),
+                f"Latency per query: p50 {lat.p50:.1f} ms (dashed), p95 {lat.p95:.1f} ms (dotted).",
+                ident="plot-latency",
+            )
+        )
+    analysed = calibration_reliability(view.calibration)
+    rel = analysed or reliability(view.records)
+    if rel is not None:
+        what = (
+            "the calibration analysis's bins (<code>calibration.json</code>: its outcome, "
+            "binning and simultaneous intervals)"
+            if analysed is not None
+            else "the share of queries marked ✓ per confidence bin"
+        )
+        parts.append(
+            figure(
+                plots.reliability_svg(rel),
+                f"Reliability of the confidence the system stated: {what}, against the "
+                f"diagonal; ECE {rel.ece:.3f}.",
+                ident="plot-reliability",
+            )
+        )
+    return '<div class="plots">' + "".join(parts) + "</div>"
+
+
+def render_run_page(
+    view: RunView, baseline: BaselineView | None = None, texts: DocTexts | None = None
+) -> str:
+    """The whole run page."""
+    description = (view.config.get("description") or "").strip()
+    nav = ['<a href="#metrics">metrics</a>', '<a href="#plots">plots</a>']
+    if baseline is not None:
+        nav.append('<a href="#drift">drift</a>')
+    nav.append('<a href="#queries">queries</a>')
+    dl = "".join(f"<dt>{esc(k)}</dt><dd>{v}</dd>" for k, v in facts(view, baseline))
+    body = [
+        f"<header><h1>evalframe · {esc(view.experiment)}</h1>",
+        f'<p class="desc">{esc(description)}</p>' if description else "",
+        verdict_banner(view.gates),
+        f'<dl class="facts">{dl}</dl><nav>{" ".join(nav)}</nav></header>',
+        '<section id="metrics"><h2>Headline metrics</h2>',
+        headline_table(view, baseline.comparison if baseline is not None else None),
+        "<h3>Gates</h3>",
+        gates_list(view.gates),
+        "</section>",
+        '<section id="plots"><h2>Plots</h2>',
+        plots_section(view, baseline),
+        "</section>",
+    ]
+    if baseline is not None:
+        body += [
+            '<section id="drift"><h2>Drift against the baseline</h2>',
+            drift_section(view, baseline),
+            "</section>",
+        ]
+    body += ['<section id="queries"><h2>Queries</h2>', queries_section(view, texts), "</section>"]
+    return page(f"evalframe · {view.experiment}", "".join(body))

@@ -1,0 +1,138 @@
+"""Failure categories: each rule at its boundary, the order between them, and the run-level counts.
+
+Documents are written so that their content terms are easy to count by eye
+(docs/analyses.md, "Failure categories"); every threshold is set explicitly.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from evalframe.analysis.failures import annotate_failures, categorise
+from evalframe.analysis.settings import FailureSettings
+from evalframe.analysis.text import terms
+from evalframe.assess.runfolder import FAIL, PASS
+from evalframe.core.types import Corpus, Document
+
+DOCS = {
+    "e": "alpha beta gamma delta",  # the expected document
+    "x": "alpha beta gamma delta epsilon",  # shares one more term
+    "y": "alpha beta gamma",  # shares as many as e... minus one
+    "z": "unrelated words only",
+}
+
+
+def _terms_of(doc: str) -> frozenset[str] | None:
+    return terms(DOCS[doc]) if doc in DOCS else None
+
+
+def run(query: str, ranking: list[tuple[str, float]], expected=("e",), **settings: Any) -> dict:
+    defaults = {"flat_count": 5, "flat_margin": 0.2, "short_query_terms": 0}
+    cfg = FailureSettings(**{**defaults, **settings})
+    return categorise(query, list(expected), ranking, _terms_of, cfg, lambda t: 0.0)
+
+
+def test_vocabulary_mismatch_at_exactly_the_overlap_threshold() -> None:
+    # query terms: alpha, zeta, eta, theta, iota -> the expected doc shares 1 of 5 = 0.2
+    query = "alpha zeta eta theta iota"
+    at = run(query, [("z", 1.0), ("e", 0.5)], vocabulary_max_overlap=0.2)
+    assert at["signals"]["best_overlap"] == 0.2
+    assert at["category"] == "vocabulary_mismatch" and at["fix"] == "vector search"
+    above = run(query, [("z", 1.0), ("e", 0.5)], vocabulary_max_overlap=0.19)
+    assert "vocabulary_mismatch" not in above["matched"]
+
+
+def test_distractor_overlap_needs_strictly_more_shared_terms_above_every_expected_one() -> None:
+    query = "alpha beta gamma delta epsilon"  # e shares 4, x shares 5, y shares 3
+    hit = run(query, [("x", 2.0), ("e", 1.0)])
+    assert hit["category"] == "distractor_overlap"
+    assert hit["fix"].startswith("reranking")
+    assert (hit["signals"]["distractor"], hit["signals"]["distractor_rank"]) == ("x", 1)
+    # a document sharing only as many (or fewer) terms is not a distractor
+    assert run(query, [("y", 2.0), ("e", 1.0)])["category"] == "other"
+    # a document ranked *below* the first expected one is not either
+    assert run(query, [("e", 2.0), ("x", 1.0)])["category"] == "other"
+    # with no expected document retrieved, every retrieved document counts as above it
+    assert run(query, [("z", 2.0), ("x", 1.0)])["category"] == "distractor_overlap"
+
+
+FLAT = [("z", 10.0), ("y", 8.0), ("x", 8.0), ("a", 8.0), ("b", 8.0), ("e", 1.0)]
+
+
+def test_specificity_gap_at_the_flat_margin_count_and_short_query_edges() -> None:
+    query = "alpha beta gamma"  # 3 content terms; e shares all: no vocabulary mismatch
+    # five scores >= 10 - 0.2 * 10 = 8.0 (8.0 itself counts), and the query is short (3 <= 3)
+    gap = run(query, FLAT, short_query_terms=3)
+    assert gap["signals"]["close_scores"] == 5
+    assert gap["category"] == "specificity_gap" and gap["fix"] == "query expansion"
+    assert run(query, FLAT, short_query_terms=2)["category"] != "specificity_gap"  # not short
+    assert run(query, FLAT, short_query_terms=3, flat_count=6)["category"] != "specificity_gap"
+    narrow = run(query, FLAT, short_query_terms=3, flat_margin=0.19)  # 8.1 > 8.0: only one
+    assert narrow["signals"]["close_scores"] == 1
+
+
+def test_a_long_query_is_a_specificity_gap_only_when_every_term_is_common() -> None:
+    query = "alpha beta gamma delta"
+    cfg = FailureSettings(flat_count=5, flat_margin=0.2, short_query_terms=3, generic_df_share=0.5)
+
+    def with_share(share: dict[str, float]) -> dict:
+        return categorise(query, ["e"], FLAT, _terms_of, cfg, lambda t: share.get(t, 0.0))
+
+    everywhere = {"alpha": 0.5, "beta": 0.9, "gamma": 0.6, "delta": 0.5}  # 0.5 itself counts
+    assert with_share(everywhere)["category"] == "specificity_gap"
+    assert with_share(everywhere)["signals"]["generic"] is True
+    one_rare = {**everywhere, "delta": 0.49}
+    assert with_share(one_rare)["category"] == "other"
+
+
+def test_the_first_matching_rule_in_the_reference_order_is_the_category() -> None:
+    # vocabulary mismatch and distractor overlap at once: 0 of 2 shared, x shares 1
+    both = run("epsilon omega", [("x", 1.0), ("e", 0.5)])
+    assert both["matched"] == ["vocabulary_mismatch", "distractor_overlap"]
+    assert both["category"] == "vocabulary_mismatch"
+    assert both["heuristic"] is True
+
+
+def test_expected_documents_the_corpus_lacks_leave_only_the_score_rule() -> None:
+    out = run("alpha beta", FLAT, expected=("missing",), short_query_terms=3)
+    assert out["signals"]["note"] == "no expected document's text is in the corpus"
+    assert out["matched"] == ["specificity_gap"]
+
+
+def _records() -> list[dict[str, Any]]:
+    return [
+        {"status": FAIL, "text": "zeta eta", "expected": ["e"], "retrieved": ["z"],
+         "scores": [1.0]},
+        {"status": PASS, "text": "alpha", "expected": ["e"], "retrieved": ["e"], "scores": [1.0]},
+        {"status": FAIL, "text": "alpha beta gamma delta epsilon", "expected": ["e"],
+         "retrieved": ["x", "e"], "scores": [2.0, 1.0]},
+    ]  # fmt: skip
+
+
+def test_only_failed_records_get_a_category_and_the_counts_add_up() -> None:
+    corpus = Corpus.build("c", (Document(id=k, text=v) for k, v in DOCS.items()))
+    records = _records()
+    counts = annotate_failures(records, corpus, FailureSettings())
+    assert [("failure" in r) for r in records] == [True, False, True]
+    assert records[0]["failure"]["category"] == "vocabulary_mismatch"
+    assert records[2]["failure"]["category"] == "distractor_overlap"
+    assert counts["failed"] == 2
+    assert counts["counts"] == {
+        "vocabulary_mismatch": 1,
+        "specificity_gap": 0,
+        "distractor_overlap": 1,
+        "other": 0,
+    }
+    assert counts["fixes"]["vocabulary_mismatch"] == "vector search"
+
+
+@pytest.mark.parametrize("enabled", [True, False])
+def test_without_a_corpus_or_when_off_nothing_is_categorised(enabled: bool) -> None:
+    records = _records()
+    counts = annotate_failures(records, None, FailureSettings(enabled=enabled))
+    assert not any("failure" in r for r in records)
+    assert counts.get("available", False) is False
+    if enabled:
+        assert "no corpus" in counts["reason"]

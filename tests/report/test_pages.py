@@ -1,0 +1,171 @@
+"""The pages end to end: every run writes report.html and summary.md (listed with its
+outputs), ``evalframe report`` redraws them (with a drift view against a baseline),
+the corpus manifest names the documents that changed, and several runs get one page."""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import io
+import json
+import re
+from typing import Any
+
+import pytest
+
+from evalframe.app.cli import main
+from evalframe.assess.baseline import promote
+from evalframe.pipeline.config import validate_experiment
+from evalframe.pipeline.run import PipelineResult, run_experiment
+from evalframe.report.page import RunPage
+from evalframe.report.terminal import TerminalReport
+from tests.conftest import CORPUS, Project, raw_config, write_jsonl
+
+
+def run(project: Project, name: str, **overrides: Any) -> PipelineResult:
+    out = project.root / name
+    cfg = raw_config(
+        project,
+        experiment=name,
+        output={"dir": str(out), "cache_dir": str(project.root / "cache")},
+        gates={"floor": {"type": "threshold", "metric": "R@5", "op": ">=", "value": 0.5}},
+        stats={"bootstrap": 200},
+        **overrides,
+    )
+    return run_experiment(
+        validate_experiment(cfg),
+        reporters=[RunPage(), TerminalReport(io.StringIO())],
+        progress=False,
+    )
+
+
+def external_references(page: str) -> list[str]:
+    """Anything the page would fetch: src/href to another document, CSS url(), @import."""
+    found = re.findall(r'(?:src|href)\s*=\s*"([^"#][^"]*)"', page)
+    found += re.findall(r"url\(\s*['\"]?(?!#)([^)'\"]+)", page)
+    found += re.findall(r"@import[^;]+", page)
+    return found + re.findall(r"<link\b[^>]*>", page)
+
+
+def test_a_run_writes_its_page_and_summary_and_lists_them_for_trackers(project: Project) -> None:
+    result = run(project, "alpha")
+    folder = project.root / "alpha"
+    assert result.outputs["report_html"] == folder / "report.html"
+    assert result.outputs["summary_md"] == folder / "summary.md"
+    page = (folder / "report.html").read_text()
+    assert page.startswith("<!doctype html>")
+    assert page.count("<svg") >= 4  # curves, slices, scores, latency
+    assert external_references(page) == []
+    assert 'id="q-table"' in page and page.count('<tbody class="q"') == len(CORPUS)
+    assert "Install the tool with pip" in page  # the chunk text of a retrieved document
+    summary = (folder / "summary.md").read_text()
+    assert summary.startswith("## ✓ PASSED · evalframe · alpha")
+    assert "| R@5 |" in summary and "report.html" in summary
+    assert len(summary) < 4000
+
+
+def test_the_corpus_manifest_hashes_each_documents_text(project: Project) -> None:
+    run(project, "alpha")
+    folder = project.root / "alpha"
+    manifest = json.loads((folder / "corpus_manifest.json").read_text())
+    expected = {d["id"]: hashlib.sha256(d["text"].encode()).hexdigest()[:12] for d in CORPUS}
+    assert manifest["documents"] == expected
+    summary = json.loads((folder / "summary.json").read_text())
+    assert summary["corpus"]["documents"] == len(CORPUS)
+    assert summary["corpus"]["content_hash"] == manifest["content_hash"]
+    assert summary["corpus"]["manifest"] == "corpus_manifest.json"
+    assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\+00:00", summary["created"])
+    target = promote(folder, "alpha", project.root / "baselines")
+    assert (target / "corpus_manifest.json").read_text() == (
+        folder / "corpus_manifest.json"
+    ).read_text()
+
+
+def test_report_html_false_turns_the_page_off(project: Project) -> None:
+    result = run(project, "quiet", report={"html": False})
+    assert "report_html" not in result.outputs
+    assert not (project.root / "quiet" / "report.html").exists()
+
+
+def test_the_drift_view_names_the_documents_that_changed(
+    project: Project, capsys: pytest.CaptureFixture[str]
+) -> None:
+    run(project, "before")
+    # the passage that answers "Where is the BM25 index cached?" is rewritten
+    docs = [
+        {**d, "text": "Gates compare metrics with thresholds."} if d["id"] == "cache" else d
+        for d in CORPUS
+    ]
+    write_jsonl(project.corpus, docs)
+    result = run(project, "after", baseline=str(project.root / "before"))
+    assert result.comparison is not None
+    page = (project.root / "after" / "report.html").read_text()
+    assert 'id="drift"' in page and "Pass → fail (1)" in page
+    sources = page[page.index('class="sources"') :]
+    assert "<code>cache</code>" in sources[: sources.index("</table>")]
+    assert "1 document(s) with changed text, 0 added, 0 removed" in page
+    summary = (project.root / "after" / "summary.md").read_text()
+    assert "**Drift:** 1 pass→fail, 0 fail→pass; corpus: 1 document(s) changed" in summary
+    assert "### Top regressions (RR)" in summary and "| 3 |" in summary
+
+    # `evalframe report` redraws it from the folders alone, against any baseline
+    assert main(["report", str(project.root / "after"), "--format", "md"]) == 0
+    assert capsys.readouterr().out == summary
+    out = project.root / "again"
+    code = main(
+        ["report", str(project.root / "after"), "--baseline", str(project.root / "before"),
+         "--out", str(out)]
+    )  # fmt: skip
+    assert code == 0 and "report.html" in capsys.readouterr().out
+    assert "Pass → fail (1)" in (out / "report.html").read_text()
+
+
+def test_several_runs_get_one_page_and_the_plot_files(
+    project: Project, capsys: pytest.CaptureFixture[str]
+) -> None:
+    run(project, "alpha")
+    run(project, "beta", depth=4)
+    out = project.root / "report"
+    a, b = project.root / "alpha", project.root / "beta"
+    assert main(["report", str(a), str(b), "--out", str(out)]) == 0
+    assert "report.html" in capsys.readouterr().out
+    with open(out / "recall_at_k.csv") as handle:
+        rows = list(csv.DictReader(handle))
+    assert [r["k"] for r in rows] == ["1", "2", "3", "4", "5"]
+    assert rows[-1]["beta"] == ""  # beta retrieved 4: no k = 5
+    metrics = json.loads((a / "metrics.json").read_text())
+    assert float(rows[-1]["alpha"]) == pytest.approx(metrics["R@5"])
+    with open(out / "slices.csv") as handle:
+        slices = {s["slice"] for s in csv.DictReader(handle)}
+    assert {"alpha difficulty=easy", "beta difficulty=hard"} <= slices
+    markdown = (out / "report.md").read_text()
+    assert "| alpha | golden" in markdown and "passed" in markdown
+    page = (out / "report.html").read_text()
+    assert page.count("<svg") == 3 and external_references(page) == [
+        "../alpha/report.html",
+        "../beta/report.html",
+    ]
+    assert main(["report", str(a), str(b)]) == 2  # several runs need --out
+    assert "--out" in capsys.readouterr().err
+
+
+def test_a_folder_that_is_not_a_run_is_a_one_paragraph_error(
+    project: Project, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["report", str(project.root)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error:") and "summary" in err and "Traceback" not in err
+
+
+def test_document_text_is_left_out_past_the_budget(
+    project: Project, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from evalframe.report import querytable
+    from evalframe.report.page import write_run_report
+
+    run(project, "alpha")
+    monkeypatch.setattr(querytable, "TEXT_BUDGET", 100)  # less than one query's top 5
+    files = write_run_report(project.root / "alpha", out=project.root / "small")
+    page = files["report_html"].read_text()
+    assert "Install the tool with pip" not in page
+    assert "Document text is left out" in page

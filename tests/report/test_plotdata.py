@@ -1,0 +1,151 @@
+"""The numbers behind each plot of the report, against values worked out by hand."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from evalframe.metrics import Policies
+from evalframe.report.plotdata import (
+    Bar,
+    ReliabilityBin,
+    calibration_reliability,
+    headline_metrics,
+    k_grid,
+    latency_data,
+    metric_curves,
+    reliability,
+    score_histogram,
+    slice_bars,
+)
+
+LOG2_3 = math.log2(3)
+
+# q1: labels a=1, b=2; ranked b, x, a. q2: label c=1; ranked x, c. q3: a negative example.
+# q4: judged, but the retriever gave no ranking (missing).
+RECORDS = [
+    {"query_id": "q1", "judgments": {"a": 1, "b": 2}, "retrieved": ["b", "x", "a"],
+     "scores": [3.0, 2.0, 1.0]},
+    {"query_id": "q2", "judgments": {"c": 1}, "retrieved": ["x", "c"], "scores": [2.0, 1.0]},
+    {"query_id": "q3", "judgments": {}, "retrieved": ["a"], "scores": [1.0]},
+    {"query_id": "q4", "judgments": {"c": 1}, "retrieved": [], "scores": [], "missing": True},
+]  # fmt: skip
+
+
+def test_k_grid_keeps_every_small_k_and_thins_out_deep_ones() -> None:
+    assert k_grid(3) == [1, 2, 3]
+    assert k_grid(100) == [*range(1, 21), 25, 30, 35, 40, 45, 50, 60, 70, 80, 90, 100]
+    assert k_grid(23) == [*range(1, 21), 23]
+
+
+def test_metric_curves_by_hand_under_skip_and_zero() -> None:
+    """Negatives are skipped (no_relevant=skip); the missing q4 counts 0 (missing_query=zero)."""
+    got = metric_curves(RECORDS, Policies(no_relevant="skip", missing_query="zero"), 3)
+    assert got.ks == [1, 2, 3]
+    # recall: q1 finds b at 1 and a at 3 (of 2); q2 finds c at 2; q4 finds nothing
+    assert got.values["Recall"] == pytest.approx([(1 / 2) / 3, (1 / 2 + 1) / 3, (1 + 1) / 3])
+    # precision divides by k even past the end of a ranking (trec_eval)
+    assert got.values["Precision"] == pytest.approx(
+        [1 / 3, (1 / 2 + 1 / 2) / 3, (2 / 3 + 1 / 3) / 3]
+    )
+    ideal_q1 = [2, 2 + 1 / LOG2_3, 2 + 1 / LOG2_3]  # labels 2, 1 at ranks 1, 2
+    dcg_q1 = [2, 2, 2 + 1 / 2]  # b (2) at rank 1, a (1) at rank 3: 1/log2(4)
+    dcg_q2 = [0, 1 / LOG2_3, 1 / LOG2_3]  # c at rank 2, ideal 1
+    expected = [(dcg_q1[i] / ideal_q1[i] + dcg_q2[i]) / 3 for i in range(3)]
+    assert got.values["nDCG"] == pytest.approx(expected)
+
+
+def test_metric_curves_follow_the_bob_negative_policy() -> None:
+    """Under no_relevant=bob a negative's recall is 1 (vacuous), so it joins the mean."""
+    got = metric_curves(RECORDS[:3], Policies(no_relevant="bob"), 1)
+    assert got.values["Recall"] == pytest.approx([(1 / 2 + 0 + 1) / 3])
+
+
+def test_slice_bars_read_the_summary_means_and_intervals() -> None:
+    summary = {
+        "by_slice": {
+            "difficulty": {
+                "easy": {"R@5": {"mean": 0.75, "ci_low": 0.5, "ci_high": 1.0, "n": 4}},
+                "hard": {"R@5": {"mean": None, "ci_low": None, "ci_high": None, "n": 0}},
+            },
+            "domain": {"cdc": {"RR": {"mean": 1.0, "n": 1}}},  # no R@5: no panel
+        }
+    }
+    bars = slice_bars(summary, "R@5")
+    assert list(bars) == ["difficulty"]
+    easy, hard = bars["difficulty"]
+    assert easy == Bar("easy", 0.75, 0.5, 1.0, 4)
+    assert hard.label == "hard" and math.isnan(hard.mean) and hard.n == 0
+
+
+def test_score_histogram_splits_relevant_from_the_rest_on_shared_bins() -> None:
+    records = [
+        {"judgments": {"a": 1, "b": 0}, "retrieved": ["a", "b"], "scores": [1.0, 3.0]},
+        {"judgments": {}, "retrieved": ["c"], "scores": [2.0]},
+    ]
+    got = score_histogram(records, bins=2)
+    assert got is not None
+    assert got.edges == [1.0, 2.0, 3.0]
+    assert got.relevant == [1, 0]  # a at 1.0
+    assert got.other == [0, 2]  # b (judged 0) at 3.0 and c at 2.0: [2, 3] holds both
+    assert score_histogram([{"retrieved": [], "scores": []}]) is None
+    one = score_histogram([{"judgments": {}, "retrieved": ["a"], "scores": [5.0]}])
+    assert one is not None and one.edges == [4.5, 5.5] and one.other == [1]
+
+
+def test_latency_percentiles_interpolate_between_order_statistics() -> None:
+    records = [{"latency_ms": v} for v in (4.0, 1.0, 10.0, 3.0, 2.0)] + [{"latency_ms": None}]
+    got = latency_data(records)
+    assert got is not None
+    assert got.p50 == pytest.approx(3.0)
+    # p95: position 0.95 * (5 - 1) = 3.8 between the 4th (4) and 5th (10) values
+    assert got.p95 == pytest.approx(4 + 0.8 * (10 - 4))
+    assert latency_data([{"latency_ms": None}]) is None
+
+
+def test_reliability_bins_and_expected_calibration_error() -> None:
+    records = [
+        {"confidence": 0.05, "status": "✓"},
+        {"confidence": 0.15, "status": "✗"},
+        {"confidence": 0.85, "status": "✓"},
+        {"confidence": 0.95, "status": "✓"},
+        {"confidence": 1.0, "status": "⚠"},  # 1.0 falls in the last bin; ⚠ is not ✓
+        {"confidence": 0.5, "status": "–"},  # a negative example: left out
+        {"status": "✓"},  # no confidence stated
+    ]
+    got = reliability(records)
+    assert got is not None and got.n == 5
+    assert [(b.low, b.n) for b in got.bins] == [(0.0, 1), (0.1, 1), (0.8, 1), (0.9, 2)]
+    last = got.bins[-1]
+    assert (last.confidence, last.accuracy) == pytest.approx((0.975, 0.5))
+    gaps = [abs(1 - 0.05), abs(0 - 0.15), abs(1 - 0.85), 2 * abs(0.5 - 0.975)]
+    assert got.ece == pytest.approx(sum(gaps) / 5)
+    assert reliability([{"confidence": 3.2, "status": "✓"}]) is None  # a score, not a probability
+    assert reliability([{"status": "✓"}]) is None
+
+
+def test_headline_metrics_keep_the_status_criterion() -> None:
+    names = ["R@5", "P@5", "nDCG@10", "RR", "AP"]
+    assert headline_metrics(names, "RR") == ["R@5", "P@5", "RR"]
+    assert headline_metrics(names, "P@5") == ["R@5", "P@5", "nDCG@10"]
+    assert headline_metrics(names, "unknown") == ["R@5", "P@5", "nDCG@10"]
+
+
+def test_the_calibration_analysis_bins_are_drawn_as_it_computed_them() -> None:
+    """calibration.json's non-empty bins, with their intervals, ECE and verdict, as written."""
+    calibration = {
+        "n": 5,
+        "ece": 0.12,
+        "verdict": "over-confident",
+        "bins": [
+            {"low": 0.0, "high": 0.5, "count": 0, "mean_confidence": None, "observed_rate": None},
+            {"low": 0.5, "high": 1.0, "count": 5, "mean_confidence": 0.8, "observed_rate": 0.6,
+             "ci_low": 0.2, "ci_high": 0.9},
+        ],
+    }  # fmt: skip
+    got = calibration_reliability(calibration)
+    assert got is not None and (got.n, got.ece, got.verdict) == (5, 0.12, "over-confident")
+    assert got.bins == [ReliabilityBin(0.5, 1.0, 0.8, 0.6, 5, 0.2, 0.9)]
+    assert calibration_reliability(None) is None
+    assert calibration_reliability({"bins": []}) is None
