@@ -40,10 +40,12 @@ sys.path.insert(0, str(HERE))
 from retrieval_data import default_dir, generate  # noqa: E402
 
 PY = sys.executable
+#: CPU seconds (user + system) of each child, in the order they ran.
+CPU: list[float] = []
 
 
 def run_child(args: list[str], env: dict[str, str] | None) -> tuple[float, float, str]:
-    """(wall seconds, peak RSS MB, stdout) of one child process."""
+    """(wall seconds, peak RSS MB, stdout) of one child process; its CPU seconds in CPU[-1]."""
     start = time.perf_counter()
     with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
         proc = subprocess.Popen(args, stdout=out, stderr=err, env=env, cwd=HERE.parent)
@@ -54,6 +56,7 @@ def run_child(args: list[str], env: dict[str, str] | None) -> tuple[float, float
         err.seek(0)
         if proc.returncode != 0:
             raise SystemExit(f"{' '.join(args)} failed ({proc.returncode}):\n{err.read()[-3000:]}")
+        CPU.append(usage.ru_utime + usage.ru_stime)
         return wall, usage.ru_maxrss / 1024, out.read()
 
 
@@ -124,6 +127,7 @@ def main() -> None:
     work = Path(tempfile.mkdtemp(prefix="evalframe-bench-pipeline-"))
     env = {**os.environ, "EVALFRAME_TRACKING": "none", "HYDRA_FULL_ERROR": "1"}
     timings: dict[str, list[tuple[float, float]]] = {"direct": [], "cold": [], "warm": []}
+    cpu: dict[str, list[float]] = {"direct": [], "cold": [], "warm": []}
     loads: list[float] = [os.getloadavg()[0]]
     checks: dict[str, Any] = {}
     try:
@@ -133,6 +137,7 @@ def main() -> None:
                 [PY, str(HERE / "bm25_direct.py"), str(corpus), str(golden), str(direct_run)], env
             )
             timings["direct"].append((wall, peak))
+            cpu["direct"].append(CPU[-1])
             steps = json.loads(out.strip().splitlines()[-1])["seconds"]
             checks.setdefault("direct_steps", []).append(steps)
             cache = work / f"cache-{r}"
@@ -148,6 +153,7 @@ def main() -> None:
                 ]
                 wall, peak, _ = run_child(command, {**env, "EVALFRAME_CACHE_DIR": str(cache)})
                 timings[kind].append((wall, peak))
+                cpu[kind].append(CPU[-1])
                 same = read_run(out_dir / "run.trec") == read_run(direct_run)
                 checks.setdefault(f"{kind}_run_equals_direct", []).append(same)
                 got = json.loads((out_dir / "metrics.json").read_text())
@@ -163,12 +169,22 @@ def main() -> None:
     finally:
         shutil.rmtree(work, ignore_errors=True)
 
+    direct_walls = [w for w, _ in timings["direct"]]
     summary = {
         kind: {
             "min_s": min(w for w, _ in rows),
             "median_s": statistics.median(w for w, _ in rows),
+            "cpu_median_s": statistics.median(cpu[kind]),
+            # each round's run against the direct script of the same round
+            "ratio_wall_median": statistics.median(
+                w / d for (w, _), d in zip(rows, direct_walls, strict=True)
+            ),
+            "ratio_cpu_median": statistics.median(
+                c / d for c, d in zip(cpu[kind], cpu["direct"], strict=True)
+            ),
             "peak_mb": max(p for _, p in rows),
             "runs": rows,
+            "cpu_s": cpu[kind],
         }
         for kind, rows in timings.items()
     }
@@ -189,12 +205,17 @@ def main() -> None:
     args.out.write_text(json.dumps(result, indent=2))
     direct = summary["direct"]["min_s"]
     print()
-    print("| run | min s | median s | / direct (min) | peak RSS MB |")
-    print("|---|---:|---:|---:|---:|")
+    print(
+        "| run | wall s min | wall s median | CPU s median | / direct: min wall | "
+        "median of rounds, wall | median of rounds, CPU | peak RSS MB |"
+    )
+    print("|---|---:|---:|---:|---:|---:|---:|---:|")
     for kind, row in summary.items():
         print(
             f"| {kind} | {row['min_s']:.2f} | {row['median_s']:.2f} | "
-            f"{row['min_s'] / direct:.2f}x | {row['peak_mb']:.0f} |"
+            f"{row['cpu_median_s']:.2f} | {row['min_s'] / direct:.2f}x | "
+            f"{row['ratio_wall_median']:.2f}x | {row['ratio_cpu_median']:.2f}x | "
+            f"{row['peak_mb']:.0f} |"
         )
     print()
     print("checks:", json.dumps({k: v for k, v in checks.items() if k != "direct_steps"}))
