@@ -282,3 +282,13 @@ def test_a_corpus_hash_is_the_content_hash_of_its_pairs_whatever_the_chunks(n: i
     whole = content_hash([[d.id, d.text] for d in docs])
     assert Corpus.build("c", docs).content_hash == whole
     assert all(_documents_hash(docs, chunk=c) == whole for c in (1, 2, 3, 5))
+
+
+def test_a_rankings_ids_follow_the_id_policy_on_the_fast_path_too() -> None:
+    """Clean ids skip the per-id check; any other id still gets it (strip, or refuse)."""
+    assert Ranking(query_id="q", doc_ids=("a", " b\t"), scores=(2.0, 1.0)).doc_ids == ("a", "b")
+    assert Ranking(query_id="q", doc_ids=("a", 7), scores=(2.0, 1.0)).doc_ids == ("a", "7")
+    assert Ranking(query_id="q", doc_ids=("a\u00a0b",), scores=(1.0,)).doc_ids == ("a\u00a0b",)
+    for bad in ("d 1", "d\x011"):
+        with pytest.raises(ValidationError, match="whitespace or a control character"):
+            Ranking(query_id="q", doc_ids=("a", bad), scores=(2.0, 1.0))
