@@ -118,6 +118,13 @@ def main() -> None:
     parser.add_argument("--queries", type=int, default=5_000)
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument("--out", type=Path, default=HERE / "results" / "pipeline.json")
+    parser.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="an override for the evalframe runs (e.g. analysis.failures.enabled=false)",
+    )
     args = parser.parse_args()
 
     data = default_dir(args.docs, args.queries)
@@ -150,6 +157,7 @@ def main() -> None:
                     f"dataset.path={golden}",
                     f"corpus.path={corpus}",
                     f"hydra.run.dir={out_dir}",
+                    *args.set,
                 ]
                 wall, peak, _ = run_child(command, {**env, "EVALFRAME_CACHE_DIR": str(cache)})
                 timings[kind].append((wall, peak))
@@ -192,6 +200,7 @@ def main() -> None:
         "docs": args.docs,
         "queries": args.queries,
         "rounds": args.rounds,
+        "overrides": args.set,
         "machine": {
             "nproc": os.cpu_count(),
             "platform": platform.platform(),
