@@ -281,6 +281,7 @@ class Corpus(_Frozen):
         digest: str,
         hashes: Mapping[str, str],
         load: Callable[[], Corpus],
+        documents: tuple[Document, ...] | None = None,
     ) -> Corpus:
         """A corpus known by its name, hash and documents' hashes; texts read on first use.
 
@@ -288,10 +289,12 @@ class Corpus(_Frozen):
         checks the ids and the run folder's manifest each document's
         :func:`document_hash` (``hashes``, id -> hash, in corpus order), and
         none of them needs 100k documents built. ``load`` must give the same
-        content (the caller checks its hash).
+        content (the caller checks its hash). ``documents``, when already read,
+        are used as they are (and the hashes spare computing them again).
         """
-        documents: Any = DeferredDocuments(digest, hashes, load)  # reads as a tuple would
-        return cls.model_construct(name=name, documents=documents, content_hash=digest)
+        deferred = DeferredDocuments(digest, hashes, load, documents)
+        lazy: Any = deferred  # reads as a tuple would
+        return cls.model_construct(name=name, documents=lazy, content_hash=digest)
 
     def __len__(self) -> int:
         return len(self.documents)
@@ -306,12 +309,18 @@ class Corpus(_Frozen):
 class DeferredDocuments(Sequence[Document]):
     """A corpus's documents, read when first used (see :meth:`Corpus.deferred`)."""
 
-    def __init__(self, digest: str, hashes: Mapping[str, str], load: Callable[[], Corpus]) -> None:
+    def __init__(
+        self,
+        digest: str,
+        hashes: Mapping[str, str],
+        load: Callable[[], Corpus],
+        documents: tuple[Document, ...] | None = None,
+    ) -> None:
         self.digest = digest
         self.known_hashes = dict(hashes)
         self.known_ids = tuple(self.known_hashes)
         self._load = load
-        self._docs: tuple[Document, ...] | None = None
+        self._docs: tuple[Document, ...] | None = documents
         self._lock = threading.Lock()
 
     def _documents(self) -> tuple[Document, ...]:

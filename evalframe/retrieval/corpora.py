@@ -95,13 +95,13 @@ def with_manifest(
         else:
             return Corpus.deferred(name, digest, hashes, checked_load(load, digest))
     corpus = load()
-    manifest = {
-        "name": corpus.name,
-        "content_hash": corpus.content_hash,
-        "documents": {d.id: document_hash(d.text) for d in corpus.documents},
-    }
+    hashes = {d.id: document_hash(d.text) for d in corpus.documents}
+    manifest = {"name": corpus.name, "content_hash": corpus.content_hash, "documents": hashes}
     store.put(key, json.dumps(manifest, ensure_ascii=False))
-    return corpus
+    # the documents as read, with their hashes known: the run folder's manifest needs them
+    return Corpus.deferred(
+        corpus.name, corpus.content_hash, hashes, lambda: corpus, corpus.documents
+    )
 
 
 def checked_load(load: Callable[[], Corpus], digest: str) -> Callable[[], Corpus]:
