@@ -40,7 +40,7 @@ def rescore_main(argv: Sequence[str]) -> int:
 
     from evalframe.app.runconfig import load_config
     from evalframe.pipeline.config import validate_experiment
-    from evalframe.pipeline.run import Reporter, load_inputs, score_and_report
+    from evalframe.pipeline.run import Reporter, load_inputs, score_and_report, stored_corpus
     from evalframe.plugin.hooks import HookRelay, RunContext
     from evalframe.report.page import RunPage
     from evalframe.report.terminal import TerminalReport
@@ -56,7 +56,10 @@ def rescore_main(argv: Sequence[str]) -> int:
         "or gates=bob_regression",
     )
     exp = validate_experiment(raw)
-    inputs = load_inputs(exp)
+    # Scoring needs the judgments, not the corpus: the run folder's corpus manifest
+    # stands for it, and its documents are read only if a report or an analysis
+    # asks for their text.
+    inputs = load_inputs(exp, corpus=stored_corpus(exp, RunFolder(run_dir)))
     golden = inputs.golden
     run = load_stored_run(run_dir)
     _note_golden_change(run_dir, golden.content_hash)
@@ -65,6 +68,7 @@ def rescore_main(argv: Sequence[str]) -> int:
     relay.emit("on_run_start", context)
     try:
         reporters: list[Reporter] = [RunPage(), TerminalReport()]
+        stored = RunFolder(run_dir).file(RunFolder.RUN)
         return score_and_report(
             exp,
             golden,
@@ -74,6 +78,7 @@ def rescore_main(argv: Sequence[str]) -> int:
             reporters,
             normalise_id=inputs.normalise_id,
             corpus=inputs.corpus,
+            stored_run=stored if stored.is_file() else None,
         ).exit_code
     except BaseException as exc:
         relay.emit("on_error", context, exc)
@@ -121,8 +126,13 @@ def cache_main(argv: Sequence[str]) -> int:
         return 0
     print(f"cache: {root}{'' if info['exists'] else ' (empty: not created yet)'}")
     for kind, stats in info["kinds"].items():
-        print(f"  {kind:<8} {stats['files']:>7} files  {_size(stats['bytes']):>10}")
-    print(f"  total    {_size(info['bytes']):>24}")
+        count = (
+            f"{stats['entries']:>7} entries"
+            if "entries" in stats
+            else f"{stats.get('files', 0):>7} files  "
+        )
+        print(f"  {kind:<10} {count}  {_size(stats['bytes']):>10}")
+    print(f"  total on disk {_size(info['bytes']):>23}")
     return 0
 
 

@@ -53,7 +53,6 @@ message rather than misread; a folder without ``layout`` is version 1.
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 import json
 import math
 import time
@@ -64,9 +63,15 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
 from evalframe.core.errors import DataError
-from evalframe.core.io import atomic_write, atomic_write_json, atomic_write_jsonl, write_trec_run
+from evalframe.core.io import (
+    atomic_copy,
+    atomic_write,
+    atomic_write_json,
+    atomic_write_jsonl,
+    write_trec_run,
+)
 from evalframe.core.reader import read_jsonl, read_trec_run, require_file
-from evalframe.core.types import Corpus, Ranking, Run
+from evalframe.core.types import Corpus, Ranking, Run, document_hash
 from evalframe.plugin.hooks import SweepJob
 
 if TYPE_CHECKING:
@@ -92,16 +97,6 @@ __all__ = [
 LAYOUT = 1
 
 PASS, WARN, FAIL, NEGATIVE = "✓", "⚠", "✗", "–"
-
-
-def document_hash(text: str) -> str:
-    """A document's entry in the corpus manifest: SHA-256 of its text, 12 hex digits.
-
-    The text is what a retriever indexes (loaders fold titles into it), the same
-    input as the corpus's content hash. 48 bits make it all but impossible for a
-    changed document to keep its hash, while keeping the manifest small.
-    """
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:12]
 
 
 class StatusRule(Protocol):
@@ -446,10 +441,18 @@ class RunFolder:
                     continue
                 qid = str(record["query_id"])
                 doc_ids = tuple(str(d) for d in record["retrieved"])
-                scores = tuple(float(s) for s in record["scores"])
                 stored = given.get(qid)
-                if stored is not None and sorted(stored.doc_ids) == sorted(doc_ids):
-                    doc_ids, scores = stored.doc_ids, stored.scores
+                extras = {f: record.get(f) for f in _EXTRAS}
+                if stored is not None and (
+                    stored.doc_ids == doc_ids or sorted(stored.doc_ids) == sorted(doc_ids)
+                ):
+                    if _plain(extras):  # run.trec's ranking, already validated: no second look
+                        rankings[qid] = stored.model_copy(update=extras)
+                        continue
+                    doc_ids = stored.doc_ids
+                    scores = stored.scores
+                else:
+                    scores = tuple(float(s) for s in record["scores"])
                 rankings[qid] = Ranking(
                     query_id=qid,
                     doc_ids=doc_ids,
@@ -535,8 +538,15 @@ class RunFolder:
     def write_text(self, name: str, text: str | bytes) -> Path:
         return atomic_write(self.file(name), text)
 
-    def write_run(self, run: Run, tag: str) -> Path:
-        return write_trec_run(self.file(self.RUN), run, tag=tag)
+    def write_run(self, run: Run, tag: str, *, stored: Path | None = None) -> Path:
+        """``run.trec``. ``stored``: the run file the run was read from (``rescore``),
+        kept as it is, or copied, instead of being written again line by line."""
+        target = self.file(self.RUN)
+        if stored is not None and _tag_of(stored) == tag:
+            if target.resolve() != stored.resolve():
+                atomic_copy(stored, target)
+            return target
+        return write_trec_run(target, run, tag=tag)
 
     def write_corpus_manifest(self, corpus: Corpus) -> Path:
         """Each document's :func:`document_hash`, one per line (so it diffs well)."""
@@ -544,7 +554,7 @@ class RunFolder:
             "corpus": corpus.name,
             "content_hash": corpus.content_hash,
             "hash": "sha256 of the document text, first 12 hex digits",
-            "documents": {d.id: document_hash(d.text) for d in corpus.documents},
+            "documents": _document_hashes(corpus),
         }
         return self.write_text(
             self.CORPUS_MANIFEST, json.dumps(payload, indent=0, ensure_ascii=False) + "\n"
@@ -563,6 +573,43 @@ class RunFolder:
             for qid in query_ids
         ]
         return self.write_jsonl(self.RANKINGS, records)
+
+
+#: What a per-query record keeps beside a ranking's ids and scores.
+_EXTRAS = ("latency_ms", "confidence", "answer", "tokens", "tool_calls")
+_EXTRA_TYPES = {
+    "latency_ms": (int, float),
+    "confidence": (int, float),
+    "answer": (str,),
+    "tokens": (int,),
+    "tool_calls": (int,),
+}
+
+
+def _plain(extras: dict[str, Any]) -> bool:
+    """Whether the extras can go into a Ranking unchecked (None, or the field's own type)."""
+    return all(
+        v is None or (isinstance(v, _EXTRA_TYPES[f]) and not isinstance(v, bool))
+        for f, v in extras.items()
+    )
+
+
+def _tag_of(run_file: Path) -> str | None:
+    """The run tag on a TREC run file's first line (None: empty or unreadable)."""
+    try:
+        with open(run_file, encoding="utf-8") as fh:
+            fields = fh.readline().split()
+    except (OSError, UnicodeDecodeError):
+        return None
+    return fields[5] if len(fields) == 6 else None
+
+
+def _document_hashes(corpus: Corpus) -> dict[str, str]:
+    """Each document's :func:`document_hash`; a deferred corpus knows them unread."""
+    known = getattr(corpus.documents, "known_hashes", None)
+    if known is not None:
+        return dict(known)
+    return {d.id: document_hash(d.text) for d in corpus.documents}
 
 
 def _read_json(path: Path) -> dict[str, Any]:

@@ -22,6 +22,7 @@ from evalframe.assess.results import Evaluation, GateResult
 from evalframe.assess.runfolder import LAYOUT, RunData, RunFolder, per_query_records
 from evalframe.core.errors import EXIT_GATE_FAILED, EXIT_OK, ConfigError, DataError, PluginError
 from evalframe.core.messages import shown, warn
+from evalframe.core.progress import quiet, step
 from evalframe.core.records import warn_if_nothing_matches
 from evalframe.core.types import Corpus, GoldenSet, Run
 from evalframe.golden.queries import join_queries
@@ -39,6 +40,7 @@ from evalframe.plugin.protocols import (
     PluginContext,
     Retriever,
 )
+from evalframe.retrieval.corpora import checked_load, with_manifest
 from evalframe.retrieval.normalise import normalise_run
 from evalframe.retrieval.retrieve import retrieve_all, run_cache
 
@@ -54,6 +56,7 @@ __all__ = [
     "retrieve_run",
     "run_experiment",
     "score_and_report",
+    "stored_corpus",
 ]
 
 
@@ -111,6 +114,7 @@ def _write_outputs(
     records: list[dict[str, Any]],
     analysis: AnalysisOutput,
     corpus: Corpus | None = None,
+    stored_run: Path | None = None,
 ) -> tuple[dict[str, Path], dict[str, Any]]:
     from omegaconf import OmegaConf
 
@@ -125,7 +129,7 @@ def _write_outputs(
     stored = {k: v for k, v in exp.public_config.items() if k != "tracking"}
     files = {
         "config": folder.write_text(folder.CONFIG, OmegaConf.to_yaml(OmegaConf.create(stored))),
-        "run": folder.write_run(evaluation.run, tag=exp.run_tag),
+        "run": folder.write_run(evaluation.run, tag=exp.run_tag, stored=stored_run),
         "per_query": folder.write_jsonl(folder.PER_QUERY, records),
         "metrics": folder.write_json(folder.METRICS, flat_metrics(evaluation, gates)),
         "headline": folder.write_json(folder.HEADLINE, headline_metrics(exp, evaluation, gates)),
@@ -310,24 +314,71 @@ class Inputs:
     normalise_id: Callable[[str], str] | None = None
 
 
-def load_inputs(exp: Experiment) -> Inputs:
-    """Load the corpus (if configured) and the golden set, join the queries file, check views."""
-    corpus: Corpus | None = None
-    if exp.corpus is not None:
+def load_inputs(exp: Experiment, *, corpus: Corpus | bool | None = True) -> Inputs:
+    """Load the corpus (if configured) and the golden set, join the queries file, check views.
+
+    With the retrieval cache on, a corpus whose loader names its files is
+    deferred when its manifest is cached (:mod:`evalframe.retrieval.corpora`):
+    its documents are read only if something needs their text. ``corpus``
+    may instead give the corpus (``rescore``'s, from the run folder), or
+    ``False`` to load none.
+    """
+    loaded: Corpus | None = None
+    if isinstance(corpus, Corpus):
+        loaded = corpus
+    elif exp.corpus is not None and corpus:
         loader = _build(
             exp.corpus, PluginContext(cache_dir=exp.cache_dir, config_key="corpus"), CorpusLoader
         )
-        corpus = _loaded(loader, exp.corpus)
+        with step(f"loading the corpus ({exp.corpus.spec.name})"):
+            plugin = exp.corpus
+            if exp.cache_retrieval:
+                loaded = with_manifest(
+                    loader,
+                    plugin.spec,
+                    plugin.config,
+                    exp.cache_dir,
+                    lambda: _loaded(loader, plugin),
+                )
+            else:
+                loaded = _loaded(loader, plugin)
     dataset = _build(
         exp.dataset,
-        PluginContext(corpus=corpus, cache_dir=exp.cache_dir, config_key="dataset"),
+        PluginContext(corpus=loaded, cache_dir=exp.cache_dir, config_key="dataset"),
         DatasetLoader,
     )
-    # the tuning split (tuning.part) applies before everything that reads the golden set
-    golden = apply_split(join_queries(_loaded(dataset, exp.dataset), exp.queries), exp.tuning)
+    with step(f"loading the golden set ({exp.dataset.spec.name})"):
+        # the tuning split (tuning.part) applies before everything that reads the golden set
+        golden = apply_split(join_queries(_loaded(dataset, exp.dataset), exp.queries), exp.tuning)
     _check_views(exp, golden)
     normaliser = getattr(dataset, "id_normaliser", None)
-    return Inputs(golden, corpus, normaliser() if callable(normaliser) else None)
+    return Inputs(golden, loaded, normaliser() if callable(normaliser) else None)
+
+
+def stored_corpus(exp: Experiment, folder: RunFolder) -> Corpus | bool:
+    """The corpus a stored run was made with, deferred: from its ``corpus_manifest.json``.
+
+    Its name, hash, ids and documents' hashes come from the manifest; the
+    documents themselves are read (with the configured loader, and checked
+    against the hash) only if something asks for their text. ``True`` (load it
+    as a run does) when the folder has no manifest; ``False`` without a corpus.
+    """
+    if exp.corpus is None:
+        return False
+    manifest = folder.corpus_manifest() if RunFolder.is_run(folder.path) else None
+    if manifest is None or not isinstance(manifest.get("content_hash"), str):
+        return True
+    plugin = exp.corpus
+    loader = _build(
+        plugin, PluginContext(cache_dir=exp.cache_dir, config_key="corpus"), CorpusLoader
+    )
+    digest = manifest["content_hash"]
+    return Corpus.deferred(
+        str(manifest.get("corpus", "")),
+        digest,
+        manifest["documents"],
+        checked_load(lambda: _loaded(loader, plugin), digest),
+    )
 
 
 def load_golden(exp: Experiment) -> tuple[GoldenSet, Corpus | None]:
@@ -440,19 +491,19 @@ def run_experiment(
     relay = HookRelay.build(exp.trackers)
     relay.emit("on_run_start", context)
     try:
-        inputs = load_inputs(exp)
-        golden, corpus = inputs.golden, inputs.corpus
-        run = retrieve_run(exp, inputs, golden, progress=progress)
+        with quiet(not progress):
+            inputs = load_inputs(exp)
+            run = retrieve_run(exp, inputs, inputs.golden, progress=progress)
         relay.emit("on_retrieval_done", context, run)
         return score_and_report(
             exp,
-            golden,
+            inputs.golden,
             run,
             relay,
             context,
             reporters,
             normalise_id=inputs.normalise_id,
-            corpus=corpus,
+            corpus=inputs.corpus,
         )
     except BaseException as exc:
         relay.emit("on_error", context, exc)
@@ -469,6 +520,7 @@ def score_and_report(
     *,
     normalise_id: Callable[[str], str] | None = None,
     corpus: Corpus | None = None,
+    stored_run: Path | None = None,
 ) -> PipelineResult:
     """Score a run, gate it, compare it, write the outputs, report: everything after retrieval.
 
@@ -478,7 +530,8 @@ def score_and_report(
     the run written to the run folder is the normalised one, the run scored.
     ``corpus`` (when one was loaded) is recorded in the corpus manifest, handed
     to the reporters, and gives the failure categories document text to compare
-    (none are given without it).
+    (none are given without it). ``stored_run`` is the run file ``rescore``
+    read, kept (or copied) as ``run.trec`` rather than written again.
     """
     run = normalise_run(run, normalise_id, exp.policies.duplicates)
     warn_if_nothing_matches(golden, run)  # all zeros: ids, not the system, are the likely cause
@@ -507,7 +560,9 @@ def score_and_report(
     relay.emit("on_gated", context, gates)
     exit_code = EXIT_OK if verdict(gates) else EXIT_GATE_FAILED
 
-    outputs, summary = _write_outputs(exp, evaluation, gates, exit_code, records, analysis, corpus)
+    outputs, summary = _write_outputs(
+        exp, evaluation, gates, exit_code, records, analysis, corpus, stored_run
+    )
     outputs.update(_write_exports(exp, evaluation))
     result = PipelineResult(
         exit_code,

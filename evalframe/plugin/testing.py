@@ -21,6 +21,7 @@ This module imports pytest, so import it from tests only.
 from __future__ import annotations
 
 import json
+from concurrent.futures import ThreadPoolExecutor
 from importlib import metadata
 from typing import Any, ClassVar
 
@@ -114,10 +115,19 @@ class PluginContract:
 
 
 class RetrieverContract(PluginContract):
-    """Rules for retrievers. Provide ``retriever`` and ``queries`` fixtures."""
+    """Rules for retrievers. Provide ``retriever`` and ``queries`` fixtures.
+
+    Both ways the pipeline drives a retriever are covered: a batch retriever's
+    ``retrieve_batch`` must answer every query as ``retrieve`` does, and one
+    that declares ``max_concurrency`` must give the same answers when called
+    from that many threads at once. Set ``score_tolerance`` for a retriever
+    whose scores differ in the last float bits between a batch and one query
+    (a neural encoder pads a batch); doc ids must still be equal.
+    """
 
     registry: ClassVar[Registry[Any]] = RETRIEVERS
     k: ClassVar[int] = 5
+    score_tolerance: ClassVar[float] = 0.0
 
     @pytest.fixture
     def retriever(self) -> Retriever:
@@ -183,6 +193,56 @@ class RetrieverContract(PluginContract):
         first = self._answers(retriever, queries, self.k)
         second = self._answers(retriever, queries, self.k)
         assert first == second, self._rule("the same query gives the same ranking every time")
+
+    # -- how the pipeline drives it: in batches, or from several threads ---------------
+    def _same(self, got: Ranking | None, want: Ranking | None, how: str, query: Query) -> None:
+        rule = f"{how} answers query {query.id!r} as retrieve() does"
+        if got is None or want is None:
+            assert got is want, self._rule(rule)
+            return
+        assert isinstance(got, Ranking), self._rule(f"{how} returns Rankings or None")
+        assert got.query_id == query.id, self._rule(f"{how}: Ranking.query_id is the query's id")
+        assert got.doc_ids == want.doc_ids, self._rule(rule + " (the same documents, in order)")
+        assert got.scores == pytest.approx(want.scores, rel=0, abs=self.score_tolerance), (
+            self._rule(rule + f" (scores within {self.score_tolerance:g})")
+        )
+        plain = {"doc_ids", "scores", "latency_ms"}
+        assert got.model_dump(exclude=plain) == want.model_dump(exclude=plain), self._rule(rule)
+
+    def test_batch_answers_equal_one_by_one(
+        self, retriever: Retriever, queries: list[Query]
+    ) -> None:
+        batch = getattr(retriever, "retrieve_batch", None)
+        if not callable(batch):
+            pytest.skip("not a batch retriever")
+        one_by_one = [retriever.retrieve(q, self.k) for q in queries]
+        answers = list(batch(queries, self.k))
+        assert len(answers) == len(queries), self._rule(
+            "retrieve_batch returns one answer per query, in order"
+        )
+        for q, got, want in zip(queries, answers, one_by_one, strict=True):
+            self._same(got, want, "retrieve_batch", q)
+        assert list(batch([], self.k)) == [], self._rule("an empty batch has no answers")
+
+    def test_max_concurrency_is_a_positive_integer(self, retriever: Retriever) -> None:
+        value = getattr(retriever, "max_concurrency", 1)
+        rule = self._rule("max_concurrency, when set, is an integer >= 1")
+        assert isinstance(value, int), rule
+        assert not isinstance(value, bool), rule
+        assert value >= 1, rule
+
+    def test_concurrent_calls_answer_as_one_by_one(
+        self, retriever: Retriever, queries: list[Query]
+    ) -> None:
+        workers = getattr(retriever, "max_concurrency", 1)
+        if callable(getattr(retriever, "retrieve_batch", None)) or workers == 1:
+            pytest.skip("not called from several threads")
+        one_by_one = [retriever.retrieve(q, self.k) for q in queries]
+        asked = queries * 3  # the same query in flight more than once, too
+        with ThreadPoolExecutor(max_workers=workers) as pool:
+            answers = list(pool.map(lambda q: retriever.retrieve(q, self.k), asked))
+        for q, got, want in zip(asked, answers, one_by_one * 3, strict=True):
+            self._same(got, want, f"retrieve() from {workers} threads", q)
 
 
 # -- mining: solvers and validators -------------------------------------------

@@ -77,6 +77,8 @@ def shared(cache_dir: Path) -> DenseRetriever:
 
 class TestDenseContract(RetrieverContract):
     plugin_name = "dense"
+    #: a query encoded in a padded batch differs from one encoded alone in the last bits
+    score_tolerance = 1e-5
 
     @pytest.fixture
     def retriever(self, shared: DenseRetriever) -> DenseRetriever:
