@@ -443,6 +443,8 @@ class RunFolder:
                 doc_ids = tuple(str(d) for d in record["retrieved"])
                 stored = given.get(qid)
                 extras = {f: record.get(f) for f in _EXTRAS}
+                if qid in latency:  # timings.json keeps it; older folders kept it here
+                    extras["latency_ms"] = latency[qid]
                 if stored is not None and (
                     stored.doc_ids == doc_ids or sorted(stored.doc_ids) == sorted(doc_ids)
                 ):
@@ -457,7 +459,7 @@ class RunFolder:
                     query_id=qid,
                     doc_ids=doc_ids,
                     scores=scores,
-                    latency_ms=latency.get(qid, record.get("latency_ms")),
+                    latency_ms=extras["latency_ms"],
                     confidence=record.get("confidence"),
                     answer=record.get("answer"),
                     tokens=record.get("tokens"),

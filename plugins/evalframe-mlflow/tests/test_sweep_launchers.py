@@ -14,10 +14,13 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import sqlite3
 from collections.abc import Callable
 from typing import Any
 
 import pytest
+
+from evalframe.core.store import DATABASE
 
 pytestmark = [pytest.mark.filterwarnings("ignore::DeprecationWarning"), pytest.mark.slow]
 
@@ -94,9 +97,14 @@ def test_a_sweep_on_another_launcher_is_tracked_as_under_the_basic_launcher(
         assert (jobs / ".submitit").is_dir()  # each job ran in a process of its own
 
     # the shared cache: one whole entry per query and setting, written by two jobs at once
-    entries = list((project.root / ".cache" / "runs").rglob("*.json"))
-    assert len(entries) == 3 * 2
-    assert all(json.loads(e.read_text())["ranking"]["query_id"] for e in entries)
+    conn = sqlite3.connect(project.root / ".cache" / DATABASE)
+    try:
+        rows = conn.execute("SELECT value FROM entries WHERE namespace = 'runs'")
+        values = [json.loads(v) for (v,) in rows]
+    finally:
+        conn.close()
+    assert len(values) == 3 * 2
+    assert all(v["query_id"] and v["doc_ids"] for v in values)  # whole rankings
     runs = [(jobs / str(i) / "run.trec").read_text() for i in range(4)]
     assert runs[0] == runs[1] and runs[2] == runs[3]  # same k1, same rankings
 
