@@ -1,0 +1,500 @@
+"""Python objects as a run's retriever, golden set and corpus.
+
+A notebook user has a function, a list of dicts, a list of documents, not a
+plugin and a file. ``evalframe.run`` registers each object it is given as a
+plugin for the length of the run (``Registry.scoped``), under the name
+``python_object``, and puts a config section in its place that says what the
+object was. So the object goes through the same validation, pipeline, cache and
+run folder as a registered plugin, and ``config.yaml`` records it, e.g.::
+
+    retriever: {name: python_object, target: __main__.search, code: 3f2a…, state: 9c1d…}
+
+The retrieval cache key covers the plugin's config, so it covers what
+:func:`callable_identity` puts in it: the retriever's qualified name, the hash
+of its source (or bytecode) and of the plain values it reads. An edited
+function is a new key, never a stale hit. What it cannot see (an index or a
+model object the function calls) is the user's to name: ``cache_identity()``
+on an object, or ``cache.retrieval=false``.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import inspect
+import json
+import types
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from contextlib import ExitStack, contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from pydantic import Field, ValidationError
+
+from evalframe.core.errors import ConfigError, DataError
+from evalframe.core.types import Corpus, Document, GoldenQuery, GoldenSet, Ranking
+from evalframe.plugin.protocols import PluginConfig, PluginContext, Query
+from evalframe.plugin.registry import CORPORA, DATASETS, RETRIEVERS
+from evalframe.retrieval.answers import call_shape, to_ranking
+
+__all__ = [
+    "NAME",
+    "Supplied",
+    "callable_identity",
+    "corpus_from",
+    "golden_from",
+    "registered",
+]
+
+#: The plugin name under which an object given to ``evalframe.run`` is registered.
+NAME = "python_object"
+
+#: A plain value larger than this (as JSON) is left out of the identity: it is data
+#: the function reads (a table, a vocabulary), too big to hash on every run.
+PLAIN_LIMIT = 10_000
+
+
+# -- identity ---------------------------------------------------------------------
+
+
+def _digest(text: str | bytes) -> str:
+    data = text.encode("utf-8") if isinstance(text, str) else text
+    return hashlib.sha256(data).hexdigest()[:16]
+
+
+def _bytecode(code: types.CodeType) -> bytes:
+    """A code object's instructions, names and constants, nested functions included."""
+    parts = [code.co_code, repr(code.co_names).encode(), repr(code.co_varnames).encode()]
+    for const in code.co_consts:
+        nested = isinstance(const, types.CodeType)
+        parts.append(_bytecode(const) if nested else repr(const).encode())
+    return b"\x00".join(parts)
+
+
+def _source(obj: Any) -> str:
+    """The source text of a function or class, else its bytecode's digest input.
+
+    Source is read first (it is what a person edits, comments included); a
+    function typed at a bare interpreter has none, and its bytecode is used.
+    """
+    try:
+        return inspect.getsource(obj)
+    except (OSError, TypeError):
+        pass
+    code = getattr(obj, "__code__", None)
+    if isinstance(code, types.CodeType):
+        return _bytecode(code).hex()
+    if inspect.isclass(obj):  # a class without source: each of its own functions
+        members = [
+            f"{name}:{_source(member)}"
+            for name, member in sorted(vars(obj).items())
+            if inspect.isfunction(member)
+        ]
+        return "\n".join(members)
+    return repr(obj)
+
+
+def _plain(value: Any, depth: int = 0) -> bool:
+    """Whether ``value`` is an immutable plain value: a number, text, None, or a tuple of them.
+
+    Mutable containers are left out on purpose: a list or dict a function reads
+    is usually its data or its own record of calls (appended to as it runs),
+    and keying on it would make every call a miss. Settings are scalars.
+    """
+    if value is None or isinstance(value, (bool, int, float, str)):
+        return True
+    if isinstance(value, tuple) and depth < 4:
+        return all(_plain(v, depth + 1) for v in value)
+    return False
+
+
+def _plain_values(named: Iterable[tuple[str, Any]]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for name, value in named:
+        if not _plain(value):
+            continue
+        text = json.dumps(value, sort_keys=True, default=str)
+        if len(text) <= PLAIN_LIMIT:
+            out[name] = value
+    return out
+
+
+def _names(code: types.CodeType) -> set[str]:
+    names = set(code.co_names)
+    for const in code.co_consts:
+        if isinstance(const, types.CodeType):
+            names |= _names(const)
+    return names
+
+
+def _function_state(fn: types.FunctionType) -> dict[str, Any]:
+    """The plain values a function reads besides its arguments: defaults, closure, globals."""
+    code = fn.__code__
+    cells = zip(code.co_freevars, fn.__closure__ or (), strict=False)
+    closure = []
+    for name, cell in cells:
+        try:
+            closure.append((name, cell.cell_contents))
+        except ValueError:  # an empty cell (a name assigned after the function was made)
+            continue
+    return {
+        "defaults": _plain_values((str(i), d) for i, d in enumerate(fn.__defaults__ or ())),
+        "kwdefaults": _plain_values((fn.__kwdefaults__ or {}).items()),
+        "closure": _plain_values(closure),
+        "globals": _plain_values(
+            (n, fn.__globals__[n]) for n in sorted(_names(code)) if n in fn.__globals__
+        ),
+    }
+
+
+@dataclass(frozen=True)
+class Identity:
+    """What identifies a Python retriever: the three settings of its config section."""
+
+    target: str
+    code: str
+    state: str
+
+
+def _qualified(obj: Any) -> str:
+    module = getattr(obj, "__module__", None) or "?"
+    return f"{module}.{getattr(obj, '__qualname__', type(obj).__qualname__)}"
+
+
+def callable_identity(obj: Any) -> Identity:
+    """The qualified name, source (or bytecode) hash and plain-state hash of a retriever.
+
+    - a function (or lambda): its name, its source, and the plain values among
+      its defaults, closure variables and the module globals it names;
+    - a bound method: the same for the function, plus its object's state;
+    - ``functools.partial``: the wrapped callable, plus the plain arguments;
+    - any other object (a class instance with ``retrieve`` or ``__call__``):
+      its class's name and source, and ``cache_identity()`` if it defines one,
+      else its plain-valued attributes.
+    """
+    if isinstance(obj, functools.partial):
+        inner = callable_identity(obj.func)
+        args = {
+            "args": _plain_values((str(i), a) for i, a in enumerate(obj.args)),
+            "keywords": _plain_values(obj.keywords.items()),
+        }
+        state = _digest(json.dumps([inner.state, args], sort_keys=True, default=str))
+        return Identity(f"partial({inner.target})", inner.code, state)
+    if isinstance(obj, types.MethodType):
+        inner = callable_identity(obj.__func__)
+        owner = _object_state(obj.__self__)
+        state = _digest(json.dumps([inner.state, owner], sort_keys=True, default=str))
+        return Identity(inner.target, inner.code, state)
+    if isinstance(obj, types.FunctionType):
+        reads = _function_state(obj)
+        return Identity(
+            _qualified(obj),
+            _digest(_source(obj)),
+            _digest(json.dumps(reads, sort_keys=True, default=str)),
+        )
+    cls = type(obj)
+    return Identity(
+        f"{_qualified(cls)}()",
+        _digest(_source(cls)),
+        _digest(json.dumps(_object_state(obj), sort_keys=True, default=str)),
+    )
+
+
+def _object_state(obj: Any) -> Any:
+    own = getattr(obj, "cache_identity", None)
+    if callable(own):
+        return {"cache_identity": own()}
+    try:
+        attributes = vars(obj)
+    except TypeError:  # __slots__ or a builtin: nothing plain to read
+        return {}
+    return _plain_values((k, v) for k, v in sorted(attributes.items()) if not k.startswith("__"))
+
+
+# -- the retriever ----------------------------------------------------------------
+
+
+class ObjectRetrieverConfig(PluginConfig):
+    """Which Python function or object answered (it is in the retrieval cache key)."""
+
+    target: str = Field(description="the qualified name of the function or the object's class")
+    code: str = Field(description="hash of its source, or of its bytecode when it has none")
+    state: str = Field(description="hash of the plain values it reads (defaults, closure, globals)")
+
+
+class ObjectRetriever:
+    """A Python function or object given to ``evalframe.run(retriever=...)``."""
+
+    #: the object itself, set on the class :func:`registered` makes for one run
+    target: Any = None
+
+    def __init__(self, config: ObjectRetrieverConfig, context: PluginContext) -> None:
+        self.config = config
+        self.context = context
+        obj = self.target
+        method = getattr(obj, "retrieve", None)
+        self.fn: Callable[..., Any] = (
+            method if callable(method) and not inspect.isroutine(obj) else obj
+        )
+        self.shape = call_shape(self.fn, name=config.target, key="retriever")
+
+    def retrieve(self, query: Query, k: int) -> Ranking | None:
+        try:
+            answer = self.shape.call(self.fn, query, k)
+        except Exception as exc:
+            # the user's bug keeps its traceback; the note says which query hit it
+            exc.add_note(f"(evalframe: in retriever {self.config.target} for query {query.id!r})")
+            raise
+        return to_ranking(query.id, answer, k, name=self.config.target, key="retriever")
+
+    def cache_identity(self) -> Any:
+        """The object's own ``cache_identity()`` (already in ``state``; kept for clarity)."""
+        own = getattr(self.target, "cache_identity", None)
+        return own() if callable(own) and not inspect.isroutine(self.target) else None
+
+
+# -- the golden set and the corpus ------------------------------------------------
+
+
+class ObjectSetConfig(PluginConfig):
+    """A golden set or corpus given as Python objects: what it was, for config.yaml."""
+
+    set_name: str = Field(description="its name")
+    size: int = Field(ge=0, description="queries or documents")
+    content_hash: str = Field(description="its content hash (the run folder's identity of it)")
+
+
+class _Loaded:
+    """A loader that hands back what it was given (``loaded``, set per run)."""
+
+    loaded: Any = None
+
+    def __init__(self, config: ObjectSetConfig, context: PluginContext) -> None:
+        self.config = config
+
+    def load(self) -> Any:
+        return self.loaded
+
+
+class ObjectDataset(_Loaded):
+    """A golden set given to ``evalframe.run(golden=...)``."""
+
+
+class ObjectCorpus(_Loaded):
+    """A corpus given to ``evalframe.run(corpus=...)``."""
+
+
+TEXT_KEYS = ("text", "query", "question")
+RELEVANT_KEYS = ("relevant", "judgments")
+
+
+def _query(record: Any, i: int) -> GoldenQuery:
+    key = f"golden[{i}]"
+    if isinstance(record, GoldenQuery):
+        return record
+    if not isinstance(record, Mapping):
+        raise DataError(
+            f"golden set entry {i} is a {type(record).__name__}, not a record",
+            key=key,
+            expected="a dict such as {'id': 'q1', 'text': '...', 'relevant': ['d3']}, "
+            "or an evalframe.GoldenQuery",
+        )
+    fields = dict(record)
+    if "id" not in fields:
+        raise DataError(
+            f"golden set entry {i} has no 'id'",
+            key=key,
+            got=f"keys {sorted(map(str, fields))}",
+            hint="give every query a unique id: {'id': 'q1', ...}",
+        )
+    text_key = next((k for k in TEXT_KEYS if k in fields), None)
+    rel_key = next((k for k in RELEVANT_KEYS if k in fields), None)
+    if rel_key is None:
+        raise DataError(
+            f"golden set entry {i} (id {fields['id']!r}) says nothing about relevance",
+            key=key,
+            expected="'relevant': a list of document ids, or {doc id: grade}; [] for a "
+            "negative example (no document answers it)",
+            got=f"keys {sorted(map(str, fields))}",
+        )
+    relevant = fields.pop(rel_key)
+    if isinstance(relevant, Mapping):
+        judgments = dict(relevant)
+    elif isinstance(relevant, (list, tuple, set, frozenset)):
+        judgments = dict.fromkeys(relevant, 1)
+        if len(judgments) != len(relevant):
+            raise DataError(
+                f"golden set entry {i} lists a document twice in {rel_key!r}",
+                key=f"{key}.{rel_key}",
+                got=repr(relevant)[:120],
+            )
+    else:
+        raise DataError(
+            f"golden set entry {i}: {rel_key!r} must be a list of document ids or "
+            "{doc id: grade}",
+            key=f"{key}.{rel_key}",
+            got=repr(relevant)[:120],
+        )
+    query_id = fields.pop("id")
+    text = fields.pop(text_key) if text_key is not None else ""
+    metadata = dict(fields.pop("metadata", None) or {})
+    metadata.update(fields)  # every other field is metadata: difficulty, category -> slices
+    try:
+        return GoldenQuery(id=query_id, text=text, judgments=judgments, metadata=metadata)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first["loc"])
+        raise DataError(
+            f"golden set entry {i} (id {query_id!r}): {first['msg'].removeprefix('Value error, ')}"
+            + (f" (at {where})" if where else ""),
+            key=key,
+            hint="ids are one word (a string or an integer); grades are whole numbers",
+        ) from None
+
+
+def golden_from(obj: Any, name: str = "golden") -> GoldenSet:
+    """A golden set from a :class:`GoldenSet`, or a list of dicts or GoldenQuery objects.
+
+    A dict has ``id``, ``text`` (or ``query``, ``question``), and ``relevant``: a
+    list of document ids (grade 1) or ``{doc id: grade}`` (``judgments`` is read
+    the same way), ``[]`` for a negative example. Every other key is metadata,
+    which gives the slices (``difficulty``, ``category``...).
+    """
+    if isinstance(obj, GoldenSet):
+        return obj
+    if isinstance(obj, (str, bytes, Mapping)) or not isinstance(obj, Iterable):
+        raise ConfigError(
+            f"golden= got a {type(obj).__name__}",
+            key="golden",
+            expected="an evalframe.GoldenSet, a list of dicts (id, text, relevant), or a path "
+            "to a golden-set file",
+        )
+    queries = [_query(record, i) for i, record in enumerate(obj)]
+    if not queries:
+        raise DataError("the golden set given is empty", key="golden", hint="give it queries")
+    seen: dict[str, int] = {}
+    for i, q in enumerate(queries):
+        if q.id in seen:
+            raise DataError(
+                f"golden set entries {seen[q.id]} and {i} have the same id {q.id!r}",
+                key=f"golden[{i}].id",
+                hint="query ids are unique",
+            )
+        seen[q.id] = i
+    return GoldenSet.build(name, queries, provenance={"source": "python objects"})
+
+
+def _document(record: Any, i: int) -> Document:
+    if isinstance(record, Document):
+        return record
+    key = f"corpus[{i}]"
+    if not isinstance(record, Mapping) or "id" not in record or "text" not in record:
+        raise DataError(
+            f"corpus entry {i} is not a document",
+            key=key,
+            expected="{'id': ..., 'text': ...} (other keys become metadata), "
+            "or an evalframe.Document",
+            got=repr(record)[:120],
+        )
+    fields = dict(record)
+    doc_id, text = fields.pop("id"), fields.pop("text")
+    metadata = dict(fields.pop("metadata", None) or {})
+    metadata.update(fields)
+    try:
+        return Document(id=doc_id, text=text, metadata=metadata)
+    except ValidationError as exc:
+        raise DataError(
+            f"corpus entry {i}: {exc.errors()[0]['msg'].removeprefix('Value error, ')}",
+            key=key,
+            hint="ids are one word (a string or an integer); text is a string",
+        ) from None
+
+
+def corpus_from(obj: Any, name: str = "corpus") -> Corpus:
+    """A corpus from a :class:`Corpus`, a list of documents (or dicts), or ``{id: text}``."""
+    if isinstance(obj, Corpus):
+        return obj
+    if isinstance(obj, Mapping):
+        items: Iterable[Any] = ({"id": k, "text": v} for k, v in obj.items())
+    elif isinstance(obj, (str, bytes)) or not isinstance(obj, Iterable):
+        raise ConfigError(
+            f"corpus= got a {type(obj).__name__}",
+            key="corpus",
+            expected="an evalframe.Corpus, a list of Documents or {'id', 'text'} dicts, "
+            "{id: text}, or a path to a corpus file",
+        )
+    else:
+        items = obj
+    documents = [_document(record, i) for i, record in enumerate(items)]
+    seen: set[str] = set()
+    for i, d in enumerate(documents):
+        if d.id in seen:
+            raise DataError(f"corpus entry {i} repeats document id {d.id!r}", key=f"corpus[{i}]")
+        seen.add(d.id)
+    return Corpus.build(name, documents)
+
+
+# -- registering them for one run -------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Supplied:
+    """The objects given to one run, each as the config section that stands for it."""
+
+    retriever: Any = None
+    golden: GoldenSet | None = None
+    corpus: Corpus | None = None
+
+    def sections(self) -> dict[str, dict[str, Any]]:
+        out: dict[str, dict[str, Any]] = {}
+        if self.retriever is not None:
+            ident = callable_identity(self.retriever)
+            out["retriever"] = {
+                "name": NAME,
+                "target": ident.target,
+                "code": ident.code,
+                "state": ident.state,
+            }
+        for section, data in (("dataset", self.golden), ("corpus", self.corpus)):
+            if data is not None:
+                out[section] = {
+                    "name": NAME,
+                    "set_name": data.name,
+                    "size": len(data),
+                    "content_hash": data.content_hash,
+                }
+        return out
+
+
+def _bound(base: type, attribute: str, value: Any) -> type:
+    """A subclass of ``base`` carrying one run's object (the registry builds classes).
+
+    ``staticmethod``: a function stored on a class would come back bound to the instance.
+    """
+    return type(
+        base.__name__, (base,), {attribute: staticmethod(value), "__module__": base.__module__}
+    )
+
+
+@contextmanager
+def registered(supplied: Supplied) -> Iterator[None]:
+    """Register the objects as ``python_object`` plugins for the length of the block."""
+    with ExitStack() as stack:
+        if supplied.retriever is not None:
+            reg = stack.enter_context(RETRIEVERS.scoped())
+            reg.add(
+                NAME, _bound(ObjectRetriever, "target", supplied.retriever), ObjectRetrieverConfig
+            )
+        if supplied.golden is not None:
+            reg = stack.enter_context(DATASETS.scoped())
+            reg.add(NAME, _bound(ObjectDataset, "loaded", supplied.golden), ObjectSetConfig)
+        if supplied.corpus is not None:
+            reg = stack.enter_context(CORPORA.scoped())
+            reg.add(NAME, _bound(ObjectCorpus, "loaded", supplied.corpus), ObjectSetConfig)
+        yield
+
+
+def is_path(value: Any) -> bool:
+    """A golden set or corpus named by its file (a str or a Path), not given as objects."""
+    return isinstance(value, (str, Path))
