@@ -11,7 +11,7 @@ run folder as a registered plugin, and ``config.yaml`` records it, e.g.::
 
 The retrieval cache key covers the plugin's config, so it covers what
 :func:`callable_identity` puts in it: the retriever's qualified name, the hash
-of its source (or bytecode) and of the plain values it reads. An edited
+of its bytecode and of the immutable plain values it reads. An edited
 function is a new key, never a stale hit. What it cannot see (an index or a
 model object the function calls) is the user's to name: ``cache_identity()``
 on an object, or ``cache.retrieval=false``.
@@ -72,27 +72,32 @@ def _bytecode(code: types.CodeType) -> bytes:
     return b"\x00".join(parts)
 
 
-def _source(obj: Any) -> str:
-    """The source text of a function or class, else its bytecode's digest input.
+def _code(obj: Any) -> bytes:
+    """What runs when ``obj`` is called: the bytecode of a function, or of a class's methods.
 
-    Source is read first (it is what a person edits, comments included); a
-    function typed at a bare interpreter has none, and its bytecode is used.
+    Bytecode, not source text: it is what actually runs (a module edited on disk
+    but not re-imported still runs its old code, and must keep its old key), it
+    exists for a function typed at a bare interpreter, and comments or moved
+    lines do not change it. A callable without bytecode (a builtin) is named only.
     """
-    try:
-        return inspect.getsource(obj)
-    except (OSError, TypeError):
-        pass
     code = getattr(obj, "__code__", None)
     if isinstance(code, types.CodeType):
-        return _bytecode(code).hex()
-    if inspect.isclass(obj):  # a class without source: each of its own functions
-        members = [
-            f"{name}:{_source(member)}"
-            for name, member in sorted(vars(obj).items())
-            if inspect.isfunction(member)
-        ]
-        return "\n".join(members)
-    return repr(obj)
+        return _bytecode(code)
+    if inspect.isclass(obj):
+        parts = []
+        for cls in obj.__mro__:
+            if cls.__module__ == "builtins":
+                continue
+            for name, member in sorted(vars(cls).items()):
+                if isinstance(member, (staticmethod, classmethod)):
+                    member = member.__func__
+                elif isinstance(member, property):
+                    member = member.fget
+                code = getattr(member, "__code__", None)
+                if isinstance(code, types.CodeType):
+                    parts.append(f"{cls.__qualname__}.{name}".encode() + b"=" + _bytecode(code))
+        return b"\x01".join(parts)
+    return _qualified(obj).encode()
 
 
 def _plain(value: Any, depth: int = 0) -> bool:
@@ -163,15 +168,16 @@ def _qualified(obj: Any) -> str:
 
 
 def callable_identity(obj: Any) -> Identity:
-    """The qualified name, source (or bytecode) hash and plain-state hash of a retriever.
+    """The qualified name, bytecode hash and plain-state hash of a retriever.
 
-    - a function (or lambda): its name, its source, and the plain values among
-      its defaults, closure variables and the module globals it names;
+    - a function (or lambda): its name, its bytecode (nested functions
+      included), and the immutable plain values among its defaults, closure
+      variables and the module globals it names;
     - a bound method: the same for the function, plus its object's state;
     - ``functools.partial``: the wrapped callable, plus the plain arguments;
     - any other object (a class instance with ``retrieve`` or ``__call__``):
-      its class's name and source, and ``cache_identity()`` if it defines one,
-      else its plain-valued attributes.
+      its class's name and the bytecode of its methods (base classes included),
+      and ``cache_identity()`` if it defines one, else its plain-valued attributes.
     """
     if isinstance(obj, functools.partial):
         inner = callable_identity(obj.func)
@@ -190,13 +196,13 @@ def callable_identity(obj: Any) -> Identity:
         reads = _function_state(obj)
         return Identity(
             _qualified(obj),
-            _digest(_source(obj)),
+            _digest(_code(obj)),
             _digest(json.dumps(reads, sort_keys=True, default=str)),
         )
     cls = type(obj)
     return Identity(
         f"{_qualified(cls)}()",
-        _digest(_source(cls)),
+        _digest(_code(cls)),
         _digest(json.dumps(_object_state(obj), sort_keys=True, default=str)),
     )
 
@@ -219,7 +225,7 @@ class ObjectRetrieverConfig(PluginConfig):
     """Which Python function or object answered (it is in the retrieval cache key)."""
 
     target: str = Field(description="the qualified name of the function or the object's class")
-    code: str = Field(description="hash of its source, or of its bytecode when it has none")
+    code: str = Field(description="hash of its bytecode (what runs when it is called)")
     state: str = Field(description="hash of the plain values it reads (defaults, closure, globals)")
 
 
