@@ -42,8 +42,7 @@ class ComparisonView(Protocol):
 
 #: The report's look, limited to the block (Okabe-Ito colours; every mark also has a shape).
 STYLE = """
-.ef-repr{font:13px/1.4 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;color:#1a1a1a;
- max-width:60em}
+.ef-repr{font:13px/1.4 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif;color:#1a1a1a}
 .ef-repr h3{font-size:1.1em;margin:.3em 0}
 .ef-repr .muted{color:#666}.ef-repr code{font:12px ui-monospace,Menlo,Consolas,monospace}
 .ef-repr .verdict{display:inline-block;font-weight:600;padding:.25em .7em;border-radius:4px;
@@ -62,6 +61,8 @@ STYLE = """
 .ef-repr .plots{display:flex;flex-wrap:wrap;gap:.5em 1.5em}
 .ef-repr figure{margin:.3em 0;flex:1 1 100%}.ef-repr figure svg{max-width:100%;height:auto}
 .ef-repr figcaption{font-size:.85em;color:#444}
+.ef-repr .wide{overflow-x:auto}.ef-repr td.ef-cell{white-space:nowrap}
+.ef-repr .small{font-size:.88em}
 """
 
 
@@ -104,7 +105,8 @@ def result_html(path: Path, report_path: Path | None = None) -> str:
             "Recall, precision and nDCG at each cutoff k (the report's curves).",
         )
     ]
-    chosen = headline_metrics(view.metric_names, view.rule.criterion)
+    # one metric (the status criterion): a compact block; the page draws three
+    chosen = headline_metrics(view.metric_names, view.rule.criterion, limit=1)
     bars = {m: b for m in chosen if (b := slice_bars(view.summary, m))}
     if bars:
         figures.append(
@@ -141,8 +143,8 @@ def comparison_html(comp: ComparisonView) -> str:
         for m in comp.metrics:
             p = row[f"{m} p-value ({comp.correction})"]
             cells.append(
-                f'<td class="num">{fmt(row[m])} <span class="muted">'
-                f"({fmt(row[f'{m} Δ'], signed=True)}, p={'–' if math.isnan(p) else f'{p:.2g}'})"
+                f'<td class="num ef-cell">{fmt(row[m])}<br><span class="muted small">'
+                f"Δ {fmt(row[f'{m} Δ'], signed=True)} · p {'–' if math.isnan(p) else f'{p:.2g}'}"
                 f"</span><br>{verdict_mark(row[f'{m} verdict'])}</td>"
             )
         rows.append(f"<tr><td><b>{esc(row['name'])}</b></td>{''.join(cells)}</tr>")
@@ -164,15 +166,24 @@ def comparison_html(comp: ComparisonView) -> str:
         for system, by_metric in comp.cells.items()
         for metric, cell in by_metric.items()
     ]
-    svg = plots.deltas_svg(deltas, "of each metric", name=f"{_salt(comp.text)}-deltas")
+    several = len(comp.cells) > 1
+    svg = plots.deltas_svg(
+        deltas,
+        "",
+        name=f"{_salt(comp.text)}-deltas",
+        labels=[f"{r.field} · {r.value}" if several else r.value for r in deltas],
+        xlabel=f"Δ against {comp.reference} (candidate − reference), corrected interval",
+    )
     return (
         f'<div class="ef-repr"><style>{STYLE}</style>'
         f"<h3>evalframe · {len(comp.systems)} run(s) against {esc(comp.reference)}</h3>"
         f'<div class="muted">Verdicts: {esc(comp.decided_by)}.</div>'
-        f"<table><thead><tr>{ths}</tr></thead><tbody>{''.join(rows)}</tbody></table>"
+        f'<div class="wide"><table><thead><tr>{ths}</tr></thead>'
+        f"<tbody>{''.join(rows)}</tbody></table></div>"
         + _figure(
             svg,
-            "Each candidate's change of each metric against the reference: ▲ improved, "
+            ("Each candidate's" if several else f"{esc(comp.systems[0])}'s")
+            + " change of each metric against the reference: ▲ improved, "
             "▼ regressed, ● within noise; the line is the interval at the level the "
             "correction gave that test.",
         )
