@@ -92,7 +92,8 @@ def result_html(path: Path, report_path: Path | None = None) -> str:
         f"<h3>evalframe · {esc(view.experiment)}</h3>",
         verdict_banner(view.gates),
         f'<div class="muted">{facts}</div>',
-        headline_table(view, None),
+        # with a baseline, its value, the delta, the corrected interval and the verdict
+        headline_table(view, view.comparison if "metrics" in (view.comparison or {}) else None),
     ]
     if view.gates.get("gates"):
         parts.append(gates_list(view.gates))

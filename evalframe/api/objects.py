@@ -254,11 +254,6 @@ class ObjectRetriever:
             raise
         return to_ranking(query.id, answer, k, name=self.config.target, key="retriever")
 
-    def cache_identity(self) -> Any:
-        """The object's own ``cache_identity()`` (already in ``state``; kept for clarity)."""
-        own = getattr(self.target, "cache_identity", None)
-        return own() if callable(own) and not inspect.isroutine(self.target) else None
-
 
 # -- the golden set and the corpus ------------------------------------------------
 

@@ -75,6 +75,7 @@ class Result:
         self.folder = RunFolder(Path(path))
         self.pipeline = pipeline
         self.summary: dict[str, Any] = self.folder.summary()  # refuses a newer layout
+        self._html: str | None = None
 
     # -- identity -----------------------------------------------------------------
 
@@ -308,10 +309,16 @@ class Result:
         printer.text(repr(self) if cycle else str(self))
 
     def _repr_html_(self) -> str:
-        """Jupyter's display: the headline table, the gates, and the report's main plots."""
-        from evalframe.api.html import result_html
+        """Jupyter's display: the headline table, the gates, and the report's main plots.
 
-        return result_html(self.path, self.report_path)
+        Drawn once per result (the plots take a moment) and kept: the folder it
+        reads does not change under a finished run.
+        """
+        if self._html is None:
+            from evalframe.api.html import result_html
+
+            self._html = result_html(self.path, self.report_path)
+        return self._html
 
 
 def load(run_folder: str | Path) -> Result:

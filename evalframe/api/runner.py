@@ -34,17 +34,19 @@ def _touches(override: str, section: str) -> bool:
 
 
 def _check_overrides(overrides: Sequence[str], given: dict[str, Any]) -> None:
+    """An object (or a file) given for a section, and an override of the same: refused."""
     for argument, value in given.items():
-        if value is None or (argument != "retriever" and is_path(value)):
+        if value is None:
             continue
         section = SECTIONS[argument]
-        clash = next((o for o in overrides if _touches(o, section)), None)
+        # a file is read by the configured loader, whose other settings still apply
+        key = f"{section}.path" if argument != "retriever" and is_path(value) else section
+        clash = next((o for o in overrides if _touches(o, key)), None)
         if clash is not None:
             raise ConfigError(
-                f"{argument}= gives the {section} as a Python object, and the override "
-                f"{clash!r} configures the {section} too",
-                key=section,
-                hint=f"drop one of them: settings of a Python {argument} are the object's own",
+                f"{argument}= gives the {section}, and the override {clash!r} sets it too",
+                key=key,
+                hint=f"drop one of them (the settings of a Python {argument} are its own)",
             )
 
 
@@ -69,7 +71,8 @@ def run(
     - ``retriever``: a function ``query -> ranked ids`` (or ``(id, score)``
       pairs, ``{id: score}``, a Ranking), ``(query, k) -> ...``, or an object
       with such a ``retrieve`` method. Its answers are cached like a plugin's,
-      keyed by its qualified name, source and the plain values it reads.
+      keyed by its qualified name, bytecode and the immutable plain values it
+      reads (docs/python-api.md#the-cache).
     - ``golden``: a :class:`~evalframe.GoldenSet`, a list of dicts
       (``id``, ``text``, ``relevant``: ids or ``{id: grade}``; other keys are
       slices), or a path to a golden-set file (``dataset.path``).

@@ -176,6 +176,9 @@ def test_objects_and_overrides_of_the_same_section_are_refused() -> None:
     with pytest.raises(ConfigError) as caught:
         evalframe.run(retriever=Counting(), golden=GOLDEN, overrides=["retriever.k1=1.2"])
     assert caught.value.key == "retriever"
+    with pytest.raises(ConfigError) as twice:
+        evalframe.run(golden="gold.jsonl", overrides=["dataset.path=other.jsonl"])
+    assert twice.value.key == "dataset.path"
     with pytest.raises(ConfigError, match="retriever= takes a Python function"):
         evalframe.run(retriever="bm25", golden=GOLDEN)
     with pytest.raises(DataError) as bad:
