@@ -98,11 +98,17 @@ def compose_config(
 
     import yaml
     from hydra import compose, initialize_config_dir
+    from hydra.core.global_hydra import GlobalHydra
     from hydra.core.hydra_config import HydraConfig
     from hydra.errors import HydraException
+    from hydra.initialize import get_gh_backup, restore_gh_from_backup
     from omegaconf import open_dict
     from omegaconf.errors import OmegaConfBaseException
 
+    # A notebook may use Hydra itself (its own initialize()): set its state aside, and
+    # give it back afterwards, as initialize_config_dir does with the state it finds.
+    users = get_gh_backup()
+    GlobalHydra.instance().clear()
     try:
         with initialize_config_dir(
             config_dir=str(prepared.primary), version_base="1.3", job_name="evalframe"
@@ -114,6 +120,8 @@ def compose_config(
             )
     except (HydraException, OmegaConfBaseException, yaml.YAMLError, ValueError) as exc:
         raise _translated(exc) from None
+    finally:
+        restore_gh_from_backup(users)
     try:
         with open_dict(cfg):
             if name is not None:

@@ -51,7 +51,8 @@ def test_the_run_folder_name_and_replaced_sections(tmp_path: Path) -> None:
     assert default.parent == tmp_path / "outputs" / "quickstart"  # Hydra's hydra.run.dir
 
 
-def test_hydra_is_left_as_it_was() -> None:
+def test_hydra_is_left_as_it_was(tmp_path: Path) -> None:
+    from hydra import compose, initialize_config_dir
     from hydra.core.global_hydra import GlobalHydra
     from hydra.core.hydra_config import HydraConfig
 
@@ -59,6 +60,12 @@ def test_hydra_is_left_as_it_was() -> None:
     compose_config(["+experiment=quickstart"])
     assert not GlobalHydra.instance().is_initialized()
     assert HydraConfig.instance().cfg is before
+    # a notebook that uses Hydra for its own config keeps it
+    (tmp_path / "mine").mkdir()
+    (tmp_path / "mine" / "app.yaml").write_text("lr: 0.1\n")
+    with initialize_config_dir(config_dir=str(tmp_path / "mine"), version_base="1.3"):
+        compose_config(["+experiment=quickstart"])
+        assert compose("app").lr == 0.1
 
 
 def test_a_sweep_is_the_command_lines() -> None:
