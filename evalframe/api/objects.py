@@ -72,34 +72,6 @@ def _bytecode(code: types.CodeType) -> bytes:
     return b"\x00".join(parts)
 
 
-def _code(obj: Any) -> bytes:
-    """What runs when ``obj`` is called: the bytecode of a function, or of a class's methods.
-
-    Bytecode, not source text: it is what actually runs (a module edited on disk
-    but not re-imported still runs its old code, and must keep its old key), it
-    exists for a function typed at a bare interpreter, and comments or moved
-    lines do not change it. A callable without bytecode (a builtin) is named only.
-    """
-    code = getattr(obj, "__code__", None)
-    if isinstance(code, types.CodeType):
-        return _bytecode(code)
-    if inspect.isclass(obj):
-        parts = []
-        for cls in obj.__mro__:
-            if cls.__module__ == "builtins":
-                continue
-            for name, member in sorted(vars(cls).items()):
-                if isinstance(member, (staticmethod, classmethod)):
-                    member = member.__func__
-                elif isinstance(member, property):
-                    member = member.fget
-                code = getattr(member, "__code__", None)
-                if isinstance(code, types.CodeType):
-                    parts.append(f"{cls.__qualname__}.{name}".encode() + b"=" + _bytecode(code))
-        return b"\x01".join(parts)
-    return _qualified(obj).encode()
-
-
 def _plain(value: Any, depth: int = 0) -> bool:
     """Whether ``value`` is an immutable plain value: a number, text, None, or a tuple of them.
 
@@ -133,24 +105,89 @@ def _names(code: types.CodeType) -> set[str]:
     return names
 
 
-def _function_state(fn: types.FunctionType) -> dict[str, Any]:
-    """The plain values a function reads besides its arguments: defaults, closure, globals."""
-    code = fn.__code__
-    cells = zip(code.co_freevars, fn.__closure__ or (), strict=False)
-    closure = []
-    for name, cell in cells:
+def _cells(fn: types.FunctionType) -> list[tuple[str, Any]]:
+    out = []
+    for name, cell in zip(fn.__code__.co_freevars, fn.__closure__ or (), strict=False):
         try:
-            closure.append((name, cell.cell_contents))
+            out.append((name, cell.cell_contents))
         except ValueError:  # an empty cell (a name assigned after the function was made)
             continue
+    return out
+
+
+def _function_state(fn: types.FunctionType) -> dict[str, Any]:
+    """The plain values a function reads besides its arguments: defaults, closure, globals."""
     return {
         "defaults": _plain_values((str(i), d) for i, d in enumerate(fn.__defaults__ or ())),
         "kwdefaults": _plain_values((fn.__kwdefaults__ or {}).items()),
-        "closure": _plain_values(closure),
+        "closure": _plain_values(_cells(fn)),
         "globals": _plain_values(
-            (n, fn.__globals__[n]) for n in sorted(_names(code)) if n in fn.__globals__
+            (n, fn.__globals__[n]) for n in sorted(_names(fn.__code__)) if n in fn.__globals__
         ),
     }
+
+
+class _Walk:
+    """The code a retriever runs and the plain values it reads, found by following names.
+
+    From the function (or the class) given, every function and class it names
+    that is defined in the same module is followed too (a notebook's helper
+    ``tokenize`` that ``search`` calls), so editing a helper changes the key.
+    Code from other modules (libraries, your own package) is not followed: its
+    version is not seen.
+
+    Bytecode, not source text: it is what actually runs (a module edited on disk
+    but not re-imported still runs its old code, and must keep its old key), it
+    exists for a function typed at a bare interpreter, and comments or moved
+    lines do not change it.
+    """
+
+    def __init__(self) -> None:
+        self.code: list[bytes] = []
+        self.reads: dict[str, Any] = {}
+        self._seen: set[int] = set()
+
+    def function(self, fn: types.FunctionType) -> None:
+        if id(fn) in self._seen:
+            return
+        self._seen.add(id(fn))
+        name = _qualified(fn)
+        self.code.append(name.encode() + b"=" + _bytecode(fn.__code__))
+        self.reads[name] = _function_state(fn)
+        named = [fn.__globals__.get(n) for n in sorted(_names(fn.__code__))]
+        for value in [*named, *(v for _, v in _cells(fn))]:
+            self.follow(value, fn.__module__)
+
+    def cls(self, klass: type) -> None:
+        if id(klass) in self._seen:
+            return
+        self._seen.add(id(klass))
+        for base in klass.__mro__:
+            if base.__module__ == "builtins":
+                continue
+            for _, member in sorted(vars(base).items()):
+                if isinstance(member, (staticmethod, classmethod)):
+                    member = member.__func__
+                elif isinstance(member, property):
+                    member = member.fget
+                if isinstance(member, types.FunctionType):
+                    self.function(member)
+
+    def follow(self, value: Any, module: str) -> None:
+        if getattr(value, "__module__", None) != module:
+            return
+        if isinstance(value, types.FunctionType):
+            self.function(value)
+        elif inspect.isclass(value):
+            self.cls(value)
+
+    def identity(self, target: str, state: Any = None) -> Identity:
+        reads = {"reads": self.reads, "state": state}
+        return Identity(
+            target,
+            _digest(b"\x01".join(self.code) or target.encode()),  # a builtin: its name only
+            _digest(json.dumps(reads, sort_keys=True, default=str)),
+        )
 
 
 @dataclass(frozen=True)
@@ -170,15 +207,18 @@ def _qualified(obj: Any) -> str:
 def callable_identity(obj: Any) -> Identity:
     """The qualified name, bytecode hash and plain-state hash of a retriever.
 
-    - a function (or lambda): its name, its bytecode (nested functions
-      included), and the immutable plain values among its defaults, closure
-      variables and the module globals it names;
-    - a bound method: the same for the function, plus its object's state;
+    - a function (or lambda): its name; the bytecode of it and of the functions
+      and classes of its module that it names, followed on (nested functions
+      included); and the immutable plain values among their defaults, closure
+      variables and the module globals they name;
+    - a bound method: the same for the function and its object's class, plus
+      the object's state;
     - ``functools.partial``: the wrapped callable, plus the plain arguments;
     - any other object (a class instance with ``retrieve`` or ``__call__``):
-      its class's name and the bytecode of its methods (base classes included),
+      its class's name and the same for its methods (base classes included),
       and ``cache_identity()`` if it defines one, else its plain-valued attributes.
     """
+    walk = _Walk()
     if isinstance(obj, functools.partial):
         inner = callable_identity(obj.func)
         args = {
@@ -188,23 +228,15 @@ def callable_identity(obj: Any) -> Identity:
         state = _digest(json.dumps([inner.state, args], sort_keys=True, default=str))
         return Identity(f"partial({inner.target})", inner.code, state)
     if isinstance(obj, types.MethodType):
-        inner = callable_identity(obj.__func__)
-        owner = _object_state(obj.__self__)
-        state = _digest(json.dumps([inner.state, owner], sort_keys=True, default=str))
-        return Identity(inner.target, inner.code, state)
+        if isinstance(obj.__func__, types.FunctionType):
+            walk.function(obj.__func__)
+        walk.cls(type(obj.__self__))
+        return walk.identity(_qualified(obj.__func__), _object_state(obj.__self__))
     if isinstance(obj, types.FunctionType):
-        reads = _function_state(obj)
-        return Identity(
-            _qualified(obj),
-            _digest(_code(obj)),
-            _digest(json.dumps(reads, sort_keys=True, default=str)),
-        )
-    cls = type(obj)
-    return Identity(
-        f"{_qualified(cls)}()",
-        _digest(_code(cls)),
-        _digest(json.dumps(_object_state(obj), sort_keys=True, default=str)),
-    )
+        walk.function(obj)
+        return walk.identity(_qualified(obj))
+    walk.cls(type(obj))
+    return walk.identity(f"{_qualified(type(obj))}()", _object_state(obj))
 
 
 def _object_state(obj: Any) -> Any:

@@ -135,6 +135,26 @@ def test_scalar_settings_it_reads_are_in_the_identity_and_mutable_data_is_not() 
     assert callable_identity(fn).state != before.state
 
 
+def test_an_edited_helper_it_calls_is_an_edit_of_the_function() -> None:
+    """A notebook's search() calling its tokenize(): editing tokenize changes the key,
+    and so does a setting tokenize reads; a library function it calls is not followed."""
+    source = (
+        "import json\n"
+        "LOWER = True\n"
+        "def tokenize(text):\n    return text.lower().split() if LOWER else text.split()\n"
+        "def search(q):\n    return json.loads('[]') + tokenize(q)\n"
+    )
+    one: dict[str, Any] = {"__name__": "notebook"}
+    exec(source, one)
+    two: dict[str, Any] = {"__name__": "notebook"}
+    exec(source.replace("text.lower().split()", "text.casefold().split()"), two)
+    first = callable_identity(one["search"])
+    assert callable_identity(two["search"]).code != first.code
+    one["LOWER"] = False
+    assert callable_identity(one["search"]).state != first.state
+    assert callable_identity(one["search"]).code == first.code
+
+
 def test_closure_defaults_and_partial_arguments_count() -> None:
     def make(k: int) -> Any:
         def search(q: str, depth: int = 3) -> list[str]:
