@@ -4,14 +4,18 @@ from __future__ import annotations
 
 import io
 import json
+import sqlite3
 import subprocess
 import sys
+from contextlib import closing
 from pathlib import Path
 from typing import Any
 
 import pytest
 from pydantic import Field
 
+from evalframe.core.errors import DataError
+from evalframe.core.store import DATABASE, FileEntryStore
 from evalframe.core.types import Ranking
 from evalframe.pipeline.config import validate_experiment
 from evalframe.pipeline.run import run_experiment
@@ -75,17 +79,24 @@ def test_secrets_stay_out_of_keys_and_files(tmp_path: Path) -> None:
     ) == RunCache(tmp_path, fingerprint()).key("q", 5)
     cache = RunCache(tmp_path, fingerprint())
     cache.put("q", 5, Ranking.from_pairs("1", [("a", 1.0)]))
-    assert "s3cret" not in "".join(p.read_text() for p in tmp_path.rglob("*.json"))
+    on_disk = b"".join(p.read_bytes() for p in tmp_path.rglob("*") if p.is_file())
+    assert b"s3cret" not in on_disk and b"a" in on_disk
+
+
+def _values(root: Path) -> list[tuple[str, str, str]]:
+    with closing(sqlite3.connect(root / DATABASE)) as db:
+        return db.execute("SELECT namespace, key, value FROM entries").fetchall()
 
 
 def test_a_corrupt_entry_is_a_miss_and_is_rewritten(tmp_path: Path) -> None:
     cache = RunCache(tmp_path, fingerprint())
     cache.put("q", 5, Ranking.from_pairs("1", [("a", 1.0)]))
-    entry = next(tmp_path.rglob("*.json"))
-    entry.write_text('{"key": "trunc')
+    with closing(sqlite3.connect(tmp_path / DATABASE)) as db, db:
+        db.execute('UPDATE entries SET value = \'{"doc_ids": ["trunc\'')
     assert cache.get("1", "q", 5) is None and cache.misses == 1
     cache.put("q", 5, Ranking.from_pairs("1", [("a", 1.0)]))
     assert cache.get("7", "q", 5) == Ranking.from_pairs("7", [("a", 1.0)])
+    assert len(_values(tmp_path)) == 1
 
 
 def test_an_interrupted_run_resumes_with_only_the_missing_queries(project: Project) -> None:
@@ -139,20 +150,27 @@ from evalframe.retrieval.cache import RunCache
 from evalframe.core.types import Ranking
 cache = RunCache(Path(sys.argv[1]), {"retriever": "shared"})
 for round_ in range(30):
-    for q in range(20):
-        cache.put(f"query {q}", 10, Ranking.from_pairs(str(q), [(f"d{q}", 1.0), ("x", 0.5)]))
+    batch = [
+        (f"query {q}", Ranking.from_pairs(str(q), [(f"d{q}", 1.0), ("x", 0.5)]))
+        for q in range(20)
+    ]
+    cache.put_many(batch[: 10 + round_ % 10], 10)
+    cache.put(f"query {round_ % 20}", 10, batch[round_ % 20][1])
+    assert all(cache.get(str(q), f"query {q}", 10) for q in range(10))
 """
 
 
 def test_concurrent_writers_leave_only_whole_entries(tmp_path: Path) -> None:
-    """Four real processes write the same 20 keys 30 times each, at once."""
+    """Four real processes write the same 20 keys, in batches and alone, at once."""
     procs = [subprocess.Popen([sys.executable, "-c", WRITER, str(tmp_path)]) for _ in range(4)]
     assert all(p.wait(timeout=120) == 0 for p in procs)
-    entries = list(tmp_path.rglob("*.json"))
+    entries = _values(tmp_path)
     assert len(entries) == 20
-    for entry in entries:
-        json.loads(entry.read_text())  # every entry is complete JSON
-    assert not list(tmp_path.rglob("*.tmp"))
+    for _, _, value in entries:
+        json.loads(value)  # every entry is complete JSON
+    with closing(sqlite3.connect(tmp_path / DATABASE)) as db:
+        assert db.execute("PRAGMA integrity_check").fetchone() == ("ok",)
+        assert db.execute("PRAGMA journal_mode").fetchone() == ("wal",)
     cache = RunCache(tmp_path, {"retriever": "shared"})
     assert all(cache.get(str(q), f"query {q}", 10) is not None for q in range(20))
 
@@ -161,9 +179,33 @@ def test_info_and_clear(tmp_path: Path) -> None:
     cache = RunCache(tmp_path, fingerprint())
     cache.put("q", 5, Ranking.from_pairs("1", [("a", 1.0)]))
     info = cache_info(tmp_path)
-    assert info["kinds"]["runs"]["files"] == 1 and info["bytes"] > 0
+    assert info["kinds"]["runs"]["entries"] == 1 and info["bytes"] > 0
     assert clear_cache(tmp_path) == info["bytes"]
     assert cache_info(tmp_path)["bytes"] == 0
+
+
+def test_entries_of_the_old_one_file_per_entry_layout_are_read_and_moved_in(
+    tmp_path: Path,
+) -> None:
+    """A cache folder written before the SQLite store still answers, and is copied over."""
+    old = RunCache(tmp_path, fingerprint())
+    key = old.key("how?", 5)
+    legacy = FileEntryStore(tmp_path, "runs")
+    ranking = Ranking.from_pairs("1", [("a", 2.0), ("b", 1.0)])
+    legacy.put(key, json.dumps({"key": key, "ranking": ranking.model_dump(mode="json")}))
+    cache = RunCache(tmp_path, fingerprint())
+    assert cache.get("q9", "how?", 5) == ranking.model_copy(update={"query_id": "q9"})
+    assert [(ns, k) for ns, k, _ in _values(tmp_path)] == [("runs", key)]
+    legacy.path(key).unlink()  # from now on the database answers
+    assert RunCache(tmp_path, fingerprint()).get("1", "how?", 5) == ranking
+
+
+def test_a_damaged_database_is_a_located_error(tmp_path: Path) -> None:
+    (tmp_path / DATABASE).write_bytes(b"this is not a database" * 100)
+    with pytest.raises(DataError) as err:
+        RunCache(tmp_path, fingerprint()).get("1", "q", 5)
+    assert str(tmp_path / DATABASE) in err.value.render()
+    assert "evalframe cache clear" in err.value.render()
 
 
 class Versioned(Counting):

@@ -13,7 +13,8 @@ from pathlib import Path
 
 import numpy as np
 
-from evalframe.assess.compare import compare_many, compare_runs, render_comparison
+from evalframe.assess.compare import compare_many, compare_runs
+from evalframe.assess.compare_text import render_comparison
 from evalframe.assess.runfolder import RunData
 from evalframe.assess.stats import adjust_pvalues, randomization_test
 

@@ -30,6 +30,7 @@ BIN = Path(sys.executable).parent
 DVC = BIN / "dvc"
 #: What the pipeline needs of the checkout (the evalframe it runs is the installed one).
 COPIED = [
+    ".gitignore",
     "conf",
     "dvc.yaml",
     "params.yaml",
@@ -43,6 +44,7 @@ COPIED = [
     "plugins/evalframe-gates/evalframe_gates",
     "results/.gitignore",
 ]
+NAMES = ("quickstart", "docs_keywords", "exp")
 SKIPPED = shutil.ignore_patterns("__pycache__", "*.pyc", "*.egg-info")
 
 
@@ -72,6 +74,13 @@ def ran(output: str) -> set[str]:
     return set(re.findall(r"Running stage '([^']+)'", output))
 
 
+def drop_stages(path: Path, prefix: str) -> None:
+    """Leave out the stages whose names start with ``prefix`` (another test's pipeline)."""
+    data = yaml.safe_load(path.read_text())
+    data["stages"] = {k: v for k, v in data["stages"].items() if not k.startswith(prefix)}
+    path.write_text(yaml.safe_dump(data, sort_keys=False))
+
+
 def keyword_set(n: int) -> str:
     """A small golden set over the quickstart corpus, standing in for the dvc-tracked one."""
     lines = (REPO / "evalframe/data/quickstart/golden.jsonl").read_text().splitlines()
@@ -90,6 +99,7 @@ def repo(tmp_path_factory: pytest.TempPathFactory) -> Repo:
             shutil.copytree(source, target, ignore=SKIPPED)
         else:
             shutil.copy2(source, target)
+    drop_stages(root / "dvc.yaml", "build_")  # golden construction: tests/build/test_dvc_build.py
     (root / "golden").mkdir()
     (root / "golden/docs_keywords.jsonl").write_text(keyword_set(12))
     home = root.parent / f"{root.name}-home"
@@ -150,6 +160,33 @@ def test_repro_on_a_clean_checkout_runs_everything_and_then_nothing(repo: Repo) 
     assert "up to date" in repo.dvc("status").stdout
 
 
+def test_a_forced_repro_rewrites_every_tracked_output_byte_for_byte(repo: Repo) -> None:
+    """Every stage again: nothing DVC or Git tracks changes, and `git status` stays clean.
+
+    Latency, retrieval-cache hits and the MLflow record differ from run to run;
+    they are written beside the outputs, never into them, and are ignored. One
+    stage runs again with MLflow tracking on to show that its record stays out
+    too (all of them tracked would cost a minute here).
+    """
+    lock = (repo.root / "dvc.lock").read_bytes()
+    forced = repo.dvc("repro", "-f")
+    assert len(ran(forced.stdout)) == 8  # validate, evaluate and compare twice; exp, report
+    assert (repo.root / "dvc.lock").read_bytes() == lock  # every output's md5 as it was
+    assert repo.run("git", "status", "--porcelain").stdout == ""
+
+    store = repo.root.parent / f"{repo.root.name}-home" / "mlflow.db"
+    env = {k: v for k, v in repo.env.items() if k != "EVALFRAME_TRACKING"}
+    env["MLFLOW_TRACKING_URI"] = f"sqlite:///{store}"
+    tracked = Repo(repo.root, env).dvc("repro", "-f", "-s", "evaluate@quickstart")
+    assert ran(tracked.stdout) == {"evaluate@quickstart"}
+    assert "mlflow: logged run" in tracked.stdout + tracked.stderr
+    for volatile in ("timings.json", "mlflow_synced.json"):
+        assert (repo.root / "results/quickstart" / volatile).is_file(), volatile
+    assert (repo.root / "dvc.lock").read_bytes() == lock
+    assert repo.run("git", "status", "--porcelain").stdout == ""
+    assert "Data and pipelines are up to date." in repo.dvc("repro").stdout
+
+
 def test_a_changed_golden_set_reruns_only_its_stages(repo: Repo) -> None:
     (repo.root / "golden/docs_keywords.jsonl").write_text(keyword_set(11))
     repo.dvc("add", "-q", "golden/docs_keywords.jsonl")
@@ -165,9 +202,19 @@ def test_a_changed_golden_set_reruns_only_its_stages(repo: Repo) -> None:
         "report",
     }
     metrics = json.loads(repo.dvc("metrics", "diff", "--json").stdout)
-    queries = metrics["results/docs_keywords/metrics.json"]["queries"]
+    queries = metrics["results/docs_keywords/headline.json"]["queries"]
     assert (queries["old"], queries["new"], queries["diff"]) == (12, 11, -1)
-    assert "results/quickstart/metrics.json" not in metrics  # unchanged
+    assert "results/quickstart/headline.json" not in metrics  # unchanged
+    assert set(metrics) == {"results/docs_keywords/headline.json"}  # the headline files only
+    # the full table is one file too, diffed when named
+    full = json.loads(
+        repo.dvc(
+            "metrics", "diff", "--json", "--targets", "results/docs_keywords/metrics.json"
+        ).stdout
+    )
+    slices = full["results/docs_keywords/metrics.json"]
+    assert slices["queries"]["diff"] == -1
+    assert any(k.startswith("slice.") and k.endswith(".ci_low") for k in slices)
     plots = json.loads(repo.dvc("plots", "diff", "HEAD", "--json").stdout)
     assert {"recall@k", "nDCG@k", "R@5 per slice"} <= set(plots["data"])
     repo.commit("one query fewer")
@@ -193,8 +240,16 @@ def test_exp_run_composes_params_with_hydra(repo: Repo) -> None:
     ]
     assert experiments, shown
     data = experiments[0]["revs"][0]["data"]
-    metrics = data["metrics"]["results/exp/metrics.json"]["data"]
+    # a readable `exp show`: the headline files only, a dozen columns each
+    assert set(data["metrics"]) == {f"results/{n}/headline.json" for n in NAMES}
+    assert all(len(m["data"]) <= 20 for m in data["metrics"].values())
+    metrics = data["metrics"]["results/exp/headline.json"]["data"]
     assert metrics["queries"] == 11 and 0 <= metrics["RR"] <= 1
+    # docs/dvc.md's narrowing: --drop and --keep match whole column names
+    keep = r"Experiment|results/exp/headline\.json:.*"
+    table = repo.dvc("exp", "show", "--csv", "--drop", ".*", "--keep", keep).stdout
+    columns = table.splitlines()[0].split(",")
+    assert columns == ["Experiment", *(f"results/exp/headline.json:{k}" for k in metrics)]
     assert data["params"]["params.yaml"]["data"]["retriever"]["k1"] == 1.2
 
 

@@ -95,8 +95,37 @@ def test_latency_is_measured_per_query_and_summarised(project: Project) -> None:
     rankings = result.evaluation.run.rankings
     assert all(r.latency_ms is not None and r.latency_ms >= 0 for r in rankings.values())
     assert set(result.evaluation.latency) == {"p50_ms", "p95_ms", "mean_ms", "max_ms"}
-    metrics = json.loads((project.root / "out" / "metrics.json").read_text())
-    assert metrics["latency.p50_ms"] == pytest.approx(result.evaluation.latency["p50_ms"])
+    timings = json.loads((project.root / "out" / "timings.json").read_text())
+    assert timings["latency"]["p50_ms"] == pytest.approx(result.evaluation.latency["p50_ms"])
+    assert timings["per_query_ms"] == {q: r.latency_ms for q, r in rankings.items()}
+    # what the machine measured stays out of the files DVC tracks
+    for name in ("metrics.json", "headline.json", "summary.json", "per_query.jsonl"):
+        text = (project.root / "out" / name).read_text()
+        assert '"latency' not in text and "latency." not in text, name
+
+
+def test_latency_comes_back_from_timings_when_a_run_is_read(project: Project) -> None:
+    from evalframe.assess.runfolder import RunFolder
+
+    exp = validate_experiment(raw_config(project))
+    result = run_experiment(exp, reporters=[TerminalReport(io.StringIO())], progress=False)
+    stored = RunFolder(project.root / "out").run()
+    assert {q: r.latency_ms for q, r in stored.rankings.items()} == {
+        q: r.latency_ms for q, r in result.evaluation.run.rankings.items()
+    }
+
+
+def test_the_same_inputs_write_the_same_bytes(project: Project) -> None:
+    """Every file but timings.json is a function of the inputs (DVC relies on it)."""
+    exp = validate_experiment(raw_config(project, cache={"retrieval": False}))
+    out = project.root / "out"
+    run_experiment(exp, reporters=[TerminalReport(io.StringIO())], progress=False)
+    first = {p.name: p.read_bytes() for p in out.iterdir()}
+    run_experiment(exp, reporters=[TerminalReport(io.StringIO())], progress=False)
+    second = {p.name: p.read_bytes() for p in out.iterdir()}
+    assert first.keys() == second.keys()
+    changed = {name for name in first if first[name] != second[name]}
+    assert changed <= {"timings.json"}
 
 
 def test_failed_required_gate_gives_exit_1(project: Project) -> None:
@@ -148,8 +177,10 @@ def test_outputs_are_replaced_atomically(project: Project) -> None:
             "run.trec",
             "per_query.jsonl",
             "metrics.json",
+            "headline.json",
             "gates.json",
             "summary.json",
+            "timings.json",
             "corpus_manifest.json",
         ]
     )
@@ -275,5 +306,6 @@ def test_gating_on_an_unblessed_set_puts_a_warning_in_the_verdict(
     )
     assert gated["passed"] is True and gated["warnings"] == [warning]
     assert summary["verdict_warnings"] == [warning]
-    assert f"  ⚠ warning: {warning}" in report
+    # the report wraps lines at 100 columns: compare the words
+    assert f"⚠ warning: {' '.join(warning.split())}" in " ".join(report.split())
     assert report.rstrip().endswith("Result: PASSED (provisional: 1 warning(s) above)")

@@ -21,6 +21,11 @@ GROUP_KIND = {
     "dataset": "dataset",
     "corpus": "corpus",
     "tracking": "tracker",
+    # the roles of evalframe golden build
+    "author": "author",
+    "oracle": "oracle",
+    "adversary": "adversary",
+    "judge": "judge",
 }
 FILES = sorted(
     p

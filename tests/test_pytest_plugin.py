@@ -30,3 +30,44 @@ def test_quality_tests_pass_and_fail_with_readable_gate_messages(
     result = pytester.runpytest_subprocess("-p", "no:cacheprovider")
     result.assert_outcomes(passed=1, failed=1)
     result.stdout.fnmatch_lines(["*1 required gate(s) failed:*", "*✗ mrr: RR = *"])
+
+
+def test_the_fixture_writes_nothing_outside_tmp_path_unless_asked(
+    pytester: pytest.Pytester, project: Project, monkeypatch: pytest.MonkeyPatch, tmp_path_factory
+) -> None:
+    """Tracking on, a shell that names another store and cache: all of it lands in tmp_path."""
+    outside = tmp_path_factory.mktemp("outside")
+    home = tmp_path_factory.mktemp("home")
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.delenv("EVALFRAME_CACHE_DIR", raising=False)
+    monkeypatch.delenv("EVALFRAME_TRACKING", raising=False)
+    monkeypatch.setenv("MLFLOW_TRACKING_URI", f"sqlite:///{outside / 'shell.db'}")
+    data = ", ".join(f"'{a}'" for a in project.data_args())
+    asked = outside / "asked.db"
+    pytester.makepyfile(
+        f"""
+        def test_hermetic(evalframe_run, tmp_path):
+            run = evalframe_run({data}, "tracking=mlflow", "stats.bootstrap=20")
+            run.assert_ok()
+            assert run.tracking_uri == f"sqlite:///{{tmp_path / 'mlflow.db'}}"
+            assert (tmp_path / "mlflow.db").is_file(), run.stderr
+            assert (tmp_path / "mlartifacts").is_dir() and (tmp_path / "cache").is_dir()
+
+        def test_a_real_store_when_asked(evalframe_run):
+            run = evalframe_run({data}, "stats.bootstrap=20", tracking_uri="sqlite:///{asked}")
+            run.assert_ok()
+        """
+    )
+    before = sorted(p.name for p in pytester.path.iterdir())
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider")
+    result.assert_outcomes(passed=2)
+    # the folder pytest ran from, the home folder and the shell's store are as they were
+    after = sorted(
+        p.name
+        for p in pytester.path.iterdir()
+        # pytester's own: the inner pytest's basetemp, its captured output
+        if p.name not in ("__pycache__", "stdout", "stderr") and not p.name.startswith("runpytest-")
+    )
+    assert after == before
+    assert list(home.iterdir()) == []
+    assert sorted(p.name for p in outside.iterdir()) == ["asked.db", "mlartifacts"]

@@ -2,16 +2,20 @@
 
 from __future__ import annotations
 
+import sqlite3
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from evalframe.core.store import EntryStore, FileEntryStore
+import pytest
+
+from evalframe.core.store import DATABASE, EntryStore, FileEntryStore, SqliteEntryStore
 from evalframe.core.types import Ranking
 from evalframe.mine.cache import CallCache
 from evalframe.retrieval.cache import RunCache
 
 
 class DictStore:
-    """Another storage, as a future SQLite store would be: only get and put."""
+    """Another storage, with only get and put (no batch methods)."""
 
     def __init__(self) -> None:
         self.entries: dict[str, str] = {}
@@ -54,3 +58,31 @@ def test_the_call_cache_runs_on_any_store_and_rejects_a_foreign_entry() -> None:
     assert cache.get(other) is None
     store.entries[key] = "{not json"
     assert cache.get(key) is None
+
+
+def test_the_sqlite_store_round_trips_in_batches_and_across_threads(tmp_path: Path) -> None:
+    store = SqliteEntryStore(tmp_path, "runs")
+    assert isinstance(store, EntryStore)
+    keys = [f"{i:064x}" for i in range(300)]
+
+    def write(part: int) -> None:
+        mine = keys[part::6]
+        store.put_many([(k, f'{{"k": "{k}"}}') for k in mine])
+        assert store.get_many(mine) == {k: f'{{"k": "{k}"}}' for k in mine}
+
+    with ThreadPoolExecutor(max_workers=6) as pool:
+        list(pool.map(write, range(6)))
+    assert store.count() == 300
+    assert store.get(keys[7]) == f'{{"k": "{keys[7]}"}}' and store.get("f" * 64) is None
+    assert SqliteEntryStore(tmp_path, "solver").count() == 0  # namespaces are apart
+    assert [p.name for p in tmp_path.iterdir() if p.suffix == ".sqlite3"] == [DATABASE]
+
+
+def test_a_batch_is_written_whole_or_not_at_all(tmp_path: Path) -> None:
+    store = SqliteEntryStore(tmp_path, "runs")
+    broken = [("a" * 64, "{}"), ("b" * 64, None), ("c" * 64, "{}")]  # the 2nd row fails
+    with pytest.raises(sqlite3.IntegrityError):
+        store.put_many(broken)  # type: ignore[arg-type]
+    assert store.count() == 0  # the first row was rolled back with the batch
+    store.put_many([("d" * 64, "{}")])
+    assert store.count() == 1

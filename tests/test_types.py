@@ -271,3 +271,24 @@ def test_corpus_hash_depends_on_ids_and_texts() -> None:
 def test_integer_run_keys_become_strings() -> None:
     run = Run(rankings={7: Ranking.from_pairs("7", [("a", 1.0)])})
     assert list(run.rankings) == ["7"]
+
+
+@pytest.mark.parametrize("n", [0, 1, 2, 5, 6, 7])
+def test_a_corpus_hash_is_the_content_hash_of_its_pairs_whatever_the_chunks(n: int) -> None:
+    """The corpus is hashed a chunk at a time; the digest is the one of the whole list."""
+    from evalframe.core.types import _documents_hash
+
+    docs = [Document(id=f"d{i}", text='é "q"\nx' * i) for i in range(n)]
+    whole = content_hash([[d.id, d.text] for d in docs])
+    assert Corpus.build("c", docs).content_hash == whole
+    assert all(_documents_hash(docs, chunk=c) == whole for c in (1, 2, 3, 5))
+
+
+def test_a_rankings_ids_follow_the_id_policy_on_the_fast_path_too() -> None:
+    """Clean ids skip the per-id check; any other id still gets it (strip, or refuse)."""
+    assert Ranking(query_id="q", doc_ids=("a", " b\t"), scores=(2.0, 1.0)).doc_ids == ("a", "b")
+    assert Ranking(query_id="q", doc_ids=("a", 7), scores=(2.0, 1.0)).doc_ids == ("a", "7")
+    assert Ranking(query_id="q", doc_ids=("a\u00a0b",), scores=(1.0,)).doc_ids == ("a\u00a0b",)
+    for bad in ("d 1", "d\x011"):
+        with pytest.raises(ValidationError, match="whitespace or a control character"):
+            Ranking(query_id="q", doc_ids=("a", bad), scores=(2.0, 1.0))

@@ -149,6 +149,7 @@ def compare(
     baseline: RunRef | None = None,
     *,
     metrics: Sequence[str] | None = None,
+    all_metrics: bool = False,
     correction: Literal["holm", "bh"] = "holm",
     alpha: float = 0.05,
     seed: int = 0,
@@ -163,6 +164,9 @@ def compare(
     verdicts come from a paired randomization test, corrected (``holm`` or
     ``bh``) over every metric and slice for one candidate, over every
     (candidate, metric) cell for several: exactly the command line's.
+    Without ``metrics`` the runs' headline metrics are tested, as
+    ``evalframe compare`` does; ``all_metrics=True`` tests every metric both
+    runs computed (its ``--all``; the correction then covers them all).
     """
     if correction not in ("holm", "bh"):
         raise ConfigError(
@@ -209,13 +213,13 @@ def compare(
         check_comparable,
         compare_many,
         compare_runs,
-        render_comparison,
-        render_table,
+        headline_of,
     )
+    from evalframe.assess.compare_text import render_comparison, render_table
 
     for other in others:
         check_comparable(ref, other, allow_mismatch=allow_mismatch)
-    chosen = list(metrics) if metrics else None
+    chosen = list(metrics) if metrics else (None if all_metrics else headline_of(ref, others))
     if len(others) == 1:
         pair = compare_runs(
             ref, others[0], metrics=chosen, correction=correction, alpha=alpha, seed=seed

@@ -94,6 +94,13 @@ class Result:
         """The composed config the run used (``config.yaml``, secrets redacted)."""
         return self.folder.config()
 
+    @cached_property
+    def timings(self) -> dict[str, Any]:
+        """What this machine measured (``timings.json``): latency, the retrieval cache's hits
+        and misses, when and from which commit; kept apart so the other files repeat
+        byte for byte. Empty when the run kept none."""
+        return self.folder.timings()
+
     # -- numbers ------------------------------------------------------------------
 
     @cached_property

@@ -30,11 +30,14 @@ usage:
   evalframe plugins show KIND NAME                 one plugin's settings
   evalframe trec-eval [-q] [-m MEASURE]... QRELS RUN  NIST trec_eval's output, exactly
   evalframe rescore RUN_DIR [KEY=VALUE ...]        re-score a stored run, no retrieval
+  evalframe merge SHARD_DIR... --out DIR           one run from its shards (shard=i/n runs)
   evalframe run-config FILE [--out DIR]            run a composed config (DVC's params.yaml)
   evalframe report RUN_DIR [--baseline B]          the run's report.html and summary.md
                                                    (--format md prints the summary)
   evalframe report RUN_DIR... --out DIR            one page of several runs + plot CSVs
   evalframe golden validate|stats|diff|create|sample|review-check ...   curate golden sets
+  evalframe golden build +build=NAME [KEY=VALUE ...]   build one with KnowCode's pipeline
+                                                   (docs/golden-pipeline.md; `build --help`)
   evalframe cache info|clear                       the retrieval and index cache
   evalframe mine +mine=NAME [KEY=VALUE ...]        mine relevance labels by experiment
                                                    (docs/mining.md; `mine --help`)
@@ -66,6 +69,7 @@ SUBCOMMANDS = (
     "cache",
     "compare",
     "golden",
+    "merge",
     "mine",
     "plugins",
     "report",
@@ -170,6 +174,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             from evalframe.app.commands import rescore_main
 
             return rescore_main(args[1:])
+        if args and args[0] == "merge":
+            from evalframe.app.merge_cmd import main as merge_main
+
+            return merge_main(args[1:])
         if args and args[0] == "cache":
             from evalframe.app.commands import cache_main
 

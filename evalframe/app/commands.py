@@ -40,7 +40,7 @@ def rescore_main(argv: Sequence[str]) -> int:
 
     from evalframe.app.runconfig import load_config
     from evalframe.pipeline.config import validate_experiment
-    from evalframe.pipeline.run import Reporter, load_inputs, score_and_report
+    from evalframe.pipeline.run import Reporter, load_inputs, score_and_report, stored_corpus
     from evalframe.plugin.hooks import HookRelay, RunContext
     from evalframe.report.page import RunPage
     from evalframe.report.terminal import TerminalReport
@@ -56,7 +56,10 @@ def rescore_main(argv: Sequence[str]) -> int:
         "or gates=bob_regression",
     )
     exp = validate_experiment(raw)
-    inputs = load_inputs(exp)
+    # Scoring needs the judgments, not the corpus: the run folder's corpus manifest
+    # stands for it, and its documents are read only if a report or an analysis
+    # asks for their text.
+    inputs = load_inputs(exp, corpus=stored_corpus(exp, RunFolder(run_dir)))
     golden = inputs.golden
     run = load_stored_run(run_dir)
     _note_golden_change(run_dir, golden.content_hash)
@@ -65,6 +68,7 @@ def rescore_main(argv: Sequence[str]) -> int:
     relay.emit("on_run_start", context)
     try:
         reporters: list[Reporter] = [RunPage(), TerminalReport()]
+        stored = RunFolder(run_dir).file(RunFolder.RUN)
         return score_and_report(
             exp,
             golden,
@@ -74,6 +78,7 @@ def rescore_main(argv: Sequence[str]) -> int:
             reporters,
             normalise_id=inputs.normalise_id,
             corpus=inputs.corpus,
+            stored_run=stored if stored.is_file() else None,
         ).exit_code
     except BaseException as exc:
         relay.emit("on_error", context, exc)
@@ -121,8 +126,13 @@ def cache_main(argv: Sequence[str]) -> int:
         return 0
     print(f"cache: {root}{'' if info['exists'] else ' (empty: not created yet)'}")
     for kind, stats in info["kinds"].items():
-        print(f"  {kind:<8} {stats['files']:>7} files  {_size(stats['bytes']):>10}")
-    print(f"  total    {_size(info['bytes']):>24}")
+        count = (
+            f"{stats['entries']:>7} entries"
+            if "entries" in stats
+            else f"{stats.get('files', 0):>7} files  "
+        )
+        print(f"  {kind:<10} {count}  {_size(stats['bytes']):>10}")
+    print(f"  total on disk {_size(info['bytes']):>23}")
     return 0
 
 
@@ -186,7 +196,20 @@ def compare_main(argv: Sequence[str]) -> int:
     parser.add_argument(
         "b", nargs="+", help="the candidate(s); with more than one, a table of each against A"
     )
-    parser.add_argument("--metrics", nargs="*", help="canonical metric names (default: all shared)")
+    parser.add_argument(
+        "--metrics",
+        nargs="*",
+        help="canonical metric names (default: the runs' headline metrics, see --all)",
+    )
+    parser.add_argument(
+        "--all",
+        action="store_true",
+        help="every metric both runs computed, not just the headline set (the correction then "
+        "covers them all)",
+    )
+    parser.add_argument(
+        "--wide", action="store_true", help="lay tables out in full instead of fitting 100 columns"
+    )
     parser.add_argument("--correction", choices=("holm", "bh"), default="holm")
     parser.add_argument("--alpha", type=float, default=0.05)
     parser.add_argument("--seed", type=int, default=0)
@@ -208,10 +231,10 @@ def compare_main(argv: Sequence[str]) -> int:
         check_comparable,
         compare_many,
         compare_runs,
+        headline_of,
         load_run_data,
-        render_comparison,
-        render_table,
     )
+    from evalframe.assess.compare_text import render_comparison, render_table
     from evalframe.core.io import atomic_write, atomic_write_json
 
     scratch = Path(tempfile.mkdtemp(prefix="evalframe-compare-"))
@@ -224,16 +247,20 @@ def compare_main(argv: Sequence[str]) -> int:
         shutil.rmtree(scratch, ignore_errors=True)
     for other in others:
         check_comparable(a, other, allow_mismatch=args.allow_mismatch)
+    from evalframe.core.console import color_for, fit_width
+
+    metrics = args.metrics or (None if args.all else headline_of(a, others))
+    width, color = fit_width(args.wide), color_for()
     if len(others) > 1:
         table = compare_many(
             a,
             others,
-            metrics=args.metrics,
+            metrics=metrics,
             correction=args.correction,
             alpha=args.alpha,
             seed=args.seed,
         )
-        print(render_table(table))
+        print(render_table(table, width=width, color=color))
         if args.out:
             atomic_write_json(args.out / "comparison.json", table)
             atomic_write(args.out / "comparison.md", render_table(table, markdown=True) + "\n")
@@ -242,12 +269,12 @@ def compare_main(argv: Sequence[str]) -> int:
     comparison = compare_runs(
         a,
         others[0],
-        metrics=args.metrics,
+        metrics=metrics,
         correction=args.correction,
         alpha=args.alpha,
         seed=args.seed,
     )
-    print(render_comparison(comparison))
+    print(render_comparison(comparison, width=width, color=color))
     if args.out:
         atomic_write_json(args.out / "comparison.json", comparison.as_dict())
         atomic_write(

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import difflib
 import importlib.util
+import math
 import os
 import re
 import sys
@@ -258,6 +259,9 @@ def prepare_overrides(overrides: Sequence[str], cwd: Path | None = None) -> Prep
     API, so a run from Python composes exactly what the same overrides
     compose on the command line.
     """
+    from evalframe.app.overrides import check_override_syntax
+
+    check_override_syntax(overrides)
     overrides = tracking_from_env(overrides)
     search_path = config_search_path(cwd)
     check_group_overrides(overrides, search_path)
@@ -281,9 +285,11 @@ def run_hydra(argv: Sequence[str], prog: str = "evalframe") -> int:
 
     codes: list[int] = []
 
-    def task(cfg: DictConfig) -> None:
+    def task(cfg: DictConfig) -> float | None:
         release_stderr()
-        codes.append(_run_task(cfg))
+        code, objective = _run_task(cfg)
+        codes.append(code)
+        return objective  # what a tuning sweeper (Optuna) optimises; None outside tuning
 
     main = hydra.main(version_base="1.3", config_path=str(prepared.primary), config_name="config")(
         task
@@ -313,7 +319,9 @@ def run_hydra(argv: Sequence[str], prog: str = "evalframe") -> int:
     elif not held.passing:  # Hydra stopped before any job: say it in evalframe's words
         text = held.text()
         print(hydra_message(text) if failed else text, file=sys.stderr, end="")
-    return max([*codes, *_sweep_codes()], default=0)
+    folders = sweep.take_started()
+    _say_how_to_merge(folders)
+    return max([*codes, *_sweep_codes(folders)], default=0)
 
 
 _NOT_IN_STRUCT = re.compile(
@@ -371,22 +379,56 @@ def hydra_error(text: str) -> EvalframeError | None:
     )
 
 
-def _sweep_codes() -> list[int]:
-    """Exit codes of the jobs of sweeps run here, read from their folders.
+def _say_how_to_merge(folders: Sequence[Path]) -> None:
+    """After a sweep of shards (``-m shard=0/4,...``), print the merge command for them."""
+    import shlex
+
+    from evalframe.assess.runfolder import RunFolder, SweepFolder
+
+    for folder in folders:
+        shards = [
+            j.output_dir for j in SweepFolder(folder).jobs() if RunFolder.is_shard(j.output_dir)
+        ]
+        if shards:
+            cwd = Path.cwd()
+            shown = [str(p.relative_to(cwd)) if p.is_relative_to(cwd) else str(p) for p in shards]
+            out = folder / "merged"
+            merged = str(out.relative_to(cwd)) if out.is_relative_to(cwd) else str(out)
+            print(
+                f"{len(shards)} shard folders written; merge them into one run with:\n  "
+                + shlex.join(["evalframe", "merge", *shown, "--out", merged])
+            )
+
+
+def _sweep_codes(folders: Sequence[Path]) -> list[int]:
+    """Exit codes of the jobs of sweeps run here, read from their folders; each sweep's table.
 
     A launcher that runs jobs in other processes (joblib, submitit) returns
     nothing to this one; each job's ``job.json`` says how it ended. A job
-    that left none crashed before it could.
+    that left none crashed before it could. Once the sweep is over, its
+    summary (each job's overrides, headline metrics and verdict, the best
+    job per metric marked) is printed last.
     """
-    from evalframe.app import sweep
-    from evalframe.assess.runfolder import SweepFolder
+    from evalframe.assess.runfolder import RunFolder, SweepFolder
+    from evalframe.core.console import color_for, fit_width
+    from evalframe.report.sweep import render_sweep
 
     codes = []
-    for folder in sweep.take_started():
-        codes += [
-            EXIT_CRASH if j.exit_code is None else j.exit_code for j in SweepFolder(folder).jobs()
-        ]
+    for folder in folders:
+        jobs = SweepFolder(folder).jobs()
+        codes += [EXIT_CRASH if j.exit_code is None else j.exit_code for j in jobs]
+        if jobs and not any(RunFolder.is_shard(j.output_dir) for j in jobs):
+            print()
+            print(render_sweep(_shown(folder), jobs, width=fit_width(), color=color_for()))
     return codes
+
+
+def _shown(folder: Path) -> Path:
+    """A folder as the user would type it: relative to the current one when inside it."""
+    try:
+        return folder.relative_to(Path.cwd())
+    except ValueError:
+        return folder
 
 
 def omegaconf_error(exc: Exception, what: str, hint: str) -> ConfigError:
@@ -416,12 +458,15 @@ def plain_config(cfg: Any, what: str, hint: str) -> dict[str, Any]:
     return {str(k): v for k, v in raw.items()}
 
 
-def _run_task(cfg: Any) -> int:
+def _run_task(cfg: Any) -> tuple[int, float | None]:
+    """Run one job; return its exit code and, with ``tuning.metric`` set, the objective
+    (the metric's mean, NaN when the job failed: Optuna records a NaN trial as failed)."""
     from evalframe.pipeline import run_experiment, validate_experiment
     from evalframe.report.page import RunPage
     from evalframe.report.terminal import TerminalReport
 
     error: str | None = None
+    objective: float | None = None
     try:
         raw = plain_config(
             cfg,
@@ -430,9 +475,18 @@ def _run_task(cfg: Any) -> int:
             "pick an experiment that sets it, e.g. +experiment=quickstart",
         )
         experiment = validate_experiment(raw)
-        code = run_experiment(
-            experiment, reporters=[RunPage(), TerminalReport()], metadata=hydra_metadata()
-        ).exit_code
+        if experiment.tuning.metric is not None:
+            objective = math.nan
+        if experiment.shard is not None:
+            from evalframe.pipeline.shard import print_shard, run_shard
+
+            code = print_shard(run_shard(experiment, metadata=hydra_metadata()))
+        else:
+            result = run_experiment(
+                experiment, reporters=[RunPage(), TerminalReport()], metadata=hydra_metadata()
+            )
+            code = result.exit_code
+            objective = tuning_objective(result)
     except EvalframeError as exc:
         print(exc.render(), file=sys.stderr)
         code, error = EXIT_ERROR, exc.render()
@@ -441,7 +495,7 @@ def _run_task(cfg: Any) -> int:
         _record_sweep_job(130, "interrupted")
         if "sweep" in hydra_metadata():
             raise  # Ctrl-C stops the whole sweep, not just this job
-        return 130
+        return 130, objective
     except Exception as exc:  # noqa: BLE001  # a crash is reported with its traceback, not hidden
         traceback.print_exc()
         print(
@@ -451,7 +505,18 @@ def _run_task(cfg: Any) -> int:
         )
         code, error = EXIT_CRASH, f"crash: {type(exc).__name__}: {exc}"
     _record_sweep_job(code, error)
-    return code
+    return code, objective
+
+
+def tuning_objective(result: Any) -> float | None:
+    """The mean of ``tuning.metric`` in a finished run (None when no metric is set)."""
+    exp = result.experiment
+    if exp is None or exp.tuning.metric is None:
+        return None
+    for metric, agg in result.evaluation.overall.items():
+        if str(metric) == exp.tuning.metric:
+            return float(agg.mean)
+    return math.nan
 
 
 def hydra_metadata() -> dict[str, Any]:

@@ -16,7 +16,6 @@ Everything of the command lives in this module; cli.py only dispatches to
 from __future__ import annotations
 
 import argparse
-import difflib
 import sys
 import tempfile
 import traceback
@@ -24,17 +23,14 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from evalframe.app.composed import run_composed
 from evalframe.app.hydra_app import (
     EXIT_CRASH,
-    _quote,
     _register_resolvers,
     config_search_path,
     group_options,
-    hydra_message,
     plain_config,
-    split_argv,
 )
-from evalframe.app.stderr import HeldStderr, release_stderr
 from evalframe.core.errors import EXIT_ERROR, EXIT_OK, ConfigError, EvalframeError
 
 __all__ = ["main"]
@@ -73,66 +69,9 @@ def main(argv: Sequence[str]) -> int:
 # -- mining through Hydra -------------------------------------------------------
 
 
-def check_groups(overrides: Sequence[str], search_path: Sequence[Path]) -> None:
-    """``solver=nope`` is a clear error listing the options, before Hydra runs."""
-    for item in overrides:
-        name, sep, value = item.lstrip("+~").partition("=")
-        if not sep or name not in GROUPS or item.startswith("~"):
-            continue
-        if any(tok in value for tok in ("(", "${", "[", "*")):
-            continue
-        options = group_options(name, search_path)
-        for choice in (v.strip() for v in value.split(",")):
-            if choice in options or choice in ("null", ""):
-                continue
-            close = difflib.get_close_matches(choice, options, n=1, cutoff=0.5)
-            raise ConfigError(
-                f"no {name} config named {choice!r}; available: {', '.join(options) or '(none)'}",
-                key=name,
-                hint=(f"did you mean {close[0]!r}? " if close else "")
-                + f"options are the {name}/*.yaml files on the config search path",
-            )
-
-
 def run_mining(argv: Sequence[str], prog: str = "evalframe mine") -> int:
     """Compose the mining config with Hydra and mine; return the exit code."""
-    flags, overrides = split_argv(argv)
-    search_path = config_search_path()
-    check_groups(overrides, search_path)
-
-    import hydra
-    from omegaconf import DictConfig
-
-    _register_resolvers()
-    codes: list[int] = []
-
-    def task(cfg: DictConfig) -> None:
-        release_stderr()
-        codes.append(_mine_job(cfg))
-
-    core, extra = search_path[0], search_path[1:]
-    searchpath = "hydra.searchpath=[" + ",".join(_quote(p) for p in extra) + "]"
-    entry = hydra.main(version_base="1.3", config_path=str(core), config_name=CONFIG_NAME)(task)
-    saved = sys.argv
-    sys.argv = [prog, *flags, *overrides, searchpath]
-    failed = False
-    try:
-        with HeldStderr() as held:
-            try:
-                entry()
-            except KeyboardInterrupt:
-                codes.append(130)
-            except SystemExit as exc:
-                code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
-                failed = code != 0
-                if failed:
-                    codes.append(EXIT_ERROR)
-    finally:
-        sys.argv = saved
-    if not held.passing:
-        text = held.text()
-        print(hydra_message(text) if failed else text, file=sys.stderr, end="")
-    return max(codes, default=EXIT_OK)
+    return run_composed(argv, prog=prog, config_name=CONFIG_NAME, groups=GROUPS, job=_mine_job)
 
 
 def _mine_job(cfg: Any) -> int:

@@ -9,6 +9,14 @@ Installed with evalframe (entry point ``pytest11``). A test asks for the
 
 A failure lists every failed gate with its message and the queries behind it,
 so the pytest report reads like the evalframe report.
+
+Hermetic by default: everything a run writes stays under the test's
+``tmp_path``: its run folder, its MLflow store (``<tmp_path>/mlflow.db``,
+artifacts beside it) and its caches (``<tmp_path>/cache``, matplotlib's font
+cache included), whatever ``MLFLOW_TRACKING_URI`` or ``EVALFRAME_CACHE_DIR``
+the shell has. A test logs
+to a real store only when it asks, with ``tracking_uri=``; ``cache_dir=``
+shares a cache (a large index) between tests.
 """
 
 from __future__ import annotations
@@ -37,6 +45,7 @@ class EvalframeRun:
     stderr: str
     metrics: dict[str, Any] = field(default_factory=dict)
     gates: list[dict[str, Any]] = field(default_factory=list)
+    tracking_uri: str = ""  # where the run was logged, when tracking is on
 
     def metric(self, name: str) -> float:
         """An aggregate from metrics.json by its canonical name (``RR``, ``R@10``...)."""
@@ -66,19 +75,43 @@ class EvalframeRun:
 
 @pytest.fixture
 def evalframe_run(tmp_path: Path) -> Callable[..., EvalframeRun]:
-    """Run ``python -m evalframe <overrides>`` from the current directory into a temp folder."""
+    """Run ``python -m evalframe <overrides>`` from the current directory, writing under tmp_path.
 
-    def run(*overrides: str, timeout: float = 600) -> EvalframeRun:
-        out = tmp_path / f"run{len(list(tmp_path.glob('run*')))}"
-        args = (*overrides, f"hydra.run.dir={out}")
+    ``tracking_uri`` logs the run to that MLflow store (a server or a sqlite
+    file) instead of the test's own; ``cache_dir`` is the cache to use instead
+    of one under ``tmp_path``.
+    """
+
+    def run(
+        *overrides: str,
+        timeout: float = 600,
+        tracking_uri: str | None = None,
+        cache_dir: str | Path | None = None,
+    ) -> EvalframeRun:
+        n = len(list(tmp_path.glob("run*")))
+        out = tmp_path / f"run{n}"
+        args = (*overrides, f"hydra.run.dir={out}", f"hydra.sweep.dir={tmp_path / f'sweep{n}'}")
+        env = dict(os.environ)
+        uri = f"sqlite:///{tmp_path / 'mlflow.db'}"
+        if tracking_uri is not None:
+            uri = tracking_uri
+            # a tracking key on the command line tracks even under EVALFRAME_TRACKING=none
+            args = (*args, f"tracking.uri={tracking_uri}")
+        env["MLFLOW_TRACKING_URI"] = uri
+        cache = Path(cache_dir) if cache_dir is not None else tmp_path / "cache"
+        env["EVALFRAME_CACHE_DIR"] = str(cache)
+        # the run page draws with matplotlib, which keeps a font cache in the home folder
+        env["MPLCONFIGDIR"] = str(cache / "matplotlib")
         proc = subprocess.run(
             [sys.executable, "-m", "evalframe", *args],
             capture_output=True,
             text=True,
             timeout=timeout,
-            env=dict(os.environ),
+            env=env,
         )
-        result = EvalframeRun(args, proc.returncode, out, proc.stdout, proc.stderr)
+        result = EvalframeRun(
+            args, proc.returncode, out, proc.stdout, proc.stderr, tracking_uri=uri
+        )
         from evalframe.assess.runfolder import RunFolder  # only when the fixture is used
 
         folder = RunFolder(out)

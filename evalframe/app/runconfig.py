@@ -55,6 +55,17 @@ def _group_node(group: str, value: str, search_path: Sequence[Path], key: str) -
     return merged
 
 
+def _default_option(group: str, search_path: Sequence[Path]) -> str | None:
+    """The option the primary config's defaults list picks for ``group`` (``tracking: mlflow``)."""
+    from omegaconf import OmegaConf
+
+    primary = OmegaConf.to_container(OmegaConf.load(search_path[0] / "config.yaml"))
+    for entry in primary.get("defaults", []) if isinstance(primary, dict) else []:
+        if isinstance(entry, dict) and group in entry:
+            return str(entry[group])
+    return None
+
+
 def load_config(
     path: Path,
     overrides: Sequence[str],
@@ -111,6 +122,11 @@ def load_config(
                 f"{path} is not a mapping of settings",
                 expected="a composed evalframe config (params.yaml or a run's config.yaml)",
             )
+        if "tracking" not in cfg and "tracking" not in groups:
+            # a run's config.yaml keeps no tracking section: track as a fresh run would
+            default = _default_option("tracking", search_path)
+            if default:
+                groups["tracking"] = default
         for group, value in groups.items():
             node = _group_node(group, value, search_path, key=group)
             cfg[group] = node

@@ -35,7 +35,7 @@ from evalframe.app.stderr import release_stderr
 from evalframe.assess.runfolder import SweepFolder
 from evalframe.plugin.hooks import HookRelay, SweepContext
 
-__all__ = ["SweepCallback", "finish_active", "refusal", "take_started"]
+__all__ = ["SweepCallback", "finish_active", "refusal", "swept_keys", "take_started"]
 
 _lock = threading.Lock()
 _active: _Sweep | None = None
@@ -97,6 +97,23 @@ def finish_active() -> None:
         sweep.finish()
 
 
+def swept_keys(config: Any) -> tuple[str, ...]:
+    """The keys whose command-line override is a sweep (``k1=0.9,1.2``, ``range(...)``).
+
+    Read from Hydra's own parse of the overrides, so quoting and sweep
+    functions are understood as Hydra understands them.
+    """
+    from hydra.core.override_parser.overrides_parser import OverridesParser
+    from omegaconf import OmegaConf
+
+    task = OmegaConf.select(config, "hydra.overrides.task", default=[]) or []
+    try:
+        parsed = OverridesParser.create().parse_overrides([str(o) for o in task])
+    except Exception:  # noqa: BLE001  # Hydra has already reported a bad override
+        return ()
+    return tuple(o.key_or_group for o in parsed if o.is_sweep_override())
+
+
 def _start(config: Any) -> None:
     from omegaconf import OmegaConf
 
@@ -110,6 +127,8 @@ def _start(config: Any) -> None:
     SweepFolder(sweep_dir).start()
     _started.append(sweep_dir)
     experiment = str(OmegaConf.select(config, "experiment", default="default"))
+    if _is_shard_sweep(config):
+        return  # shards are not runs: `evalframe merge` tracks and reports the whole once
     page = OmegaConf.select(config, "report.html", default=True) is not False
     context = SweepContext(experiment=experiment, sweep_dir=sweep_dir, config={})
     with _lock:  # even untracked, the sweep's end writes its page
@@ -132,12 +151,24 @@ def _start(config: Any) -> None:
     if not relay.trackers:
         return
     context = SweepContext(
-        experiment=experiment, sweep_dir=sweep_dir, config={"tracking": tracking}
+        experiment=experiment,
+        sweep_dir=sweep_dir,
+        config={"tracking": tracking},
+        swept=swept_keys(config),
     )
     sweep_dir.mkdir(parents=True, exist_ok=True)
     relay.emit("on_sweep_start", context)
     with _lock:
         _active = _Sweep(context, relay, page)
+
+
+def _is_shard_sweep(config: Any) -> bool:
+    """Whether the sweep's jobs are shards (``shard=...`` among its overrides)."""
+    from omegaconf import OmegaConf
+
+    task = OmegaConf.select(config, "hydra.overrides.task", default=None) or []
+    sharded = OmegaConf.select(config, "shard", default=None) is not None
+    return sharded or any(str(o).lstrip("+").startswith("shard=") for o in task)
 
 
 def refusal() -> str | None:
@@ -193,6 +224,9 @@ class SweepCallback(Callback):
         _start(config)
 
     def on_multirun_end(self, config: Any, **kwargs: Any) -> None:
+        from evalframe.app.tune import finish_tuning
+
+        finish_tuning(config)  # a tuning sweep: the best trial on the held-out queries
         finish_active()
 
 

@@ -24,12 +24,37 @@ from evalframe.assess.stats import (
 from evalframe.core.errors import ConfigError
 from evalframe.metrics import same_policies
 
-__all__ = ["Comparison", "RunData", "compare_runs", "load_run_data", "render_comparison"]
+__all__ = [
+    "MARKS",
+    "Comparison",
+    "RunData",
+    "compare_runs",
+    "decided",
+    "headline_of",
+    "load_run_data",
+    "verdict_of",
+]
 
 
 def load_run_data(folder: Path, name: str | None = None) -> RunData:
     """Read a run or baseline folder written by evalframe."""
     return RunFolder(folder).data(name)
+
+
+def headline_of(reference: RunData, others: list[RunData]) -> list[str] | None:
+    """The metrics a comparison tests by default: the runs' headline metrics that all computed.
+
+    The reference's headline comes first, then any other run's. The correction
+    (Holm or BH) is over these, so testing fewer metrics keeps the verdicts of
+    the ones a team reads sharper. None (every shared metric) when the runs
+    share no headline metric. ``evalframe compare`` and ``evalframe.compare``
+    both choose through here, so their p-values agree.
+    """
+    names: list[str] = []
+    for run in (reference, *others):
+        names.extend(n for n in run.headline if n not in names)
+    shared = [n for n in names if all(n in r.values for r in (reference, *others))]
+    return shared or None
 
 
 @dataclass(frozen=True)
@@ -277,7 +302,7 @@ def compare_runs(
 MARKS = {"improved": "✓", "regressed": "✗", "within noise": "~"}
 
 
-def _decided(correction: str, family: int, alpha: float) -> str:
+def decided(correction: str, family: int, alpha: float) -> str:
     """Which correction decided the verdicts, in words."""
     name = {"holm": "Holm", "bh": "Benjamini-Hochberg"}.get(correction, correction)
     if family <= 1:
@@ -286,67 +311,6 @@ def _decided(correction: str, family: int, alpha: float) -> str:
         f"randomization test, p {name}-adjusted over {family} tests (every metric overall "
         f"and in every slice), alpha {alpha:g}"
     )
-
-
-def render_comparison(comp: Comparison, *, markdown: bool = False) -> str:
-    """The terminal block (B.O.B's "comparison to baseline") or its Markdown twin.
-
-    Each interval is at the level the correction applied to its own test, so
-    an interval excludes 0 exactly when its verdict is not "within noise".
-    """
-    head = f"Comparison: {comp.b} vs {comp.a} ({comp.n} paired queries)"
-    how = [
-        f"Verdicts: {_decided(comp.correction, comp.family, comp.alpha)}.",
-        "Intervals: that test inverted at the level the correction gave it; an interval "
-        "excludes 0 exactly when its verdict is improved or regressed.",
-    ]
-    if markdown:
-        how = [" ".join(how)]
-    lines = [f"## {head}" if markdown else head, *how, ""]
-    if markdown:
-        lines += [
-            "| metric | a | b | delta | interval | p (adj) | W/T/L | verdict |",
-            "|---|---|---|---|---|---|---|---|",
-        ]
-    for mc in comp.metrics:
-        o = mc.overall
-        verdict = comp.verdict(mc)
-        ci = mc.interval.text()
-        wtl = f"{o.wins}/{o.ties}/{o.losses}"
-        if markdown:
-            lines.append(
-                f"| {mc.metric} | {o.mean_a:.3f} | {o.mean_b:.3f} | {o.delta:+.3f} | "
-                f"{ci} | {mc.p_adjusted:.3g} | {wtl} | {verdict} |"
-            )
-        else:
-            lines.append(
-                f"  {MARKS[verdict]} {mc.metric:<10} {o.mean_a:.3f} → {o.mean_b:.3f}  "
-                f"{o.delta:+.3f} {ci}  p={mc.p_adjusted:.3g}  W/T/L {wtl}  {verdict}"
-            )
-    first = comp.metrics[0]
-    for fname, groups in first.by_slice.items():
-        lines += ["", f"{'### ' if markdown else ''}{first.metric} by {fname}:"]
-        for value, c in groups.items():
-            p = first.p_adjusted_slices[fname][value]
-            verdict = verdict_of(c.delta, p, comp.alpha)
-            lines.append(
-                f"{'- ' if markdown else '  '}{MARKS[verdict]} {value}: {c.mean_a:.3f} → "
-                f"{c.mean_b:.3f} ({c.delta:+.3f} {first.interval_slices[fname][value].text()}, "
-                f"n={c.n}, p={p:.3g}) {verdict}"
-            )
-    for title, rows in (("Top regressed", comp.top_regressed), ("Top improved", comp.top_improved)):
-        if not rows:
-            continue
-        lines += ["", f"{'### ' if markdown else ''}{title} ({first.metric}):"]
-        for r in rows:
-            lines.append(
-                f"{'- ' if markdown else '  '}{r['query_id']}: {r['a']:.3f} → "
-                f"{r['b']:.3f} ({r['delta']:+.3f}); expected {r['expected'][:5]}"
-            )
-            for side, ranked in ((comp.a, r["a_retrieved"]), (comp.b, r["b_retrieved"])):
-                shown = "(rankings not stored)" if ranked is None else ranked
-                lines.append(f"{'  ' if markdown else '      '}{side}: {shown}")
-    return "\n".join(lines)
 
 
 def compare_many(
@@ -401,39 +365,3 @@ def compare_many(
         "family": sum(1 for p in raw if not math.isnan(p)),
         "runs": table,
     }
-
-
-def render_table(result: dict[str, Any], *, markdown: bool = False) -> str:
-    """One row per candidate, one column per metric: mean (delta, adjusted p) and a mark."""
-    runs = result["runs"]
-    metrics = list(next(iter(runs.values())))
-    head = f"Runs against {result['reference']}. Verdicts: " + _decided(
-        result["correction"], int(result.get("family", 0)), result["alpha"]
-    ).replace("every metric overall and in every slice", "every cell of the table")
-    rows = [["run", *metrics]]
-    first = next(iter(runs.values()))
-    rows.append(
-        [
-            f"{result['reference']} (reference)",
-            *(f"{first[m]['reference_mean']:.3f}" for m in metrics),
-        ]
-    )
-    for name, cells in runs.items():
-        rows.append(
-            [
-                name,
-                *(
-                    f"{MARKS[c['verdict']]} {c['mean']:.3f} "
-                    f"({c['delta']:+.3f}, p={c['p_adjusted']:.2g})"
-                    for c in (cells[m] for m in metrics)
-                ),
-            ]
-        )
-    if markdown:
-        out = [f"## {head}", "", "| " + " | ".join(rows[0]) + " |", "|" + "---|" * len(rows[0])]
-        out += ["| " + " | ".join(r) + " |" for r in rows[1:]]
-        return "\n".join(out)
-    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
-    lines = [head, ""]
-    lines += ["  " + "  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)) for r in rows]
-    return "\n".join(lines)

@@ -154,19 +154,37 @@ def bootstrap_ci(
     Resampling is done in blocks so memory stays near 16 MB whatever the
     number of queries.
     """
-    n = values.size
-    if n == 0 or resamples <= 0:
-        return math.nan, math.nan
-    rng = np.random.default_rng(seed)
-    means = np.empty(resamples, dtype=np.float64)
-    block = max(1, 2_000_000 // n)
-    for start in range(0, resamples, block):
-        stop = min(resamples, start + block)
-        idx = rng.integers(0, n, size=(stop - start, n))
-        means[start:stop] = values[idx].mean(axis=1)
+    return bootstrap_cis([values], resamples=resamples, seed=seed, confidence=confidence)[0]
+
+
+def bootstrap_cis(
+    arrays: Sequence[np.ndarray], *, resamples: int, seed: int, confidence: float = 0.95
+) -> list[tuple[float, float]]:
+    """:func:`bootstrap_ci` of each array, drawing the resamples once per array length.
+
+    Arrays of one length share a seed's resample indices, so drawing them
+    once for all (the metrics of one run, most often) gives each array
+    exactly the interval :func:`bootstrap_ci` gives it alone, for less work.
+    """
+    out: list[tuple[float, float]] = [(math.nan, math.nan)] * len(arrays)
+    by_size: dict[int, list[int]] = {}
+    for i, values in enumerate(arrays):
+        if values.size and resamples > 0:
+            by_size.setdefault(int(values.size), []).append(i)
     alpha = (1.0 - confidence) / 2.0
-    low, high = np.quantile(means, [alpha, 1.0 - alpha])
-    return float(low), float(high)
+    for n, members in by_size.items():
+        rng = np.random.default_rng(seed)
+        means = np.empty((len(members), resamples), dtype=np.float64)
+        block = max(1, 2_000_000 // n)  # the draws must be cut as bootstrap_ci always cut them
+        for start in range(0, resamples, block):
+            stop = min(resamples, start + block)
+            idx = rng.integers(0, n, size=(stop - start, n))
+            for row, i in enumerate(members):
+                means[row, start:stop] = arrays[i][idx].mean(axis=1)
+        for row, i in enumerate(members):
+            low, high = np.quantile(means[row], [alpha, 1.0 - alpha])
+            out[i] = (float(low), float(high))
+    return out
 
 
 def aggregate(
@@ -176,22 +194,36 @@ def aggregate(
 
     With ``bootstrap > 0`` the result carries a seeded bootstrap CI of the mean.
     """
-    arr = np.asarray(values, dtype=np.float64)
-    kept = arr[~np.isnan(arr)]
-    n = int(kept.size)
-    if n == 0:
-        return Aggregate(mean=math.nan, std=math.nan, n=0, skipped=int(arr.size), total=0.0)
-    std = float(kept.std(ddof=1)) if n > 1 else 0.0
-    low, high = bootstrap_ci(kept, resamples=bootstrap, seed=seed, confidence=confidence)
-    return Aggregate(
-        mean=float(kept.mean()),
-        std=std,
-        n=n,
-        skipped=int(arr.size - n),
-        ci_low=low,
-        ci_high=high,
-        total=float(kept.sum()),
-    )
+    return aggregates([values], bootstrap=bootstrap, seed=seed, confidence=confidence)[0]
+
+
+def aggregates(
+    arrays: Sequence[np.ndarray], *, bootstrap: int = 0, seed: int = 0, confidence: float = 0.95
+) -> list[Aggregate]:
+    """:func:`aggregate` of each array, bootstrapping them together (:func:`bootstrap_cis`)."""
+    full = [np.asarray(values, dtype=np.float64) for values in arrays]
+    kept = [arr[~np.isnan(arr)] for arr in full]
+    cis = bootstrap_cis(kept, resamples=bootstrap, seed=seed, confidence=confidence)
+    out = []
+    for arr, values, (low, high) in zip(full, kept, cis, strict=True):
+        n = int(values.size)
+        if n == 0:
+            out.append(
+                Aggregate(mean=math.nan, std=math.nan, n=0, skipped=int(arr.size), total=0.0)
+            )
+            continue
+        out.append(
+            Aggregate(
+                mean=float(values.mean()),
+                std=float(values.std(ddof=1)) if n > 1 else 0.0,
+                n=n,
+                skipped=int(arr.size - n),
+                ci_low=low,
+                ci_high=high,
+                total=float(values.sum()),
+            )
+        )
+    return out
 
 
 def latency_summary(latencies_ms: Sequence[float]) -> dict[str, float]:
@@ -276,8 +308,11 @@ class Evaluation:
         choice = choose_slices(golden, slice_fields)
         fields = choice.fields
 
-        def agg(values: np.ndarray) -> Aggregate:
-            return aggregate(values, bootstrap=bootstrap, seed=seed, confidence=confidence)
+        def agg(values: dict[Metric, np.ndarray]) -> dict[Metric, Aggregate]:
+            found = aggregates(
+                list(values.values()), bootstrap=bootstrap, seed=seed, confidence=confidence
+            )
+            return dict(zip(values, found, strict=True))
 
         ev = cls(
             golden=golden,
@@ -288,11 +323,11 @@ class Evaluation:
             slice_fields=fields,
             skipped_slices=choice.skipped,
         )
-        ev.overall = {m: agg(scores.values[m]) for m in metrics}
+        ev.overall = agg({m: scores.values[m] for m in metrics})
         for name in fields:
             groups = ev.slice_groups(name)
             ev.by_slice[name] = {
-                value: {m: agg(scores.values[m][idx]) for m in metrics}
+                value: agg({m: scores.values[m][idx] for m in metrics})
                 for value, idx in groups.items()
             }
         latencies = [r.latency_ms for r in run.rankings.values() if r.latency_ms is not None]

@@ -1,5 +1,8 @@
 """The run folder: the one module that writes what a run leaves on disk and reads it back.
 
+It is one module because the run folder is one format: each file's name, its writer
+and its reader sit together, so no other module knows the layout.
+
 A run's folder is a format that other tools rely on (DVC tracks it, baselines
 copy it, ``compare``, ``rescore``, reports, the pytest fixture and trackers read
 it), so it has exactly one owner: this is one module because every file name,
@@ -12,10 +15,16 @@ second owner). Layout version 1::
     per_query.jsonl   one record per golden query: values, status, expected, and the
                       retrieved ids and scores in the rank order the metrics used
                       (under ``ties: given`` that is the retriever's order)
-    metrics.json      flat aggregates, readable by `dvc metrics` and trackers
+    metrics.json      every aggregate as a flat key (overall and per slice, with CIs),
+                      readable by `dvc metrics` and trackers
+    headline.json     the headline metrics (``metrics.headline``) with their CI bounds:
+                      what `dvc exp show` and trackers show by default
     gates.json        the gate verdicts
     summary.json      identity, counts, aggregates overall and per slice; its
                       ``layout`` key is the version of this format
+    timings.json      what the machine measured: latency (summary and per query) and
+                      the retrieval cache's hits. Everything else is the same
+                      bytes for the same inputs; this file is not (DVC leaves it out)
     comparison.json   against a baseline, when one was given (and comparison.md)
     corpus_manifest.json  when a corpus was loaded: a short hash of each document's text,
                       so a later run can name the documents that changed (the drift view)
@@ -26,7 +35,13 @@ second owner). Layout version 1::
     benefit.json      with ``analysis.benefit``: the A/B benefit table per stratum
     job.json          in a ``-m`` sweep job only: how the job ended
 
-A sweep folder holds one run folder per job (named by job number),
+A *shard* folder (``shard=i/n``) holds one slice's rankings, not a scored run:
+``config.yaml``, ``run.trec``, ``rankings.jsonl`` (one record per query of the
+slice: the ranking exactly as retrieved, with latency, or null when the
+retriever had no answer) and ``shard.json`` (which slice, and the identity of
+the config, golden set, corpus and code, which ``evalframe merge`` checks).
+
+A sweep folder holds one run folder per job (named by job number) and
 ``.evalframe-sweep.json``, which tells this sweep's jobs from an earlier
 sweep's in a reused folder, and ``report.html``, the page comparing the jobs.
 :class:`SweepFolder` reads and writes them.
@@ -38,7 +53,6 @@ message rather than misread; a folder without ``layout`` is version 1.
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 import json
 import math
 import time
@@ -49,9 +63,15 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
 from evalframe.core.errors import DataError
-from evalframe.core.io import atomic_write, atomic_write_json, atomic_write_jsonl, write_trec_run
+from evalframe.core.io import (
+    atomic_copy,
+    atomic_write,
+    atomic_write_json,
+    atomic_write_jsonl,
+    write_trec_run,
+)
 from evalframe.core.reader import read_jsonl, read_trec_run, require_file
-from evalframe.core.types import Corpus, Ranking, Run
+from evalframe.core.types import Corpus, Ranking, Run, document_hash
 from evalframe.plugin.hooks import SweepJob
 
 if TYPE_CHECKING:
@@ -77,16 +97,6 @@ __all__ = [
 LAYOUT = 1
 
 PASS, WARN, FAIL, NEGATIVE = "✓", "⚠", "✗", "–"
-
-
-def document_hash(text: str) -> str:
-    """A document's entry in the corpus manifest: SHA-256 of its text, 12 hex digits.
-
-    The text is what a retriever indexes (loaders fold titles into it), the same
-    input as the corpus's content hash. 48 bits make it all but impossible for a
-    changed document to keep its hash, while keeping the manifest small.
-    """
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:12]
 
 
 class StatusRule(Protocol):
@@ -155,7 +165,6 @@ def per_query_records(evaluation: Evaluation, rule: StatusRule) -> list[dict[str
                 "retrieved": [d for d, _ in ordered],
                 "scores": [sc for _, sc in ordered],
                 "missing": ranking is None,
-                "latency_ms": ranking.latency_ms if ranking is not None else None,
                 **_extras(ranking),
             }
         )
@@ -176,6 +185,8 @@ class RunData:
     golden_hash: str | None
     policies: dict[str, Any]
     metrics: tuple[str, ...] = ()
+    #: the run's headline metrics (``metrics.headline``); older runs: their first three
+    headline: tuple[str, ...] = ()
 
     def renamed(self, name: str) -> RunData:
         """The same data under another display name."""
@@ -223,6 +234,7 @@ class RunData:
             golden_hash=summary.get("golden_set", {}).get("content_hash"),
             policies=summary.get("policies", {}),
             metrics=tuple(summary.get("metrics", [])),
+            headline=tuple(summary.get("headline") or summary.get("metrics", [])[:3]),
         )
 
 
@@ -236,6 +248,8 @@ class RunFolder:
     RUN: ClassVar[str] = "run.trec"
     PER_QUERY: ClassVar[str] = "per_query.jsonl"
     METRICS: ClassVar[str] = "metrics.json"
+    HEADLINE: ClassVar[str] = "headline.json"
+    TIMINGS: ClassVar[str] = "timings.json"
     GATES: ClassVar[str] = "gates.json"
     SUMMARY: ClassVar[str] = "summary.json"
     COMPARISON: ClassVar[str] = "comparison.json"
@@ -246,6 +260,8 @@ class RunFolder:
     SUMMARY_MD: ClassVar[str] = "summary.md"
     CALIBRATION: ClassVar[str] = "calibration.json"
     BENEFIT: ClassVar[str] = "benefit.json"
+    SHARD: ClassVar[str] = "shard.json"
+    RANKINGS: ClassVar[str] = "rankings.jsonl"
     #: Every name the run folder's own files use (an export may not take one).
     OWN_FILES: ClassVar[frozenset[str]] = frozenset(
         {
@@ -253,8 +269,10 @@ class RunFolder:
             RUN,
             PER_QUERY,
             METRICS,
+            HEADLINE,
             GATES,
             SUMMARY,
+            TIMINGS,
             COMPARISON,
             COMPARISON_MD,
             JOB,
@@ -263,6 +281,8 @@ class RunFolder:
             SUMMARY_MD,
             CALIBRATION,
             BENEFIT,
+            SHARD,
+            RANKINGS,
         }
     )
     #: What a baseline keeps of a run.
@@ -312,6 +332,18 @@ class RunFolder:
 
     def metrics(self) -> dict[str, Any]:
         return self._json(self.METRICS, "run metrics")
+
+    def headline(self) -> list[str]:
+        """The run's headline metrics (canonical strings), oldest runs: its first three metrics."""
+        summary = self.summary()
+        names = summary.get("headline")
+        if isinstance(names, list) and names:
+            return [str(n) for n in names]
+        return [str(n) for n in summary.get("metrics", [])[:3]]
+
+    def timings(self) -> dict[str, Any]:
+        """``timings.json`` (latency, cache hits); empty when the run kept none."""
+        return _read_json(self.file(self.TIMINGS))
 
     def gates(self) -> dict[str, Any]:
         """``gates.json``, or an empty verdict list when the run wrote none."""
@@ -389,7 +421,8 @@ class RunFolder:
         and missing queries restored.
 
         ``per_query.jsonl`` keeps what ``run.trec`` cannot say (a query that was
-        answered with nothing, latency); ``run.trec`` alone is the fallback.
+        answered with nothing) and ``timings.json`` the latency (older folders
+        kept it in ``per_query.jsonl``); ``run.trec`` alone is the fallback.
         ``per_query.jsonl`` lists each ranking in the order it was scored,
         which under ``ties: trec_eval`` is not the retriever's order among
         equal scores; ``run.trec`` keeps the retriever's order, so it is
@@ -399,6 +432,8 @@ class RunFolder:
         if not self.file(self.PER_QUERY).is_file():
             return read_trec_run(self.require(self.RUN, "stored run"))
         given = self._given_order()
+        latency = self.timings().get("per_query_ms")
+        latency = latency if isinstance(latency, dict) else {}
         rankings: dict[str, Ranking] = {}
         for line, record in self.per_query():
             try:
@@ -406,15 +441,23 @@ class RunFolder:
                     continue
                 qid = str(record["query_id"])
                 doc_ids = tuple(str(d) for d in record["retrieved"])
-                scores = tuple(float(s) for s in record["scores"])
                 stored = given.get(qid)
-                if stored is not None and sorted(stored.doc_ids) == sorted(doc_ids):
-                    doc_ids, scores = stored.doc_ids, stored.scores
+                extras = {f: record.get(f) for f in _EXTRAS}
+                if stored is not None and (
+                    stored.doc_ids == doc_ids or sorted(stored.doc_ids) == sorted(doc_ids)
+                ):
+                    if _plain(extras):  # run.trec's ranking, already validated: no second look
+                        rankings[qid] = stored.model_copy(update=extras)
+                        continue
+                    doc_ids = stored.doc_ids
+                    scores = stored.scores
+                else:
+                    scores = tuple(float(s) for s in record["scores"])
                 rankings[qid] = Ranking(
                     query_id=qid,
                     doc_ids=doc_ids,
                     scores=scores,
-                    latency_ms=record.get("latency_ms"),
+                    latency_ms=latency.get(qid, record.get("latency_ms")),
                     confidence=record.get("confidence"),
                     answer=record.get("answer"),
                     tokens=record.get("tokens"),
@@ -445,6 +488,45 @@ class RunFolder:
         """``job.json`` of a sweep job (empty when absent or unreadable)."""
         return _read_json(self.file(self.JOB))
 
+    @classmethod
+    def is_shard(cls, path: Path) -> bool:
+        """Whether ``path`` holds a finished shard (``shard.json`` is written last)."""
+        return (Path(path) / cls.SHARD).is_file()
+
+    def shard(self) -> dict[str, Any]:
+        """``shard.json``: which slice, and what it was retrieved with."""
+        data = self._json(self.SHARD, "shard description")
+        layout = data.get("layout", 1)
+        if not isinstance(layout, int) or layout > LAYOUT:
+            raise DataError(
+                f"this shard has layout {layout!r}, newer than this evalframe reads "
+                f"(layout {LAYOUT})",
+                path=self.file(self.SHARD),
+                hint="merge it with the evalframe version that wrote it",
+            )
+        return data
+
+    def rankings(self) -> dict[str, Ranking | None]:
+        """``rankings.jsonl``: query id -> its ranking as retrieved (None: no answer)."""
+        path = self.require(self.RANKINGS, "shard rankings")
+        found: dict[str, Ranking | None] = {}
+        for line, record in read_jsonl(path, what="shard rankings"):
+            try:
+                qid = str(record["query_id"])
+                raw = record["ranking"]
+                ranking = None if raw is None else Ranking.model_validate(raw)
+            except (KeyError, TypeError, ValueError) as exc:
+                raise DataError(
+                    "not a shard ranking written by evalframe",
+                    path=path,
+                    line=line,
+                    got=f"{type(exc).__name__}: {str(exc).splitlines()[0]}",
+                ) from None
+            if qid in found:
+                raise DataError(f"query {qid!r} appears twice", path=path, line=line)
+            found[qid] = ranking
+        return found
+
     # -- writing (each file atomically: temp file, then rename) ---------------
 
     def write_json(self, name: str, payload: Any) -> Path:
@@ -456,8 +538,15 @@ class RunFolder:
     def write_text(self, name: str, text: str | bytes) -> Path:
         return atomic_write(self.file(name), text)
 
-    def write_run(self, run: Run, tag: str) -> Path:
-        return write_trec_run(self.file(self.RUN), run, tag=tag)
+    def write_run(self, run: Run, tag: str, *, stored: Path | None = None) -> Path:
+        """``run.trec``. ``stored``: the run file the run was read from (``rescore``),
+        kept as it is, or copied, instead of being written again line by line."""
+        target = self.file(self.RUN)
+        if stored is not None and _tag_of(stored) == tag:
+            if target.resolve() != stored.resolve():
+                atomic_copy(stored, target)
+            return target
+        return write_trec_run(target, run, tag=tag)
 
     def write_corpus_manifest(self, corpus: Corpus) -> Path:
         """Each document's :func:`document_hash`, one per line (so it diffs well)."""
@@ -465,11 +554,62 @@ class RunFolder:
             "corpus": corpus.name,
             "content_hash": corpus.content_hash,
             "hash": "sha256 of the document text, first 12 hex digits",
-            "documents": {d.id: document_hash(d.text) for d in corpus.documents},
+            "documents": _document_hashes(corpus),
         }
         return self.write_text(
             self.CORPUS_MANIFEST, json.dumps(payload, indent=0, ensure_ascii=False) + "\n"
         )
+
+    def write_rankings(self, query_ids: list[str], run: Run) -> Path:
+        """``rankings.jsonl`` for ``query_ids``, in that order: each ranking exactly as
+        retrieved (the retriever's order, float scores, latency and extras), or null."""
+        records = [
+            {
+                "query_id": qid,
+                "ranking": (
+                    run.rankings[qid].model_dump(mode="json") if qid in run.rankings else None
+                ),
+            }
+            for qid in query_ids
+        ]
+        return self.write_jsonl(self.RANKINGS, records)
+
+
+#: What a per-query record keeps beside a ranking's ids and scores.
+_EXTRAS = ("latency_ms", "confidence", "answer", "tokens", "tool_calls")
+_EXTRA_TYPES = {
+    "latency_ms": (int, float),
+    "confidence": (int, float),
+    "answer": (str,),
+    "tokens": (int,),
+    "tool_calls": (int,),
+}
+
+
+def _plain(extras: dict[str, Any]) -> bool:
+    """Whether the extras can go into a Ranking unchecked (None, or the field's own type)."""
+    return all(
+        v is None or (isinstance(v, _EXTRA_TYPES[f]) and not isinstance(v, bool))
+        for f, v in extras.items()
+    )
+
+
+def _tag_of(run_file: Path) -> str | None:
+    """The run tag on a TREC run file's first line (None: empty or unreadable)."""
+    try:
+        with open(run_file, encoding="utf-8") as fh:
+            fields = fh.readline().split()
+    except (OSError, UnicodeDecodeError):
+        return None
+    return fields[5] if len(fields) == 6 else None
+
+
+def _document_hashes(corpus: Corpus) -> dict[str, str]:
+    """Each document's :func:`document_hash`; a deferred corpus knows them unread."""
+    known = getattr(corpus.documents, "known_hashes", None)
+    if known is not None:
+        return dict(known)
+    return {d.id: document_hash(d.text) for d in corpus.documents}
 
 
 def _read_json(path: Path) -> dict[str, Any]:

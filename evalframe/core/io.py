@@ -15,6 +15,7 @@ import functools
 import json
 import math
 import os
+import shutil
 import tempfile
 from collections.abc import Iterable
 from pathlib import Path
@@ -24,6 +25,7 @@ from evalframe.core.reader import read_json_array, read_jsonl, read_trec_run, re
 from evalframe.core.types import Run
 
 __all__ = [
+    "atomic_copy",
     "atomic_write",
     "atomic_write_json",
     "atomic_write_jsonl",
@@ -75,6 +77,24 @@ def atomic_write(path: str | Path, text: str | bytes) -> Path:
     return target
 
 
+def atomic_copy(source: str | Path, path: str | Path) -> Path:
+    """Copy a file to ``path`` via a temp file + rename (never half-written)."""
+    target = Path(path)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    try:
+        os.fchmod(fd, _file_mode())
+        with os.fdopen(fd, "wb") as handle, open(source, "rb") as src:
+            shutil.copyfileobj(src, handle, 1 << 20)
+            handle.flush()
+            os.fsync(handle.fileno())
+        Path(tmp).replace(target)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+    return target
+
+
 def _jsonable(value: Any) -> Any:
     """Strict JSON: NaN and ±inf become null (no JSON reader accepts them), NumPy
     scalars become Python numbers, so every JSON reader accepts the file."""
@@ -94,9 +114,15 @@ def atomic_write_json(path: str | Path, payload: Any) -> Path:
     return atomic_write(path, text + "\n")
 
 
+def _json_line(record: Any) -> str:
+    try:  # most records hold no NaN, inf or NumPy scalar: one C-level dump, no walk
+        return json.dumps(record, ensure_ascii=False, allow_nan=False)
+    except (ValueError, TypeError):
+        return json.dumps(_jsonable(record), ensure_ascii=False, allow_nan=False)
+
+
 def atomic_write_jsonl(path: str | Path, records: Iterable[Any]) -> Path:
-    lines = (json.dumps(_jsonable(r), ensure_ascii=False, allow_nan=False) for r in records)
-    return atomic_write(path, "".join(line + "\n" for line in lines))
+    return atomic_write(path, "".join(_json_line(r) + "\n" for r in records))
 
 
 def write_trec_run(path: str | Path, run: Run, tag: str = "evalframe") -> Path:

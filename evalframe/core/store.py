@@ -1,31 +1,67 @@
-"""Where cached call results live: one small interface, one file-per-entry implementation.
+"""Where cached call results live: one SQLite database per cache folder, behind a small interface.
 
 Both the retrieval cache (a ranking per query) and the mining call cache (a
 solver's answer per trial, a validator's verdict per answer) are
 content-addressed: the key is a hash of everything that can change the
-result, and the value is a JSON text. They share this store so that the way
-entries are kept on disk is decided in one place; replacing the storage (say
-by one SQLite file) means writing another :class:`EntryStore`, not touching
-either cache.
+result, and the value is a JSON text. They share this store, so how entries
+are kept on disk is decided here.
 
-The file store writes each entry atomically (temp file + rename), so a run
-killed at any instant (``kill -9``) leaves only whole entries, and two
-processes writing the same key write the same content.
+:class:`SqliteEntryStore` keeps every entry of a cache folder in one file,
+``<root>/entries.sqlite3``, in WAL mode:
+
+* **Many small entries are cheap.** A run of 10k queries is 10k rows, not
+  10k files each written and fsynced; :meth:`SqliteEntryStore.put_many`
+  writes a whole batch in one transaction.
+* **kill -9 loses nothing that was committed.** A transaction is in the
+  write-ahead log or it is not; a reader never sees half of one.
+  (``synchronous=NORMAL``: a *power cut* may drop the last few commits,
+  never corrupt the file; a killed process loses nothing committed.)
+* **Concurrent sweep jobs** share the file: readers never wait, writers take
+  turns (``busy_timeout``), and two writers of one key write the same value.
+* WAL needs a local file system; on a network share SQLite may refuse it,
+  and the store then runs in SQLite's default rollback-journal mode.
+
+The old layout, one file per entry under ``<root>/<namespace>/<2 hex>/``
+(:class:`FileEntryStore`), is still read: a key missing from the database is
+looked up there and, when found, copied into the database.
 """
 
 from __future__ import annotations
 
+import os
+import sqlite3
+import threading
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Protocol, runtime_checkable
 
+from evalframe.core.errors import DataError
 from evalframe.core.io import atomic_write
 
-__all__ = ["EntryStore", "FileEntryStore"]
+__all__ = [
+    "DATABASE",
+    "EntryStore",
+    "FileEntryStore",
+    "SqliteEntryStore",
+    "namespaces",
+    "open_store",
+]
+
+#: The database file inside a cache folder.
+DATABASE = "entries.sqlite3"
+#: How long a writer waits for another process's transaction (milliseconds).
+BUSY_TIMEOUT_MS = 120_000
+#: Keys per ``IN (...)`` lookup (SQLite's default limit on parameters is 32766).
+_LOOKUP = 500
 
 
 @runtime_checkable
 class EntryStore(Protocol):
-    """Key -> text, for keys that are hex content hashes. Safe across threads and processes."""
+    """Key -> text, for keys that are hex content hashes. Safe across threads and processes.
+
+    A store may also offer ``get_many(keys) -> {key: text}`` and
+    ``put_many([(key, text), ...])``; the caches use them when present.
+    """
 
     def get(self, key: str) -> str | None:
         """The stored text, or ``None`` when absent or unreadable (the caller recomputes)."""
@@ -37,7 +73,10 @@ class EntryStore(Protocol):
 
 
 class FileEntryStore:
-    """``<root>/<namespace>/<first 2 hex>/<key>.json``, one atomically written file per entry."""
+    """``<root>/<namespace>/<first 2 hex>/<key>.json``, one atomically written file per entry.
+
+    The layout of caches written before the SQLite store; still read by it.
+    """
 
     def __init__(self, root: Path, namespace: str) -> None:
         self.root = Path(root)
@@ -54,3 +93,153 @@ class FileEntryStore:
 
     def put(self, key: str, text: str) -> None:
         atomic_write(self.path(key), text)
+
+
+class SqliteEntryStore:
+    """One namespace (``runs``, ``solver``...) of the cache folder's SQLite database."""
+
+    def __init__(self, root: Path, namespace: str) -> None:
+        self.root = Path(root)
+        self.namespace = namespace
+        self.path = self.root / DATABASE
+        legacy = self.root / namespace
+        #: The old one-file-per-entry folder, read for keys the database lacks.
+        self.legacy = FileEntryStore(self.root, namespace) if legacy.is_dir() else None
+        self._lock = threading.Lock()
+        self._conn: sqlite3.Connection | None = None
+        self._pid = 0
+
+    # -- the connection --------------------------------------------------------
+    def _damaged(self, exc: sqlite3.Error) -> DataError:
+        return DataError(
+            f"the cache database cannot be used: {exc}",
+            path=self.path,
+            hint=f"delete it (evalframe cache clear --dir {self.root}), or point "
+            "EVALFRAME_CACHE_DIR at another folder; cached results are recomputed",
+        )
+
+    def _connection(self) -> sqlite3.Connection:
+        """This process's connection (a forked sweep job opens its own)."""
+        try:
+            return self._open()
+        except sqlite3.DatabaseError as exc:
+            self._conn = None
+            raise self._damaged(exc) from None
+
+    def _open(self) -> sqlite3.Connection:
+        if self._conn is None or self._pid != os.getpid():
+            self.root.mkdir(parents=True, exist_ok=True)
+            conn = sqlite3.connect(
+                self.path,
+                timeout=BUSY_TIMEOUT_MS / 1000,
+                isolation_level=None,  # transactions are explicit
+                check_same_thread=False,  # one connection, guarded by self._lock
+            )
+            conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+            conn.execute("PRAGMA journal_mode = WAL")
+            conn.execute("PRAGMA synchronous = NORMAL")
+            conn.execute(
+                "CREATE TABLE IF NOT EXISTS entries (namespace TEXT NOT NULL, key TEXT NOT NULL, "
+                "value TEXT NOT NULL, PRIMARY KEY (namespace, key)) WITHOUT ROWID"
+            )
+            self._conn, self._pid = conn, os.getpid()
+        return self._conn
+
+    def close(self) -> None:
+        with self._lock:
+            if self._conn is not None and self._pid == os.getpid():
+                self._conn.close()
+            self._conn = None
+
+    # -- reading ---------------------------------------------------------------
+    def get(self, key: str) -> str | None:
+        return self.get_many([key]).get(key)
+
+    def get_many(self, keys: Sequence[str]) -> dict[str, str]:
+        """The stored text of every key that has one (others are left out)."""
+        found: dict[str, str] = {}
+        unique = list(dict.fromkeys(keys))
+        with self._lock:
+            conn = self._connection()
+            try:
+                for start in range(0, len(unique), _LOOKUP):
+                    chunk = unique[start : start + _LOOKUP]
+                    marks = ",".join("?" * len(chunk))
+                    rows = conn.execute(
+                        f"SELECT key, value FROM entries WHERE namespace = ? AND key IN ({marks})",
+                        (self.namespace, *chunk),
+                    )
+                    found.update(rows)
+            except sqlite3.DatabaseError as exc:
+                raise self._damaged(exc) from None
+        if self.legacy is not None and len(found) < len(unique):
+            migrated = [
+                (key, text)
+                for key in unique
+                if key not in found and (text := self.legacy.get(key)) is not None
+            ]
+            if migrated:
+                self.put_many(migrated)
+                found.update(migrated)
+        return found
+
+    # -- writing ---------------------------------------------------------------
+    def put(self, key: str, text: str) -> None:
+        self.put_many([(key, text)])
+
+    def put_many(self, items: Iterable[tuple[str, str]]) -> None:
+        """Store every ``(key, text)`` in one transaction: all of them or none."""
+        rows = [(self.namespace, key, text) for key, text in items]
+        if not rows:
+            return
+        with self._lock:
+            conn = self._connection()
+            try:
+                conn.execute("BEGIN IMMEDIATE")
+            except sqlite3.DatabaseError as exc:
+                raise self._damaged(exc) from None
+            try:
+                conn.executemany(
+                    "INSERT OR REPLACE INTO entries (namespace, key, value) VALUES (?, ?, ?)", rows
+                )
+                conn.execute("COMMIT")
+            except BaseException as exc:
+                if conn.in_transaction:
+                    conn.execute("ROLLBACK")
+                if isinstance(exc, sqlite3.DatabaseError) and not isinstance(
+                    exc, sqlite3.IntegrityError
+                ):
+                    raise self._damaged(exc) from None
+                raise
+
+    # -- inspecting ------------------------------------------------------------
+    def count(self) -> int:
+        with self._lock:
+            row = (
+                self._connection()
+                .execute("SELECT count(*) FROM entries WHERE namespace = ?", (self.namespace,))
+                .fetchone()
+            )
+        return int(row[0])
+
+
+def open_store(root: Path, namespace: str) -> SqliteEntryStore:
+    """The entry store of ``namespace`` in the cache folder ``root``."""
+    return SqliteEntryStore(Path(root), namespace)
+
+
+def namespaces(root: Path) -> dict[str, tuple[int, int]]:
+    """``{namespace: (entries, bytes of their values)}`` in the database of ``root``."""
+    path = Path(root) / DATABASE
+    if not path.is_file():
+        return {}
+    conn = sqlite3.connect(path, timeout=BUSY_TIMEOUT_MS / 1000)
+    try:
+        rows = conn.execute(
+            "SELECT namespace, count(*), sum(length(value)) FROM entries GROUP BY namespace"
+        ).fetchall()
+    except sqlite3.DatabaseError:
+        return {}
+    finally:
+        conn.close()
+    return {str(ns): (int(n), int(size or 0)) for ns, n, size in rows}

@@ -190,10 +190,12 @@ def _locate(loaded: LoadedSet) -> None:
                     loaded.locations[qid] = f"{name}:{lineno}"
                     loaded.records[qid] = dict(record)
     elif loaded.format == "knowcode":
-        for lineno, record in read_json_array(loaded.path, what="KnowCode golden set"):
+        # a folder of versions reads as its newest file, which the loader names
+        source = golden.provenance.get("path") or loaded.path
+        for lineno, record in read_json_array(source, what="KnowCode golden set"):
             if isinstance(record, dict) and "query_id" in record:
                 qid = str(record["query_id"])
-                loaded.locations[qid] = f"{loaded.path}:{lineno}"
+                loaded.locations[qid] = f"{source}:{lineno}"
                 loaded.records[qid] = dict(record)
     for qid, query in by_id.items():
         record = loaded.records.get(qid)

@@ -36,6 +36,7 @@ __all__ = [
     "Ceilings",
     "ReviewResult",
     "allocate",
+    "apply_ceilings",
     "check_review",
     "mandatory_reviews",
     "read_review",
@@ -276,7 +277,7 @@ def _difficulty(record: dict[str, Any]) -> Any:
     return None
 
 
-def _record_id(record: dict[str, Any], line: int) -> str:
+def _record_id(record: dict[str, Any], line: int | str) -> str:
     for key in ("query_id", "id"):
         if key in record:
             return str(record[key])
@@ -314,16 +315,33 @@ def read_review(path: str | Path) -> list[tuple[int, dict[str, Any]]]:
 
 def check_review(path: str | Path, ceilings: Ceilings | None = None) -> ReviewResult:
     """Read verdicts from ``path`` and apply ``ceilings``."""
+    return apply_ceilings(read_review(path), str(path), ceilings)
+
+
+def apply_ceilings(
+    records: Sequence[tuple[int | str, Mapping[str, Any]]],
+    source: str,
+    ceilings: Ceilings | None = None,
+    keys: tuple[str, str, str] = ("--max-major-wrong", "--max-minor", "--max-wrong-easy"),
+) -> ReviewResult:
+    """Apply ``ceilings`` to reviewed records: ``(where, record)`` pairs whose ``verdict``
+    is one of :data:`VERDICTS`; ``where`` is a line number of ``source`` or a label.
+
+    ``evalframe golden build`` calls this on the verdicts it reads back, and
+    ``review-check`` on a review file, so both bless on the same arithmetic.
+    ``keys`` name where each ceiling is set (flags, or the build's config keys).
+    """
     c = ceilings or Ceilings()
-    records = read_review(path)
     counts = Counter(r["verdict"] for _, r in records)
     result = ReviewResult(
-        path=str(path), counts={v: counts.get(v, 0) for v in VERDICTS}, total=len(records)
+        path=source, counts={v: counts.get(v, 0) for v in VERDICTS}, total=len(records)
     )
     anonymous = []
     for line, r in records:
-        if r["verdict"] == "wrong" and str(_difficulty(r)).casefold() == c.easy_value.casefold():
-            result.wrong_easy.append(f"{path}:{line} ({_record_id(r, line)})")
+        record = dict(r)
+        easy = str(_difficulty(record)).casefold() == c.easy_value.casefold()
+        if r["verdict"] == "wrong" and easy:
+            result.wrong_easy.append(f"{source}:{line} ({_record_id(record, line)})")
         if not r.get("reviewer"):
             anonymous.append(str(line))
     if anonymous:
@@ -336,17 +354,16 @@ def check_review(path: str | Path, ceilings: Ceilings | None = None) -> ReviewRe
     if major >= c.major_wrong:
         result.breaches.append(
             f"major_issue + wrong is {major:.1%} of the sample; the ceiling is < "
-            f"{c.major_wrong:.0%} (--max-major-wrong)"
+            f"{c.major_wrong:.0%} ({keys[0]})"
         )
     minor = result.rate("minor_issue")
     if minor >= c.minor:
         result.breaches.append(
-            f"minor_issue is {minor:.1%} of the sample; the ceiling is < {c.minor:.0%} "
-            "(--max-minor)"
+            f"minor_issue is {minor:.1%} of the sample; the ceiling is < {c.minor:.0%} ({keys[1]})"
         )
     if len(result.wrong_easy) > c.wrong_easy:
         result.breaches.append(
             f"{len(result.wrong_easy)} `wrong` verdict(s) on easy queries"
-            f" (at most {c.wrong_easy} allowed, --max-wrong-easy): " + "; ".join(result.wrong_easy)
+            f" (at most {c.wrong_easy} allowed, {keys[2]}): " + "; ".join(result.wrong_easy)
         )
     return result

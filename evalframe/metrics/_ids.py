@@ -28,6 +28,8 @@ _MIX1 = np.uint64(0xBF58476D1CE4E5B9)
 _MIX2 = np.uint64(0x94D049BB133111EB)
 _LOW32 = np.uint64(0xFFFFFFFF)
 SHIFT32 = np.uint64(32)
+#: Ids hashed at a time.
+_BLOCK = 1 << 20
 
 
 def id_arrays(run_docs: np.ndarray, qrel_docs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -60,6 +62,11 @@ def hash_ids(ids: np.ndarray, n_words: int) -> np.ndarray:
     n = ids.size
     if n == 0:
         return np.zeros(0, dtype=np.uint64)
+    if n > _BLOCK:  # a block at a time: the padded copy of 10^7 ids would be 160 MB
+        out = np.empty(n, dtype=np.uint64)
+        for lo in range(0, n, _BLOCK):
+            out[lo : lo + _BLOCK] = hash_ids(ids[lo : lo + _BLOCK], n_words)
+        return out
     ids = np.ascontiguousarray(ids)
     if not ids.dtype.isnative:
         ids = ids.astype(ids.dtype.newbyteorder("="))
@@ -105,19 +112,21 @@ def later_occurrences(q: np.ndarray, docs: np.ndarray) -> tuple[np.ndarray, int 
 
 
 def duplicate_candidates(
-    run_q: np.ndarray, rank: np.ndarray, h32: np.ndarray, nq: int, depth: int
+    run_q: np.ndarray, rank: np.ndarray | None, h32: np.ndarray, nq: int, depth: int
 ) -> np.ndarray:
     """Positions (in the given row order) whose (query, doc hash) occurs more than once.
 
     Sorting each query's hashes in a (queries x depth) matrix finds repeats
     with one vectorised row-wise sort; the padding is distinct and above
-    every 32-bit hash so it never matches.
+    every 32-bit hash so it never matches. ``rank`` (each row's 0-based rank)
+    is needed only when some ranking is shorter than ``depth``.
     """
     if run_q.size < 2:
         return np.zeros(0, dtype=np.int64)
     if run_q.size == nq * depth:  # every query has `depth` rows, in order: a reshape
         mat = h32.reshape(nq, depth).copy()
     else:
+        assert rank is not None  # the caller passes it for short rankings
         pad = np.arange(depth, dtype=np.uint64) + (_LOW32 + np.uint64(1))
         mat = np.broadcast_to(pad, (nq, depth)).copy()
         mat[run_q, rank] = h32

@@ -25,13 +25,18 @@ and returns one value per query. Definitions follow trec_eval:
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Literal
 
 import numpy as np
 from pydantic import Field, field_validator
 
 from evalframe.metrics.matrix import ScoreMatrix
-from evalframe.metrics.measures import MetricParams, RelParams, metric
+from evalframe.metrics.measures import MetricParams, RelParams
+from evalframe.metrics.measures import metric as _metric
+
+#: Every built-in kernel computes a query's value from that query's row alone.
+metric = partial(_metric, rowwise=True)
 
 __all__: list[str] = []
 

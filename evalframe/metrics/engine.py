@@ -181,7 +181,7 @@ def _apply_policies(
     for m in metrics:
         matrix = matrices[m.view]
         definition = m.definition
-        raw = np.asarray(definition.kernel(matrix, m.k, m.param_model()), dtype=np.float64)
+        raw = _kernel_values(m, matrix)
         if raw.shape != (len(matrix.query_ids),):
             raise DataError(
                 f"metric {str(m)!r} returned shape {raw.shape}; a kernel must return one "
@@ -203,6 +203,28 @@ def _apply_policies(
         values[m] = out
         skipped[m] = int(np.isnan(out).sum())
     return values, skipped
+
+
+#: Matrix cells a row-wise kernel sees at a time: its float64 temporaries stay
+#: near 8 MB each instead of 40 MB at 50k queries x 100.
+KERNEL_CELLS = 1 << 20
+
+
+def _kernel_values(m: Metric, matrix: ScoreMatrix) -> np.ndarray:
+    """The kernel's value per query; a row-wise kernel runs on blocks of queries."""
+    kernel, params = m.definition.kernel, m.param_model()
+    nq = len(matrix.query_ids)
+    cells = nq * max(matrix.depth, matrix.ideal.shape[1], 1)
+    if not m.definition.rowwise or cells <= KERNEL_CELLS:
+        return np.asarray(kernel(matrix, m.k, params), dtype=np.float64)
+    step = max(1, KERNEL_CELLS * nq // cells)
+    out = np.empty(nq, dtype=np.float64)
+    for lo in range(0, nq, step):
+        part = np.asarray(kernel(matrix.rows(lo, lo + step), m.k, params), dtype=np.float64)
+        if part.shape != (min(step, nq - lo),):
+            return np.asarray(part)  # the caller reports the shape, naming the kernel
+        out[lo : lo + step] = part
+    return out
 
 
 def tie_cutoff(metrics: Sequence[Metric]) -> int | None:

@@ -35,6 +35,9 @@ from evalframe.metrics.policies import ScorePrecision, TieRule
 
 __all__ = ["PAD", "ScoreMatrix", "build_matrix"]
 
+#: Rows joined with the judgments at a time (bounds the join's temporaries).
+_JOIN_BLOCK = 1 << 18
+
 #: Padding of the ``ideal`` matrix: below every real label, so it is never
 #: relevant, never judged and never a gain.
 PAD = np.iinfo(np.int64).min // 2
@@ -64,6 +67,19 @@ class ScoreMatrix:
     @property
     def depth(self) -> int:
         return int(self.labels.shape[1])
+
+    def rows(self, lo: int, hi: int) -> ScoreMatrix:
+        """Queries ``lo:hi`` only (views, no copy), for a row-wise kernel on a block."""
+        return ScoreMatrix(
+            query_ids=self.query_ids[lo:hi],
+            labels=self.labels[lo:hi],
+            judged=self.judged[lo:hi],
+            n_ret=self.n_ret[lo:hi],
+            ideal=self.ideal[lo:hi],
+            present=self.present[lo:hi],
+            extra_queries=self.extra_queries,
+            scores=None if self.scores is None else self.scores[lo:hi],
+        )
 
     def relevant(self, rel: int = 1, k: int | None = None) -> np.ndarray:
         """Boolean (queries x k) matrix: doc at this rank has label >= rel."""
@@ -130,24 +146,35 @@ def build_matrix(
     # column is never permuted, only read where a row needs its id.
     in_q = run_q  # input order, for the keep_first policy and error messages
     order = rank_sort(in_q, sort_scores(run_scores, score_precision), run_docs, ties)
+    if order.size < 2**31 - 1:  # row and query numbers as int32: 40 MB less at 10^7 rows
+        order = order.astype(np.int32)
     run_q, run_scores = in_q[order], np.asarray(run_scores, dtype=np.float64)[order]
+    if nq < 2**31 - 1:
+        run_q = run_q.astype(np.int32)
     n_words = max(word_count(run_docs), word_count(qrel_docs))
     # the top 32 bits of each id's hash, in rank order (uint32: half the memory)
     run_h32 = top32(hash_ids(run_docs, n_words))[order]
 
     def ranks(q: np.ndarray) -> tuple[np.ndarray, np.ndarray, int]:
+        """Rankings' lengths, the row where each query's ranking starts, the depth."""
         n_ret = np.bincount(q, minlength=nq).astype(np.int64)
         starts = np.zeros(nq, dtype=np.int64)
         if nq:
             starts[1:] = np.cumsum(n_ret)[:-1]
         depth = int(n_ret.max()) if nq and n_ret.size else 0
-        return n_ret, np.arange(q.size, dtype=np.int64) - starts[q], depth
+        return n_ret, starts, depth
 
-    n_ret, rank, depth = ranks(run_q)
+    def rank_of(lo: int, hi: int) -> np.ndarray:
+        """0-based rank of rows ``lo:hi`` (rows are in rank order within each query)."""
+        rank: np.ndarray = np.arange(lo, hi, dtype=np.int64) - starts[run_q[lo:hi]]
+        return rank
+
+    n_ret, starts, depth = ranks(run_q)
 
     # Duplicate (query, doc) pairs: hashes find the candidates, the ids decide.
     shadowed = np.zeros(run_q.size, dtype=bool)
-    cand = duplicate_candidates(run_q, rank, run_h32, nq, depth)
+    full = run_q.size == nq * depth  # every ranking is full: rank order is a reshape
+    cand = duplicate_candidates(run_q, None if full else rank_of(0, run_q.size), run_h32, nq, depth)
     if cand.size and duplicates == "keep_position":
         # In rank order, every occurrence of a (query, doc) after the first is shadowed.
         later, _ = later_occurrences(run_q[cand], run_docs[order[cand]])
@@ -170,7 +197,7 @@ def build_matrix(
             keep = ~drop[order]  # what remains is still in rank order
             order, run_q, run_scores = order[keep], run_q[keep], run_scores[keep]
             run_h32, shadowed = run_h32[keep], shadowed[keep]
-            n_ret, rank, depth = ranks(run_q)
+            n_ret, starts, depth = ranks(run_q)
 
     # Join with the judgments on (query, doc hash) packed into one uint64,
     # then confirm each match with the ids (a 32-bit hash can collide).
@@ -187,33 +214,39 @@ def build_matrix(
         run_h32 = codes[qrel_docs.size :][order]
         qorder = np.argsort(qrel_key, kind="stable")
         qrel_key_sorted = qrel_key[qorder]
-    run_key = run_q.astype(np.uint64)
-    run_key <<= SHIFT32
-    run_key |= run_h32
-    del run_h32
     labels = np.zeros((nq, depth), dtype=np.int64)
     judged_mat = np.zeros((nq, depth), dtype=bool)
-    flat = run_q * depth
-    flat += rank  # rows are in rank order: one flat scatter per matrix
-    del rank
-    if run_q.size == nq * depth:  # every ranking is full: the scores are the matrix
+    if full:  # the scores are the matrix
         score_mat = run_scores.reshape(nq, depth)
     else:
         score_mat = np.full((nq, depth), np.nan, dtype=np.float64)
-        score_mat.ravel()[flat] = run_scores
-    if run_key.size and qrel_key_sorted.size:
+    # Rows are in rank order, so row i is cell (run_q[i], rank i) of every matrix:
+    # one flat scatter per matrix. Done a block of rows at a time, so that the
+    # keys, positions and cells of 10^7 rows never exist all at once.
+    for lo in range(0, run_q.size, _JOIN_BLOCK):
+        hi = min(lo + _JOIN_BLOCK, run_q.size)
+        flat = run_q[lo:hi].astype(np.int64)
+        flat *= depth
+        flat += rank_of(lo, hi)
+        if not full:
+            score_mat.ravel()[flat] = run_scores[lo:hi]
+        if not qrel_key_sorted.size:
+            continue
+        run_key = run_q[lo:hi].astype(np.uint64)
+        run_key <<= SHIFT32
+        run_key |= run_h32[lo:hi]
         pos = np.searchsorted(qrel_key_sorted, run_key)
         np.minimum(pos, qrel_key_sorted.size - 1, out=pos)
         matched = qrel_key_sorted[pos] == run_key
-        del run_key
-        matched &= ~shadowed
+        matched &= ~shadowed[lo:hi]
         hit = np.flatnonzero(matched)
         qrow = qorder[pos[hit]]
-        exact = qrel_docs[qrow] == run_docs[order[hit]]
+        exact = qrel_docs[qrow] == run_docs[order[lo + hit]]
         hit, qrow = hit[exact], qrow[exact]
         found_labels = qrel_labels[qrow]
         labels.ravel()[flat[hit]] = found_labels
         judged_mat.ravel()[flat[hit]] = found_labels >= 0
+    del run_h32
 
     # Ideal ordering: each query's judged labels, descending.
     counts = np.bincount(qrel_q, minlength=nq) if qrel_q.size else np.zeros(nq, dtype=np.int64)

@@ -80,6 +80,9 @@ class MetricDef:
     level (a number in [0, 1], ``IPrec@0.5``). ``aggregate`` is how the
     per-query values combine across queries in trec_eval's ``all`` line:
     counts (``NumRel``) are summed, everything else is averaged.
+    ``rowwise`` says each query's value depends on that query's rows of the
+    matrix only, so the engine may run the kernel on a block of queries at a
+    time (less memory on large runs); a kernel says so explicitly.
     """
 
     name: str
@@ -91,6 +94,7 @@ class MetricDef:
     cutoff: Literal["rank", "recall"] = "rank"
     aggregate: Literal["mean", "sum"] = "mean"
     applies_to: Literal["positives", "negatives"] = "positives"
+    rowwise: bool = False
 
 
 def metric(
@@ -102,6 +106,7 @@ def metric(
     cutoff: Literal["rank", "recall"] = "rank",
     aggregate: Literal["mean", "sum"] = "mean",
     applies_to: Literal["positives", "negatives"] = "positives",
+    rowwise: bool = False,
 ) -> Callable[[Callable[..., np.ndarray]], Callable[..., np.ndarray]]:
     """Register a vectorized metric kernel under ``name`` in the metric registry.
 
@@ -122,6 +127,7 @@ def metric(
             cutoff=cutoff,
             aggregate=aggregate,
             applies_to=applies_to,
+            rowwise=rowwise,
         )
         METRICS.add(name, definition, params, description=description, module=kernel.__module__)
         return kernel

@@ -16,6 +16,7 @@ Scores are compared at the configured precision: in float32 (trec_eval 9's
 
 from __future__ import annotations
 
+import itertools
 import math
 from collections.abc import Sequence
 
@@ -27,6 +28,8 @@ from evalframe.metrics.policies import ScorePrecision, TieRule
 __all__ = ["rank_order", "rank_sort", "sort_scores", "tied_rows", "trec_order"]
 
 _SHIFT32 = np.uint64(32)
+#: Rows handled at a time where a whole-column temporary would cost 80 MB.
+_BLOCK = 1 << 20
 
 
 def sort_scores(scores: np.ndarray, score_precision: ScorePrecision) -> np.ndarray:
@@ -44,11 +47,16 @@ def _descending_key(scores: np.ndarray) -> np.ndarray:
     """
     utype = np.uint32 if scores.dtype == np.float32 else np.uint64
     top = utype(1) << utype(8 * scores.dtype.itemsize - 1)
-    bits = (scores + scores.dtype.type(0)).view(utype)  # + 0 turns -0.0 into 0.0
-    ascending = np.where(bits & top, ~bits, bits | top)
-    key = ~ascending
-    key[np.isnan(scores)] = ~utype(0)
-    return np.asarray(key)
+    key = np.empty(scores.shape, dtype=utype)
+    flat_scores, flat_key = scores.reshape(-1), key.reshape(-1)
+    for lo in range(0, flat_scores.size, _BLOCK):  # blocks: no 80 MB temporaries at 10^7 rows
+        part = flat_scores[lo : lo + _BLOCK]
+        bits = (part + part.dtype.type(0)).view(utype)  # + 0 turns -0.0 into 0.0
+        ascending = np.where(bits & top, ~bits, bits | top)
+        out = flat_key[lo : lo + _BLOCK]
+        np.invert(ascending, out=out)
+        out[np.isnan(part)] = ~utype(0)
+    return key
 
 
 def rank_sort(
@@ -71,13 +79,19 @@ def rank_sort(
     # built in place: at 10^7 rows every temporary array is 80 MB
     packed = run_q.astype(np.uint64)
     packed <<= _SHIFT32
-    packed |= desc if desc.dtype == np.uint32 else desc >> _SHIFT32
+    if desc.dtype == np.uint32:
+        packed |= desc
+    else:
+        for lo in range(0, packed.size, _BLOCK):
+            packed[lo : lo + _BLOCK] |= desc[lo : lo + _BLOCK] >> _SHIFT32
     order = np.argsort(packed, kind="stable")
     if ties == "given" and desc.dtype == np.uint32:
         return order  # the packed key is the whole score: stability keeps the given order
-    sorted_packed = packed[order]
+    tie = np.empty(max(order.size - 1, 0), dtype=bool)
+    for lo in range(0, tie.size, _BLOCK):  # sorted keys a block at a time, not all at once
+        keys = packed[order[lo : lo + _BLOCK + 1]]
+        tie[lo : lo + _BLOCK] = keys[1:] == keys[:-1]
     del packed
-    tie = sorted_packed[1:] == sorted_packed[:-1]
     if tie.any():
         in_group = np.zeros(order.size, dtype=bool)
         in_group[1:] |= tie
@@ -140,5 +154,12 @@ def trec_order(
     The same order :func:`rank_sort` produces under ``ties="trec_eval"``.
     """
     if score_precision == "float32":
-        return sorted(pairs, key=lambda p: (float(np.float32(p[1])), p[0]), reverse=True)
-    return sorted(pairs, key=lambda p: (p[1], p[0]), reverse=True)
+        # one conversion for the whole ranking, not a NumPy scalar per pair
+        scores = np.asarray([s for _, s in pairs], dtype=np.float32).tolist()
+    else:
+        scores = [s for _, s in pairs]
+    # strictly best first, as retrievers return them: already in order, nothing to sort
+    if all(a > b for a, b in itertools.pairwise(scores)):
+        return list(pairs)
+    order = sorted(range(len(pairs)), key=lambda i: (scores[i], pairs[i][0]), reverse=True)
+    return [pairs[i] for i in order]

@@ -31,7 +31,7 @@ from typing import Any
 import numpy as np
 
 from evalframe.core.errors import DataError, PluginError
-from evalframe.core.store import FileEntryStore
+from evalframe.core.store import open_store
 from evalframe.core.types import Corpus
 from evalframe.mine.cache import CallCache, plugin_fingerprint
 from evalframe.mine.config import MineConfig, Resolved
@@ -255,7 +255,7 @@ class _Caller:
 
         def cache(kind: str, resolved: Resolved, instance: Any) -> CallCache:
             use = config.cache and getattr(type(instance), "cacheable", True)
-            store = FileEntryStore(config.cache_dir, kind) if use else None
+            store = open_store(config.cache_dir, kind) if use else None
             fingerprint = plugin_fingerprint(
                 kind, resolved.spec.name, resolved.spec.version, resolved.config, instance
             )

@@ -16,9 +16,9 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, ValidationInfo, field_validator
+from pydantic import BaseModel, ValidationError
 
 from evalframe.analysis.settings import (
     Analyses,
@@ -29,7 +29,18 @@ from evalframe.analysis.settings import (
 from evalframe.assess.gates import GateSpec, parse_gate_specs
 from evalframe.core.errors import ConfigError
 from evalframe.golden.queries import QueriesConfig
+from evalframe.golden.split import Shard, TuningConfig, parse_shard
 from evalframe.metrics import Metric, Policies, parse_metric, parse_metrics
+from evalframe.pipeline.sections import (
+    DEFAULT_HEADLINE,
+    HEADLINE_MIN,
+    CompareSection,
+    MetricsSection,
+    OutputSection,
+    ReportSection,
+    Schema,
+    StatsSection,
+)
 from evalframe.plugin.protocols import PluginContext
 from evalframe.plugin.registry import (
     CORPORA,
@@ -55,161 +66,6 @@ __all__ = [
 ]
 
 
-class _Section(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-
-class MetricsSection(_Section):
-    """``metrics:`` the measures to compute and the policies that shape them."""
-
-    measures: list[str] = Field(min_length=1, description="canonical metric strings")
-    policies: Policies = Field(default_factory=Policies)
-    labels: dict[str, str] = Field(
-        default_factory=dict,
-        description="display names for the terminal report and summary.json, "
-        "{metric: label}; gates, files and trackers keep the canonical string",
-    )
-
-    @field_validator("labels", mode="before")
-    @classmethod
-    def _null_is_empty(cls, value: Any) -> Any:
-        return {} if value is None else value  # `metrics.labels=null` on the command line
-
-    @field_validator("labels")
-    @classmethod
-    def _labels_name_measures(cls, labels: dict[str, str], info: ValidationInfo) -> dict[str, str]:
-        """Each key is a computed measure, each label is unique and names nothing else.
-
-        A label is only a display name (ADK calls our Hit@k "Recall@k"); one
-        that spelled another computed metric's canonical string, or two
-        metrics shown under one label, would make the report ambiguous.
-        """
-        if not labels or "measures" not in info.data:
-            return labels  # measures itself failed: that error is reported
-        try:
-            measures = [str(m) for m in parse_metrics(info.data["measures"])]
-        except ConfigError:
-            return labels  # reported with its own key by validate_experiment
-        shown: dict[str, str] = {}  # canonical metric -> label
-        for key, label in labels.items():
-            try:
-                metric = str(parse_metric(key))
-            except ConfigError as exc:
-                raise ValueError(f"label key {key!r} is not a metric ({exc.message})") from None
-            if metric not in measures:
-                raise ValueError(
-                    f"label key {key!r} is not among metrics.measures "
-                    f"({', '.join(measures)}): a label renames a metric the run computes"
-                )
-            if metric in shown:
-                raise ValueError(f"{key!r} and another key both name {metric}")
-            text = label.strip() if isinstance(label, str) else ""
-            if not text or "\n" in text:
-                raise ValueError(f"the label of {key!r} must be one line of text")
-            if text in shown.values():
-                raise ValueError(f"two metrics are labelled {text!r}: labels must be unique")
-            if text in measures and text != metric:
-                raise ValueError(
-                    f"{key!r} is labelled {text!r}, the name of another metric this run "
-                    "computes: choose another label"
-                )
-            shown[metric] = text
-        return shown
-
-
-class ReportSection(_Section):
-    """``report:`` how the reports mark and list queries, and whether the page is written."""
-
-    criterion: str = Field("RR", description="per-query metric behind the ✓/⚠/✗ marks")
-    pass_at: float = Field(1.0, description="✓ when the criterion is at least this")
-    fail_below: float = Field(0.5, description="✗ (a failed query) when below this")
-    max_queries: int = Field(50, ge=0, description="per-query lines to print (0: none)")
-    max_failed: int = Field(10, ge=0, description="failed queries to detail")
-    show_k: int = Field(5, ge=1, description="retrieved ids to show for a failed query")
-    html: bool = Field(True, description="write report.html and summary.md into the run folder")
-    detail_k: int = Field(
-        10, ge=1, description="retrieved documents a query's row lists in report.html"
-    )
-
-
-class StatsSection(_Section):
-    """``stats:`` how uncertainty in the means is estimated."""
-
-    bootstrap: int = Field(1000, ge=0, description="bootstrap resamples for CIs (0: none)")
-    confidence: float = Field(0.95, gt=0, lt=1, description="confidence level of the CIs")
-    seed: int = Field(0, description="random seed: the same seed gives the same CIs")
-
-
-class CacheSection(_Section):
-    """``cache:`` what is reused between runs."""
-
-    retrieval: bool = Field(
-        True, description="reuse cached rankings (keyed by retriever, config, corpus, query, k)"
-    )
-
-
-class CompareSection(_Section):
-    """``compare:`` how a run is compared with its baseline."""
-
-    correction: Literal["holm", "bh"] = Field("holm", description="multiple-comparison correction")
-    alpha: float = Field(0.05, gt=0, lt=1, description="significance level of the verdicts")
-    allow_mismatch: bool = Field(
-        False, description="compare even if the golden set or metric policies differ"
-    )
-
-
-class OutputSection(_Section):
-    """``output:`` where results and caches go."""
-
-    dir: str = Field(description="run directory (Hydra's run dir by default)")
-    cache_dir: str = Field(description="shared cache for indexes and retrieval results")
-    run_tag: str = Field(
-        "evalframe", description="tag column of the written TREC run: one word (no spaces)"
-    )
-
-    @field_validator("run_tag")
-    @classmethod
-    def _one_word(cls, value: str) -> str:
-        if not value or any(ch.isspace() for ch in value):
-            raise ValueError(
-                "the run tag must be one word: it is the last column of run.trec, "
-                "which every TREC tool splits on whitespace"
-            )
-        return value
-
-
-class _Schema(_Section):
-    experiment: str = Field(description="the experiment's name (set by +experiment=...)")
-    description: str = ""
-    dataset: dict[str, Any]
-    queries: QueriesConfig = Field(default_factory=QueriesConfig)
-    corpus: dict[str, Any] | None = None
-    retriever: dict[str, Any]
-    # strict: `depth=true` must not pass as 1 (bool is an int to Python, not to a user)
-    depth: int = Field(100, ge=1, strict=True, description="documents retrieved per query")
-    metrics: MetricsSection
-    gates: dict[str, Any] = Field(default_factory=dict)
-    exports: dict[str, dict[str, Any] | None] = Field(
-        default_factory=dict, description="exporter name -> its settings (extra output files)"
-    )
-    tracking: dict[str, Any] = Field(default_factory=lambda: {"name": "none"})
-    slices: list[str] | None = Field(None, description="slice fields; null = every metadata field")
-    report: ReportSection = Field(default_factory=ReportSection)
-    stats: StatsSection = Field(default_factory=StatsSection)
-    cache: CacheSection = Field(default_factory=CacheSection)
-    baseline: str | None = Field(None, description="baseline name (or run folder) to compare with")
-    baselines_dir: str = Field("baselines", description="where baseline names are looked up")
-    compare: CompareSection = Field(default_factory=CompareSection)
-    analysis: dict[str, Any] | None = Field(
-        None, description="calibration, benefit and failure categories (docs/analyses.md)"
-    )
-    output: OutputSection
-    redact: list[str] = Field(
-        default_factory=list,
-        description="more key names whose values are secrets, redacted in every output",
-    )
-
-
 @dataclass(frozen=True)
 class ResolvedPlugin:
     """A plugin chosen by name, with its validated config and the key it came from."""
@@ -231,6 +87,7 @@ class Experiment:
     trackers: tuple[ResolvedPlugin, ...]
     depth: int
     metrics: tuple[Metric, ...]
+    headline: tuple[Metric, ...]
     policies: Policies
     #: display names, {canonical metric string: label} (``metrics.labels``)
     labels: Mapping[str, str]
@@ -261,6 +118,10 @@ class Experiment:
 
     #: the validated ``analysis:`` section and its judges (docs/analyses.md)
     analysis: Analyses = field(default_factory=lambda: Analyses(settings=AnalysisSettings()))
+    #: this run retrieves one slice of the queries and writes a shard (``shard=i/n``)
+    shard: Shard | None = None
+    #: the tuning objective and the split of the queries this run evaluates (``tuning:``)
+    tuning: TuningConfig = field(default_factory=TuningConfig)
 
 
 def _resolve(registry: Registry[Any], node: Mapping[str, Any], key: str) -> ResolvedPlugin:
@@ -288,7 +149,7 @@ def resolve_trackers(tracking: Mapping[str, Any]) -> tuple[ResolvedPlugin, ...]:
 def validate_experiment(raw: Mapping[str, Any]) -> Experiment:
     """Validate a composed config (a plain, resolved mapping) into an :class:`Experiment`."""
     try:
-        schema = _Schema.model_validate(dict(raw))
+        schema = Schema.model_validate(dict(raw))
     except ValidationError as exc:
         problems = [(where.lstrip("."), what) for where, what in validation_problems(exc, "")]
         hint = (
@@ -315,7 +176,14 @@ def validate_experiment(raw: Mapping[str, Any]) -> Experiment:
             hint="add it to metrics.measures or pick another criterion",
         )
     analysis = validate_analysis(schema.analysis, depth=schema.depth)
-    _check_gates(gates, metrics, schema.metrics.labels, value_names(analysis))
+    if schema.tuning.metric is not None:
+        objective = parse_metrics([schema.tuning.metric], key="tuning.metric")[0]
+        _require_metrics([str(objective)], metrics, "tuning.metric", "the tuning objective")
+        schema = schema.model_copy(
+            update={"tuning": schema.tuning.model_copy(update={"metric": str(objective)})}
+        )
+    gated = _check_gates(gates, metrics, schema.metrics.labels, value_names(analysis))
+    headline = _headline(schema.metrics.headline, metrics, gated)
     exports = _resolve_exports(schema.exports, metrics)
     _check_output_dir(Path(schema.output.dir))
     return Experiment(
@@ -327,6 +195,7 @@ def validate_experiment(raw: Mapping[str, Any]) -> Experiment:
         trackers=trackers,
         depth=schema.depth,
         metrics=tuple(metrics),
+        headline=headline,
         policies=schema.metrics.policies,
         labels=dict(schema.metrics.labels),
         gates=gates,
@@ -345,6 +214,8 @@ def validate_experiment(raw: Mapping[str, Any]) -> Experiment:
         queries=schema.queries,
         redact=tuple(schema.redact),
         analysis=analysis,
+        shard=parse_shard(schema.shard) if schema.shard is not None else None,
+        tuning=schema.tuning,
     )
 
 
@@ -405,15 +276,22 @@ def _check_gates(
     metrics: list[Metric],
     labels: Mapping[str, str],
     analysis_values: list[str],
-) -> None:
-    """Validate every gate's settings, metrics and analysis values now, not after retrieval."""
+) -> list[Metric]:
+    """Validate every gate's settings, metrics and analysis values now, not after retrieval.
+
+    Returns the metrics the gates judge, in gate order: those a gate declares
+    through ``required_metrics()``, else its ``metric:`` setting when it names
+    a computed metric (a gate without the method may still read one).
+    """
     by_label = {label: metric for metric, label in labels.items()}
+    gated: list[Metric] = []
     for g in gates:
         key = f"gates.{g.name}"
         spec = GATES.get(g.type, key=f"{key}.type")
         gate = spec.obj(configure(spec, g.params, key), PluginContext(config_key=key))
         needed = getattr(gate, "required_metrics", None)
-        for i, name in enumerate(needed() if callable(needed) else []):
+        names = needed() if callable(needed) else []
+        for i, name in enumerate(names):
             # the first metric is the gate's own `metric:` setting; others are named by the gate
             where = f"{key}.metric" if i == 0 else key
             if name in by_label:  # a label is a display name, never an identity
@@ -435,3 +313,47 @@ def _check_gates(
                     hint="configure the analysis (e.g. analysis=calibration, with the threshold "
                     "in analysis.calibration.thresholds); see docs/analyses.md",
                 )
+        if not names and isinstance(g.params.get("metric"), str):
+            names = [g.params["metric"]]
+        for name in names:
+            try:
+                m = parse_metric(name, key=f"{key}.metric")
+            except ConfigError:
+                continue  # the gate reports its own setting when it runs
+            if m in metrics and m not in gated:
+                gated.append(m)
+    return gated
+
+
+def _headline(
+    configured: list[str] | None, metrics: list[Metric], gated: list[Metric]
+) -> tuple[Metric, ...]:
+    """``metrics.headline``, checked against the computed metrics, or the default set.
+
+    The default: the gated metrics plus those of :data:`DEFAULT_HEADLINE` that
+    are computed, filled up to :data:`HEADLINE_MIN` from ``metrics.measures``;
+    listed in the order of ``metrics.measures``, as the report lists them.
+    """
+    if configured is not None:
+        chosen: list[Metric] = []
+        for i, name in enumerate(configured):
+            key = f"metrics.headline[{i}]"
+            m = parse_metric(name, key=key)
+            if m not in metrics:
+                raise ConfigError(
+                    f"the headline metric {str(m)!r} is not computed",
+                    key=key,
+                    expected=f"one of: {', '.join(str(x) for x in metrics)}",
+                    hint="add it to metrics.measures, or leave metrics.headline unset for the "
+                    "default (the gated metrics plus nDCG@10, R@10 and RR where computed)",
+                )
+            if m not in chosen:
+                chosen.append(m)
+        return tuple(chosen)
+    picked = set(gated)
+    picked.update(m for m in map(parse_metric, DEFAULT_HEADLINE) if m in metrics)
+    for m in metrics:
+        if len(picked) >= HEADLINE_MIN:
+            break
+        picked.add(m)
+    return tuple(m for m in metrics if m in picked)

@@ -10,7 +10,6 @@ in one place; what each step calls lives elsewhere (``assess``, ``retrieval``,
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -23,11 +22,14 @@ from evalframe.assess.results import Evaluation, GateResult
 from evalframe.assess.runfolder import LAYOUT, RunData, RunFolder, per_query_records
 from evalframe.core.errors import EXIT_GATE_FAILED, EXIT_OK, ConfigError, DataError, PluginError
 from evalframe.core.messages import shown, warn
+from evalframe.core.progress import quiet, step
 from evalframe.core.records import warn_if_nothing_matches
 from evalframe.core.types import Corpus, GoldenSet, Run
 from evalframe.golden.queries import join_queries
+from evalframe.golden.split import apply_split
 from evalframe.metrics import evaluate
 from evalframe.pipeline.config import Experiment, ResolvedPlugin
+from evalframe.pipeline.files import flat_metrics, headline_metrics, timings
 from evalframe.pipeline.provenance import created, git_state
 from evalframe.plugin.hooks import HookRelay, RunContext, RunOutcome
 from evalframe.plugin.protocols import (
@@ -38,6 +40,7 @@ from evalframe.plugin.protocols import (
     PluginContext,
     Retriever,
 )
+from evalframe.retrieval.corpora import checked_load, with_manifest
 from evalframe.retrieval.normalise import normalise_run
 from evalframe.retrieval.retrieve import retrieve_all, run_cache
 
@@ -50,8 +53,10 @@ __all__ = [
     "Reporter",
     "load_golden",
     "load_inputs",
+    "retrieve_run",
     "run_experiment",
     "score_and_report",
+    "stored_corpus",
 ]
 
 
@@ -101,33 +106,6 @@ def _build(plugin: ResolvedPlugin, context: PluginContext, protocol: type) -> An
     return instance
 
 
-def _flat_metrics(evaluation: Evaluation, gates: list[GateResult]) -> dict[str, float | int]:
-    """Flat numeric keys, so ``dvc metrics diff`` and MLflow can read them as they are."""
-    flat: dict[str, float | int] = {"queries": len(evaluation.golden)}
-    for m, agg in evaluation.overall.items():
-        flat[str(m)] = agg.mean
-        flat[f"{m}.std"] = agg.std
-        flat[f"{m}.n"] = agg.n
-        flat[f"{m}.ci_low"] = agg.ci_low
-        flat[f"{m}.ci_high"] = agg.ci_high
-    for fname, groups in evaluation.by_slice.items():
-        for value, aggs in groups.items():
-            for m, agg in aggs.items():
-                flat[f"slice.{fname}.{value}.{m}"] = agg.mean
-                flat[f"slice.{fname}.{value}.{m}.n"] = agg.n
-    for stat, ms in evaluation.latency.items():
-        flat[f"latency.{stat}"] = ms
-    for key, found in evaluation.analysis.items():  # calibration.ece, failures.<category>, ...
-        flat[key] = found.mean
-        flat[f"{key}.n"] = found.n
-        if not math.isnan(found.ci_low):
-            flat[f"{key}.ci_low"] = found.ci_low
-            flat[f"{key}.ci_high"] = found.ci_high
-    flat["gates.passed"] = sum(1 for g in gates if g.passed)
-    flat["gates.failed"] = sum(1 for g in gates if not g.passed)
-    return flat
-
-
 def _write_outputs(
     exp: Experiment,
     evaluation: Evaluation,
@@ -136,6 +114,7 @@ def _write_outputs(
     records: list[dict[str, Any]],
     analysis: AnalysisOutput,
     corpus: Corpus | None = None,
+    stored_run: Path | None = None,
 ) -> tuple[dict[str, Path], dict[str, Any]]:
     from omegaconf import OmegaConf
 
@@ -144,13 +123,21 @@ def _write_outputs(
 
     folder = RunFolder(exp.output_dir)
     folder.path.mkdir(parents=True, exist_ok=True)
+    # Without `tracking`: where a run is reported is the environment's choice
+    # (EVALFRAME_TRACKING, a CI's server) and changes no number; kept, it would make
+    # the same run's config.yaml differ between machines. `rescore` tracks as a run would.
+    stored = {k: v for k, v in exp.public_config.items() if k != "tracking"}
     files = {
-        "config": folder.write_text(
-            folder.CONFIG, OmegaConf.to_yaml(OmegaConf.create(exp.public_config))
-        ),
-        "run": folder.write_run(evaluation.run, tag=exp.run_tag),
+        "config": folder.write_text(folder.CONFIG, OmegaConf.to_yaml(OmegaConf.create(stored))),
+        "run": folder.write_run(evaluation.run, tag=exp.run_tag, stored=stored_run),
         "per_query": folder.write_jsonl(folder.PER_QUERY, records),
-        "metrics": folder.write_json(folder.METRICS, _flat_metrics(evaluation, gates)),
+        "metrics": folder.write_json(folder.METRICS, flat_metrics(evaluation, gates)),
+        "headline": folder.write_json(folder.HEADLINE, headline_metrics(exp, evaluation, gates)),
+        # when and from which commit: like latency, they differ on every run of the same
+        # inputs, so they go with it, not into summary.json (DVC tracks that)
+        "timings": folder.write_json(
+            folder.TIMINGS, {"created": created(), "git": git_state(), **timings(evaluation)}
+        ),
         "gates": folder.write_json(
             folder.GATES,
             {
@@ -169,8 +156,6 @@ def _write_outputs(
         "layout": LAYOUT,
         "experiment": exp.name,
         "evalframe_version": __version__,
-        "created": created(),
-        "git": git_state(),
         "exit_code": exit_code,
         "golden_set": {
             "name": golden.name,
@@ -194,6 +179,7 @@ def _write_outputs(
         "retriever": exp.retriever.spec.name,
         "depth": exp.depth,
         "metrics": [str(m) for m in evaluation.metrics],
+        "headline": [str(m) for m in exp.headline],
         # display names (metrics.labels); every other key of this file is canonical
         "labels": {str(m): exp.labels[str(m)] for m in evaluation.metrics if str(m) in exp.labels},
         "policies": evaluation.policies.model_dump(),
@@ -209,8 +195,6 @@ def _write_outputs(
             f: {v: {str(m): a.as_dict() for m, a in aggs.items()} for v, aggs in groups.items()}
             for f, groups in evaluation.by_slice.items()
         },
-        "latency": evaluation.latency,
-        "retrieval_cache": evaluation.run.metadata.get("cache"),
         "gates_passed": verdict(gates),
         "verdict_warnings": verdict_warnings(golden, gates),
         "analysis": analysis.summary,
@@ -282,7 +266,8 @@ def _compare_with_baseline(
     outputs: dict[str, Path],
 ) -> Comparison:
     """Compare this run (from memory) with its baseline; write comparison.json/.md."""
-    from evalframe.assess.compare import compare_runs, render_comparison
+    from evalframe.assess.compare import compare_runs
+    from evalframe.assess.compare_text import render_comparison
 
     folder = RunFolder(exp.output_dir)
     this_run = RunData.from_records(
@@ -329,23 +314,71 @@ class Inputs:
     normalise_id: Callable[[str], str] | None = None
 
 
-def load_inputs(exp: Experiment) -> Inputs:
-    """Load the corpus (if configured) and the golden set, join the queries file, check views."""
-    corpus: Corpus | None = None
-    if exp.corpus is not None:
+def load_inputs(exp: Experiment, *, corpus: Corpus | bool | None = True) -> Inputs:
+    """Load the corpus (if configured) and the golden set, join the queries file, check views.
+
+    With the retrieval cache on, a corpus whose loader names its files is
+    deferred when its manifest is cached (:mod:`evalframe.retrieval.corpora`):
+    its documents are read only if something needs their text. ``corpus``
+    may instead give the corpus (``rescore``'s, from the run folder), or
+    ``False`` to load none.
+    """
+    loaded: Corpus | None = None
+    if isinstance(corpus, Corpus):
+        loaded = corpus
+    elif exp.corpus is not None and corpus:
         loader = _build(
             exp.corpus, PluginContext(cache_dir=exp.cache_dir, config_key="corpus"), CorpusLoader
         )
-        corpus = _loaded(loader, exp.corpus)
+        with step(f"loading the corpus ({exp.corpus.spec.name})"):
+            plugin = exp.corpus
+            if exp.cache_retrieval:
+                loaded = with_manifest(
+                    loader,
+                    plugin.spec,
+                    plugin.config,
+                    exp.cache_dir,
+                    lambda: _loaded(loader, plugin),
+                )
+            else:
+                loaded = _loaded(loader, plugin)
     dataset = _build(
         exp.dataset,
-        PluginContext(corpus=corpus, cache_dir=exp.cache_dir, config_key="dataset"),
+        PluginContext(corpus=loaded, cache_dir=exp.cache_dir, config_key="dataset"),
         DatasetLoader,
     )
-    golden = join_queries(_loaded(dataset, exp.dataset), exp.queries)
+    with step(f"loading the golden set ({exp.dataset.spec.name})"):
+        # the tuning split (tuning.part) applies before everything that reads the golden set
+        golden = apply_split(join_queries(_loaded(dataset, exp.dataset), exp.queries), exp.tuning)
     _check_views(exp, golden)
     normaliser = getattr(dataset, "id_normaliser", None)
-    return Inputs(golden, corpus, normaliser() if callable(normaliser) else None)
+    return Inputs(golden, loaded, normaliser() if callable(normaliser) else None)
+
+
+def stored_corpus(exp: Experiment, folder: RunFolder) -> Corpus | bool:
+    """The corpus a stored run was made with, deferred: from its ``corpus_manifest.json``.
+
+    Its name, hash, ids and documents' hashes come from the manifest; the
+    documents themselves are read (with the configured loader, and checked
+    against the hash) only if something asks for their text. ``True`` (load it
+    as a run does) when the folder has no manifest; ``False`` without a corpus.
+    """
+    if exp.corpus is None:
+        return False
+    manifest = folder.corpus_manifest() if RunFolder.is_run(folder.path) else None
+    if manifest is None or not isinstance(manifest.get("content_hash"), str):
+        return True
+    plugin = exp.corpus
+    loader = _build(
+        plugin, PluginContext(cache_dir=exp.cache_dir, config_key="corpus"), CorpusLoader
+    )
+    digest = manifest["content_hash"]
+    return Corpus.deferred(
+        str(manifest.get("corpus", "")),
+        digest,
+        manifest["documents"],
+        checked_load(lambda: _loaded(loader, plugin), digest),
+    )
 
 
 def load_golden(exp: Experiment) -> tuple[GoldenSet, Corpus | None]:
@@ -404,6 +437,29 @@ def _plugin_metadata(exp: Experiment) -> dict[str, Any]:
     }
 
 
+def retrieve_run(
+    exp: Experiment, inputs: Inputs, queries: GoldenSet, *, progress: bool = True
+) -> Run:
+    """Ask the retriever for every query of ``queries`` (all, or one shard's), via the cache."""
+    retriever = _build(
+        exp.retriever,
+        PluginContext(corpus=inputs.corpus, cache_dir=exp.cache_dir, config_key="retriever"),
+        Retriever,
+    )
+    _warn_empty_texts(queries, retriever, exp.retriever.spec.name)
+    cache = (
+        run_cache(exp.retriever.spec, exp.retriever.config, inputs.corpus, retriever, exp.cache_dir)
+        if exp.cache_retrieval
+        else None
+    )
+    name = exp.retriever.spec.name
+    run = retrieve_all(retriever, queries, exp.depth, name=name, progress=progress, cache=cache)
+    if cache is not None:
+        stats = {"hits": cache.hits, "misses": cache.misses}
+        run = run.model_copy(update={"metadata": {**run.metadata, "cache": stats}})
+    return run
+
+
 def run_experiment(
     exp: Experiment,
     *,
@@ -416,6 +472,12 @@ def run_experiment(
     ``metadata`` is handed to trackers in :class:`RunContext` (Hydra's choices,
     the sweep this job belongs to); the plugins and baseline are added here.
     """
+    if exp.shard is not None:  # a shard scores nothing: `python -m evalframe` runs it
+        raise ConfigError(
+            f"shard={exp.shard} only retrieves a slice: run it with `python -m evalframe`, "
+            "then `evalframe merge`; or set shard=null",
+            key="shard",
+        )
     context = RunContext(
         experiment=exp.name,
         output_dir=exp.output_dir,
@@ -429,40 +491,19 @@ def run_experiment(
     relay = HookRelay.build(exp.trackers)
     relay.emit("on_run_start", context)
     try:
-        inputs = load_inputs(exp)
-        golden, corpus = inputs.golden, inputs.corpus
-        retriever = _build(
-            exp.retriever,
-            PluginContext(corpus=corpus, cache_dir=exp.cache_dir, config_key="retriever"),
-            Retriever,
-        )
-        _warn_empty_texts(golden, retriever, exp.retriever.spec.name)
-        cache = (
-            run_cache(exp.retriever.spec, exp.retriever.config, corpus, retriever, exp.cache_dir)
-            if exp.cache_retrieval
-            else None
-        )
-        run = retrieve_all(
-            retriever,
-            golden,
-            exp.depth,
-            name=exp.retriever.spec.name,
-            progress=progress,
-            cache=cache,
-        )
-        if cache is not None:
-            stats = {"hits": cache.hits, "misses": cache.misses}
-            run = run.model_copy(update={"metadata": {**run.metadata, "cache": stats}})
+        with quiet(not progress):
+            inputs = load_inputs(exp)
+            run = retrieve_run(exp, inputs, inputs.golden, progress=progress)
         relay.emit("on_retrieval_done", context, run)
         return score_and_report(
             exp,
-            golden,
+            inputs.golden,
             run,
             relay,
             context,
             reporters,
             normalise_id=inputs.normalise_id,
-            corpus=corpus,
+            corpus=inputs.corpus,
         )
     except BaseException as exc:
         relay.emit("on_error", context, exc)
@@ -479,6 +520,7 @@ def score_and_report(
     *,
     normalise_id: Callable[[str], str] | None = None,
     corpus: Corpus | None = None,
+    stored_run: Path | None = None,
 ) -> PipelineResult:
     """Score a run, gate it, compare it, write the outputs, report: everything after retrieval.
 
@@ -488,7 +530,8 @@ def score_and_report(
     the run written to the run folder is the normalised one, the run scored.
     ``corpus`` (when one was loaded) is recorded in the corpus manifest, handed
     to the reporters, and gives the failure categories document text to compare
-    (none are given without it).
+    (none are given without it). ``stored_run`` is the run file ``rescore``
+    read, kept (or copied) as ``run.trec`` rather than written again.
     """
     run = normalise_run(run, normalise_id, exp.policies.duplicates)
     warn_if_nothing_matches(golden, run)  # all zeros: ids, not the system, are the likely cause
@@ -517,7 +560,9 @@ def score_and_report(
     relay.emit("on_gated", context, gates)
     exit_code = EXIT_OK if verdict(gates) else EXIT_GATE_FAILED
 
-    outputs, summary = _write_outputs(exp, evaluation, gates, exit_code, records, analysis, corpus)
+    outputs, summary = _write_outputs(
+        exp, evaluation, gates, exit_code, records, analysis, corpus, stored_run
+    )
     outputs.update(_write_exports(exp, evaluation))
     result = PipelineResult(
         exit_code,

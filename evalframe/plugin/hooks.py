@@ -56,11 +56,16 @@ class RunContext:
 
 @dataclass
 class SweepContext:
-    """A ``-m`` sweep: its folder (one sub-folder per job) and the config it started from."""
+    """A ``-m`` sweep: its folder (one sub-folder per job) and the config it started from.
+
+    ``swept`` are the keys whose command-line override is a sweep
+    (``retriever.k1=0.9,1.2`` -> ``retriever.k1``): what tells the jobs apart.
+    """
 
     experiment: str
     sweep_dir: Path
     config: dict[str, Any]
+    swept: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -8,7 +8,7 @@ loaded (the corpus, a cache directory).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
@@ -24,6 +24,7 @@ __all__ = [
     "NOT_IN_CACHE_KEY",
     "Answer",
     "Attempt",
+    "BatchRetriever",
     "ContextDoc",
     "CorpusLoader",
     "DatasetLoader",
@@ -92,6 +93,17 @@ class Retriever(Protocol):
     then *missing* and ``metrics.policies.missing_query`` applies); return an
     empty ranking when it answered with nothing.
 
+    How the pipeline drives it (one of the two, both optional):
+
+    * ``retrieve_batch(queries, k) -> list[Ranking | None]``, one answer per
+      query in the order given (see :class:`BatchRetriever`): the pipeline
+      then hands over the queries in chunks, for an index that answers many
+      queries faster than one at a time (bm25s, a matrix product, a batch
+      API). Its answers must equal ``retrieve``'s, query by query.
+    * ``max_concurrency: int`` (an attribute): ``retrieve`` may be called from
+      this many threads at once, for a service that answers slowly but in
+      parallel. Absent, the pipeline asks one query at a time.
+
     Optional: ``cache_identity() -> JSON-able value``, for what changes the
     rankings but is not in the plugin's config or the corpus: the contents of
     a model folder or a catalogue file named by path. It joins the retrieval
@@ -110,6 +122,13 @@ class Retriever(Protocol):
 
 
 @runtime_checkable
+class BatchRetriever(Retriever, Protocol):
+    """A retriever that also answers many queries at once (see :class:`Retriever`)."""
+
+    def retrieve_batch(self, queries: Sequence[Query], k: int) -> Sequence[Ranking | None]: ...
+
+
+@runtime_checkable
 class DatasetLoader(Protocol):
     """Reads a golden set from wherever it lives.
 
@@ -124,7 +143,14 @@ class DatasetLoader(Protocol):
 
 @runtime_checkable
 class CorpusLoader(Protocol):
-    """Reads the documents a retriever searches."""
+    """Reads the documents a retriever searches.
+
+    Optional: ``sources() -> list[Path]``, every file the loader reads for the
+    current config. With it, a run whose rankings all come from the cache
+    does not read the corpus at all: the pipeline keeps the corpus's hash and
+    ids (a *manifest*) under the sources' sizes and modification times, and
+    loads the documents only if something asks for them.
+    """
 
     def load(self) -> Corpus: ...
 

@@ -29,12 +29,16 @@ from pydantic import BaseModel, ValidationError
 from evalframe.core.errors import ConfigError, PluginError
 
 __all__ = [
+    "ADVERSARIES",
+    "AUTHORS",
     "CONF_GROUP",
     "CORPORA",
     "DATASETS",
     "EXPORTERS",
     "GATES",
+    "JUDGES",
     "METRICS",
+    "ORACLES",
     "REGISTRIES",
     "RETRIEVERS",
     "SOLVERS",
@@ -42,12 +46,16 @@ __all__ = [
     "VALIDATORS",
     "PluginSpec",
     "Registry",
+    "adversary",
+    "author",
     "configure",
     "corpus",
     "dataset",
     "exporter",
     "format_validation_error",
     "gate",
+    "judge",
+    "oracle",
     "retriever",
     "solver",
     "tracker",
@@ -347,6 +355,34 @@ REGISTRIES.update({r.kind: r for r in (SOLVERS, VALIDATORS)})
 # -- exports: a finished run written in another tool's format (Galaxy's JSON, ...) --
 EXPORTERS: Registry[Any] = Registry("exporter", "evalframe.exporters")
 REGISTRIES[EXPORTERS.kind] = EXPORTERS
+
+
+# -- golden-set construction (evalframe golden build): the four roles of KnowCode's pipeline --
+AUTHORS: Registry[Any] = Registry("author", "evalframe.authors")
+ORACLES: Registry[Any] = Registry("oracle", "evalframe.oracles")
+ADVERSARIES: Registry[Any] = Registry("adversary", "evalframe.adversaries")
+JUDGES: Registry[Any] = Registry("judge", "evalframe.judges")
+REGISTRIES.update({r.kind: r for r in (AUTHORS, ORACLES, ADVERSARIES, JUDGES)})
+
+
+def author(name: str, *, config: type[BaseModel] | None = None) -> Callable[[T], T]:
+    """Register a query author (``evalframe golden build``): ``@author("ast", config=...)``."""
+    return AUTHORS.decorator(name, config=config)
+
+
+def oracle(name: str, *, config: type[BaseModel] | None = None) -> Callable[[T], T]:
+    """Register an oracle answerer (``evalframe golden build``)."""
+    return ORACLES.decorator(name, config=config)
+
+
+def adversary(name: str, *, config: type[BaseModel] | None = None) -> Callable[[T], T]:
+    """Register an adversarial reviewer (``evalframe golden build``)."""
+    return ADVERSARIES.decorator(name, config=config)
+
+
+def judge(name: str, *, config: type[BaseModel] | None = None) -> Callable[[T], T]:
+    """Register a narrative-equivalence judge (``evalframe golden build``)."""
+    return JUDGES.decorator(name, config=config)
 
 
 def exporter(name: str, *, config: type[BaseModel] | None = None) -> Callable[[T], T]:

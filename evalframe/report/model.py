@@ -46,14 +46,26 @@ class RunView:
     @classmethod
     def load(cls, path: Path, name: str | None = None) -> RunView:
         folder = RunFolder(Path(path))
+        # when, from which commit and how fast live in timings.json (they differ on every
+        # run of the same inputs, so they stay out of the files DVC tracks); the page
+        # shows them beside the rest, as a folder from before timings.json held them
+        timings = folder.timings()
+        summary = folder.summary()
+        summary.update({k: timings[k] for k in ("created", "git") if k in timings})
+        per_query_ms = timings.get("per_query_ms")
+        latency: dict[str, Any] = per_query_ms if isinstance(per_query_ms, dict) else {}
+        records = [record for _, record in folder.per_query()]
+        for record in records:
+            if "latency_ms" not in record:
+                record["latency_ms"] = latency.get(str(record.get("query_id")))
         return cls(
             path=folder.path,
             name=name or folder.path.name,
-            summary=folder.summary(),
+            summary=summary,
             metrics=folder.metrics(),
             gates=folder.gates(),
             config=folder.config(),
-            records=[record for _, record in folder.per_query()],
+            records=records,
             comparison=folder.comparison(),
             manifest=folder.corpus_manifest(),
             overrides=folder.overrides(),

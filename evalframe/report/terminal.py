@@ -27,15 +27,40 @@ def _fmt(value: float) -> str:
 
 
 def _table(header: list[str], rows: list[list[str]]) -> list[str]:
-    widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
+    """A slice table (first column text, then numbers), indented two spaces, fitted to WIDTH."""
+    from evalframe.core.console import WIDTH, Col, render, table
 
-    def line(cells: list[str]) -> str:
-        return "  " + "  ".join(
-            c.ljust(w) if i == 0 else c.rjust(w)
-            for i, (c, w) in enumerate(zip(cells, widths, strict=True))
+    cols = [Col(header[0], "text"), *(Col(h, "number") for h in header[1:])]
+    text = render(table(cols, rows), width=WIDTH - 2)
+    return ["  " + line if line else line for line in text.split("\n")]
+
+
+def _fit(lines: list[str], width: int) -> list[str]:
+    """Lines longer than ``width`` wrapped at spaces, continuations indented under their text.
+
+    Ids and words are never split (a single id longer than the width stays
+    whole); the tables are already drawn to the width.
+    """
+    import textwrap
+
+    out: list[str] = []
+    for line in lines:
+        if len(line) <= width:
+            out.append(line)
+            continue
+        lead = len(line) - len(line.lstrip(" "))
+        out.extend(
+            textwrap.wrap(
+                line,
+                width,
+                initial_indent="",
+                subsequent_indent=" " * (lead + 4),
+                break_long_words=False,
+                break_on_hyphens=False,
+            )
+            or [line]
         )
-
-    return [line(header), *(line(r) for r in rows)]
+    return out
 
 
 def _ids(ids: list[str], limit: int) -> str:
@@ -193,7 +218,9 @@ def render_report(
         )
     else:
         out.append(f"Result: PASSED{provisional}")
-    return "\n".join(out)
+    from evalframe.core.console import WIDTH
+
+    return "\n".join(_fit("\n".join(out).split("\n"), WIDTH))
 
 
 class TerminalReport:
@@ -206,7 +233,7 @@ class TerminalReport:
         self.stream = stream
 
     def __call__(self, result: PipelineResult) -> None:
-        from evalframe.assess.compare import render_comparison
+        from evalframe.assess.compare_text import render_comparison
         from evalframe.report.analyses import render_analyses
 
         assert result.experiment is not None  # the pipeline always sets it

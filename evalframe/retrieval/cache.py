@@ -6,25 +6,29 @@ the corpus content hash, the query text and k, and the query's metadata
 fields the retriever says it reads (``cache_inputs``). Metrics, gates and report
 settings are not in the key, so changing them never invalidates an entry.
 
-Each entry is one small JSON file written atomically (temp file + rename), so
-an interrupted run leaves only whole entries behind and re-running the same
-command retrieves only the queries that are still missing. Parallel sweep jobs
-can share the folder: two writers of the same key write the same content.
+Entries live in the ``runs`` namespace of the cache folder's entry store
+(:mod:`evalframe.core.store`: one SQLite database), written a batch at a
+time in one transaction, so an interrupted run leaves only whole entries
+behind and re-running the same command retrieves only the queries that are
+still missing. Parallel sweep jobs can share the folder: two writers of the
+same key write the same content. Caches written by older versions (one JSON
+file per entry) are still read.
 """
 
 from __future__ import annotations
 
 import json
 import shutil
-from dataclasses import dataclass
+from collections.abc import Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel
+from pydantic import BaseModel, ValidationError
 
 from evalframe.core.io import default_cache_dir
 from evalframe.core.secrets import is_secret_name
-from evalframe.core.store import EntryStore, FileEntryStore
+from evalframe.core.store import DATABASE, EntryStore, namespaces, open_store
 from evalframe.core.types import Ranking, content_hash
 from evalframe.plugin.protocols import in_cache_key
 
@@ -68,22 +72,45 @@ def retriever_fingerprint(
     return fingerprint
 
 
+def _decode(text: str, query_id: str) -> Ranking | None:
+    """An entry's ranking, re-keyed to ``query_id``; ``None`` if it cannot be read.
+
+    Entries hold the ranking's JSON; those written by older versions (read
+    from their files) wrap it as ``{"key": ..., "ranking": {...}}``.
+    """
+    try:
+        if text.startswith('{"key"'):
+            ranking = Ranking.model_validate({**json.loads(text)["ranking"], "query_id": query_id})
+        else:
+            ranking = Ranking.model_validate_json(text)
+    except (ValueError, ValidationError, KeyError, TypeError):
+        return None  # damaged: retrieve again and overwrite
+    if ranking.query_id != query_id:
+        ranking = ranking.model_copy(update={"query_id": query_id})
+    return ranking
+
+
 @dataclass
 class RunCache:
-    """Per-query rankings in the ``runs`` namespace of the cache's entry store.
+    """Per-query rankings in the ``runs`` namespace of the cache folder's entry store.
 
-    The store defaults to one file per entry, ``<root>/runs/<2 hex>/<key>.json``.
+    ``store`` defaults to the folder's SQLite store (opened on first use).
     """
 
     root: Path
     fingerprint: dict[str, Any]
     hits: int = 0
     misses: int = 0
-    store: EntryStore | None = None  # None: one file per entry under root
+    store: EntryStore | None = None
+    _opened: EntryStore | None = field(default=None, init=False, repr=False)
 
     @property
     def entries(self) -> EntryStore:
-        return self.store if self.store is not None else FileEntryStore(self.root, "runs")
+        if self.store is not None:
+            return self.store
+        if self._opened is None:
+            self._opened = open_store(self.root, "runs")
+        return self._opened
 
     def key(self, query_text: str, k: int, extra: Any = None) -> str:
         """``extra``: what else of the query the ranking depends on (a retriever's
@@ -95,32 +122,69 @@ class RunCache:
 
     def get(self, query_id: str, query_text: str, k: int, extra: Any = None) -> Ranking | None:
         """The cached ranking, re-keyed to ``query_id`` (two ids may share a text)."""
-        text = self.entries.get(self.key(query_text, k, extra))
-        try:
-            if text is None:
-                raise KeyError("absent")
-            data = json.loads(text)
-            ranking = Ranking.model_validate({**data["ranking"], "query_id": query_id})
-        except (ValueError, KeyError, TypeError):
-            self.misses += 1
-            return None  # absent, or unreadable: retrieve again and overwrite
-        self.hits += 1
-        return ranking
+        return self.get_many([(query_id, query_text, extra)], k).get(query_id)
+
+    def get_many(self, queries: Sequence[tuple[Any, ...]], k: int) -> dict[str, Ranking]:
+        """``{query_id: ranking}`` for every ``(query_id, text[, extra])`` that is cached."""
+        keys = [self.key(q[1], k, q[2] if len(q) > 2 else None) for q in queries]
+        store = self.entries
+        get_many = getattr(store, "get_many", None)
+        if callable(get_many):
+            texts: dict[str, str] = get_many(keys)
+        else:
+            texts = {key: text for key in keys if (text := store.get(key)) is not None}
+        found: dict[str, Ranking] = {}
+        for (query_id, *_), key in zip(queries, keys, strict=True):
+            text = texts.get(key)
+            ranking = _decode(text, query_id) if text is not None else None
+            if ranking is None:
+                self.misses += 1
+            else:
+                self.hits += 1
+                found[query_id] = ranking
+        return found
 
     def put(self, query_text: str, k: int, ranking: Ranking, extra: Any = None) -> None:
-        key = self.key(query_text, k, extra)
-        entry = {"key": key, "ranking": ranking.model_dump(mode="json")}
-        self.entries.put(key, json.dumps(entry, ensure_ascii=False))
+        self.put_many([(query_text, ranking, extra)], k)
+
+    def put_many(self, items: Sequence[tuple[Any, ...]], k: int) -> None:
+        """Store ``(query text, ranking[, extra])`` items, in one write when the store can."""
+        entries = [
+            (self.key(item[0], k, item[2] if len(item) > 2 else None), item[1].model_dump_json())
+            for item in items
+        ]
+        store = self.entries
+        put_many = getattr(store, "put_many", None)
+        if callable(put_many):
+            put_many(entries)
+        else:
+            for key, text in entries:
+                store.put(key, text)
 
 
 def cache_info(root: Path) -> dict[str, Any]:
-    """Where the cache is and how much it holds, by kind (runs, indexes)."""
+    """Where the cache is and how much it holds, by kind.
+
+    Kinds are the entry store's namespaces (``runs``, ``solver``...: ``entries``
+    and the bytes of their values) and the folders beside it (``bm25`` and
+    ``dense`` indexes, a ``runs`` folder left by an older version: ``files``
+    and ``bytes``). ``bytes`` in total counts the files on disk.
+    """
     kinds: dict[str, dict[str, int]] = {}
+    total = 0
     if root.is_dir():
-        for child in sorted(p for p in root.iterdir() if p.is_dir()):
-            files = [p for p in child.rglob("*") if p.is_file()]
-            kinds[child.name] = {"files": len(files), "bytes": sum(p.stat().st_size for p in files)}
-    total = sum(v["bytes"] for v in kinds.values())
+        for ns, (n, size) in sorted(namespaces(root).items()):
+            kinds[ns] = {"entries": n, "bytes": size}
+        for child in sorted(root.iterdir()):
+            if child.is_dir():
+                files = [p for p in child.rglob("*") if p.is_file()]
+                size = sum(p.stat().st_size for p in files)
+                entry = kinds.setdefault(child.name, {})
+                entry["files"] = len(files)
+                entry["bytes"] = entry.get("bytes", 0) + size
+                total += size
+            elif child.name.startswith(DATABASE):
+                total += child.stat().st_size  # the database, its -wal and -shm
     return {"path": str(root), "exists": root.is_dir(), "kinds": kinds, "bytes": total}
 
 

@@ -1,22 +1,207 @@
-"""Asking a retriever for every golden query: checks on each answer, timing, and the cache.
+"""Asking a retriever for every golden query: in batches or concurrently, checked, timed, cached.
 
-A retriever's answer is checked as it arrives (a ``Ranking`` for the query asked,
-at most k documents); a broken one stops the run with a ``PluginError`` naming
-the retriever and the query.
+How a retriever is driven depends on what it offers (see
+:class:`evalframe.plugin.protocols.Retriever`):
+
+* ``retrieve_batch(queries, k)``: the queries are handed over in chunks of
+  :data:`BATCH` and the retriever answers each chunk at once (bm25 tokenises
+  and scores a chunk in one call, dense encodes it in one call);
+* otherwise ``retrieve(query, k)`` is called from ``max_concurrency`` threads
+  (a retriever's attribute; 1 when absent: one query at a time), which is
+  what a remote service needs.
+
+Every answer is checked as it arrives (a ``Ranking`` for the query asked, at
+most k documents); a broken one stops the run with a ``PluginError`` naming
+the retriever and the query. Answers are written to the cache as soon as they
+are known (one write per chunk, or per group of finished requests), so an
+interrupted run resumes where it stopped.
 """
 
 from __future__ import annotations
 
-import sys
+import queue
+import threading
 import time
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 from evalframe.core.errors import PluginError
+from evalframe.core.progress import quiet, step
 from evalframe.core.types import Corpus, GoldenSet, Ranking, Run
 from evalframe.plugin.protocols import Query, Retriever
 from evalframe.retrieval.cache import RunCache, retriever_fingerprint
 
-__all__ = ["retrieve_all", "run_cache"]
+__all__ = ["BATCH", "ask_all", "concurrency", "retrieve_all", "run_cache"]
+
+#: Queries handed to ``retrieve_batch`` at once: large enough for a batch API
+#: to pay off, small enough that a killed run loses little and progress moves.
+BATCH = 1024
+
+#: ``(position in the queries asked, ranking or None, latency in ms)``
+Answer = tuple[int, Ranking | None, float]
+
+
+def concurrency(retriever: Any) -> int:
+    """How many ``retrieve`` calls may run at once: the retriever's ``max_concurrency``, or 1."""
+    value = getattr(retriever, "max_concurrency", 1)
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise PluginError(
+            f"retriever {type(retriever).__name__} has max_concurrency={value!r}",
+            expected="an integer >= 1 (how many queries it may be asked at once)",
+        )
+    return value
+
+
+def _batch_method(retriever: Any) -> Callable[[Sequence[Query], int], Sequence[Any]] | None:
+    method = getattr(retriever, "retrieve_batch", None)
+    return method if callable(method) else None
+
+
+def _check(name: str, query: Query, ranking: Any, depth: int) -> Ranking | None:
+    """The answer for ``query`` if it is valid; a PluginError naming the rule it breaks."""
+    if ranking is None:
+        return None  # no answer for this query: metrics.policies.missing_query decides
+    if not isinstance(ranking, Ranking):
+        raise PluginError(
+            f"retriever {name!r} returned {type(ranking).__name__} for query {query.id!r}, "
+            "not a Ranking",
+            hint="build the result with evalframe.Ranking.from_pairs(query.id, pairs)",
+        )
+    if ranking.query_id != query.id:
+        raise PluginError(
+            f"retriever {name!r} answered query {query.id!r} with a ranking for "
+            f"{ranking.query_id!r}",
+            hint="set Ranking.query_id to the id of the query passed in",
+        )
+    if len(ranking) > depth:
+        raise PluginError(
+            f"retriever {name!r} returned {len(ranking)} docs for query {query.id!r}, "
+            f"more than k={depth}",
+            hint="a retriever must return at most k documents",
+        )
+    return ranking
+
+
+def _batches(
+    method: Callable[[Sequence[Query], int], Sequence[Any]],
+    queries: Sequence[Query],
+    depth: int,
+    name: str,
+) -> Iterator[list[Answer]]:
+    for start in range(0, len(queries), BATCH):
+        chunk = list(queries[start : start + BATCH])
+        began = time.perf_counter()
+        answers = method(chunk, depth)
+        elapsed_ms = (time.perf_counter() - began) * 1000.0
+        if isinstance(answers, (str, bytes)) or len(answers) != len(chunk):
+            got = len(answers) if not isinstance(answers, (str, bytes)) else type(answers).__name__
+            raise PluginError(
+                f"retriever {name!r}: retrieve_batch returned {got} answers for "
+                f"{len(chunk)} queries",
+                hint="return one Ranking (or None) per query, in the order of the queries",
+            )
+        share = elapsed_ms / len(chunk)
+        yield [
+            (start + i, _check(name, q, a, depth), share)
+            for i, (q, a) in enumerate(zip(chunk, answers, strict=True))
+        ]
+
+
+def _one(retriever: Retriever, query: Query, depth: int) -> tuple[Any, float]:
+    began = time.perf_counter()
+    ranking = retriever.retrieve(query, depth)
+    return ranking, (time.perf_counter() - began) * 1000.0
+
+
+def _sequential(
+    retriever: Retriever, queries: Sequence[Query], depth: int, name: str
+) -> Iterator[list[Answer]]:
+    for i, query in enumerate(queries):
+        ranking, elapsed_ms = _one(retriever, query, depth)
+        yield [(i, _check(name, query, ranking, depth), elapsed_ms)]
+
+
+def _concurrent(
+    retriever: Retriever, queries: Sequence[Query], depth: int, name: str, workers: int
+) -> Iterator[list[Answer]]:
+    """Answers as they finish, from ``workers`` threads.
+
+    At most ``2 * workers`` queries are in flight or queued, so an error or
+    Ctrl-C stops the run quickly. On the first failure no new query is
+    started, those already running finish (and are yielded, so they are
+    cached), then the failure of the earliest query in the golden order is
+    raised: the same error whatever the timing. The threads are daemons: on
+    Ctrl-C the process exits at once, abandoning the requests in flight
+    (they were not answered, so nothing is lost) instead of waiting for them.
+    """
+    tasks: queue.SimpleQueue[int | None] = queue.SimpleQueue()
+    done: queue.SimpleQueue[tuple[int, Any, float, BaseException | None]] = queue.SimpleQueue()
+
+    def work() -> None:
+        while (i := tasks.get()) is not None:
+            try:
+                ranking, elapsed_ms = _one(retriever, queries[i], depth)
+                done.put((i, ranking, elapsed_ms, None))
+            except BaseException as exc:  # noqa: BLE001  # handed to the main thread
+                done.put((i, None, 0.0, exc))
+
+    threads = [
+        threading.Thread(target=work, name=f"evalframe-retrieve-{n}", daemon=True)
+        for n in range(workers)
+    ]
+    for thread in threads:
+        thread.start()
+    failures: dict[int, BaseException] = {}
+    following = iter(range(len(queries)))
+    running = 0
+    try:
+        while True:
+            while not failures and running < 2 * workers:
+                i = next(following, None)
+                if i is None:
+                    break
+                tasks.put(i)
+                running += 1
+            if not running:
+                break
+            answers: list[Answer] = []
+            first = True
+            while running and (first or not done.empty()):  # all that finished by now
+                i, ranking, elapsed_ms, error = done.get()
+                first, running = False, running - 1
+                if error is None:
+                    try:
+                        answers.append((i, _check(name, queries[i], ranking, depth), elapsed_ms))
+                    except PluginError as exc:
+                        error = exc
+                if error is not None:
+                    failures[i] = error
+            if answers:
+                yield sorted(answers, key=lambda a: a[0])
+        if failures:
+            raise failures[min(failures)]
+    finally:
+        for _ in threads:
+            tasks.put(None)  # each thread ends after its current query
+
+
+def ask_all(
+    retriever: Retriever, queries: Sequence[Query], depth: int, *, name: str = "retriever"
+) -> Iterator[list[Answer]]:
+    """Every query's checked answer, in groups as they become known.
+
+    Each group is a list of ``(position, ranking or None, latency_ms)``; groups
+    arrive in no fixed order when the retriever is driven concurrently. This
+    is how the pipeline drives a retriever, and how a retriever that wraps
+    others (fusion) drives its components.
+    """
+    method = _batch_method(retriever)
+    if method is not None:
+        return _batches(method, queries, depth, name)
+    workers = concurrency(retriever)
+    if workers == 1 or len(queries) <= 1:
+        return _sequential(retriever, queries, depth, name)
+    return _concurrent(retriever, queries, depth, name, workers)
 
 
 def retrieve_all(
@@ -28,71 +213,59 @@ def retrieve_all(
     progress: bool = True,
     cache: RunCache | None = None,
 ) -> Run:
-    """Ask the retriever for every golden query, timing each call.
+    """Ask the retriever for every golden query, timing each answer.
 
-    The latency recorded is wall time around ``retrieve`` unless the
-    retriever reports its own ``latency_ms`` (a remote service may know better).
-    A retriever returns ``None`` for a query it has no answer for (a run file
-    without that query); the query is then *missing*, not empty.
+    The latency recorded is the wall time of the call (for a batch, its time
+    divided by its queries) unless the retriever reports its own
+    ``latency_ms`` (a remote service may know better). A retriever returns
+    ``None`` for a query it has no answer for (a run file without that
+    query); the query is then *missing*, not empty.
 
     With a ``cache``, a query whose ranking is cached is not retrieved again,
-    and each new ranking is stored as soon as it arrives, so an interrupted
-    run resumes where it stopped.
+    and new rankings are stored as they arrive, so an interrupted run resumes
+    where it stopped.
     """
-    from tqdm import tqdm
-
-    rankings: dict[str, Ranking] = {}
-    bar = tqdm(
-        golden.queries,
-        desc=f"retrieving ({name})",
-        unit="q",
-        disable=None if progress else True,  # None: only on a terminal
-        file=sys.stderr,
-        leave=False,
-    )
-    inputs_of = getattr(retriever, "cache_inputs", None)
-    for gq in bar:
-        query = Query(id=gq.id, text=gq.text, metadata=gq.metadata)
-        # what of the query besides its text the answer depends on (a template's fields)
-        extra = inputs_of(query) if cache is not None and callable(inputs_of) else None
-        if cache is not None and not gq.text.strip():
-            # no text to key on (gold without a queries file): the id is then all that
-            # tells two queries apart, or every one would get the first one's ranking
-            extra = {"id": gq.id, "inputs": extra}
-        if cache is not None:
-            cached = cache.get(gq.id, gq.text, depth, extra)
-            if cached is not None:
-                rankings[gq.id] = cached
-                continue
-        start = time.perf_counter()
-        ranking = retriever.retrieve(query, depth)
-        elapsed_ms = (time.perf_counter() - start) * 1000.0
-        if ranking is None:
-            continue  # no answer for this query: metrics.policies.missing_query decides
-        if not isinstance(ranking, Ranking):
-            raise PluginError(
-                f"retriever {name!r} returned {type(ranking).__name__} for query {gq.id!r}, "
-                "not a Ranking",
-                hint="build the result with evalframe.Ranking.from_pairs(query.id, pairs)",
-            )
-        if ranking.query_id != gq.id:
-            raise PluginError(
-                f"retriever {name!r} answered query {gq.id!r} with a ranking for "
-                f"{ranking.query_id!r}",
-                hint="set Ranking.query_id to the id of the query passed in",
-            )
-        if len(ranking) > depth:
-            raise PluginError(
-                f"retriever {name!r} returned {len(ranking)} docs for query {gq.id!r}, "
-                f"more than k={depth}",
-                hint="a retriever must return at most k documents",
-            )
-        if ranking.latency_ms is None:
-            ranking = ranking.model_copy(update={"latency_ms": elapsed_ms})
-        rankings[gq.id] = ranking
-        if cache is not None:
-            cache.put(gq.text, depth, ranking, extra)
+    queries = [Query(id=gq.id, text=gq.text, metadata=gq.metadata) for gq in golden.queries]
+    extras = _cache_inputs(retriever, queries) if cache is not None else {}
+    found: dict[str, Ranking | None] = {}
+    todo = queries
+    if cache is not None:
+        cached = cache.get_many([(q.id, q.text, extras[q.id]) for q in queries], depth)
+        found.update(cached)
+        todo = [q for q in queries if q.id not in cached]
+    with quiet(not progress), step(f"retrieving ({name})", total=len(queries), unit="q") as bar:
+        bar.advance(len(queries) - len(todo))
+        for group in ask_all(retriever, todo, depth, name=name):
+            fresh: list[tuple[str, Ranking, Any]] = []
+            for i, ranking, elapsed_ms in group:
+                query = todo[i]
+                if ranking is not None and ranking.latency_ms is None:
+                    ranking = ranking.model_copy(update={"latency_ms": elapsed_ms})
+                found[query.id] = ranking
+                if ranking is not None:
+                    fresh.append((query.text, ranking, extras.get(query.id)))
+            if cache is not None and fresh:
+                cache.put_many(fresh, depth)
+            bar.advance(len(group))
+    rankings = {q.id: r for q in queries if (r := found.get(q.id)) is not None}
     return Run(rankings=rankings, metadata={"retriever": name})
+
+
+def _cache_inputs(retriever: Any, queries: Sequence[Query]) -> dict[str, Any]:
+    """What of each query besides its text its answer depends on, for the cache key.
+
+    A retriever's ``cache_inputs(query)`` (a template's fields); and a query
+    with no text (gold without a queries file) is keyed on its id too, or
+    every such query would get the first one's ranking.
+    """
+    inputs_of = getattr(retriever, "cache_inputs", None)
+    extras: dict[str, Any] = {}
+    for q in queries:
+        extra = inputs_of(q) if callable(inputs_of) else None
+        if not q.text.strip():
+            extra = {"id": q.id, "inputs": extra}
+        extras[q.id] = extra
+    return extras
 
 
 def run_cache(

@@ -87,7 +87,7 @@ def test_a_function_is_scored_and_a_second_run_is_answered_from_the_cache() -> N
 
     second = run_toy(search, "run2")
     assert len(search.calls) == 3  # no new call: every ranking came from the cache
-    assert second.summary["retrieval_cache"] == {"hits": 3, "misses": 0}
+    assert second.timings["retrieval_cache"] == {"hits": 3, "misses": 0}
     assert second.metrics == first.metrics
 
 
@@ -103,7 +103,7 @@ def test_an_interrupted_run_resumes_where_it_stopped() -> None:
     result = run_toy(flaky, "run2")
     # q1 was cached before the failure; only q2 (failed) and q3 (never asked) are asked
     assert flaky.calls[len(asked_before) :] == ["barking dogs", "flying fish"]
-    assert result.summary["retrieval_cache"] == {"hits": 1, "misses": 2}
+    assert result.timings["retrieval_cache"] == {"hits": 1, "misses": 2}
 
 
 def test_an_edited_function_is_not_answered_from_the_old_cache() -> None:
@@ -148,7 +148,7 @@ def test_an_object_with_a_retrieve_method_and_pairs_with_scores() -> None:
     assert retriever.calls == 3
     assert result.metric("RR") == pytest.approx((1 + 1 / 3) / 2)
     run_toy(Scored(boost=3.0), "run2")  # another setting of the object: not a cache hit
-    assert json.loads(Path("run2/summary.json").read_text())["retrieval_cache"]["misses"] == 3
+    assert json.loads(Path("run2/timings.json").read_text())["retrieval_cache"]["misses"] == 3
     config = evalframe.load("run1").config["retriever"]
     assert config["name"] == "python_object" and config["target"].endswith("Scored()")
 

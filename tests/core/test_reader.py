@@ -74,6 +74,7 @@ def test_a_file_that_cannot_be_read_is_a_data_error(
         raise PermissionError(13, "Permission denied")
 
     monkeypatch.setattr(Path, "read_bytes", denied)
+    monkeypatch.setattr(Path, "open", denied)  # the columnar readers stream the file
     with pytest.raises(DataError) as err:
         read_qrels_columns(path)
     assert f"qrels file cannot be read (permission denied): {path}" in err.value.render()

@@ -1,6 +1,8 @@
 """``evalframe golden ...``: curate golden sets.
 
-Subcommands: validate, stats, diff, create, sample, review-check. Each lives
+Subcommands: validate, stats, diff, create, sample, review-check, and build
+(KnowCode's construction pipeline, composed with Hydra: :mod:`evalframe.app.build_cmd`,
+dispatched before argparse since its arguments are Hydra overrides). Each lives
 in its own module with its arguments beside its code (``validate``;
 ``versions``: stats and diff; ``review``: create, sample and review-check);
 ``common`` holds what they share.
@@ -39,6 +41,7 @@ examples:
   evalframe golden create golden.jsonl --corpus corpus.jsonl --k 5
   evalframe golden sample golden_v1.0.json --out review.jsonl --fraction 0.15
   evalframe golden review-check review.jsonl
+  evalframe golden build +build=knowcode_demo   (evalframe golden build --help)
 
 exit codes: 0 fine · 1 a check failed · 2 unreadable input or usage error
 """
@@ -55,11 +58,22 @@ def build_parser() -> argparse.ArgumentParser:
     validate.add_parser(sub)
     versions.add_parsers(sub)
     review.add_parsers(sub)
+    sub.add_parser(
+        "build",
+        help="build a golden set with KnowCode's pipeline: +build=NAME (Hydra overrides; "
+        "see `evalframe golden build --help`)",
+        add_help=False,
+    )
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run ``evalframe golden`` with ``argv`` (the words after ``golden``)."""
+    args_list = list(sys.argv[1:] if argv is None else argv)
+    if args_list and args_list[0] == "build":
+        from evalframe.app.build_cmd import main as build_main
+
+        return build_main(args_list[1:])
     parser = build_parser()
     try:
         args = parser.parse_args(list(sys.argv[1:] if argv is None else argv))

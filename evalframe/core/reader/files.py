@@ -25,6 +25,7 @@ paragraph with exit code 2; nothing here lets a ``UnicodeDecodeError`` or an
 
 from __future__ import annotations
 
+import contextlib
 import re
 from collections.abc import Iterator
 from pathlib import Path
@@ -221,11 +222,43 @@ def read_text(path: str | Path, *, what: str, key: str | None = None) -> str:
     return decode(read_bytes(p, what=what, key=key), path=p, what=what)
 
 
+#: Bytes read at a time by :func:`read_lines`.
+_BLOCK = 1 << 20
+
+
+def _checked_lines(
+    block: bytes, p: Path, what: str, lineno: int, offset: int
+) -> Iterator[tuple[int, str]]:
+    """The lines of ``block`` one at a time, locating a NUL byte or bad UTF-8 exactly."""
+    pos = 0
+    while pos < len(block):
+        end = block.find(b"\n", pos)
+        end = len(block) if end < 0 else end + 1
+        raw, pos = block[pos:end], end
+        nul = raw.find(b"\0")
+        if nul >= 0:
+            raise _nul_error(raw, nul, offset, p, what, lineno)
+        try:
+            line = raw.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise _decode_error(raw, exc, offset, p, what, lineno) from None
+        offset += len(raw)
+        if line.endswith("\n"):
+            line = line[:-1]
+            if line.endswith("\r"):
+                line = line[:-1]
+        yield lineno, line
+        lineno += 1
+
+
 def read_lines(path: str | Path, *, what: str, key: str | None = None) -> Iterator[tuple[int, str]]:
     """``(line_number, line)`` for every line, without its line ending, as the file is read.
 
     Streams: a large corpus is never held in memory whole. Every rule of the
     module applies; an error names the line (and column) where it occurs.
+    The file is read a block of whole lines at a time, each block checked and
+    decoded in one call; a block with a NUL byte or bad UTF-8 is gone over
+    again line by line to say where.
     """
     p = _input_file(path, what, key)
     try:
@@ -233,25 +266,40 @@ def read_lines(path: str | Path, *, what: str, key: str | None = None) -> Iterat
     except OSError as exc:
         raise _unreadable(p, what, key, exc) from None
     with handle:
-        offset = 0
-        for lineno, raw in enumerate(handle, start=1):
-            size = len(raw)
-            if lineno == 1:
-                stripped = strip_bom(raw, path=p, what=what)
-                offset, raw = size - len(stripped), stripped
-            nul = raw.find(b"\0")
-            if nul >= 0:
-                raise _nul_error(raw, nul, offset, p, what, lineno)
-            try:
-                line = raw.decode("utf-8")
-            except UnicodeDecodeError as exc:
-                raise _decode_error(raw, exc, offset, p, what, lineno) from None
-            offset += len(raw)
-            if line.endswith("\n"):
-                line = line[:-1]
-                if line.endswith("\r"):
-                    line = line[:-1]
-            yield lineno, line
+        lineno, offset, pending, first = 1, 0, b"", True
+        while True:
+            data = handle.read(_BLOCK)
+            at_end = not data
+            data = pending + data
+            if first:
+                body = strip_bom(data, path=p, what=what) if len(data) >= 4 or at_end else None
+                if body is None:  # fewer than 4 bytes so far: a mark may be incomplete
+                    pending = data
+                    continue
+                offset, data, first = len(data) - len(body), body, False
+            cut = len(data) if at_end else data.rfind(b"\n") + 1
+            block, pending = data[:cut], data[cut:]
+            if block:
+                text = None
+                if block.find(b"\0") < 0:
+                    with contextlib.suppress(UnicodeDecodeError):
+                        text = block.decode("utf-8")
+                if text is None:  # a NUL byte or bad UTF-8: find the line, and say where
+                    for number, line in _checked_lines(block, p, what, lineno, offset):
+                        yield number, line
+                        lineno = number + 1
+                else:
+                    lines = text.split("\n")
+                    last = lines.pop()  # "" when the block ends with a newline
+                    for line in lines:
+                        yield lineno, line[:-1] if line.endswith("\r") else line
+                        lineno += 1
+                    if last:  # the file's last line, without a newline: kept as it is
+                        yield lineno, last
+                        lineno += 1
+                offset += len(block)
+            if at_end:
+                return
 
 
 def split_fields(line: str) -> list[str]:

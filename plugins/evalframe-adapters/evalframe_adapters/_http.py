@@ -1,7 +1,6 @@
-"""JSON over HTTP with retries, backoff, a shared rate limit and secret headers.
+"""JSON over HTTP with pooled connections, a whole-request timeout, retries, and a rate limit.
 
-Standard library only (``urllib.request``). Shared by the ``http`` and
-``llm_recommender`` retrievers:
+Shared by the ``http`` and ``llm_recommender`` retrievers:
 
 * :class:`RetrySettings` — the config fields both expose (timeout, retries,
   backoff, jitter seed, rate limit, concurrency, allow_failed_queries);
@@ -9,8 +8,19 @@ Standard library only (``urllib.request``). Shared by the ``http`` and
   from the config, and the list of secret values to redact;
 * :class:`RateLimiter` — at most ``rate`` request starts per second, across
   threads and calls;
-* :class:`JsonClient` — POST JSON, retrying 5xx, 429, timeouts and connection
-  errors with exponential backoff and jitter; other 4xx fail at once.
+* :class:`JsonClient` — POST JSON, retrying 5xx, 429 (waiting at least its
+  ``Retry-After``), timeouts and connection errors with exponential backoff
+  and jitter; other 4xx fail at once.
+
+The client is httpcore, the connection pool under httpx: one pool per
+client, as many connections as ``max_concurrency``, each reused (keep-alive)
+by the threads the pipeline runs. It is used directly rather than through
+httpx for one reason: its public ``network_backend`` hook is what lets
+``timeout_seconds`` bound a *whole* request. Every connect, read and write
+of an attempt gets only the time left before the attempt's deadline, so a
+server that drips a byte a second times out like one that never answers
+(a per-read timeout would wait forever). Proxies named by ``HTTP_PROXY`` /
+``HTTPS_PROXY`` / ``NO_PROXY`` are used, as urllib used them.
 
 Secret values never appear in logs or errors: every text that may echo a
 request (an error body) goes through :meth:`JsonClient.redact`.
@@ -18,20 +28,22 @@ request (an error body) goes through :meth:`JsonClient.redact`.
 
 from __future__ import annotations
 
-import http.client
+import email.utils
 import json
 import logging
 import os
 import random
 import re
+import ssl
 import threading
 import time
-import urllib.error
+import urllib.parse
 import urllib.request
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+import httpcore
 from pydantic import Field
 
 from evalframe.core.errors import ConfigError
@@ -71,7 +83,11 @@ class RetrySettings(PluginConfig):
     """
 
     timeout_seconds: float = Field(
-        30.0, gt=0, description="timeout of one request (seconds)", json_schema_extra=_CALL
+        30.0,
+        gt=0,
+        description="the most one request may take, from connecting to the answer's last byte "
+        "(seconds); a retry gets the same again",
+        json_schema_extra=_CALL,
     )
     retries: int = Field(
         3,
@@ -107,7 +123,8 @@ class RetrySettings(PluginConfig):
         4,
         ge=1,
         le=64,
-        description="parallel requests when prefetch() is used",
+        description="queries asked at once: the pipeline calls the service from this many "
+        "threads, over as many reused connections",
         json_schema_extra=_CALL,
     )
     allow_failed_queries: bool = Field(
@@ -235,16 +252,116 @@ def _snippet(raw: bytes) -> str:
     return text[:SNIPPET] + ("…" if len(text) > SNIPPET else "")
 
 
-def _retry_after(headers: Any) -> float | None:
-    value = headers.get("Retry-After") if headers is not None else None
+def _retry_after(value: str | None) -> float | None:
+    """Seconds to wait from a ``Retry-After`` header: a number, or an HTTP date."""
+    if value is None:
+        return None
     try:
-        return float(value) if value is not None else None
+        return max(float(value), 0.0)
     except ValueError:
-        return None  # an HTTP date: ignore, use the backoff
+        pass
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None  # unreadable: the backoff decides
+    return max(when.timestamp() - time.time(), 0.0)
+
+
+class _Deadline(threading.local):
+    """When the current thread's request must be over (``None``: no deadline)."""
+
+    at: float | None = None
+
+
+_DEADLINE = _Deadline()
+
+
+def _left(timeout: float | None, late: type[Exception]) -> float | None:
+    """The time an I/O call may take: its own timeout, cut to what is left before the deadline."""
+    at = _DEADLINE.at
+    if at is None:
+        return timeout
+    left = at - time.monotonic()
+    if left <= 0:
+        raise late("the request's deadline (timeout_seconds) passed")
+    return left if timeout is None else min(timeout, left)
+
+
+class _DeadlineStream(httpcore.NetworkStream):
+    """A connection whose every read and write ends by the request's deadline."""
+
+    def __init__(self, inner: httpcore.NetworkStream) -> None:
+        self._inner = inner
+
+    def read(self, max_bytes: int, timeout: float | None = None) -> bytes:
+        return self._inner.read(max_bytes, _left(timeout, httpcore.ReadTimeout))
+
+    def write(self, buffer: bytes, timeout: float | None = None) -> None:
+        self._inner.write(buffer, _left(timeout, httpcore.WriteTimeout))
+
+    def close(self) -> None:
+        self._inner.close()
+
+    def start_tls(
+        self,
+        ssl_context: ssl.SSLContext,
+        server_hostname: str | None = None,
+        timeout: float | None = None,
+    ) -> httpcore.NetworkStream:
+        left = _left(timeout, httpcore.ConnectTimeout)
+        return _DeadlineStream(self._inner.start_tls(ssl_context, server_hostname, left))
+
+    def get_extra_info(self, info: str) -> Any:
+        return self._inner.get_extra_info(info)
+
+
+class _DeadlineBackend(httpcore.NetworkBackend):
+    """httpcore's own sockets, wrapped in :class:`_DeadlineStream`."""
+
+    def __init__(self) -> None:
+        self._inner = httpcore.SyncBackend()
+
+    def connect_tcp(
+        self,
+        host: str,
+        port: int,
+        timeout: float | None = None,
+        local_address: str | None = None,
+        socket_options: Iterable[Any] | None = None,
+    ) -> httpcore.NetworkStream:
+        left = _left(timeout, httpcore.ConnectTimeout)
+        return _DeadlineStream(
+            self._inner.connect_tcp(host, port, left, local_address, socket_options)
+        )
+
+    def connect_unix_socket(
+        self, path: str, timeout: float | None = None, socket_options: Iterable[Any] | None = None
+    ) -> httpcore.NetworkStream:
+        left = _left(timeout, httpcore.ConnectTimeout)
+        return _DeadlineStream(self._inner.connect_unix_socket(path, left, socket_options))
+
+    def sleep(self, seconds: float) -> None:
+        self._inner.sleep(seconds)
+
+
+def _pool(url: str, connections: int) -> httpcore.ConnectionPool:
+    """A pool of ``connections`` kept-alive connections, through the environment's proxy."""
+    backend = _DeadlineBackend()
+    parts = urllib.parse.urlsplit(url)
+    proxy = urllib.request.getproxies().get(parts.scheme)
+    if proxy and not urllib.request.proxy_bypass(parts.hostname or ""):
+        return httpcore.HTTPProxy(
+            proxy_url=proxy, max_connections=connections, network_backend=backend
+        )
+    return httpcore.ConnectionPool(max_connections=connections, network_backend=backend)
 
 
 class JsonClient:
-    """POSTs JSON to one URL with retries; counts requests (for tests and reports)."""
+    """POSTs JSON to one URL with retries over pooled connections; counts requests.
+
+    Thread-safe: the pipeline's threads share one client, its pool of
+    ``connections`` connections, its rate limiter and its retry policy.
+    """
 
     def __init__(
         self,
@@ -255,6 +372,7 @@ class JsonClient:
         timeout: float,
         policy: RetryPolicy,
         limiter: RateLimiter,
+        connections: int = 4,
         sleep: Callable[[float], None] = time.sleep,
     ) -> None:
         self.url = url
@@ -266,7 +384,12 @@ class JsonClient:
         self.limiter = limiter
         self._sleep = sleep
         self._lock = threading.Lock()
+        self._pool = _pool(url, connections)
         self.requests = 0
+
+    def close(self) -> None:
+        """Close the pooled connections."""
+        self._pool.close()
 
     def redact(self, text: str) -> str:
         """The text with every secret header value replaced by ``***``."""
@@ -275,33 +398,40 @@ class JsonClient:
         return text
 
     def _once(self, data: bytes) -> tuple[Any, int | None, str | None, bool, float | None]:
-        """One attempt: (json, status, error, retryable, retry_after)."""
+        """One attempt, over within ``timeout`` s: (json, status, error, retryable, retry_after)."""
         self.limiter.acquire()
         with self._lock:
             self.requests += 1
-        request = urllib.request.Request(self.url, data=data, headers=self.headers, method="POST")
+        t = self.timeout
+        headers = {**self.headers, "Content-Length": str(len(data))}
+        _DEADLINE.at = time.monotonic() + t
         try:
-            with urllib.request.urlopen(request, timeout=self.timeout) as response:
-                raw = response.read()
-                status = response.status
-        except urllib.error.HTTPError as exc:
-            try:
-                body = _snippet(exc.read() or b"")
-                after = _retry_after(exc.headers)
-            finally:
-                exc.close()
-            retryable = exc.code >= 500 or exc.code == 429
-            message = f"HTTP {exc.code} {exc.reason}: {body or '(empty body)'}"
-            return None, exc.code, message, retryable, after
-        except TimeoutError:
-            return None, None, f"timed out after {self.timeout:g}s", True, None
-        except urllib.error.URLError as exc:
-            reason = exc.reason
-            if isinstance(reason, TimeoutError):
-                return None, None, f"timed out after {self.timeout:g}s", True, None
+            response = self._pool.request(
+                "POST",
+                self.url,
+                headers=headers,
+                content=data,
+                extensions={"timeout": {"connect": t, "read": t, "write": t, "pool": t}},
+            )
+            raw, status = response.content, response.status
+        except httpcore.TimeoutException:
+            return None, None, f"timed out after {t:g}s", True, None
+        except (httpcore.NetworkError, httpcore.ProtocolError, httpcore.ProxyError, OSError) as exc:
+            reason = str(exc) or type(exc).__name__
             return None, None, f"connection failed: {reason}", True, None
-        except (OSError, http.client.HTTPException) as exc:
-            return None, None, f"connection failed: {type(exc).__name__}: {exc}", True, None
+        except httpcore.UnsupportedProtocol as exc:
+            return None, None, f"the URL cannot be requested: {exc}", False, None
+        finally:
+            _DEADLINE.at = None
+        if status >= 300:
+            found = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in response.headers}
+            body = _snippet(raw)
+            reason = response.extensions.get("reason_phrase", b"").decode("latin-1")
+            message = f"HTTP {status}{' ' + reason if reason else ''}: {body or '(empty body)'}"
+            if 300 <= status < 400 and "location" in found:
+                message += f" (redirected to {found['location']}; set the URL to that)"
+            retryable = status >= 500 or status == 429
+            return None, status, message, retryable, _retry_after(found.get("retry-after"))
         try:
             return json.loads(raw), status, None, False, None
         except (json.JSONDecodeError, UnicodeDecodeError):

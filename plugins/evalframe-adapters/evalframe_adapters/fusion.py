@@ -41,6 +41,7 @@ from evalframe.core.types import Ranking
 from evalframe.metrics.engine import trec_order
 from evalframe.plugin.protocols import PluginConfig, PluginContext, Query, Retriever
 from evalframe.plugin.registry import RETRIEVERS, configure, retriever
+from evalframe.retrieval.retrieve import ask_all
 
 __all__ = ["FusionConfig", "FusionRetriever", "fuse", "normalise_scores"]
 
@@ -166,26 +167,34 @@ class FusionRetriever:
             return depth.get(name) or k
         return depth or k
 
-    def prefetch(self, queries: Sequence[Query], k: int) -> None:
-        """Pass prefetch() on to the components that have it."""
-        for name, component in self.components.items():
-            hook = getattr(component, "prefetch", None)
-            if callable(hook):
-                hook(queries, self._depth(name, k))
-
     def retrieve(self, query: Query, k: int) -> Ranking | None:
         """The fused ranking; None only if every component had no answer."""
-        parts: list[tuple[list[tuple[str, float]], float]] = []
-        answered = False
+        return self.retrieve_batch([query], k)[0]
+
+    def retrieve_batch(self, queries: Sequence[Query], k: int) -> list[Ranking | None]:
+        """Each component answers all ``queries`` the way the pipeline would drive it
+        (in batches, or from its ``max_concurrency`` threads), then each query is fused."""
+        answers: dict[str, list[Ranking | None]] = {}
         for name, component in self.components.items():
-            depth = self._depth(name, k)
-            ranking = component.retrieve(query, depth)
+            got: list[Ranking | None] = [None] * len(queries)
+            label = f"{self.config.retrievers[name]['name']} (fusion component {name})"
+            for group in ask_all(component, queries, self._depth(name, k), name=label):
+                for i, ranking, _ in group:
+                    got[i] = ranking
+            answers[name] = got
+        return [
+            self._fuse(q, {n: a[i] for n, a in answers.items()}, k) for i, q in enumerate(queries)
+        ]
+
+    def _fuse(self, query: Query, rankings: dict[str, Ranking | None], k: int) -> Ranking | None:
+        parts: list[tuple[list[tuple[str, float]], float]] = []
+        for name, ranking in rankings.items():
             if ranking is None:
                 continue
-            answered = True
+            depth = self._depth(name, k)
             pairs = trec_order(ranking.pairs())[:depth]  # rank as the engine would
             parts.append((pairs, self.config.weights.get(name, 1.0)))
-        if not answered:
+        if not parts:
             return None
         fused = fuse(
             parts, self.config.method, rrf_k=self.config.rrf_k, normalise=self.config.normalise

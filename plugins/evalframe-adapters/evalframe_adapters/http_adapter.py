@@ -14,10 +14,9 @@ Credentials come from environment variables only (``headers_from_env``), are
 left out of cache keys (only the variable *names* are in the config) and are
 never logged: error texts are redacted.
 
-Concurrency: the pipeline calls ``retrieve()`` one query at a time. A runner
-that knows all queries up front MAY call :meth:`HttpRetriever.prefetch` first,
-which sends them with ``max_concurrency`` parallel requests; ``retrieve()``
-then returns the prefetched answers. The rate limit holds across both paths.
+Concurrency: the retriever declares ``max_concurrency`` (from its config),
+and the pipeline calls ``retrieve()`` from that many threads at once; they
+share one connection pool, one rate limit and one retry policy.
 """
 
 from __future__ import annotations
@@ -25,8 +24,7 @@ from __future__ import annotations
 import json
 import re
 import threading
-from collections.abc import Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Mapping
 from typing import Any, Literal
 
 from pydantic import Field, ValidationInfo, field_validator, model_validator
@@ -172,24 +170,20 @@ class HttpRetriever:
             timeout=config.timeout_seconds,
             policy=RetryPolicy.from_settings(config),
             limiter=RateLimiter(config.rate_limit),
+            connections=config.max_concurrency,
         )
+        #: How many queries the pipeline may ask at once (threads sharing the client).
+        self.max_concurrency = config.max_concurrency
         #: Queries that failed after the retries and were counted missing.
         self.failed_queries = 0
         self._count_lock = threading.Lock()
-        self._prefetched: dict[tuple[str, str, int], Ranking | PluginError | None] = {}
 
-    # -- one query ------------------------------------------------------------
+    def close(self) -> None:
+        """Close the client's pooled connections."""
+        self.client.close()
+
     def retrieve(self, query: Query, k: int) -> Ranking | None:
         """The ranking for one query; None if it failed and allow_failed_queries is set."""
-        key = (query.id, query.text, k)
-        if key in self._prefetched:
-            answer = self._prefetched.pop(key)
-            if isinstance(answer, PluginError):
-                raise answer
-            return answer
-        return self._ask(query, k)
-
-    def _ask(self, query: Query, k: int) -> Ranking | None:
         body = fill_template(self.config.body_template, query, k)
         try:
             response = self.client.post(body, what=f"http retriever, query {query.id!r}")
@@ -215,28 +209,6 @@ class HttpRetriever:
             f"http retriever: query {query.id!r} failed {tries}: {exc.message}",
             hint=hint,
         )
-
-    # -- many queries -----------------------------------------------------------
-    def prefetch(self, queries: Sequence[Query], k: int) -> None:
-        """Ask for all ``queries`` with ``max_concurrency`` parallel requests.
-
-        Optional: the pipeline MAY call it before retrieve(); retrieve() then
-        returns the stored answers (a failure is raised when its query is
-        retrieved, so the order of errors is the same as without prefetch).
-        """
-        todo = [q for q in queries if (q.id, q.text, k) not in self._prefetched]
-        if not todo:
-            return
-
-        def one(q: Query) -> Ranking | PluginError | None:
-            try:
-                return self._ask(q, k)
-            except PluginError as exc:
-                return exc
-
-        with ThreadPoolExecutor(max_workers=self.config.max_concurrency) as pool:
-            for q, answer in zip(todo, pool.map(one, todo), strict=True):
-                self._prefetched[(q.id, q.text, k)] = answer
 
     # -- reading the answer -------------------------------------------------------
     def _shape_error(self, query_id: str, message: str, response: Any) -> PluginError:

@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import json
 import re
+import threading
 from typing import Any
 
 from pydantic import Field, field_validator
@@ -285,6 +286,7 @@ class LLMRecommender:
             timeout=config.timeout_seconds,
             policy=RetryPolicy.from_settings(config),
             limiter=RateLimiter(1.0 / interval if interval > 0 else None),
+            connections=config.max_concurrency,
         )
         self.catalogue_text = "\n".join(self._line(i, t) for i, t in self.catalogue.items())
         #: metadata fields the template reads (everything but the built-ins), each once
@@ -298,6 +300,9 @@ class LLMRecommender:
         self.asked = 0
         self.failed_queries = 0
         self._warned_limit = False
+        #: How many queries the pipeline may ask at once (threads sharing the client).
+        self.max_concurrency = config.max_concurrency
+        self._lock = threading.Lock()  # the counters above, across those threads
 
     def cache_identity(self) -> str | None:
         """The catalogue's contents when read from a file (a corpus is in the key already)."""
@@ -370,15 +375,16 @@ class LLMRecommender:
     def retrieve(self, query: Query, k: int) -> Ranking | None:
         """Ask the model; None once max_queries is reached (the query is then missing)."""
         cfg = self.config
-        if cfg.max_queries is not None and self.asked >= cfg.max_queries:
-            if not self._warned_limit:
-                warn(
-                    f"llm_recommender: max_queries={cfg.max_queries} reached; later queries "
-                    "are missing (re-run to continue from the retrieval cache)"
-                )
-                self._warned_limit = True
-            return None
-        self.asked += 1
+        with self._lock:
+            if cfg.max_queries is not None and self.asked >= cfg.max_queries:
+                if not self._warned_limit:
+                    warn(
+                        f"llm_recommender: max_queries={cfg.max_queries} reached; later queries "
+                        "are missing (re-run to continue from the retrieval cache)"
+                    )
+                    self._warned_limit = True
+                return None
+            self.asked += 1
         messages = [{"role": "user", "content": self.prompt(query, k)}]
         if cfg.system_prompt:
             messages.insert(0, {"role": "system", "content": cfg.system_prompt})
@@ -393,7 +399,8 @@ class LLMRecommender:
             response = self.client.post(body, what=f"llm_recommender, query {query.id!r}")
         except RequestError as exc:
             if cfg.allow_failed_queries and not exc.fatal:
-                self.failed_queries += 1
+                with self._lock:
+                    self.failed_queries += 1
                 return None
             hint = (
                 f"check retriever.api_url, retriever.model and the key in ${cfg.api_key_env}"
@@ -422,8 +429,9 @@ class LLMRecommender:
         for candidate in parse_answer(content):
             ident = self._match(candidate)
             if ident is None:
-                self.dropped_ids += 1
-                self.dropped.setdefault(query_id, []).append(candidate)
+                with self._lock:
+                    self.dropped_ids += 1
+                    self.dropped.setdefault(query_id, []).append(candidate)
             elif ident not in kept:
                 kept.append(ident)
         tokens = usage.get("total_tokens") if isinstance(usage, dict) else None

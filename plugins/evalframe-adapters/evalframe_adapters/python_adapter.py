@@ -31,7 +31,7 @@ from pydantic import Field, field_validator
 
 from evalframe.core.errors import ConfigError, PluginError
 from evalframe.core.types import Ranking
-from evalframe.plugin.protocols import PluginConfig, PluginContext, Query
+from evalframe.plugin.protocols import NOT_IN_CACHE_KEY, PluginConfig, PluginContext, Query
 from evalframe.plugin.registry import retriever
 from evalframe.retrieval.answers import call_shape, to_ranking
 
@@ -58,8 +58,16 @@ class PythonConfig(PluginConfig):
     )
     batch: bool = Field(
         False,
-        description="the callable takes a list of queries and returns a list of results (or "
-        "{query_id: result}); used whole by prefetch(), else one query at a time",
+        description="the callable takes a list of queries (up to 1024 at a time) and returns a "
+        "list of results (or {query_id: result})",
+    )
+    max_concurrency: int = Field(
+        1,
+        ge=1,
+        le=64,
+        description="queries asked at once, from this many threads (only for a thread-safe "
+        "callable, e.g. one that calls a service; not with batch)",
+        json_schema_extra=NOT_IN_CACHE_KEY,
     )
     python_path: list[str] = Field(
         default_factory=lambda: ["."],
@@ -158,7 +166,18 @@ class PythonRetriever:
             )
         shape = call_shape(self.fn, name=self.name, key=KEY, query_arg=config.query_arg)
         self.pass_k, self.wants_query = shape.pass_k, shape.wants_query
-        self._prefetched: dict[tuple[str, str, int], Ranking | None] = {}
+        if config.batch:
+            if config.max_concurrency > 1:
+                raise ConfigError(
+                    "a batch callable is called once per chunk of queries, so "
+                    "max_concurrency cannot be used with it",
+                    key="retriever.max_concurrency",
+                    hint="remove max_concurrency, or set batch: false",
+                )
+            # Only a batch callable makes this a batch retriever for the pipeline.
+            self.retrieve_batch = self._retrieve_batch
+        #: How many queries the pipeline may ask at once (threads).
+        self.max_concurrency = config.max_concurrency
 
     def _method_of(self, instance: Any) -> Callable[..., Any]:
         method = getattr(instance, "retrieve", None)
@@ -186,25 +205,17 @@ class PythonRetriever:
         return query if self.wants_query else query.text
 
     def retrieve(self, query: Query, k: int) -> Ranking | None:
-        """The ranking for one query (from prefetch() if it ran, else one call)."""
-        key = (query.id, query.text, k)
-        if key in self._prefetched:
-            return self._prefetched.pop(key)
+        """The ranking for one query (a batch of one with ``batch: true``)."""
         if self.config.batch:
             return self._batch([query], k)[query.id]
         return self.convert(query.id, self._call(self._arg(query), k, repr(query.id)), k)
 
-    def prefetch(self, queries: Sequence[Query], k: int) -> None:
-        """With ``batch: true``, answer every query with one call; retrieve() then reads them.
-
-        The pipeline calls retrieve() per query; a runner that knows all the
-        queries up front MAY call this first. Without ``batch`` it does nothing.
-        """
-        if not self.config.batch or not queries:
-            return
+    def _retrieve_batch(self, queries: Sequence[Query], k: int) -> list[Ranking | None]:
+        """With ``batch: true``: one call for all ``queries``."""
+        if not queries:
+            return []
         answers = self._batch(list(queries), k)
-        for q in queries:
-            self._prefetched[(q.id, q.text, k)] = answers[q.id]
+        return [answers[q.id] for q in queries]
 
     def _batch(self, queries: list[Query], k: int) -> dict[str, Ranking | None]:
         ids = ", ".join(repr(q.id) for q in queries[:3]) + (" ..." if len(queries) > 3 else "")

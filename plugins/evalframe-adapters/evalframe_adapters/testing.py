@@ -2,15 +2,21 @@
 
 ``FakeServer(respond)`` starts one; ``respond(request)`` returns a
 :class:`Reply` (status, JSON body, optional stall before answering). Every
-request is recorded in ``requests`` and ``max_active`` is the most requests
-handled at once. :meth:`FakeServer.close` releases stalled handlers, shuts the
-server down and joins every thread. Standard library only.
+request is recorded in ``requests``, ``max_active`` is the most requests
+handled at once and ``connections`` the TCP connections accepted. With
+``keep_alive=True`` it speaks HTTP/1.1 and keeps connections open between
+requests, as a production server does. :meth:`FakeServer.close` releases
+stalled handlers, shuts the server down and joins every thread. Standard
+library only.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
+import socket
 import threading
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -36,9 +42,12 @@ class Request:
 
 
 class FakeServer:
-    def __init__(self, respond: Callable[[Request], Reply]) -> None:
+    def __init__(self, respond: Callable[[Request], Reply], *, keep_alive: bool = False) -> None:
         self.respond = respond
+        self.connections = 0
+        self._open: set[socket.socket] = set()
         self.requests: list[Request] = []
+        self.request_times: list[float] = []  # time.monotonic() when each request arrived
         self.release = threading.Event()
         self.lock = threading.Lock()
         self.active = 0
@@ -47,6 +56,19 @@ class FakeServer:
         server = self
 
         class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1" if keep_alive else "HTTP/1.0"
+
+            def setup(self) -> None:
+                super().setup()
+                with server.lock:
+                    server.connections += 1
+                    server._open.add(self.connection)
+
+            def finish(self) -> None:
+                with server.lock:
+                    server._open.discard(self.connection)
+                super().finish()
+
             def log_message(self, *args: Any) -> None:  # keep test output clean
                 pass
 
@@ -64,6 +86,7 @@ class FakeServer:
                     server._attempts[qid] = server._attempts.get(qid, 0) + 1
                     request = Request(self.path, dict(self.headers), body, server._attempts[qid])
                     server.requests.append(request)
+                    server.request_times.append(time.monotonic())
                 try:
                     reply = server.respond(request)
                     if reply.stall:
@@ -100,6 +123,10 @@ class FakeServer:
 
     def close(self) -> None:
         self.release.set()
+        with self.lock:  # kept-alive connections would hold their handler threads
+            for sock in self._open:
+                with contextlib.suppress(OSError):
+                    sock.shutdown(socket.SHUT_RDWR)
         self.httpd.shutdown()
         self.httpd.server_close()
         self.thread.join(timeout=5)

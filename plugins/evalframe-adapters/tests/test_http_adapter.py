@@ -81,7 +81,7 @@ class TestHttpContract(RetrieverContract):
 
     @pytest.fixture
     def retriever(self, serve: Serve) -> HttpRetriever:
-        return make(serve(healthy).url + "/search")
+        return make(serve(healthy).url + "/search", max_concurrency=4)
 
     @pytest.fixture
     def queries(self) -> list[Query]:
@@ -102,15 +102,17 @@ def test_flaky_server_still_gives_the_rankings_of_the_file(
     assert r.failed_queries == 0
 
 
-def test_prefetch_sends_in_parallel_within_the_concurrency_limit(serve: Serve) -> None:
+def test_the_pipeline_sends_in_parallel_within_the_concurrency_limit(serve: Serve) -> None:
     server = serve(flaky)
     r = make(server.url, max_concurrency=3)
-    r.prefetch(QUERIES, 5)
-    assert len(server.requests) == 18
+    golden = GoldenSet.build("g", [GoldenQuery(id=q.id, text=q.text) for q in QUERIES])
+    run = retrieve_all(r, golden, 5, progress=False)
+    assert len(server.requests) == 18  # the flaky schedule's 8 retries
     assert 1 < server.max_active <= 3
-    got = {q.id: r.retrieve(q, 5) for q in QUERIES}
-    assert got == expected(5)
-    assert len(server.requests) == 18  # answered from the prefetch
+    assert {q: rk.model_copy(update={"latency_ms": None}) for q, rk in run.rankings.items()} == (
+        expected(5)
+    )
+    assert list(run.rankings) == [q.id for q in QUERIES]  # in golden order, whatever the timing
 
 
 def test_a_4xx_is_not_retried_and_is_reported_with_a_snippet(serve: Serve) -> None:

@@ -46,6 +46,7 @@ def test_killed_run_resumes_with_only_the_missing_queries(tmp_path: Path) -> Non
             "retriever=http",
             f"retriever.url={server.url}",
             "retriever.retries=0",
+            "retriever.max_concurrency=1",  # one at a time: the third request means two are cached
             "retriever.timeout_seconds=120",
             f"hydra.run.dir={tmp_path / 'out'}",
         ]

@@ -10,8 +10,10 @@ import yaml
 from evalframe_adapters.python_adapter import PythonConfig, PythonRetriever
 
 from evalframe.core.errors import ConfigError, PluginError
+from evalframe.core.types import GoldenQuery, GoldenSet
 from evalframe.plugin.protocols import PluginContext, Query
 from evalframe.plugin.testing import RetrieverContract
+from evalframe.retrieval.retrieve import retrieve_all
 
 USERLAND = str(Path(__file__).parent / "userland")
 
@@ -36,6 +38,28 @@ class TestPythonContract(RetrieverContract):
     @pytest.fixture
     def queries(self) -> list[Query]:
         return [Query(id="q1", text="cats"), Query(id="q2", text="dogs and fish")]
+
+
+class TestPythonBatchContract(TestPythonContract):
+    """``batch: true``: a batch retriever for the pipeline."""
+
+    @pytest.fixture
+    def retriever(self) -> PythonRetriever:
+        return make("efa_sample:counted_batch", batch=True)
+
+
+class TestPythonConcurrentContract(TestPythonContract):
+    """``max_concurrency: 4``: called from four threads."""
+
+    @pytest.fixture
+    def retriever(self) -> PythonRetriever:
+        return make("efa_sample:search", max_concurrency=4)
+
+
+def test_batch_and_max_concurrency_exclude_each_other() -> None:
+    with pytest.raises(ConfigError, match="max_concurrency cannot be used") as err:
+        make("efa_sample:counted_batch", batch=True, max_concurrency=2)
+    assert err.value.key == "retriever.max_concurrency"
 
 
 class TestPythonClassContract(TestPythonContract):
@@ -102,18 +126,20 @@ def test_class_is_built_once_and_callable_instances_work() -> None:
     assert ask(make("efa_sample:ready_made"), k=1) == [("obj0", 1.0)]
 
 
-def test_batch_answers_every_query_with_one_call_after_prefetch() -> None:
+def test_batch_answers_every_query_with_one_call_in_the_pipeline() -> None:
     from efa_sample import BATCH_CALLS  # type: ignore[import-not-found]
 
     r = make("efa_sample:counted_batch", batch=True)
-    queries = [Query(id=f"q{i}", text=t) for i, t in enumerate(["cats", "fish", "dogs"])]
+    golden = GoldenSet.build(
+        "g", [GoldenQuery(id=f"q{i}", text=t) for i, t in enumerate(["cats", "fish", "dogs"])]
+    )
     BATCH_CALLS.clear()
-    r.prefetch(queries, 5)
-    answers = [r.retrieve(q, 5) for q in queries]
+    run = retrieve_all(r, golden, 5, progress=False)
     assert BATCH_CALLS == [3]
-    assert [a.doc_ids for a in answers if a] == [("d1", "d4"), ("d3",), ("d2", "d5")]
-    assert ask(r, "fish") == [("d3", 1.0)]  # not prefetched: a batch of one
+    assert [a.doc_ids for a in run.rankings.values()] == [("d1", "d4"), ("d3",), ("d2", "d5")]
+    assert ask(r, "fish") == [("d3", 1.0)]  # retrieve(): a batch of one
     assert BATCH_CALLS == [3, 1]
+    assert not callable(getattr(make("efa_sample:search"), "retrieve_batch", None))
     by_id = make("efa_sample:batch_by_id", batch=True)
     assert by_id.wants_query and ask(by_id, "fish") == [("d3", 1.0)]
 

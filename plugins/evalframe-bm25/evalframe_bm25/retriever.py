@@ -1,4 +1,11 @@
-"""BM25 over the configured corpus, with an index built once and cached on disk."""
+"""BM25 over the configured corpus, with an index built once and cached on disk.
+
+Queries are answered in batches: bm25s tokenises a whole chunk of queries in
+one call and scores it in one ``retrieve`` call, which is what makes it fast
+(tokenising one query at a time costs more than scoring it). The index is
+loaded on first use, so a run answered wholly from the retrieval cache never
+reads it.
+"""
 
 from __future__ import annotations
 
@@ -7,17 +14,23 @@ import json
 import logging
 import shutil
 import tempfile
+from collections.abc import Sequence
+from importlib import metadata
 from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import Field
 
 from evalframe.core.errors import ConfigError
+from evalframe.core.progress import step
+from evalframe.core.store import FileEntryStore
 from evalframe.core.types import Corpus, Ranking, content_hash
 from evalframe.plugin.protocols import PluginConfig, PluginContext, Query
 from evalframe.plugin.registry import retriever
 
 INDEX_FORMAT = 1  # bump when the cached layout changes, to invalidate old indexes
+TOKENS_FORMAT = 1  # likewise for the tokenised corpus shared by every k1/b/method
+TOKENS_NAMESPACE = "bm25-tokens"
 
 
 class BM25Config(PluginConfig):
@@ -35,13 +48,28 @@ class BM25Config(PluginConfig):
 
 
 def _index_key(corpus: Corpus, config: BM25Config) -> str:
-    import bm25s
-
     return content_hash(
         {
             "format": INDEX_FORMAT,
             "corpus": corpus.content_hash,
             "config": config.model_dump(),
+            # from the metadata: importing bm25s (and scipy) costs a second a run
+            # answered from the cache never needs
+            "bm25s": metadata.version("bm25s"),
+        }
+    )
+
+
+def _tokens_key(corpus: Corpus, config: BM25Config) -> str:
+    """What the tokenised corpus depends on: the corpus, stop words, stemmer and bm25s."""
+    import bm25s
+
+    return content_hash(
+        {
+            "format": TOKENS_FORMAT,
+            "corpus": corpus.content_hash,
+            "stopwords": config.stopwords,
+            "stemmer": config.stemmer,
             "bm25s": bm25s.__version__,
         }
     )
@@ -58,18 +86,29 @@ class BM25Retriever:
                 key="corpus",
                 hint="select one, e.g. corpus=jsonl corpus.path=docs.jsonl",
             )
-        import bm25s  # heavy import inside the factory, never at module top
-
-        # bm25s logs index building at DEBUG on its own handler; keep the report clean.
-        logging.getLogger("bm25s").setLevel(logging.WARNING)
-
-        self._bm25s = bm25s
         self.config = config
         self.corpus = context.corpus
         self._stemmer = self._make_stemmer()
-        self.index_dir = Path(context.cache_dir) / "bm25" / _index_key(self.corpus, config)
+        self.cache_root = Path(context.cache_dir)
+        self.index_dir = self.cache_root / "bm25" / _index_key(self.corpus, config)
         self.built = False
-        self._model, self._ids = self._load_or_build()
+        self.tokens_cached = False  # True when the index was built from cached tokens
+        self._index: tuple[Any, list[str]] | None = None
+
+    @property
+    def _bm25s(self) -> Any:
+        import bm25s  # heavy (scipy): imported when an index is needed, never at module top
+
+        # bm25s logs index building at DEBUG on its own handler; keep the report clean.
+        logging.getLogger("bm25s").setLevel(logging.WARNING)
+        return bm25s
+
+    @property
+    def index(self) -> tuple[Any, list[str]]:
+        """The bm25s model and the doc id of each of its rows, loaded or built on first use."""
+        if self._index is None:
+            self._index = self._load_or_build()
+        return self._index
 
     def _make_stemmer(self) -> Any:
         if self.config.stemmer is None:
@@ -94,36 +133,76 @@ class BM25Retriever:
             show_progress=False,
         )
 
+    def _corpus_tokens(self) -> Any:
+        """The corpus tokenised, from the shared cache when any job tokenised it before.
+
+        The index depends on k1, b and the method; the tokens only on the corpus and
+        the text processing. So a k1 × b sweep tokenises once, whatever launcher runs
+        its jobs: the entry is a content-addressed file in the cache folder, written
+        atomically, keyed by what the tokens are made from (:func:`_tokens_key`).
+        """
+        store = FileEntryStore(self.cache_root, TOKENS_NAMESPACE)
+        key = _tokens_key(self.corpus, self.config)
+        text = store.get(key)
+        if text is not None:
+            try:
+                data = json.loads(text)
+                self.tokens_cached = True
+                return self._bm25s.tokenization.Tokenized(ids=data["ids"], vocab=data["vocab"])
+            except (ValueError, KeyError, TypeError):
+                pass  # unreadable: tokenise again and overwrite
+        tokens = self._tokenize([d.text for d in self.corpus.documents], return_ids=True)
+        # stored before indexing: BM25.index adds an empty token to the vocabulary in place
+        store.put(key, json.dumps({"ids": tokens.ids, "vocab": tokens.vocab}, ensure_ascii=False))
+        return tokens
+
     def _load_or_build(self) -> tuple[Any, list[str]]:
         ids_file = self.index_dir / "doc_ids.json"
+        docs = self.corpus.documents
         if ids_file.is_file():
-            model = self._bm25s.BM25.load(str(self.index_dir))
-            return model, json.loads(ids_file.read_text(encoding="utf-8"))
-        ids = [d.id for d in self.corpus.documents]
-        tokens = self._tokenize([d.text for d in self.corpus.documents], return_ids=True)
-        model = self._bm25s.BM25(k1=self.config.k1, b=self.config.b, method=self.config.method)
-        model.index(tokens, show_progress=False)
-        # Build into a temp folder and rename: a killed run or a parallel sweep
-        # job never sees a half-written index.
-        self.index_dir.parent.mkdir(parents=True, exist_ok=True)
-        tmp = Path(tempfile.mkdtemp(prefix=".tmp-", dir=self.index_dir.parent))
-        try:
-            model.save(str(tmp))
-            (tmp / "doc_ids.json").write_text(json.dumps(ids), encoding="utf-8")
-            with contextlib.suppress(OSError):  # another process won the race: same index
-                tmp.rename(self.index_dir)
-        finally:
-            shutil.rmtree(tmp, ignore_errors=True)
+            with step(f"bm25: loading the index of {len(docs):,} documents"):
+                model = self._bm25s.BM25.load(str(self.index_dir))
+                return model, json.loads(ids_file.read_text(encoding="utf-8"))
+        ids = [d.id for d in docs]
+        with step(f"bm25: indexing {len(docs):,} documents"):
+            tokens = self._corpus_tokens()
+            model = self._bm25s.BM25(k1=self.config.k1, b=self.config.b, method=self.config.method)
+            model.index(tokens, show_progress=False)
+            # Build into a temp folder and rename: a killed run or a parallel sweep
+            # job never sees a half-written index.
+            self.index_dir.parent.mkdir(parents=True, exist_ok=True)
+            tmp = Path(tempfile.mkdtemp(prefix=".tmp-", dir=self.index_dir.parent))
+            try:
+                model.save(str(tmp))
+                (tmp / "doc_ids.json").write_text(json.dumps(ids), encoding="utf-8")
+                with contextlib.suppress(OSError):  # another process won the race: same index
+                    tmp.rename(self.index_dir)
+            finally:
+                shutil.rmtree(tmp, ignore_errors=True)
         self.built = True
         return model, ids
 
     def retrieve(self, query: Query, k: int) -> Ranking:
-        tokens = self._tokenize([query.text], return_ids=False)
-        depth = min(k, len(self._ids))
-        docs, scores = self._model.retrieve(tokens, k=depth, show_progress=False)
-        # bm25s pads with zero-score documents; a document that shares no term
-        # with the query is not a match, so it is not returned.
-        pairs = [
-            (self._ids[int(d)], float(s)) for d, s in zip(docs[0], scores[0], strict=True) if s > 0
-        ]
-        return Ranking.from_pairs(query.id, pairs)
+        return self.retrieve_batch([query], k)[0]
+
+    def retrieve_batch(self, queries: Sequence[Query], k: int) -> list[Ranking]:
+        """One tokenise call and one bm25s ``retrieve`` call for all ``queries``."""
+        model, ids = self.index
+        depth = min(k, len(ids))
+        if not queries or depth <= 0:
+            return [Ranking(query_id=q.id) for q in queries]
+        tokens = self._tokenize([q.text for q in queries], return_ids=False)
+        docs, scores = model.retrieve(tokens, k=depth, show_progress=False)
+        rankings = []
+        for query, row, row_scores in zip(queries, docs.tolist(), scores.tolist(), strict=True):
+            # bm25s pads with zero-score documents; a document that shares no term
+            # with the query is not a match, so it is not returned.
+            kept = [i for i, s in enumerate(row_scores) if s > 0]
+            rankings.append(
+                Ranking(
+                    query_id=query.id,
+                    doc_ids=tuple(ids[row[i]] for i in kept),
+                    scores=tuple(row_scores[i] for i in kept),
+                )
+            )
+        return rankings

@@ -63,15 +63,29 @@ def test_integer_corpus_ids_come_back_as_strings(tmp_path: Path) -> None:
     assert ranking.doc_ids == ("4",)
 
 
-def test_index_is_built_once_and_reused_from_disk(tmp_path: Path) -> None:
+def test_index_is_built_once_on_first_use_and_reused_from_disk(tmp_path: Path) -> None:
+    q = Query(id="q", text="dog walks")
     first = make(tmp_path)
+    assert not first.built and not first.index_dir.exists()  # nothing asked yet
+    answer = first.retrieve(q, 3)
     assert first.built
     assert (first.index_dir / "doc_ids.json").is_file()
     second = make(tmp_path)
+    assert second.retrieve(q, 3) == answer
     assert not second.built
     assert second.index_dir == first.index_dir
-    q = Query(id="q", text="dog walks")
-    assert first.retrieve(q, 3) == second.retrieve(q, 3)
+
+
+def test_a_batch_is_answered_as_each_query_alone(tmp_path: Path) -> None:
+    r = make(tmp_path)
+    queries = [
+        Query(id="a", text="sleeping cats"),
+        Query(id="b", text="quantum"),
+        Query(id="c", text="dogs and cats at home"),
+        Query(id="d", text=""),
+    ]
+    assert r.retrieve_batch(queries, 3) == [r.retrieve(q, 3) for q in queries]
+    assert r.retrieve_batch([], 3) == []
 
 
 def test_index_key_changes_with_parameters_and_corpus(tmp_path: Path) -> None:
@@ -98,3 +112,29 @@ def test_example_config_validates() -> None:
     node = yaml.safe_load(path.read_text())
     assert node.pop("name") == "bm25"
     BM25Config.model_validate(node)
+
+
+def test_a_k1_b_sweep_tokenises_the_corpus_once_and_ranks_the_same(tmp_path: Path) -> None:
+    """The tokens are keyed by corpus and text processing only: every k1/b/method reuses
+    them, and an index built from cached tokens ranks exactly as one built from scratch."""
+    shared, alone = tmp_path / "shared", tmp_path / "alone"
+    first = BM25Retriever(
+        BM25Config(k1=1.2, b=0.75), PluginContext(corpus=CORPUS, cache_dir=shared)
+    )
+    assert first.index  # built on first use
+    assert first.built and not first.tokens_cached
+    for k1, b, method in ((0.9, 0.4, "lucene"), (2.0, 1.0, "robertson")):
+        config = BM25Config(k1=k1, b=b, method=method)
+        reused = BM25Retriever(config, PluginContext(corpus=CORPUS, cache_dir=shared))
+        assert reused.index  # built on first use
+        assert reused.built and reused.tokens_cached  # a new index, from the cached tokens
+        fresh = BM25Retriever(config, PluginContext(corpus=CORPUS, cache_dir=alone / method))
+        assert fresh.index  # built on first use
+        assert fresh.built and not fresh.tokens_cached
+        for text in ("install with pip", "cached index", "exit code gate"):
+            q = Query(id="q", text=text)
+            assert reused.retrieve(q, 5) == fresh.retrieve(q, 5)
+    assert len(list((shared / "bm25-tokens").rglob("*.json"))) == 1
+    other = BM25Retriever(BM25Config(stemmer=None), PluginContext(corpus=CORPUS, cache_dir=shared))
+    assert other.index  # built on first use
+    assert other.built and not other.tokens_cached  # other text processing, other tokens

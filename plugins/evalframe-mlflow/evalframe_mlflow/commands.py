@@ -20,7 +20,7 @@ from typing import Any
 from evalframe.core.errors import EXIT_ERROR, ConfigError, EvalframeError
 from evalframe_mlflow.upload import artifact_location_for, resolve_uri
 
-__all__ = ["fetch_run", "runs_main", "sync_main", "ui_main"]
+__all__ = ["fetch_run", "group_members", "runs_main", "serve", "sync_main", "ui_main"]
 
 _RUN_ID = re.compile(r"^(?:runs:/|mlflow:)?([0-9a-f]{32})/?$")
 
@@ -49,16 +49,6 @@ def _fmt(value: Any) -> str:
     return str(value)
 
 
-def _table(header: list[str], rows: list[list[str]]) -> str:
-    widths = [
-        max(len(h), *(len(r[i]) for r in rows)) if rows else len(h) for i, h in enumerate(header)
-    ]
-    lines = ["  ".join(h.ljust(w) for h, w in zip(header, widths, strict=True)).rstrip()]
-    lines.append("  ".join("-" * w for w in widths))
-    lines += ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in rows]
-    return "\n".join(lines)
-
-
 def _varying_params(runs: list[Any], limit: int = 4) -> list[str]:
     """Params whose value differs between the listed runs: what tells them apart.
 
@@ -82,13 +72,78 @@ def _varying_params(runs: list[Any], limit: int = 4) -> list[str]:
     return varying[:limit]
 
 
-def runs_table(
-    runs: list[Any], metrics: list[str], params: list[str]
-) -> tuple[list[str], list[list[str]]]:
-    from evalframe_mlflow.keys import metric_key
+def _result(run: Any) -> str:
+    """One word for how a run ended: its gate verdict, or its status when it did not finish."""
+    tags = run.data.tags
+    if tags.get("evalframe.sweep") == "true":
+        return "sweep" if run.info.status == "FINISHED" else f"sweep {run.info.status.lower()}"
+    if run.info.status != "FINISHED":
+        return str(run.info.status).lower()
+    return {"true": "passed", "false": "FAILED"}.get(tags.get("evalframe.gates_passed", ""), "—")
 
-    header = ["run", "name", "experiment", "started", "status", "gates", *metrics, *params]
-    rows = []
+
+class _Values:
+    """A run's metric values: logged ones, else the overall means of its metrics table."""
+
+    def __init__(self, client: Any) -> None:
+        self.client = client
+        self.tables: dict[str, dict[str, float]] = {}
+
+    def get(self, run: Any, metric: str) -> float | None:
+        from evalframe_mlflow.keys import metric_key
+
+        key = metric_key(metric)
+        logged = run.data.metrics.get(key, run.data.metrics.get(f"best/{key}"))
+        if logged is not None or run.data.tags.get("evalframe.sweep") == "true":
+            return logged  # type: ignore[no-any-return]
+        return self._table(run).get(metric)
+
+    def _table(self, run: Any) -> dict[str, float]:
+        """``metrics_table.json``'s overall means (only fetched for a metric not logged)."""
+        import tempfile
+
+        from evalframe_mlflow.record import TABLE_FILE
+
+        run_id = run.info.run_id
+        if run_id in self.tables:
+            return self.tables[run_id]
+        self.tables[run_id] = {}
+        if TABLE_FILE not in run.data.tags.get("mlflow.loggedArtifacts", ""):
+            return self.tables[run_id]
+        try:
+            with tempfile.TemporaryDirectory() as tmp:
+                path = self.client.download_artifacts(run_id, TABLE_FILE, tmp)
+                split = json.loads(Path(path).read_text(encoding="utf-8"))
+        except Exception:  # noqa: BLE001  # a missing artifact leaves the cell empty
+            return self.tables[run_id]
+        cols = split.get("columns") or []
+        for row in split.get("data") or []:
+            cell = dict(zip(cols, row, strict=False))
+            if cell.get("slice") == "overall" and isinstance(cell.get("mean"), int | float):
+                self.tables[run_id][str(cell.get("metric"))] = float(cell["mean"])
+        return self.tables[run_id]
+
+
+def _short_params(params: list[str]) -> list[str]:
+    """``retriever.k1`` as ``k1`` when no other shown param ends the same way."""
+    tails = [p.rsplit(".", 1)[-1] for p in params]
+    return [t if tails.count(t) == 1 else p for p, t in zip(params, tails, strict=True)]
+
+
+def runs_table(
+    runs: list[Any],
+    metrics: list[str],
+    params: list[str],
+    *,
+    values: _Values | None = None,
+    wide: bool = False,
+) -> tuple[list[str], list[list[str]]]:
+    """The header and one row per run; a sweep's jobs follow their parent, marked ``└``.
+
+    Narrow (the default) drops what the title already says: the experiment
+    column when all runs share one, the seconds, most of the run id.
+    """
+    header = ["run", "name", "experiment", "started", "result", *metrics, *params]
     children: dict[str, list[Any]] = {}
     top = []
     ids = {r.info.run_id for r in runs}
@@ -99,29 +154,28 @@ def runs_table(
         else:
             top.append(run)
 
+    def value(run: Any, metric: str) -> Any:
+        if values is not None:
+            return values.get(run, metric)
+        from evalframe_mlflow.keys import metric_key
+
+        key = metric_key(metric)
+        return run.data.metrics.get(key, run.data.metrics.get(f"best/{key}"))
+
     def row(run: Any, indent: str) -> list[str]:
-        tags = run.data.tags
         started = datetime.fromtimestamp(run.info.start_time / 1000, tz=timezone.utc)
-        gates = {"true": "passed", "false": "FAILED"}.get(
-            tags.get("evalframe.gates_passed", ""), "—"
-        )
-        if tags.get("evalframe.sweep") == "true":
-            gates = "sweep"
         cells = [
-            indent + run.info.run_id[:12],
+            indent + run.info.run_id[: 32 if wide else 8],
             run.info.run_name or "",
-            tags.get("evalframe.experiment", ""),
-            started.strftime("%Y-%m-%d %H:%M"),
-            run.info.status,
-            gates,
+            run.data.tags.get("evalframe.experiment", ""),
+            started.strftime("%Y-%m-%d %H:%M" if wide else "%m-%d %H:%M"),
+            _result(run),
         ]
-        for m in metrics:
-            key = metric_key(m)
-            value = run.data.metrics.get(key, run.data.metrics.get(f"best/{key}"))
-            cells.append(_fmt(value))
+        cells += [_fmt(value(run, m)) for m in metrics]
         cells += [run.data.params.get(p, "—") for p in params]
         return cells
 
+    rows = []
     for run in top:
         rows.append(row(run, ""))
         for child in sorted(
@@ -132,20 +186,94 @@ def runs_table(
     return header, rows
 
 
-def _default_metrics(runs: list[Any], limit: int = 4) -> list[str]:
-    """The first metrics of the experiments' own lists (tag ``evalframe.metrics``), in order."""
+def _headline(runs: list[Any], everything: bool) -> list[str]:
+    """The runs' headline metrics (tag ``evalframe.headline``), or with ``everything``
+    every metric of their experiments (``evalframe.metrics``); in first-seen order."""
     names: list[str] = []
     for run in runs:
+        listed = run.data.tags.get("evalframe.metrics" if everything else "evalframe.headline")
         try:
-            ordered = json.loads(run.data.tags.get("evalframe.metrics") or "[]")
+            ordered = json.loads(listed or "[]")
         except ValueError:  # cut to MLflow's tag length
             ordered = []
+        if not ordered and not everything:  # a run logged before headlines: its first three
+            try:
+                ordered = json.loads(run.data.tags.get("evalframe.metrics") or "[]")[:3]
+            except ValueError:
+                ordered = []
         if not ordered:
             ordered = sorted(
                 v for t, v in run.data.tags.items() if t.startswith("evalframe.metric.")
             )
         names.extend(n for n in ordered if n not in names)
-    return names[:limit]
+    return names
+
+
+def render_runs(
+    runs: list[Any],
+    metrics: list[str],
+    params: list[str],
+    *,
+    values: _Values | None = None,
+    wide: bool = False,
+    color: bool = False,
+    width: int | None = None,
+) -> str:
+    """The runs as a table that fits ``width`` (100 columns unless ``wide``).
+
+    Narrow, the table leaves out what its title says (the experiment, when
+    all runs share one) and shortens params to their last part (``k1``); a
+    table still too wide (``--all``) is stacked in parts that each start with
+    the run and its name.
+    """
+    from evalframe.core.console import Col, fit_width, render, split_columns, table
+
+    width = width or fit_width(wide)
+    header, rows = runs_table(runs, metrics, params, values=values, wide=wide)
+    n_fixed = 5
+    experiments = sorted({r[2] for r in rows if r[2]})
+    one_experiment = not wide and len(experiments) <= 1
+    shown = params if wide else _short_params(params)
+    # run, name, result | metrics | params | started, experiment
+    order = [0, 1, 4]
+    order += list(range(n_fixed, n_fixed + len(metrics) + len(params)))
+    order += [3] if one_experiment else [3, 2]
+    fixed = {
+        0: Col("run", "id"),
+        1: Col("name", "id", max_width=None if wide else 24),
+        2: Col("experiment", "id", max_width=None if wide else 16),
+        3: Col("started", "id"),
+        4: Col("result", "id"),
+    }
+    cols = []
+    for i in order:
+        if i in fixed:
+            cols.append(fixed[i])
+        elif i < n_fixed + len(metrics):
+            cols.append(Col(header[i], "number"))
+        else:
+            cols.append(Col(shown[i - n_fixed - len(metrics)], "text"))
+    body = [[r[i] for i in order] for r in rows]
+    title = f"Runs of {experiments[0]}" if len(experiments) == 1 else "Runs"
+    styled = [None if r[0].startswith("└") else "bold" for r in rows] if color else None
+    parts = split_columns(cols, body, keep=3, width=width)
+    if len(parts) > 1:  # when's and where's go before a table is stacked in parts
+        dropped = {i for i, c in enumerate(cols) if c.header in ("started", "experiment")}
+        less_cols = [c for i, c in enumerate(cols) if i not in dropped]
+        less_body = [[v for i, v in enumerate(r) if i not in dropped] for r in body]
+        fewer = split_columns(less_cols, less_body, keep=3, width=width)
+        if len(fewer) < len(parts):
+            cols, body, parts = less_cols, less_body, fewer
+    drawn = []
+    for n, part in enumerate(parts):
+        label = title if len(parts) == 1 else f"{title} ({n + 1} of {len(parts)})"
+        if n:
+            drawn.append("")
+        drawn.append(
+            table([cols[i] for i in part], [[r[i] for i in part] for r in body], title=label,
+                  styles=styled)
+        )  # fmt: skip
+    return render(*drawn, width=width, color=color)
 
 
 def _max_runs(text: str) -> int:
@@ -177,7 +305,18 @@ def runs_main(argv: Sequence[str]) -> int:
         "--metrics",
         "-m",
         nargs="+",
-        help="canonical metric names to show (default: the first four logged)",
+        help="canonical metric names to show (default: the runs' headline metrics)",
+    )
+    parser.add_argument(
+        "--all",
+        action="store_true",
+        help="every metric of the runs' experiments, not just the headline (values that were "
+        "not logged as metrics are read from each run's metrics table)",
+    )
+    parser.add_argument(
+        "--wide",
+        action="store_true",
+        help="lay every column out in full instead of fitting 100 columns",
     )
     parser.add_argument(
         "--params",
@@ -198,6 +337,11 @@ def runs_main(argv: Sequence[str]) -> int:
     except EvalframeError as exc:
         print(exc.render(), file=sys.stderr)
         return EXIT_ERROR
+    except BrokenPipeError:  # `evalframe runs | head`: the reader has what it wanted
+        import os
+
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
 
 
 def _unreachable(uri: str, exc: Exception) -> ConfigError:
@@ -216,7 +360,7 @@ def _runs(args: argparse.Namespace) -> int:
         raise _no_store(uri)
     try:
         return _list_runs(args, uri)
-    except EvalframeError:
+    except (EvalframeError, BrokenPipeError):
         raise
     except Exception as exc:  # noqa: BLE001  # a server that is down or a broken store
         raise _unreachable(uri, exc) from None
@@ -261,18 +405,34 @@ def _list_runs(args: argparse.Namespace, uri: str) -> int:
                 got=repr(args.filter),
             ) from None
         raise
-    metrics = args.metrics or _default_metrics(runs)
+    from evalframe.core.console import color_for
+
+    metrics = args.metrics or _headline(list(runs), args.all)
     params = args.params or _varying_params(runs)
-    header, rows = runs_table(list(runs), metrics, params)
+    values = _Values(client)
     if args.json:
+        header, rows = runs_table(list(runs), metrics, params, values=values, wide=True)
         # params get their own prefix: a param may be named like a column (experiment)
         keys = header[: len(header) - len(params)] + [f"params.{p}" for p in params]
         print(json.dumps([dict(zip(keys, r, strict=True)) for r in rows], indent=2))
-    elif not rows:
+    elif not runs:
         print(f"no runs in {uri}" + (f" matching {args.filter!r}" if args.filter else ""))
     else:
-        print(_table(header, rows))
-        print(f"\n{len(runs)} run(s) in {uri}; open them side by side with `evalframe ui`")
+        print(
+            render_runs(
+                list(runs), metrics, params, values=values, wide=args.wide, color=color_for()
+            )
+        )
+        import textwrap
+
+        from evalframe.core.console import fit_width
+
+        more = (
+            "" if args.all or args.metrics else " Headline metrics shown: --all for every metric."
+        )
+        note = f"{len(runs)} run(s) in {uri}.{more} Open them side by side with `evalframe ui`."
+        print()
+        print(textwrap.fill(note, fit_width(args.wide), break_long_words=False))
     return 0
 
 
@@ -349,17 +509,109 @@ def ui_main(argv: Sequence[str]) -> int:
     if not _store_exists(uri):
         print(_no_store(uri).render(), file=sys.stderr)
         return EXIT_ERROR
-    print(f"MLflow UI for {uri} at http://{args.host}:{args.port} (Ctrl-C stops it)", flush=True)
+    from evalframe_mlflow.upload import CLASSIC_VIEW
+
+    address = f"http://{args.host}:{args.port}"
+    print(
+        f"MLflow UI for {uri} at {address}/#/experiments?{CLASSIC_VIEW} (Ctrl-C stops it)",
+        flush=True,
+    )
     cmd = [sys.executable, "-m", "mlflow", "ui", "--backend-store-uri", uri]
     artifacts = artifact_location_for(uri)
     if artifacts:
         # runs logged through a server keep their files here too (mlflow-artifacts:/ URIs)
         cmd += ["--artifacts-destination", artifacts]
     cmd += ["--host", args.host, "--port", str(args.port), "--workers", str(args.workers)]
+    return serve(cmd)
+
+
+#: Seconds the UI's processes get to stop after SIGTERM before they are killed.
+STOP_GRACE_SECONDS = 10.0
+
+
+def group_members(pgid: int) -> list[int] | None:
+    """Live (not zombie) processes of a process group, from /proc; None without /proc.
+
+    Helpers orphaned by the server are reparented to init, which may be slow to
+    reap them; a zombie has stopped, so it is not counted.
+    """
+    proc_dir = Path("/proc")
+    if not proc_dir.is_dir():
+        return None
+    found = []
+    for entry in proc_dir.iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+        except OSError:
+            continue  # gone meanwhile
+        # "pid (comm) state ppid pgrp ...": comm may hold spaces and parentheses
+        fields = stat[stat.rindex(")") + 2 :].split()
+        if len(fields) > 2 and fields[2] == str(pgid) and fields[0] not in ("Z", "X"):
+            found.append(int(entry.name))
+    return found
+
+
+class _StopError(Exception):
+    """SIGTERM or SIGHUP, turned into an exception like Ctrl-C's KeyboardInterrupt."""
+
+
+def serve(cmd: list[str], grace: float = STOP_GRACE_SECONDS) -> int:
+    """Run ``cmd`` in a process group of its own; stop the whole group when we are stopped.
+
+    ``mlflow ui`` starts uvicorn workers and a job runner with huey consumers.
+    Ctrl-C reaches only this process (the server has its own group), and
+    SIGTERM or SIGHUP too; either way every process of the server's group gets
+    SIGTERM, then SIGKILL after ``grace`` seconds. The same cleanup runs when
+    the server exits by itself, so none of its helpers outlive it.
+    """
+    import signal
+
+    def raise_stop(signum: int, frame: Any) -> None:
+        raise _StopError(signum)
+
+    proc = subprocess.Popen(cmd, start_new_session=True)
+    saved = {sig: signal.signal(sig, raise_stop) for sig in (signal.SIGTERM, signal.SIGHUP)}
+    code = 0
     try:
-        return subprocess.call(cmd)
-    except KeyboardInterrupt:
-        return 0
+        code = proc.wait()
+    except (KeyboardInterrupt, _StopError):
+        print("stopping the MLflow UI ...", file=sys.stderr, flush=True)
+    finally:
+        for sig, handler in saved.items():
+            signal.signal(sig, handler)
+        _stop_group(proc, grace)
+    return code if code >= 0 else 0
+
+
+def _stop_group(proc: subprocess.Popen[bytes], grace: float) -> None:
+    """SIGTERM to every process of ``proc``'s group, SIGKILL after ``grace``; until none is left."""
+    import os
+    import signal
+    import time
+
+    def alive() -> bool:
+        proc.poll()  # reap the leader: a zombie still counts as a member of its group
+        members = group_members(proc.pid)
+        if members is not None:
+            return bool(members)
+        try:
+            os.killpg(proc.pid, 0)
+        except (ProcessLookupError, PermissionError):
+            return False
+        return True
+
+    for sig, wait in ((signal.SIGTERM, grace), (signal.SIGKILL, 5.0)):
+        if not alive():
+            return
+        try:
+            os.killpg(proc.pid, sig)
+        except ProcessLookupError:
+            return
+        deadline = time.monotonic() + wait
+        while time.monotonic() < deadline and alive():
+            time.sleep(0.1)
 
 
 # -- compare on run ids ---------------------------------------------------------------

@@ -27,14 +27,16 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from evalframe.assess.runfolder import SweepFolder
+from evalframe.assess.runfolder import RunFolder, SweepFolder
 from evalframe.core.io import atomic_write, atomic_write_json
 from evalframe.plugin.hooks import RunContext, RunOutcome, SweepContext, SweepJob
-from evalframe_mlflow.keys import metric_key, safe_key, safe_segment
+from evalframe_mlflow.keys import curve_key, metric_key, safe_key, safe_segment
 
 __all__ = [
     "PENDING_FILE",
+    "REPORT_FILE",
     "SYNCED_FILE",
+    "TABLE_FILE",
     "RunRecord",
     "build_run_record",
     "build_sweep_record",
@@ -42,6 +44,9 @@ __all__ = [
     "curve_metrics",
     "flatten_params",
     "git_state",
+    "headline_metrics",
+    "metrics_table",
+    "sweep_run_name",
 ]
 
 UID = re.compile(r"[0-9a-f]{32}")
@@ -51,6 +56,24 @@ FORMAT = "evalframe.mlflow-record/1"
 TRUNCATED = "...[truncated]"
 PARAM_VALUE_LIMIT = 6000  # MLflow's MAX_PARAM_VAL_LENGTH
 TAG_VALUE_LIMIT = 8000  # MLflow's MAX_TAG_VAL_LENGTH is 8000 characters
+#: The full table (every metric x slice, with CIs), logged with MLflow's table logging.
+TABLE_FILE = "metrics_table.json"
+#: ``key`` first: the UI's evaluation view groups a table's rows by its first column and
+#: compares runs on ``mean``, the next; ``key`` is the metric, with its slice when it has one.
+TABLE_COLUMNS = (
+    "key",
+    "mean",
+    "ci_low",
+    "ci_high",
+    "n",
+    "std",
+    "metric",
+    "measure",
+    "k",
+    "slice",
+)
+#: The run's HTML report, when a reporter left one in the run folder: its main artifact.
+REPORT_FILE = RunFolder.REPORT_HTML
 
 
 def now_ms() -> int:
@@ -75,9 +98,13 @@ class RunRecord:
     end_time: int = dataclasses.field(default_factory=now_ms)
     parent_uid: str | None = None
     parent_run_id: str | None = None  # a hint; the parent is found by its uid otherwise
-    dataset: dict[str, str] | None = None  # name, digest, source_type, source, profile
+    dataset: dict[str, str] | None = None  # records before datasets: the golden set only
     artifact_location: str | None = None  # for a new experiment
     open: bool = False  # a sweep parent whose sweep has not ended (yet)
+    #: each a dataset input: name, digest, uri, profile (JSON), context (``eval``, ``corpus``)
+    datasets: list[dict[str, str]] = dataclasses.field(default_factory=list)
+    #: ``{"artifact_file", "columns", "rows"}``: logged with ``MlflowClient.log_table``
+    table: dict[str, Any] | None = None
 
     def __post_init__(self) -> None:
         """Every key and value within what MLflow accepts, whoever built the record.
@@ -93,6 +120,7 @@ class RunRecord:
         self.metrics = [(safe_key(k), v, s) for k, v, s in self.metrics]
         if self.dataset is not None:
             self.dataset = {**self.dataset, "name": truncate(self.dataset["name"], 500)}
+        self.datasets = [{**d, "name": truncate(d["name"], 500)} for d in self.datasets]
 
     def to_json(self, base: Path) -> dict[str, Any]:
         """The record as JSON, with artifact paths relative to ``base`` (its folder)."""
@@ -218,8 +246,79 @@ def collect_metrics(metrics: Mapping[str, Any], summary: Mapping[str, Any]) -> d
                     canonical = f"slice.{field}.{group}.{m}"
                     put(key, canonical, agg.get("mean"))
                     for stat in ("n", "ci_low", "ci_high"):
-                        put(f"{key}.{stat}", f"{canonical}.{stat}", agg.get(stat))
+                        put(f"{key}/{stat}", f"{canonical}.{stat}", agg.get(stat))
     return out
+
+
+def headline_metrics(
+    headline: Mapping[str, Any], summary: Mapping[str, Any], names: list[str]
+) -> dict[str, float]:
+    """Key -> value of the headline set: ``headline.json`` as it is, under MLflow keys.
+
+    A run folder from before ``headline.json`` gives its headline metrics'
+    means and CI bounds from ``summary.json`` instead.
+    """
+    if not headline:
+        overall = summary.get("overall") or {}
+        headline = {"queries": (summary.get("golden_set") or {}).get("queries")}
+        for name in names:
+            agg = overall.get(name) or {}
+            headline.update({name: agg.get("mean")})
+            headline.update({f"{name}.{s}": agg.get(s) for s in ("ci_low", "ci_high")})
+    out: dict[str, float] = {}
+    for name, value in headline.items():
+        number = _number(value)
+        if number is not None:
+            out[safe_key(metric_key(name))] = number
+    return out
+
+
+def _latency(timings: Mapping[str, Any], stats: tuple[str, ...]) -> dict[str, float]:
+    latency = timings.get("latency") if isinstance(timings.get("latency"), Mapping) else {}
+    return {
+        f"latency.{k}": float(v)
+        for k, v in latency.items()
+        if k in stats and _number(v) is not None
+    }
+
+
+def metrics_table(summary: Mapping[str, Any]) -> dict[str, Any] | None:
+    """Every metric overall and per slice value, with its CI, as one table for ``log_table``.
+
+    Rows: ``key`` (``nDCG@10``, or ``nDCG@10 [difficulty=easy]`` for a slice
+    value), the mean, its CI bounds, n and std, then ``metric`` (the canonical
+    string), ``measure`` and ``k`` (its name and cutoff, to group by either)
+    and ``slice`` (``overall`` or ``field=value``). NaN is written as null.
+    """
+    from evalframe.metrics import parse_metric
+
+    overall = summary.get("overall")
+    if not isinstance(overall, Mapping) or not overall:
+        return None
+    groups: list[tuple[str, Mapping[str, Any]]] = [("overall", overall)]
+    by_slice = summary.get("by_slice") or {}
+    for field, values in by_slice.items() if isinstance(by_slice, Mapping) else ():
+        for value, aggs in values.items():
+            if isinstance(aggs, Mapping):
+                groups.append((f"{field}={value}", aggs))
+    rows: list[list[Any]] = []
+    for label, aggs in groups:
+        for name, agg in aggs.items():
+            if not isinstance(agg, Mapping):
+                continue
+            try:
+                m = parse_metric(name)
+                measure = str(dataclasses.replace(m, k=None))
+                k: Any = m.k
+            except Exception:  # noqa: BLE001  # a metric from a plugin no longer installed
+                measure, k = name, None
+            key = name if label == "overall" else f"{name} [{label}]"
+            rows.append(
+                [key]
+                + [_number(agg.get(c)) for c in ("mean", "ci_low", "ci_high", "n", "std")]
+                + [name, measure, k, label]
+            )
+    return {"artifact_file": TABLE_FILE, "columns": list(TABLE_COLUMNS), "rows": rows}
 
 
 def curve_metrics(names: Iterable[str], metrics: Mapping[str, Any]) -> list[tuple[str, float, int]]:
@@ -246,7 +345,7 @@ def curve_metrics(names: Iterable[str], metrics: Mapping[str, Any]) -> list[tupl
     for family, points in sorted(families.items()):
         if len(points) < 2:
             continue
-        key = f"{metric_key(family)}_at_k"
+        key = curve_key(family)
         out.extend((key, value, k) for k, value in sorted(points))
     return out
 
@@ -296,28 +395,71 @@ def _read_json(path: Path | None) -> dict[str, Any]:
     return data if isinstance(data, dict) else {}
 
 
-def _dataset(summary: Mapping[str, Any], config: Mapping[str, Any]) -> dict[str, str] | None:
-    """The golden set as an MLflow dataset input: name, digest (content hash), source."""
+def _file_uri(path: Any) -> str:
+    return Path(str(path)).resolve().as_uri() if path else "unknown"
+
+
+def _datasets(summary: Mapping[str, Any], config: Mapping[str, Any]) -> list[dict[str, str]]:
+    """The golden set and the corpus as MLflow dataset inputs (``mlflow.data`` lineage).
+
+    Each is named, digested by its content hash (two runs on the same data
+    show the same digest), sourced from its file and profiled with its counts.
+    """
+    found: list[dict[str, str]] = []
     golden = summary.get("golden_set") or {}
-    digest = golden.get("content_hash")
-    if not digest:
+    if golden.get("content_hash"):
+        profile = {
+            "queries": golden.get("queries"),
+            "negatives": golden.get("negatives"),
+            "content_hash": golden["content_hash"],
+        }
+        if golden.get("dvc_md5"):
+            profile["dvc_md5"] = golden["dvc_md5"]
+        found.append(
+            {
+                "name": str(golden.get("name") or "golden"),
+                "digest": str(golden["content_hash"])[:36],
+                "uri": _file_uri((config.get("dataset") or {}).get("path")),
+                "profile": json.dumps(profile),
+                "context": "eval",
+            }
+        )
+    corpus = summary.get("corpus") or {}
+    if corpus.get("content_hash"):
+        found.append(
+            {
+                "name": str(corpus.get("name") or "corpus"),
+                "digest": str(corpus["content_hash"])[:36],
+                "uri": _file_uri(corpus.get("path") or (config.get("corpus") or {}).get("path")),
+                "profile": json.dumps(
+                    {"documents": corpus.get("documents"), "content_hash": corpus["content_hash"]}
+                ),
+                "context": "corpus",
+            }
+        )
+    return found
+
+
+def _swept_part(override: str, swept: list[str]) -> str | None:
+    """``retriever.k1=0.9`` as ``k1=0.9`` when its key is one the sweep varies."""
+    key, eq, value = override.lstrip("+~").partition("=")
+    key = key.split("@", 1)[0]  # group@package=option
+    if not eq or key not in swept:
         return None
-    path = (config.get("dataset") or {}).get("path")
-    source = {"uri": Path(str(path)).resolve().as_uri()} if path else {"uri": "unknown"}
-    profile = {
-        "queries": golden.get("queries"),
-        "negatives": golden.get("negatives"),
-        "content_hash": digest,
-    }
-    if golden.get("dvc_md5"):
-        profile["dvc_md5"] = golden["dvc_md5"]
-    return {
-        "name": str(golden.get("name") or "golden"),
-        "digest": str(digest)[:36],
-        "source_type": "local",
-        "source": json.dumps(source),
-        "profile": json.dumps(profile),
-    }
+    short = key.rsplit(".", 1)[-1]
+    clash = sum(1 for k in swept if k.rsplit(".", 1)[-1] == short) > 1
+    return f"{key if clash else short}={value}"
+
+
+def sweep_run_name(overrides: list[str], swept: list[str]) -> str | None:
+    """A sweep job's run name: the overrides that tell it apart (``k1=0.9,b=0.3``).
+
+    ``swept`` are the keys the sweep's command line varies; a key is shown by
+    its last part unless two swept keys share it. None when nothing is swept
+    (MLflow then picks a name).
+    """
+    parts = [p for p in (_swept_part(o, swept) for o in overrides) if p]
+    return truncate(",".join(parts), 250) if parts else None
 
 
 def build_run_record(
@@ -329,11 +471,22 @@ def build_run_record(
     run_name: str | None,
     cwd: Path,
     error: BaseException | None = None,
+    log_all: bool = False,
 ) -> RunRecord:
-    """The record of one finished (or failed) evalframe run, from its output files."""
+    """The record of one finished (or failed) evalframe run, from its output files.
+
+    By default the logged metrics are the headline set (``headline.json``):
+    each headline metric with its CI bounds, the query and gate counts and
+    p50/p95 latency; every metric x slice goes in as one table
+    (``metrics_table.json``). ``log_all`` logs every flat key as metrics too.
+    """
     outputs = outcome.outputs if outcome is not None else {}
     metrics_json = _read_json(outputs.get("metrics"))
     summary = _read_json(outputs.get("summary"))
+    folder = RunFolder(context.output_dir)
+    # outputs name what the pipeline wrote; a caller that lists fewer still has the folder
+    headline_json = _read_json(outputs.get("headline") or folder.file(folder.HEADLINE))
+    timings = _read_json(outputs.get("timings") or folder.file(folder.TIMINGS))
     tags = base_tags(context.experiment, cwd)
     meta = context.metadata
     for kind, plugin in (meta.get("plugins") or {}).items():
@@ -357,16 +510,31 @@ def build_run_record(
     names = [str(n) for n in summary.get("metrics") or []] or [
         k for k in metrics_json if "." not in k and k != "queries"
     ]
-    for name in names:
+    headline = [str(n) for n in summary.get("headline") or []] or names[:3]
+    logged = names if log_all else [n for n in headline if n in names or not names]
+    for name in logged:
         tags[f"evalframe.metric.{metric_key(name)}"] = name
     if names:
         tags["evalframe.metrics"] = truncate(json.dumps(names), TAG_VALUE_LIMIT)
+    if headline:
+        tags["evalframe.headline"] = truncate(json.dumps(headline), TAG_VALUE_LIMIT)
     if error is not None:
         tags["evalframe.error"] = truncate(f"{type(error).__name__}: {error}", TAG_VALUE_LIMIT)
 
     stamp = now_ms()
-    metric_list = [(k, v, 0) for k, v in sorted(collect_metrics(metrics_json, summary).items())]
-    metric_list.extend(curve_metrics(names, metrics_json))
+    if log_all:
+        values = collect_metrics(metrics_json, summary)
+        values.update(_latency(timings, ("p50_ms", "p95_ms", "mean_ms", "max_ms")))
+    else:
+        values = headline_metrics(headline_json, summary, headline) if summary else {}
+        for count in ("gates.passed", "gates.failed"):  # a folder from before headline.json
+            number = _number(metrics_json.get(count))
+            if number is not None and count not in values:
+                values[count] = number
+        values.update(_latency(timings, ("p50_ms", "p95_ms")))
+    metric_list = [(k, v, 0) for k, v in sorted(values.items())]
+    flat = metrics_json or {n: (summary.get("overall") or {}).get(n, {}).get("mean") for n in names}
+    metric_list.extend(curve_metrics(logged, flat))
     sweep = meta.get("sweep") or {}
     parent_uid = parent_hint = None
     if sweep.get("dir"):
@@ -381,6 +549,15 @@ def build_run_record(
         tags["evalframe.sweep_overrides"] = truncate(
             " ".join(sweep.get("overrides") or []), TAG_VALUE_LIMIT
         )
+        if run_name is None:
+            run_name = sweep_run_name(
+                [str(o) for o in sweep.get("overrides") or []],
+                [str(k) for k in marker.get("swept") or []],
+            )
+    report = folder.file(folder.REPORT_HTML)
+    # the run's page goes first, whether a reporter listed it with the outputs or not
+    files = [report] if report.is_file() else []
+    files += [Path(p) for p in outputs.values() if Path(p).resolve() != report.resolve()]
     return RunRecord(
         uid=new_uid(),
         kind="run",
@@ -390,13 +567,14 @@ def build_run_record(
         params=safe_params(context.config),
         metrics=metric_list,
         tags=tags,
-        artifacts=[str(Path(p).resolve()) for p in outputs.values() if Path(p).is_file()],
+        artifacts=[str(p.resolve()) for p in files if p.is_file()],
         status="FAILED" if error is not None else "FINISHED",
         start_time=int(meta.get("start_ms") or stamp),
         end_time=stamp,
         parent_uid=parent_uid,
         parent_run_id=parent_hint,
-        dataset=_dataset(summary, context.config),
+        datasets=_datasets(summary, context.config),
+        table=metrics_table(summary),
     )
 
 
@@ -466,13 +644,20 @@ def build_sweep_record(
     uri: str,
     experiment_name: str,
     cwd: Path,
+    log_all: bool = False,
 ) -> RunRecord:
-    """The parent run's record: best job per metric, and the table of every job.
+    """The parent run's record: best job per headline metric, and the table of every job.
 
-    The parent is FAILED when any job left no result or ended with exit code
-    2 or more (a config error or a crash); gate failures (exit 1) are results.
+    ``best/<key>`` is logged for the jobs' headline metrics (every metric with
+    ``log_all``); ``jobs.md`` and ``jobs.csv`` have them all. The parent is
+    FAILED when any job left no result or ended with exit code 2 or more (a
+    config error or a crash); gate failures (exit 1) are results.
     """
     names, rows = jobs_table(jobs)
+    headline: list[str] = []
+    for job in jobs:
+        listed = job.summary.get("headline") or (job.summary.get("metrics") or [])[:3]
+        headline.extend(str(n) for n in listed if n not in headline)
     files = {
         "jobs.md": _markdown(names, rows),
         "jobs.csv": _csv(names, rows),
@@ -489,7 +674,7 @@ def build_sweep_record(
         ("sweep.failed_jobs", float(sum(1 for j in jobs if j.exit_code not in (0, 1))), 0),
         ("sweep.gate_failures", float(sum(1 for j in jobs if j.exit_code == 1)), 0),
     ]
-    for name in names:
+    for name in names if log_all else [n for n in names if n in headline]:
         scored = [(r[name], r["job"]) for r in rows if _number(r[name]) is not None]
         if not scored:
             continue
@@ -503,6 +688,8 @@ def build_sweep_record(
         tags[f"evalframe.metric.{key}"] = name
     if names:
         tags["evalframe.metrics"] = truncate(json.dumps(names), TAG_VALUE_LIMIT)
+    if headline:
+        tags["evalframe.headline"] = truncate(json.dumps(headline), TAG_VALUE_LIMIT)
     failed = not jobs or any(j.exit_code is None or j.exit_code >= 2 for j in jobs)
     return RunRecord(
         uid=str(marker.get("uid") or new_uid()),

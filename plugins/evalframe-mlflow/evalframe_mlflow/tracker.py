@@ -57,7 +57,16 @@ class MlflowConfig(BaseModel):
     experiment_name: str | None = Field(
         None, description="MLflow experiment; null = the evalframe experiment name"
     )
-    run_name: str | None = Field(None, description="MLflow run name; null = MLflow picks one")
+    run_name: str | None = Field(
+        None,
+        description="MLflow run name; null = a sweep job's swept overrides (k1=0.9,b=0.3), "
+        "else MLflow picks one",
+    )
+    log_all: bool = Field(
+        False,
+        description="log every metric x slice as MLflow metrics too (default: the headline "
+        "set with CIs as metrics, the full table as one table artifact)",
+    )
     timeout_seconds: float = Field(
         5, gt=0, description="per HTTP request to a server (rounded up to whole seconds)"
     )
@@ -118,8 +127,10 @@ class MlflowTracker:
         with lock_record(path) as handle:
             if handle is None:
                 return  # an `evalframe sync` started meanwhile is uploading it
+            uploader = None
             try:
-                run_id, _ = self._uploader().upload(record)
+                uploader = self._uploader()
+                run_id, _ = uploader.upload(record)
             except BaseException as exc:
                 reason = failure_reason(exc)
                 self._kept(path, folder, what, reason)
@@ -131,7 +142,8 @@ class MlflowTracker:
                 return
         mark_synced(path, run_id)
         self.run_id = run_id
-        print(f"mlflow: logged {what} {run_id} to {self.uri}", file=sys.stderr)
+        link = uploader.run_link(run_id) if uploader is not None else None
+        print(f"mlflow: logged {what} {run_id} to {link or self.uri}", file=sys.stderr)
 
     def _kept(self, path: Path, folder: Path, what: str, reason: str) -> None:
         print(
@@ -154,6 +166,7 @@ class MlflowTracker:
             run_name=self.config.run_name,
             cwd=self.cwd,
             error=error,
+            log_all=self.config.log_all,
         )
 
     @staticmethod
@@ -199,6 +212,7 @@ class MlflowTracker:
             "experiment_name": self._experiment_name(sweep.experiment),
             "run_name": self.config.run_name or f"sweep {sweep.experiment} {sweep.sweep_dir.name}",
             "start_time": now_ms(),
+            "swept": list(sweep.swept),  # the keys the jobs' run names are made of
         }
         tags = {"evalframe.experiment": sweep.experiment, "evalframe.sweep": "true"}
         record = RunRecord(
@@ -240,6 +254,7 @@ class MlflowTracker:
             uri=self.uri,
             experiment_name=str(marker.get("experiment_name")),
             cwd=self.cwd,
+            log_all=self.config.log_all,
         )
         if self._sweep_lock is not None:
             self._sweep_lock.close()  # the open record is replaced by the full one now

@@ -25,12 +25,13 @@ import logging
 import math
 import os
 import time
+import warnings
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 from evalframe.core.messages import warn
-from evalframe_mlflow.record import UID, RunRecord, truncate
+from evalframe_mlflow.record import REPORT_FILE, TABLE_FILE, UID, RunRecord, truncate
 
 __all__ = [
     "COMPLETE_TAG",
@@ -43,6 +44,13 @@ __all__ = [
 UID_TAG = "evalframe.run_uid"
 PARENT_UID_TAG = "evalframe.parent_uid"
 COMPLETE_TAG = "evalframe.upload"
+#: The experiment tag MLflow 3's UI reads to open an experiment on its classic runs
+#: view ("Machine learning") rather than the GenAI overview; UIs that have the
+#: workflow switch (3.5 and later) read ``?workflowType=machine_learning`` instead.
+KIND_TAG = "mlflow.experimentKind"
+KIND = "custom_model_development"
+#: The query string that opens the classic view in UIs with the workflow switch.
+CLASSIC_VIEW = "workflowType=machine_learning"
 _BATCH = {"metrics": 1000, "params": 100, "tags": 100}  # MLflow's per-request limits
 
 
@@ -100,6 +108,9 @@ def configure_http(timeout_seconds: float, retries: int) -> None:
     os.environ.setdefault("MLFLOW_HTTP_REQUEST_BACKOFF_JITTER", "0.5")
     # a progress bar per downloaded file would drown `evalframe compare`'s output
     os.environ.setdefault("MLFLOW_ENABLE_ARTIFACTS_PROGRESS_BAR", "false")
+    # MLflow prints "View run ... at" on stdout, inside evalframe's report, with a link
+    # to the GenAI overview; the tracker prints its own, to the classic runs view
+    os.environ.setdefault("MLFLOW_SUPPRESS_PRINTING_URL_TO_STDOUT", "true")
 
 
 class Uploader:
@@ -115,18 +126,40 @@ class Uploader:
         self.uri = uri
         self.client = MlflowClient(tracking_uri=uri)
 
+    def run_link(self, run_id: str) -> str | None:
+        """The run's page in a server's UI, on the classic runs view; None for a file store."""
+        if not self.uri.startswith(("http://", "https://")):
+            return None
+        try:
+            experiment = self.client.get_run(run_id).info.experiment_id
+        except Exception:  # noqa: BLE001  # only a convenience: the run is logged
+            return None
+        base = self.uri.rstrip("/")
+        return f"{base}/#/experiments/{experiment}/runs/{run_id}?{CLASSIC_VIEW}"
+
     # -- lookups -------------------------------------------------------------
     def experiment_id(self, name: str, artifact_location: str | None = None) -> str:
+        """The experiment's id, created as a classic (not GenAI) experiment if new.
+
+        An existing experiment without a kind gets the classic one; a kind
+        someone chose is left as it is.
+        """
         found = self.client.get_experiment_by_name(name)
         if found is not None:
             if found.lifecycle_stage == "deleted":
                 # MLflow keeps a deleted experiment's name taken; logging must go somewhere
                 warn(f"mlflow: experiment {name!r} was deleted; restoring it to log this run")
                 self.client.restore_experiment(found.experiment_id)
+            if KIND_TAG not in (found.tags or {}):
+                self.client.set_experiment_tag(found.experiment_id, KIND_TAG, KIND)
             return str(found.experiment_id)
         location = artifact_location or artifact_location_for(self.uri)
         try:
-            return str(self.client.create_experiment(name, artifact_location=location))
+            return str(
+                self.client.create_experiment(
+                    name, artifact_location=location, tags={KIND_TAG: KIND}
+                )
+            )
         except Exception:
             found = self.client.get_experiment_by_name(name)  # made meanwhile by a parallel job
             if found is None:
@@ -230,12 +263,18 @@ class Uploader:
             client.log_batch(run_id, metrics=chunk)
         for chunk in _chunks(tags, _BATCH["tags"]):
             client.log_batch(run_id, tags=chunk)
-        if record.dataset:
+        if record.datasets:
+            self._log_datasets(run_id, record.datasets)
+        elif record.dataset:  # a record saved by an evalframe from before datasets
             self._log_dataset(run_id, record.dataset)
         missing = [p for p in record.artifacts if not Path(p).is_file()]
         for path in record.artifacts:
             if path not in missing:
                 client.log_artifact(run_id, path)
+        if record.table:
+            self._log_table(run_id, record.table)
+        if any(Path(p).name == REPORT_FILE for p in record.artifacts if p not in missing):
+            self._point_to_report(run_id)
         if missing:
             warn(
                 f"mlflow: {len(missing)} output file(s) of the run are gone and were not uploaded: "
@@ -247,6 +286,71 @@ class Uploader:
         client.set_terminated(run_id, status=record.status, end_time=record.end_time)
         client.set_tag(run_id, COMPLETE_TAG, "complete")
         return run_id, False
+
+    def _log_datasets(self, run_id: str, datasets: list[dict[str, str]]) -> None:
+        """Each dataset through ``mlflow.data``, as ``mlflow.evaluate`` logs its own."""
+        from mlflow.data.dataset_source_registry import resolve_dataset_source
+        from mlflow.data.meta_dataset import MetaDataset
+        from mlflow.entities import DatasetInput, InputTag
+
+        class _Profiled(MetaDataset):  # type: ignore[misc]  # MetaDataset keeps no profile
+            def __init__(self, profile: str | None, **kwargs: Any) -> None:
+                self._evalframe_profile = profile
+                super().__init__(**kwargs)
+
+            @property
+            def profile(self) -> Any:
+                return json.loads(self._evalframe_profile) if self._evalframe_profile else None
+
+            def to_dict(self) -> dict[str, str]:
+                config = dict(super().to_dict())
+                if self._evalframe_profile:
+                    config["profile"] = self._evalframe_profile
+                return config
+
+        inputs = []
+        for d in datasets:
+            try:
+                with warnings.catch_warnings():
+                    # MLflow registers its local-file source twice, then warns that a
+                    # file:// URI "can be interpreted in multiple ways" (both the same)
+                    warnings.simplefilter("ignore", UserWarning)
+                    source = resolve_dataset_source(d["uri"])
+            except Exception:  # noqa: BLE001  # an unknown file: a source that only names it
+                from mlflow.data.code_dataset_source import CodeDatasetSource
+
+                source = CodeDatasetSource({"uri": d["uri"]})
+            dataset = _Profiled(d.get("profile"), source=source, name=d["name"], digest=d["digest"])
+            tags = [InputTag(key="mlflow.data.context", value=d.get("context") or "eval")]
+            inputs.append(DatasetInput(dataset._to_mlflow_entity(), tags=tags))
+        self.client.log_inputs(run_id, datasets=inputs)
+
+    def _log_table(self, run_id: str, table: dict[str, Any]) -> None:
+        """The metrics table through ``log_table``: the UI's table view, once.
+
+        ``log_table`` appends to a table that is already there, so a run whose
+        upload was cut off after the table keeps the one it has.
+        """
+        name = str(table["artifact_file"])
+        if any(a.path == name for a in self.client.list_artifacts(run_id)):
+            return
+        columns = [str(c) for c in table["columns"]]
+        rows = table.get("rows") or []
+        data = {c: [row[i] for row in rows] for i, c in enumerate(columns)}
+        self.client.log_table(run_id, data=data, artifact_file=name)
+
+    def _point_to_report(self, run_id: str) -> None:
+        """The run's description links its HTML report, which the artifact view shows inline."""
+        run = self.client.get_run(run_id)
+        link = (
+            f"#/experiments/{run.info.experiment_id}/runs/{run_id}/artifacts/{REPORT_FILE}"
+            f"?{CLASSIC_VIEW}"
+        )
+        note = (
+            f"**[Open the evalframe report]({link})** ({REPORT_FILE} under Artifacts). "
+            f"The full metric table is {TABLE_FILE} there."
+        )
+        self.client.set_tag(run_id, "mlflow.note.content", note)
 
     def _log_dataset(self, run_id: str, dataset: dict[str, str]) -> None:
         from mlflow.entities import Dataset, DatasetInput, InputTag

@@ -6,7 +6,7 @@ import itertools
 import re
 
 import pytest
-from evalframe_mlflow.keys import metric_key, safe_segment
+from evalframe_mlflow.keys import curve_key, metric_key, safe_segment
 
 ALLOWED = re.compile(r"^[A-Za-z0-9_\-./ ]+$")
 
@@ -15,15 +15,21 @@ ALLOWED = re.compile(r"^[A-Za-z0-9_\-./ ]+$")
     ("canonical", "safe"),
     [
         ("RR", "RR"),
-        ("nDCG@10", "nDCG_at_10"),
-        ("R@5", "R_at_5"),
+        # mlflow.evaluate's names where it has the metric (mlflow.metrics.ndcg_at_k ...)
+        ("nDCG@10", "ndcg_at_10"),
+        ("R@5", "recall_at_5"),
+        ("P@5", "precision_at_5"),
+        ("nDCG", "nDCG"),  # no cutoff: mlflow has no such metric
+        ("nDCG@10.ci_low", "ndcg_at_10/ci_low"),
+        ("R@100.n", "recall_at_100/n"),
         ("P(rel=2)@5", "P_rel_2__at_5"),
         ("R(view=files)", "R_view_files_"),
         ("R(view=files)@5", "R_view_files__at_5"),
         ("SetF(beta=0.5,rel=2)", "SetF_beta_0.5__rel_2_"),
         ("nDCG(gain=1:3;2:9)@10", "nDCG_gain_1-3--2-9__at_10"),
         ("IPrec@0.5", "IPrec_at_0.5"),
-        ("RR@10.ci_low", "RR_at_10.ci_low"),
+        ("RR@10.ci_low", "RR_at_10/ci_low"),
+        ("SetF(beta=0.5).std", "SetF_beta_0.5_/std"),
         ("latency.p50", "latency.p50"),
         ("gates.passed", "gates.passed"),
         ("Abstained(threshold=-0.5)@5", "Abstained_threshold_-0.5__at_5"),
@@ -75,6 +81,16 @@ def test_injective_and_allowed_over_the_builtin_grammar() -> None:
         key = metric_key(name)
         assert ALLOWED.match(key), (name, key)
         assert keys.setdefault(key, name) == name, f"{name!r} and {keys[key]!r} both -> {key!r}"
+
+
+def test_curve_keys_follow_the_same_names() -> None:
+    assert [curve_key(f) for f in ("R", "nDCG", "P", "RR", "P(rel=2)")] == [
+        "recall_at_k",
+        "ndcg_at_k",
+        "precision_at_k",
+        "RR_at_k",
+        "P_rel_2__at_k",
+    ]
 
 
 @pytest.mark.parametrize("text", ["", ".", "..", "a/b", "easy"])

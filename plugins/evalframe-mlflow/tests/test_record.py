@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from evalframe_mlflow.keys import KEY_LIMIT, fit_key
 from evalframe_mlflow.record import (
     RunRecord,
@@ -12,6 +13,8 @@ from evalframe_mlflow.record import (
     collect_metrics,
     curve_metrics,
     jobs_table,
+    metrics_table,
+    sweep_run_name,
 )
 
 from evalframe.plugin.hooks import SweepContext, SweepJob
@@ -21,7 +24,7 @@ def test_curves_group_cutoffs_of_one_family_in_step_order() -> None:
     metrics = {"R@10": 0.9, "R@1": 0.3, "R@5": 0.7, "nDCG@10": 0.5, "RR": 0.4, "P@5": float("nan")}
     curves = curve_metrics(["R@10", "R@1", "R@5", "nDCG@10", "RR", "P@5"], metrics)
     # nDCG has one cutoff, RR none, and P@5 is NaN: only R gets a curve
-    assert curves == [("R_at_k", 0.3, 1), ("R_at_k", 0.7, 5), ("R_at_k", 0.9, 10)]
+    assert curves == [("recall_at_k", 0.3, 1), ("recall_at_k", 0.7, 5), ("recall_at_k", 0.9, 10)]
     graded = curve_metrics(["P(rel=2)@5", "P(rel=2)@10"], {"P(rel=2)@5": 0.2, "P(rel=2)@10": 0.1})
     assert graded == [("P_rel_2__at_k", 0.2, 5), ("P_rel_2__at_k", 0.1, 10)]
 
@@ -106,5 +109,46 @@ def test_a_dvc_tracked_golden_set_is_tagged_with_its_md5(tmp_path: Path) -> None
     )
     assert record.tags["evalframe.golden_dvc_md5"] == "0f" * 16
     assert record.tags["evalframe.baseline"] == "b1"
-    assert json.loads(record.dataset["profile"])["dvc_md5"] == "0f" * 16  # type: ignore[index]
-    assert record.dataset["digest"] == "abc"  # type: ignore[index]
+    (golden,) = record.datasets  # no corpus in this summary
+    assert json.loads(golden["profile"])["dvc_md5"] == "0f" * 16
+    assert golden["digest"] == "abc" and golden["context"] == "eval"
+
+
+@pytest.mark.parametrize(
+    ("overrides", "swept", "name"),
+    [
+        (["+experiment=q", "retriever.k1=0.9", "retriever.b=0.3"],
+         ["retriever.k1", "retriever.b"], "k1=0.9,b=0.3"),
+        (["retriever=dense"], ["retriever"], "retriever=dense"),
+        (["+experiment=a"], ["experiment"], "experiment=a"),
+        # two swept keys end alike: the whole key tells them apart
+        (["retriever.k=5", "rerank.k=10"], ["retriever.k", "rerank.k"],
+         "retriever.k=5,rerank.k=10"),
+        (["retriever.k1=0.9"], [], None),  # nothing swept: MLflow names it
+        (["retriever@r=bm25"], ["retriever"], "retriever=bm25"),
+    ],
+)  # fmt: skip
+def test_a_sweep_job_is_named_after_what_its_sweep_varies(
+    overrides: list[str], swept: list[str], name: str | None
+) -> None:
+    assert sweep_run_name(overrides, swept) == name
+
+
+def test_the_metrics_table_has_a_row_per_metric_and_slice_value() -> None:
+    agg = {"mean": 0.5, "ci_low": 0.25, "ci_high": 0.75, "std": 0.1, "n": 4, "skipped": 0}
+    summary = {
+        "overall": {"nDCG@10": agg, "RR": {**agg, "ci_low": float("nan")}},
+        "by_slice": {"difficulty": {"easy": {"nDCG@10": agg, "RR": agg}}},
+    }
+    table = metrics_table(summary)
+    assert table is not None and table["artifact_file"] == "metrics_table.json"
+    rows = [dict(zip(table["columns"], r, strict=True)) for r in table["rows"]]
+    assert [(r["key"], r["metric"], r["measure"], r["k"], r["slice"]) for r in rows] == [
+        ("nDCG@10", "nDCG@10", "nDCG", 10, "overall"),
+        ("RR", "RR", "RR", None, "overall"),
+        ("nDCG@10 [difficulty=easy]", "nDCG@10", "nDCG", 10, "difficulty=easy"),
+        ("RR [difficulty=easy]", "RR", "RR", None, "difficulty=easy"),
+    ]
+    assert table["columns"][:2] == ["key", "mean"]  # the UI's evaluation view: group, compare
+    assert rows[1]["ci_low"] is None  # NaN is null in JSON
+    assert rows[0]["n"] == 4 and rows[0]["ci_high"] == 0.75

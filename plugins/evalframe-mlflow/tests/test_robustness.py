@@ -368,13 +368,16 @@ def test_ctrl_c_during_the_upload_keeps_the_record_and_logs_no_second_run(
     metrics = {k: v for k, v, _ in data["metrics"]}
     # three queries, each answered at rank 1 by BM25 (distinct words): RR = R@1 = 1
     assert metrics["RR"] == 1.0
-    flat = json.loads((out / "metrics.json").read_text())
-    assert [k for k in flat if not k.startswith("slice.") and metric_key(k) not in metrics] == []
-    # slices as slice/<field>/<value>/<metric>: two easy queries, one hard, all at rank 1
-    assert metrics["slice/difficulty/easy/RR"] == 1.0
-    assert metrics["slice/difficulty/easy/RR.n"] == 2
-    assert metrics["slice/difficulty/hard/RR.n"] == 1
-    assert sorted(data["artifacts"]) == sorted(names)
+    head = json.loads((out / "headline.json").read_text())
+    assert [k for k in head if metric_key(k) not in metrics] == []
+    # slices are rows of the record's table: two easy queries, one hard, all at rank 1
+    rows = [dict(zip(data["table"]["columns"], r, strict=True)) for r in data["table"]["rows"]]
+    by_slice = {(r["metric"], r["slice"]): (r["mean"], r["n"]) for r in rows}
+    assert by_slice[("RR", "difficulty=easy")] == (1.0, 2)
+    assert by_slice[("RR", "difficulty=hard")] == (1.0, 1)
+    # the listed outputs, and first the run's page, which the run left in its folder
+    assert data["artifacts"][0] == "report.html"
+    assert sorted(data["artifacts"]) == sorted([*names, "report.html"])
     pointers = sorted((cache / "mlflow-pending").glob("*.path"))
     assert [p.name for p in pointers] == [f"{data['uid']}.path"]
 
@@ -598,7 +601,7 @@ def test_runs_reports_user_errors_without_tracebacks(
     (stdout, stderr), code = outs["json"]
     assert code == 0, stderr
     (row,) = json.loads(stdout)
-    assert row["run"] == run_id[:12]
+    assert row["run"] == run_id
     assert row["params.retriever.name"] == "bm25"
     assert row["params.dataset.name"] == "tiny"
     assert row["RR"] == "0.5000"

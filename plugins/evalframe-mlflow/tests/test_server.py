@@ -38,14 +38,9 @@ def retrieve(text):
 
 
 def _expected_keys(out: Any) -> set[str]:
-    """Every metric key a run must have in MLflow: metrics.json, slices from summary.json."""
-    flat = json.loads((out / "metrics.json").read_text())
-    summary = json.loads((out / "summary.json").read_text())
-    keys = {metric_key(k) for k in flat if not k.startswith("slice.")}
-    for field, groups in summary["by_slice"].items():
-        for group, aggs in groups.items():
-            keys |= {f"slice/{field}/{group}/{metric_key(m)}" for m in aggs}
-    return keys
+    """Every metric key a run must have in MLflow: headline.json's, and p50/p95 latency."""
+    head = json.loads((out / "headline.json").read_text())
+    return {metric_key(k) for k in head} | {"latency.p50_ms", "latency.p95_ms"}
 
 
 def _runs(server: Any) -> list[dict[str, Any]]:
@@ -67,15 +62,19 @@ def test_real_server_logging_outage_and_sync(project: Any, server: Any) -> None:
     assert metrics["RR"] == pytest.approx(1.0)
     params = {p["key"]: p["value"] for p in run["data"]["params"]}
     assert params["retriever.name"] == "bm25"
+    assert set(metrics) == _expected_keys(project.root / "first")  # the headline, no more
     tags = {t["key"]: t["value"] for t in run["data"]["tags"]}
-    assert tags["evalframe.metric.nDCG_at_10"] == "nDCG@10"
+    assert tags["evalframe.metric.ndcg_at_10"] == "nDCG@10"
     assert tags["evalframe.upload"] == "complete"
-    inputs = run["inputs"]["dataset_inputs"]
-    assert inputs[0]["dataset"]["digest"] == tags["evalframe.golden_hash"]
-    listed = server.api(f"artifacts/list?run_id={run['info']['run_id']}")
-    assert {"summary.json", "per_query.jsonl", "metrics.json", "run.trec"} <= {
-        f["path"] for f in listed["files"]
+    inputs = {
+        next(t["value"] for t in i["tags"] if t["key"] == "mlflow.data.context"): i["dataset"]
+        for i in run["inputs"]["dataset_inputs"]
     }
+    assert inputs["eval"]["digest"] == tags["evalframe.golden_hash"]
+    assert set(inputs) == {"eval", "corpus"}
+    listed = server.api(f"artifacts/list?run_id={run['info']['run_id']}")
+    assert {"summary.json", "per_query.jsonl", "metrics.json", "run.trec",
+            "metrics_table.json"} <= {f["path"] for f in listed["files"]}  # fmt: skip
 
     # the server dies while the second run is retrieving
     (project.root / "killer.py").write_text(KILLER)

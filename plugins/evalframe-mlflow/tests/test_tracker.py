@@ -77,29 +77,47 @@ def test_cli_run_is_logged_to_sqlite(project: Any, store: str, client: Callable[
     assert params["depth"] == "100"
     assert json.loads(params["metrics.measures"]) == ["R@1", "R@2", "R@5", "RR", "nDCG@10"]
 
-    # every key of metrics.json is logged under the documented mapping
-    flat = json.loads((project.root / "out" / "metrics.json").read_text())
+    # the headline set: no gates here, so nDCG@10 and RR from the short list, and R@1
+    # (the first measure) to make three; each with its CI bounds, then counts and latency
     metrics = run.data.metrics
-    for key, value in flat.items():
-        if key.startswith("slice."):
-            continue
-        assert metrics[metric_key(key)] == pytest.approx(value), key
+    headline = ["recall_at_1", "RR", "ndcg_at_10"]
+    assert set(metrics) == {
+        *headline,
+        *(f"{k}/{b}" for k in headline for b in ("ci_low", "ci_high")),
+        "queries",
+        "gates.passed",
+        "gates.failed",
+        "latency.p50_ms",
+        "latency.p95_ms",
+    }
     # three queries, each answered right at rank 1 (hand-checked: BM25 on distinct words)
     assert metrics["RR"] == pytest.approx((1 + 1 + 1) / 3)
-    assert metrics["R_at_1"] == pytest.approx(1.0)
-    assert {"nDCG_at_10.ci_low", "nDCG_at_10.ci_high", "latency.p50_ms", "latency.p95_ms"} <= set(
-        metrics
-    )
+    assert metrics["recall_at_1"] == pytest.approx(1.0)
+    assert metrics["queries"] == 3
     assert metrics["gates.passed"] == 0 and metrics["gates.failed"] == 0
-    assert metrics["slice/difficulty/easy/nDCG_at_10"] == pytest.approx(1.0)
-    assert metrics["slice/difficulty/easy/nDCG_at_10.n"] == 2
-    # R@1, R@2, R@5 also form one curve, R_at_k, with the cutoff as the step
-    history = c.get_metric_history(run.info.run_id, "R_at_k")
-    assert sorted((m.step, m.value) for m in history) == [(1, 1.0), (2, 1.0), (5, 1.0)]
+    head = json.loads((project.root / "out" / "headline.json").read_text())
+    assert metrics["ndcg_at_10/ci_low"] == pytest.approx(head["nDCG@10.ci_low"])
+
+    # every metric x slice, with CIs, is one table in the UI's table view
+    assert {"path": "metrics_table.json", "type": "table"} in json.loads(
+        run.data.tags["mlflow.loggedArtifacts"]
+    )
+    # (MlflowClient.load_table searches the global tracking URI, not the client's: read the file)
+    path = c.download_artifacts(run.info.run_id, "metrics_table.json", str(project.root / "dl"))
+    split = json.loads(Path(path).read_text())  # log_table writes pandas' "split" orient
+    table = [dict(zip(split["columns"], row, strict=True)) for row in split["data"]]
+    assert len(table) == 5 * (1 + 2)  # five metrics: overall, easy, hard
+    easy = [r for r in table if (r["metric"], r["slice"]) == ("nDCG@10", "difficulty=easy")]
+    assert [(r["mean"], r["n"]) for r in easy] == [(1.0, 2)]
+    assert [r["k"] for r in table if r["metric"] == "R@5"] == [5, 5, 5]
+    assert {r["measure"] for r in table} == {"R", "RR", "nDCG"}
+    assert exp.tags["mlflow.experimentKind"] == "custom_model_development"
 
     tags = run.data.tags
-    assert tags["evalframe.metric.nDCG_at_10"] == "nDCG@10"
+    assert tags["evalframe.metric.ndcg_at_10"] == "nDCG@10"
+    assert "evalframe.metric.recall_at_5" not in tags  # logged: the headline only
     assert json.loads(tags["evalframe.metrics"]) == ["R@1", "R@2", "R@5", "RR", "nDCG@10"]
+    assert json.loads(tags["evalframe.headline"]) == ["R@1", "RR", "nDCG@10"]
     assert tags["evalframe.experiment"] == "default"
     assert tags["evalframe.choice.retriever"] == "bm25"
     assert tags["evalframe.plugin.retriever"].startswith("bm25 (evalframe-bm25 ")
@@ -111,16 +129,54 @@ def test_cli_run_is_logged_to_sqlite(project: Any, store: str, client: Callable[
     assert "evalframe.git_sha" not in tags  # tmp_path is not a git repository
     assert "evalframe.version" in tags
 
-    (dataset_input,) = run.inputs.dataset_inputs
-    assert dataset_input.dataset.digest == summary["golden_set"]["content_hash"]
-    source = json.loads(dataset_input.dataset.source)
-    assert source["uri"] == (project.root / "golden.jsonl").resolve().as_uri()
+    inputs = {
+        next(t.value for t in d.tags if t.key == "mlflow.data.context"): d.dataset
+        for d in run.inputs.dataset_inputs
+    }
+    assert set(inputs) == {"eval", "corpus"}
+    assert inputs["eval"].digest == summary["golden_set"]["content_hash"]
+    assert inputs["corpus"].digest == summary["corpus"]["content_hash"]
+    assert json.loads(inputs["corpus"].profile)["documents"] == 3
+    for context, name in (("eval", "golden.jsonl"), ("corpus", "corpus.jsonl")):
+        source = json.loads(inputs[context].source)
+        assert source["uri"] == (project.root / name).resolve().as_uri()
 
     artifacts = {a.path for a in c.list_artifacts(run.info.run_id)}
     assert {"config.yaml", "run.trec", "per_query.jsonl", "metrics.json", "gates.json",
             "summary.json"} <= artifacts  # fmt: skip
     # artifacts sit beside the store, not in whatever folder the run started from
     assert (project.root / "mlartifacts").is_dir()
+
+
+def test_log_all_logs_every_metric_and_slice(
+    project: Any, store: str, client: Callable[..., Any]
+) -> None:
+    res = project.run(
+        "tracking=mlflow",
+        f"tracking.uri={store}",
+        "tracking.log_all=true",
+        "metrics.measures=[R@1,R@2,R@5,RR,nDCG@10]",
+        "slices=[difficulty]",
+    )
+    assert res.returncode == 0, res.stderr
+    c = client(store)
+    (run,) = c.search_runs([c.get_experiment_by_name("default").experiment_id])
+    # every key of metrics.json is logged under the documented mapping
+    flat = json.loads((project.root / "out" / "metrics.json").read_text())
+    metrics = run.data.metrics
+    for key, value in flat.items():
+        if key.startswith("slice."):
+            continue
+        assert metrics[metric_key(key)] == pytest.approx(value), key
+    assert {"ndcg_at_10/ci_low", "recall_at_5/std", "latency.p50_ms", "latency.max_ms"} <= set(
+        metrics
+    )
+    assert metrics["slice/difficulty/easy/ndcg_at_10"] == pytest.approx(1.0)
+    assert metrics["slice/difficulty/easy/ndcg_at_10/n"] == 2
+    # R@1, R@2, R@5 also form one curve, recall_at_k, with the cutoff as the step
+    history = c.get_metric_history(run.info.run_id, "recall_at_k")
+    assert sorted((m.step, m.value) for m in history) == [(1, 1.0), (2, 1.0), (5, 1.0)]
+    assert run.data.tags["evalframe.metric.recall_at_5"] == "R@5"
 
 
 def test_a_run_that_fails_is_logged_as_failed(
@@ -160,8 +216,8 @@ def test_unreachable_server_keeps_a_pending_record_that_sync_uploads_once(
     exp_id = c.get_experiment_by_name("default").experiment_id
     (run,) = c.search_runs([exp_id])
     assert run.info.run_id == json.loads((out / "mlflow_synced.json").read_text())["run_id"]
-    flat = json.loads((out / "metrics.json").read_text())
-    lost = [k for k in flat if not k.startswith("slice.") and metric_key(k) not in run.data.metrics]
+    head = json.loads((out / "headline.json").read_text())
+    lost = [k for k in head if metric_key(k) not in run.data.metrics]
     assert lost == []
 
     again = project.command("sync")
@@ -194,12 +250,44 @@ def test_quickstart_logs_to_the_default_store(tmp_path: Path, client: Callable[.
     (run,) = c.search_runs([c.get_experiment_by_name("quickstart").experiment_id])
     assert run.data.tags["evalframe.experiment"] == "quickstart"
     assert run.data.tags["evalframe.choice.experiment"] == "quickstart"
-    assert "nDCG_at_10" in run.data.metrics
+    # the headline: the gated R@5 and RR, and nDCG@10; each with its CI bounds
+    assert json.loads(run.data.tags["evalframe.headline"]) == ["R@5", "RR", "nDCG@10"]
+    assert "ndcg_at_10" in run.data.metrics
+    assert len(run.data.metrics) <= 20, sorted(run.data.metrics)
 
     table = subprocess.run(
         [sys.executable, "-m", "evalframe", "runs"],
         cwd=tmp_path, env=env, capture_output=True, text=True, timeout=60,
     )  # fmt: skip
     assert table.returncode == 0, table.stderr
-    assert run.info.run_id[:12] in table.stdout
+    assert run.info.run_id[:8] in table.stdout
+    assert max(len(line) for line in table.stdout.splitlines()) <= 100
     assert "passed" in table.stdout
+
+
+def test_a_report_html_in_the_run_folder_is_the_runs_first_artifact_and_linked(
+    project: Any, store: str, client: Callable[..., Any]
+) -> None:
+    """A reporter's page (report.html) is uploaded first, and the run's description links it."""
+    from evalframe_mlflow.record import build_run_record
+    from evalframe_mlflow.upload import Uploader
+
+    from evalframe.plugin.hooks import RunContext, RunOutcome
+
+    res = project.run()  # tracking off: the record is built here, from the folder
+    assert res.returncode == 0, res.stderr
+    out = project.root / "out"
+    (out / "report.html").write_text("<!doctype html><title>report</title><h1>report</h1>")
+    outputs = {p.stem: p for p in out.iterdir() if p.suffix in (".json", ".jsonl", ".trec")}
+    context = RunContext("default", out, {"dataset": {"path": "golden.jsonl"}}, {})
+    record = build_run_record(
+        context, RunOutcome(0, outputs), uri=store, experiment_name="e", run_name=None,
+        cwd=project.root,
+    )  # fmt: skip
+    assert Path(record.artifacts[0]).name == "report.html"
+    run_id, _ = Uploader(store).upload(record)
+    c = client(store)
+    assert "report.html" in {a.path for a in c.list_artifacts(run_id)}
+    note = c.get_run(run_id).data.tags["mlflow.note.content"]
+    experiment = c.get_experiment_by_name("e").experiment_id
+    assert f"(#/experiments/{experiment}/runs/{run_id}/artifacts/report.html?" in note

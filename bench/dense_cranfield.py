@@ -1,0 +1,100 @@
+"""A cold dense run on Cranfield (1,400 documents, 225 queries) against ``dense_direct.py``.
+
+Each round runs, each in its own process: ``dense_direct.py`` (the model, one
+encode of the documents, one of the queries, one matrix product) and
+``python -m evalframe corpus=cranfield dataset=cranfield retriever=dense``
+with an empty cache folder (so the model loads and every document and query
+is encoded). Records wall and CPU time, peak RSS, and the documents encoded
+per second (evalframe's from the embedding cache's ``meta.json``).
+
+    .venv/bin/python bench/dense_cranfield.py [--rounds 2]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+
+
+def measure(args: list[str], env: dict[str, str], cwd: Path) -> tuple[dict[str, float], str]:
+    start = time.perf_counter()
+    with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
+        proc = subprocess.Popen(args, stdout=out, stderr=err, env=env, cwd=cwd)
+        _, status, usage = os.wait4(proc.pid, 0)
+        wall = time.perf_counter() - start
+        out.seek(0)
+        err.seek(0)
+        if os.waitstatus_to_exitcode(status) != 0:
+            raise SystemExit(f"{' '.join(args)} failed:\n{err.read()[-3000:]}")
+        return {
+            "wall_s": wall,
+            "cpu_s": usage.ru_utime + usage.ru_stime,
+            "peak_mb": usage.ru_maxrss / 1024,
+        }, out.read()
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rounds", type=int, default=2)
+    parser.add_argument("--out", type=Path, default=HERE / "results" / "dense_cranfield.json")
+    args = parser.parse_args()
+    work = Path(tempfile.mkdtemp(prefix="evalframe-bench-dense-"))
+    env = {**os.environ, "EVALFRAME_TRACKING": "none"}
+    rows: dict[str, list[dict[str, Any]]] = {"direct": [], "evalframe cold": []}
+    try:
+        for r in range(args.rounds):
+            timing, out = measure([sys.executable, str(HERE / "dense_direct.py")], env, work)
+            direct = json.loads(out.strip().splitlines()[-1])
+            rows["direct"].append({**timing, **direct})
+            cache = work / f"cache-{r}"
+            command = [
+                *(sys.executable, "-m", "evalframe", "corpus=cranfield", "dataset=cranfield"),
+                *("retriever=dense", "depth=100", f"hydra.run.dir={work / f'run-{r}'}"),
+            ]
+            timing, _ = measure(command, {**env, "EVALFRAME_CACHE_DIR": str(cache)}, work)
+            meta = json.loads(next((cache / "dense").glob("*/meta.json")).read_text())
+            timing["documents_per_second"] = meta["documents_per_second"]
+            timing["encode_seconds"] = meta["encode_seconds"]
+            rows["evalframe cold"].append(timing)
+            print(
+                f"round {r + 1}: direct {rows['direct'][-1]['wall_s']:.1f}s, "
+                f"evalframe {timing['wall_s']:.1f}s",
+                flush=True,
+            )
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    result = {
+        "machine": {
+            "nproc": os.cpu_count(),
+            "platform": platform.platform(),
+            "load_average_1min": os.getloadavg()[0],
+        },
+        "runs": rows,
+    }
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(result, indent=2))
+    base = min(x["wall_s"] for x in rows["direct"])
+    print("\n| run | wall s (min) | CPU s (median) | / direct | docs/s (median) | peak RSS MB |")
+    print("|---|---:|---:|---:|---:|---:|")
+    for name, xs in rows.items():
+        best = min(x["wall_s"] for x in xs)
+        cpu = statistics.median(x["cpu_s"] for x in xs)
+        dps = statistics.median(x["documents_per_second"] for x in xs)
+        peak = max(x["peak_mb"] for x in xs)
+        print(f"| {name} | {best:.1f} | {cpu:.1f} | {best / base:.2f}x | {dps:.1f} | {peak:.0f} |")
+
+
+if __name__ == "__main__":
+    main()

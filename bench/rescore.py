@@ -1,0 +1,142 @@
+"""``evalframe rescore`` of a 10k-query bm25 run, beside pytrec_eval scoring the same files.
+
+Makes the run once (``retrieval_data.py``'s 100k documents x 10k queries, a
+cold ``python -m evalframe`` into ``bench/data/rescore-run``), then each round
+times, each in its own process: ``evalframe rescore`` of a fresh copy of the
+run folder, and a short script that reads ``run.trec`` and the judgments
+with pytrec_eval's parsers and scores the same seven measures (the obvious
+alternative; no report, no files written). Rescore must reproduce the run's
+``metrics.json`` exactly.
+
+    .venv/bin/python bench/rescore.py [--rounds 3]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+from retrieval_data import default_dir, generate  # noqa: E402
+
+PYTREC = """
+import json, sys, pytrec_eval
+run, golden = sys.argv[1], sys.argv[2]
+qrels = {}
+for line in open(golden, encoding="utf-8"):
+    r = json.loads(line)
+    qrels[r["id"]] = dict(r["expected_chunks"])
+with open(run, encoding="utf-8") as fh:
+    ranked = pytrec_eval.parse_run(fh)
+for q in qrels:
+    ranked.setdefault(q, {})
+measures = {"recall.5", "P.5", "recip_rank", "ndcg_cut.10", "map"}
+per = pytrec_eval.RelevanceEvaluator(qrels, measures).evaluate(ranked)
+print(len(per))
+"""
+
+
+def timed(args: list[str], env: dict[str, str]) -> dict[str, float]:
+    start = time.perf_counter()
+    proc = subprocess.Popen(args, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    _, status, usage = os.wait4(proc.pid, 0)
+    if os.waitstatus_to_exitcode(status) != 0:
+        raise SystemExit(f"{' '.join(args)} failed: {proc.stderr.read().decode()[-2000:]}")
+    return {
+        "wall_s": time.perf_counter() - start,
+        "cpu_s": usage.ru_utime + usage.ru_stime,
+        "peak_mb": usage.ru_maxrss / 1024,
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--docs", type=int, default=100_000)
+    parser.add_argument("--queries", type=int, default=10_000)
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--out", type=Path, default=HERE / "results" / "rescore.json")
+    parser.add_argument(
+        "--set", action="append", default=[], metavar="KEY=VALUE", help="rescore overrides"
+    )
+    args = parser.parse_args()
+    data = default_dir(args.docs, args.queries)
+    if not (data / "golden.jsonl").is_file():
+        generate(args.docs, args.queries, data)
+    env = {**os.environ, "EVALFRAME_TRACKING": "none"}
+    stored = HERE / "data" / f"rescore-run-{args.docs}x{args.queries}"
+    if not (stored / "metrics.json").is_file():
+        print("making the run to re-score (a cold bm25 run) ...", flush=True)
+        with tempfile.TemporaryDirectory() as cache:
+            subprocess.run(
+                [
+                    *(sys.executable, "-m", "evalframe", f"dataset.path={data / 'golden.jsonl'}"),
+                    *(f"corpus.path={data / 'corpus.jsonl'}", f"hydra.run.dir={stored}"),
+                ],
+                env={**env, "EVALFRAME_CACHE_DIR": cache},
+                check=True,
+                stdout=subprocess.DEVNULL,
+            )
+    rows: dict[str, list[dict[str, float]]] = {"evalframe rescore": [], "pytrec_eval": []}
+    same = []
+    work = Path(tempfile.mkdtemp(prefix="evalframe-bench-rescore-"))
+    try:
+        for r in range(args.rounds):
+            copy = work / f"run-{r}"
+            shutil.copytree(stored, copy)
+            rows["evalframe rescore"].append(
+                timed([sys.executable, "-m", "evalframe", "rescore", str(copy), *args.set], env)
+            )
+            got, want = (json.loads((f / "metrics.json").read_text()) for f in (copy, stored))
+            # the metrics themselves; analysis counts (failures.*) follow --set
+            same.append(all(got[k] == v for k, v in want.items() if not k.startswith("failures.")))
+            rows["pytrec_eval"].append(
+                timed(
+                    [
+                        *(sys.executable, "-c", PYTREC, str(stored / "run.trec")),
+                        str(data / "golden.jsonl"),
+                    ],
+                    env,
+                )
+            )
+            done = ", ".join(f"{k} {v[-1]['wall_s']:.2f}s" for k, v in rows.items())
+            print(f"round {r + 1}: {done}", flush=True)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    result = {
+        "queries": args.queries,
+        "machine": {
+            "nproc": os.cpu_count(),
+            "platform": platform.platform(),
+            "load_average_1min": os.getloadavg()[0],
+        },
+        "overrides": args.set,
+        "runs": rows,
+        "metrics_reproduced": same,
+    }
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(result, indent=2))
+    print("\n| program | wall s (min) | wall s (median) | CPU s (median) | peak RSS MB |")
+    print("|---|---:|---:|---:|---:|")
+    for name, xs in rows.items():
+        print(
+            f"| {name} | {min(x['wall_s'] for x in xs):.2f} | "
+            f"{statistics.median(x['wall_s'] for x in xs):.2f} | "
+            f"{statistics.median(x['cpu_s'] for x in xs):.2f} | "
+            f"{max(x['peak_mb'] for x in xs):.0f} |"
+        )
+    print(f"\nrescore reproduced metrics.json exactly: {same}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,104 @@
+"""``evalframe trec-eval`` against NIST trec_eval's C binary: time, CPU and peak memory.
+
+On ``gen.py``'s files (50k queries x 100 by default), each round runs both
+programs, each in its own process, with and without ``-q``, and checks that
+their outputs are byte for byte the same. The C binary is not shipped: build
+it from https://github.com/usnistgov/trec_eval (``make``) and pass its path,
+or put it on PATH as ``trec_eval``.
+
+    .venv/bin/python bench/trec_eval_memory.py --trec-eval /tmp/trec_eval/trec_eval
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+from gen import generate  # noqa: E402
+
+
+def measure(args: list[str], out: Path) -> dict[str, float]:
+    """Wall and CPU seconds and peak RSS (MB) of one process writing its output to ``out``."""
+    start = time.perf_counter()
+    with open(out, "wb") as fh:
+        proc = subprocess.Popen(args, stdout=fh, stderr=subprocess.PIPE, cwd=HERE.parent)
+        _, status, usage = os.wait4(proc.pid, 0)
+    if os.waitstatus_to_exitcode(status) != 0:
+        raise SystemExit(f"{' '.join(args)} failed: {proc.stderr.read().decode()[-2000:]}")
+    return {
+        "wall_s": time.perf_counter() - start,
+        "cpu_s": usage.ru_utime + usage.ru_stime,
+        "peak_mb": usage.ru_maxrss / 1024,
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--trec-eval", default=shutil.which("trec_eval"), help="the C binary")
+    parser.add_argument("--queries", type=int, default=50_000)
+    parser.add_argument("--rounds", type=int, default=2)
+    parser.add_argument("--out", type=Path, default=HERE / "results" / "trec_eval_memory.json")
+    args = parser.parse_args()
+    if not args.trec_eval:
+        raise SystemExit("give the C binary: --trec-eval PATH (build it from usnistgov/trec_eval)")
+    data = HERE / "data"
+    run, qrels = data / f"run-{args.queries}.txt", data / f"qrels-{args.queries}.txt"
+    if not run.is_file() or not qrels.is_file():
+        generate(args.queries, data)
+    work = Path(tempfile.mkdtemp(prefix="evalframe-bench-te-"))
+    programs = {
+        "trec_eval (C)": [args.trec_eval],
+        "evalframe trec-eval": [sys.executable, "-m", "evalframe", "trec-eval"],
+    }
+    rows: dict[str, list[dict[str, float]]] = {}
+    same: dict[str, bool] = {}
+    try:
+        for r in range(args.rounds):
+            for flags in ([], ["-q"]):
+                outputs = []
+                for name, prefix in programs.items():
+                    label = f"{name} {' '.join(flags)}".strip()
+                    out = work / f"{len(outputs)}.txt"
+                    rows.setdefault(label, []).append(
+                        measure([*prefix, *flags, str(qrels), str(run)], out)
+                    )
+                    outputs.append(out.read_bytes())
+                    print(f"round {r + 1}: {label}: {rows[label][-1]}", flush=True)
+                same[" ".join(flags) or "summary"] = outputs[0] == outputs[1]
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    result = {
+        "queries": args.queries,
+        "machine": {
+            "nproc": os.cpu_count(),
+            "platform": platform.platform(),
+            "load_average_1min": os.getloadavg()[0],
+        },
+        "runs": rows,
+        "same_output": same,
+    }
+    args.out.parent.mkdir(parents=True, exist_ok=True)
+    args.out.write_text(json.dumps(result, indent=2))
+    print("\n| program | wall s (median) | CPU s (median) | peak RSS MB (max) |")
+    print("|---|---:|---:|---:|")
+    for label, xs in rows.items():
+        wall = statistics.median(x["wall_s"] for x in xs)
+        cpu = statistics.median(x["cpu_s"] for x in xs)
+        print(f"| {label} | {wall:.2f} | {cpu:.2f} | {max(x['peak_mb'] for x in xs):.0f} |")
+    print(f"\nsame output, byte for byte: {same}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,96 @@
+"""Overrides Hydra cannot read because a value needs quoting: said in evalframe's words.
+
+Metric strings such as ``P(rel=2)@5`` use characters of Hydra's override
+grammar (``( ) = :``); unquoted on the command line, Hydra answers with a
+grammar error that names none of that. :func:`check_override_syntax` runs
+before Hydra and turns such an override into a config error with the
+override to type instead.
+"""
+
+from __future__ import annotations
+
+import re
+import shlex
+from collections.abc import Sequence
+
+from evalframe.core.errors import ConfigError
+
+__all__ = ["check_override_syntax", "quoted_override"]
+
+#: A value with one of these characters must be quoted inside a Hydra override.
+_NEEDS_QUOTES = re.compile(r"[^A-Za-z0-9_@.\-/+*]")
+
+
+def _split_list(body: str) -> list[str]:
+    """``a,P(rel=2)@5,SetF(beta=0.5,rel=2)``: split at commas outside brackets and quotes."""
+    parts, depth, quote, current = [], 0, "", ""
+    for ch in body:
+        if quote:
+            quote = "" if ch == quote else quote
+        elif ch in "'\"":
+            quote = ch
+        elif ch in "([{":
+            depth += 1
+        elif ch in ")]}":
+            depth -= 1
+        elif ch == "," and depth == 0:
+            parts.append(current)
+            current = ""
+            continue
+        current += ch
+    parts.append(current)
+    return parts
+
+
+def _quote_value(value: str) -> str:
+    value = value.strip()
+    if not value or value[0] in "'\"" or not _NEEDS_QUOTES.search(value):
+        return value
+    return '"' + value.replace('"', '\\"') + '"'
+
+
+def quoted_override(item: str) -> str | None:
+    """The override with every metric-like value double-quoted, or None if nothing needed it.
+
+    ``metrics.measures=[P(rel=2)@5,RR]`` -> ``metrics.measures=["P(rel=2)@5",RR]``.
+    """
+    key, sep, value = item.partition("=")
+    if not sep:
+        return None
+    if value.startswith("[") and value.endswith("]"):
+        fixed = "[" + ",".join(_quote_value(v) for v in _split_list(value[1:-1])) + "]"
+    else:
+        fixed = _quote_value(value)
+    return f"{key}={fixed}" if fixed != value else None
+
+
+def check_override_syntax(overrides: Sequence[str]) -> None:
+    """An override Hydra cannot read because a value needs quotes: say so, with the fix.
+
+    Metric strings such as ``P(rel=2)@5`` use characters of Hydra's override
+    grammar; unquoted, Hydra answers with a grammar error naming none of that.
+    Other grammar errors are left to Hydra's own message.
+    """
+    from hydra.core.override_parser.overrides_parser import OverridesParser
+    from hydra.errors import OverrideParseException
+
+    parser = OverridesParser.create()
+    for item in overrides:
+        try:
+            parser.parse_overrides([item])
+        except OverrideParseException as exc:
+            fixed = quoted_override(item)
+            if fixed is None:
+                continue
+            try:
+                parser.parse_overrides([fixed])
+            except OverrideParseException:
+                continue  # quoting is not the fix: Hydra's message says more
+            key = item.partition("=")[0]
+            raise ConfigError(
+                "Hydra cannot read this override: a value with ( ) = : ; or spaces, as in a "
+                "metric string like P(rel=2)@5, must be quoted inside the override",
+                key=key.lstrip("+~"),
+                got=f"{item} ({str(exc).splitlines()[0]})",
+                hint="quote the value, and the whole override for the shell: " + shlex.quote(fixed),
+            ) from None

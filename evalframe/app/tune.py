@@ -1,0 +1,238 @@
+"""The end of a tuning sweep: the chosen configuration, once, on the held-out queries.
+
+A tuning sweep is a ``-m`` sweep whose config sets ``tuning.metric`` and
+``tuning.part=tune``: every trial (Optuna's, or a grid of the basic sweeper)
+is scored on the tuning part of the golden set only, and returns the mean of
+``tuning.metric`` as its objective. When the sweep ends, in the process that
+started it, :func:`finish_tuning` picks the best trial from the jobs' folders
+(not from the sweeper's memory, so any sweeper and launcher work), runs its
+exact config once more on the held-out part (``<sweep>/heldout``), and writes
+``tuning.json`` and ``tuning.md`` with both figures side by side and the gap.
+The held-out queries are scored once, after the choice: they cannot steer it.
+"""
+
+from __future__ import annotations
+
+import math
+import sys
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from evalframe.assess.runfolder import RunFolder, SweepFolder
+from evalframe.core.errors import EvalframeError
+from evalframe.core.io import atomic_write, atomic_write_json
+from evalframe.plugin.hooks import SweepJob
+
+__all__ = ["best_job", "finish_tuning", "render_tuning"]
+
+
+def _objective(job: SweepJob, metric: str) -> float | None:
+    if job.exit_code not in (0, 1):  # a gate failure is still a measured trial
+        return None
+    value = (job.summary.get("overall", {}).get(metric) or {}).get("mean")
+    if not isinstance(value, int | float) or math.isnan(value):
+        return None
+    return float(value)
+
+
+def best_job(jobs: list[SweepJob], metric: str, direction: str) -> SweepJob | None:
+    """The trial with the best objective; the earliest one of equal ones."""
+    scored = [(v, j) for j in jobs if (v := _objective(j, metric)) is not None]
+    if not scored:
+        return None
+    sign = -1.0 if direction == "maximize" else 1.0
+    return min(scored, key=lambda vj: (sign * vj[0], vj[1].num))[1]
+
+
+def _figures(overall: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    return {m: {"mean": a.get("mean"), "n": a.get("n")} for m, a in overall.items()}
+
+
+def finish_tuning(config: Any) -> None:
+    """After a tuning sweep: evaluate the best trial on the held-out part; write the summary."""
+    from omegaconf import OmegaConf
+
+    tuning = OmegaConf.select(config, "tuning", default=None)
+    if tuning is None or tuning.get("metric") is None or tuning.get("part") != "tune":
+        return
+    sweep_dir = Path(str(config.hydra.sweep.dir)).resolve()
+    try:
+        _finish(sweep_dir, str(tuning.metric), str(tuning.get("direction", "maximize")), config)
+    except EvalframeError as exc:
+        print(f"warning: the held-out evaluation did not run: {exc.render()}", file=sys.stderr)
+
+
+def _untuned(config: Any, part: str, out: Path) -> dict[str, Any] | None:
+    """The sweep's own config (no trial's parameters) on one part, or None if it does not
+    resolve outside a job. Scored on both parts, it shows how much of the gap is there
+    before any tuning: the two parts need not be equally hard."""
+    from omegaconf import OmegaConf
+    from omegaconf.errors import OmegaConfBaseException
+
+    try:
+        plain = OmegaConf.to_container(config, resolve=False)
+        if not isinstance(plain, dict):
+            return None
+        plain.pop("hydra", None)
+        cfg = OmegaConf.create(plain)
+        cfg.tuning.part = part
+        cfg.output.dir = str(out)
+        raw = OmegaConf.to_container(cfg, resolve=True, throw_on_missing=True)
+    except OmegaConfBaseException:
+        return None
+    return {str(k): v for k, v in raw.items()} if isinstance(raw, dict) else None
+
+
+def _finish(sweep_dir: Path, metric: str, direction: str, config: Any = None) -> None:
+    from evalframe.metrics import parse_metric
+    from evalframe.pipeline import run_experiment, validate_experiment
+
+    metric = str(parse_metric(metric))
+    jobs = SweepFolder(sweep_dir).jobs()
+    best = best_job(jobs, metric, direction)
+    if best is None:
+        print(
+            f"warning: no trial of the tuning sweep in {sweep_dir} has a value of {metric}; "
+            "nothing to evaluate on the held-out queries",
+            file=sys.stderr,
+        )
+        return
+    out = sweep_dir / "heldout"
+    result = run_experiment(validate_experiment(_heldout_config(best, out)), progress=False)
+    held = RunFolder(out).summary()
+    split = held.get("golden_set", {}).get("provenance", {}).get("split", {})
+    report = {
+        "metric": metric,
+        "direction": direction,
+        "trials": len(jobs),
+        "scored_trials": sum(1 for j in jobs if _objective(j, metric) is not None),
+        "best": {
+            "job": best.num,
+            "folder": str(best.output_dir),
+            # what sets this trial apart: the overrides every trial shares are left out
+            "overrides": [o for o in best.overrides if not all(o in j.overrides for j in jobs)],
+            "objective": _objective(best, metric),
+        },
+        "split": split,
+        "tuning": _figures(best.summary.get("overall", {})),
+        "heldout": _figures(held.get("overall", {})),
+        "heldout_folder": str(out),
+        "heldout_exit_code": result.exit_code,
+    }
+    gaps: dict[str, float | None] = {}
+    for m, figures in report["tuning"].items():
+        tuned, held_out = figures.get("mean"), report["heldout"].get(m, {}).get("mean")
+        both = isinstance(tuned, float) and isinstance(held_out, float)
+        gaps[m] = tuned - held_out if both else None
+    report["gap"] = gaps
+    untuned: dict[str, Any] = {}
+    for part in ("tune", "heldout"):
+        folder = sweep_dir / f"untuned_{part}"
+        raw = _untuned(config, part, folder) if config is not None else None
+        if raw is None:
+            break
+        run_experiment(validate_experiment(raw), progress=False)
+        untuned[part] = _figures(RunFolder(folder).summary().get("overall", {}))
+    if len(untuned) == 2:
+        report["untuned"] = untuned
+    atomic_write_json(sweep_dir / "tuning.json", report)
+    atomic_write(sweep_dir / "tuning.md", render_tuning(report, markdown=True) + "\n")
+    print(render_tuning(report))
+
+
+def _heldout_config(best: SweepJob, out: Path) -> dict[str, Any]:
+    """The best trial's config, on the held-out part, written to ``out``.
+
+    Hydra's own copy (``.hydra/config.yaml``) comes first: it still holds
+    ``${oc.env:...}`` references where the run folder's ``config.yaml`` has
+    secrets redacted, and a retriever that needs a key must get the key.
+    """
+    from omegaconf import OmegaConf
+    from omegaconf.errors import OmegaConfBaseException
+
+    hydra_copy = best.output_dir / ".hydra" / "config.yaml"
+    if hydra_copy.is_file():
+        try:
+            cfg = OmegaConf.load(hydra_copy)
+            cfg.tuning.part = "heldout"
+            cfg.output.dir = str(out)
+            raw = OmegaConf.to_container(cfg, resolve=True, throw_on_missing=True)
+            if isinstance(raw, dict):
+                return {str(k): v for k, v in raw.items()}
+        except OmegaConfBaseException:
+            pass  # an interpolation only Hydra's job could resolve: the resolved copy below
+    config = yaml.safe_load(
+        RunFolder(best.output_dir).require(RunFolder.CONFIG, "best trial's config").read_text()
+    )
+    config["tuning"] = {**config.get("tuning", {}), "part": "heldout"}
+    config["output"] = {**config.get("output", {}), "dir": str(out)}
+    return dict(config)
+
+
+def _num(value: Any, signed: bool = False) -> str:
+    if not isinstance(value, int | float) or math.isnan(value):
+        return "n/a"
+    return f"{value:+.4f}" if signed else f"{value:.4f}"
+
+
+def render_tuning(report: dict[str, Any], *, markdown: bool = False) -> str:
+    """Tuning and held-out figures of the chosen configuration side by side, with the gap."""
+    split, best = report.get("split", {}), report["best"]
+    whole = split.get("of", {})
+    n_tune, n_held = split.get("tune_queries"), split.get("heldout_queries")
+    lines = [
+        f"Tuning: {report['metric']} ({report['direction']}), {report['scored_trials']} of "
+        f"{report['trials']} trials scored on the tuning queries",
+        f"  split: seed {split.get('seed')}, fraction {split.get('fraction')} of "
+        f"{whole.get('name')}@{whole.get('content_hash')} ({whole.get('queries')} queries): "
+        f"{n_tune} tuning, {n_held} held-out",
+        f"  best: job {best['job']}: {' '.join(best['overrides']) or '(no overrides)'}",
+        "",
+    ]
+    header = ["metric", f"tuning (n={n_tune})", f"held-out (n={n_held})", "gap"]
+    untuned = report.get("untuned")
+    if untuned:
+        header += ["untuned: tuning", "held-out", "gap"]
+    rows = []
+    for m, t in report["tuning"].items():
+        row = [
+            m + (" *" if m == report["metric"] else ""),
+            _num(t.get("mean")),
+            _num(report["heldout"].get(m, {}).get("mean")),
+            _num(report["gap"].get(m), signed=True),
+        ]
+        if untuned:
+            a, b = (untuned[p].get(m, {}).get("mean") for p in ("tune", "heldout"))
+            both = isinstance(a, float) and isinstance(b, float)
+            row += [_num(a), _num(b), _num(a - b if both else None, signed=True)]
+        rows.append(row)
+    if markdown:
+        lines += ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+        lines += ["| " + " | ".join(r) + " |" for r in rows]
+    else:
+        widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header))]
+        fmt = [f"{{:<{widths[0]}}}", *(f"{{:>{w}}}" for w in widths[1:])]
+        for r in [header, *rows]:
+            lines.append("  " + "  ".join(f.format(c) for f, c in zip(fmt, r, strict=True)))
+    lines += [
+        "",
+        "  * the objective. gap = tuning − held-out. The held-out figure is the one to report.",
+    ]
+    if untuned:
+        m = report["metric"]
+        gain: list[float | None] = []
+        for tuned_part, untuned_part in (("tuning", "tune"), ("heldout", "heldout")):
+            a, b = (
+                report[tuned_part].get(m, {}).get("mean"),
+                untuned[untuned_part].get(m, {}).get("mean"),
+            )
+            gain.append(a - b if isinstance(a, float) and isinstance(b, float) else None)
+        lines.append(
+            f"  untuned: the sweep's own settings on both parts (the gap before any tuning). "
+            f"Tuning moved {m} by {_num(gain[0], signed=True)} on the tuning queries and by "
+            f"{_num(gain[1], signed=True)} on the held-out ones."
+        )
+    lines.append(f"  held-out run: {report['heldout_folder']}")
+    return "\n".join(lines)

@@ -1,0 +1,154 @@
+"""``evalframe ui`` stops everything it started: the MLflow server, its uvicorn workers,
+its job runner and huey consumers, on Ctrl-C and on SIGTERM. Real processes, checked
+in /proc afterwards."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+from typing import Any
+
+import pytest
+from evalframe_mlflow.commands import group_members
+
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.skipif(not Path("/proc").is_dir(), reason="reads process groups from /proc"),
+]
+
+# A stand-in for `mlflow ui`: a tree of helpers two levels deep, one of which ignores
+# SIGTERM (so it must be killed), and a grandchild orphaned when its parent exits.
+TREE = textwrap.dedent(
+    """
+    import os, signal, subprocess, sys, time
+    sleeper = [sys.executable, "-c", "import time; time.sleep(600)"]
+    stubborn = [sys.executable, "-c",
+                "import signal, time; signal.signal(signal.SIGTERM, signal.SIG_IGN); "
+                "time.sleep(600)"]
+    runner = [sys.executable, "-c",
+              "import subprocess, sys, time; "
+              f"[subprocess.Popen({sleeper!r}) for _ in range(2)]; time.sleep(600)"]
+    kids = [subprocess.Popen(c) for c in (sleeper, stubborn, runner)]
+    with open(sys.argv[1], "w") as f:
+        f.write("ready")
+    time.sleep(600)
+    """
+)
+
+
+def _alive(pids: list[int]) -> list[int]:
+    """The pids still running (a zombie has stopped running)."""
+    left = []
+    for pid in pids:
+        try:
+            state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+        except (OSError, IndexError):
+            continue
+        if state not in ("Z", "X"):
+            left.append(pid)
+    return left
+
+
+def _wait_for(check: Any, timeout: float) -> bool:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if check():
+            return True
+        time.sleep(0.2)
+    return False
+
+
+def test_serve_stops_the_whole_group_on_sigterm_and_kills_what_ignores_it(
+    tmp_path: Path,
+) -> None:
+    (tmp_path / "tree.py").write_text(TREE)
+    ready = tmp_path / "ready"
+    code = (
+        "import sys; from evalframe_mlflow.commands import serve; "
+        f"sys.exit(serve([sys.executable, {str(tmp_path / 'tree.py')!r}, {str(ready)!r}], "
+        "grace=1.0))"
+    )
+    log = tmp_path / "outer.log"
+    with open(log, "w") as sink:
+        outer = subprocess.Popen([sys.executable, "-c", code], stderr=sink)
+    try:
+        assert _wait_for(ready.is_file, 60)
+        # the server's group: the tree's leader, its three children and two grandchildren
+        leader = next(
+            int(p.name)
+            for p in Path("/proc").iterdir()
+            if p.name.isdigit() and _ppid(int(p.name)) == outer.pid
+        )
+        assert _wait_for(lambda: len(group_members(leader) or []) == 6, 30)
+        members = group_members(leader) or []
+        assert outer.pid not in members  # the server has a group of its own
+        outer.send_signal(signal.SIGTERM)
+        assert outer.wait(timeout=30) == 0
+        assert "stopping the MLflow UI" in log.read_text()
+        assert _alive(members) == []
+    finally:
+        if outer.poll() is None:
+            outer.kill()
+
+
+def _ppid(pid: int) -> int | None:
+    try:
+        return int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
+    except (OSError, IndexError, ValueError):
+        return None
+
+
+def test_ctrl_c_stops_evalframe_ui_and_every_process_it_started(
+    store: str, tmp_path: Path, unused_port: int
+) -> None:
+    """The real `mlflow ui` behind `evalframe ui`: uvicorn, the job runner, huey consumers."""
+    port = unused_port
+    leader = 0
+    env = {**os.environ, "EVALFRAME_CACHE_DIR": str(tmp_path / "cache")}
+    log = tmp_path / "ui.log"
+    with open(log, "w") as sink:
+        ui = subprocess.Popen(
+            [sys.executable, "-m", "evalframe", "ui", "--uri", store, "--port", str(port)],
+            cwd=tmp_path,
+            env=env,
+            stdout=sink,
+            stderr=subprocess.STDOUT,
+        )
+    try:
+
+        def up() -> bool:
+            try:
+                with urllib.request.urlopen(f"http://127.0.0.1:{port}/health", timeout=2) as r:
+                    return bool(r.status == 200)
+            except (urllib.error.URLError, OSError):
+                assert ui.poll() is None, log.read_text()
+                return False
+
+        assert _wait_for(up, 180)
+        leader = next(
+            int(p.name)
+            for p in Path("/proc").iterdir()
+            if p.name.isdigit() and _ppid(int(p.name)) == ui.pid
+        )
+        # wait for the server's helpers (uvicorn, the job runner and its consumers) to start
+        _wait_for(lambda: len(group_members(leader) or []) >= 3, 60)
+        members = group_members(leader) or []
+        assert len(members) >= 3, members
+        ui.send_signal(signal.SIGINT)  # what Ctrl-C sends to the terminal's foreground process
+        assert ui.wait(timeout=60) == 0
+        assert _alive(members) == []
+        assert group_members(leader) == []
+    finally:
+        if ui.poll() is None:
+            ui.kill()
+        if leader:  # never leave a server behind, even when the test fails
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(leader, signal.SIGKILL)

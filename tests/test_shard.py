@@ -1,0 +1,267 @@
+"""Sharded evaluation: shards merged equal the unsharded run; merge refuses what is not one run.
+
+The reference is the unsharded run itself: merging is correct when every
+number, verdict and per-query record it gives is the one an unsharded run
+gives (latency aside: it is measured, and differs between any two runs).
+The runs are real Hydra runs in this process, on a generated collection with
+graded judgments, negative queries, two slice fields, bootstrap CIs, gates
+(one of them fails, so the verdict is exit 1) and a baseline.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import random
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from evalframe.app.cli import main
+from evalframe.core.types import GoldenQuery, GoldenSet
+from evalframe.golden.split import Shard, TuningConfig, apply_split, parse_shard, shard_queries
+from tests.conftest import write_jsonl
+
+WORDS = [f"w{i}" for i in range(60)]
+
+
+def _collection(root: Path, n_docs: int = 50, n_queries: int = 37) -> tuple[Path, Path]:
+    rng = random.Random(7)
+    docs = [
+        {"id": f"d{i}", "text": " ".join(rng.choices(WORDS, k=rng.randint(4, 15)))}
+        for i in range(n_docs)
+    ]
+    golden = []
+    for q in range(n_queries):
+        target = rng.randrange(n_docs)
+        words = docs[target]["text"].split()
+        negative = q % 9 == 4
+        other = (target + 1 + rng.randrange(n_docs - 1)) % n_docs
+        golden.append(
+            {
+                "id": f"q{q}",
+                # one word of the relevant document among two random ones: BM25 often misses
+                "question": " ".join([rng.choice(words), *rng.choices(WORDS, k=2)]),
+                "expected_chunks": [] if negative else [f"d{target}", f"d{other}"],
+                "difficulty": ["easy", "hard"][q % 2],
+                "category": ["a", "b", "c"][q % 3],
+            }
+        )
+    return write_jsonl(root / "corpus.jsonl", docs), write_jsonl(root / "golden.jsonl", golden)
+
+
+GATES = """\
+floor:
+  type: threshold
+  metric: R@5
+  op: ">="
+  value: 0.2
+  severity: required
+too_high:
+  type: threshold
+  metric: RR
+  op: ">="
+  value: 0.99
+  severity: required
+"""
+
+
+@pytest.fixture
+def shard_project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    _collection(tmp_path)
+    (tmp_path / "conf" / "gates").mkdir(parents=True)
+    (tmp_path / "conf" / "gates" / "sharded.yaml").write_text(GATES)
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("EVALFRAME_CACHE_DIR", str(tmp_path / ".cache"))
+    monkeypatch.setenv("EVALFRAME_TRACKING", "none")
+    return tmp_path
+
+
+def _args(root: Path, *extra: str) -> list[str]:
+    return [
+        f"dataset.path={root / 'golden.jsonl'}",
+        f"corpus.path={root / 'corpus.jsonl'}",
+        "gates=sharded",
+        "depth=10",
+        "metrics.measures=[R@5,RR,nDCG@10,AP]",
+        "stats.bootstrap=300",
+        "stats.seed=3",
+        "cache.retrieval=false",  # every shard retrieves for real
+        *extra,
+    ]
+
+
+def _run(root: Path, *extra: str) -> int:
+    return main(_args(root, *extra))
+
+
+def _records(path: Path) -> list[dict[str, Any]]:
+    out = []
+    for line in path.read_text().splitlines():
+        record = json.loads(line)
+        record.pop("latency_ms", None)  # measured, not a result (and in timings.json)
+        out.append(record)
+    return out
+
+
+def _without(data: dict[str, Any], *keys: str) -> dict[str, Any]:
+    return {k: v for k, v in data.items() if not any(k.startswith(p) for p in keys)}
+
+
+def test_shards_merged_give_exactly_the_unsharded_run(shard_project: Path) -> None:
+    root = shard_project
+    assert _run(root, "retriever.k1=0.4", f"hydra.run.dir={root / 'base'}") == 1
+    baseline = f"baseline={root / 'base'}"
+    assert _run(root, baseline, f"hydra.run.dir={root / 'whole'}") == 1
+    assert (
+        _run(root, "-m", baseline, "shard=0/4,1/4,2/4,3/4", f"hydra.sweep.dir={root / 'sh'}") == 0
+    )
+    shards = [str(root / "sh" / str(i)) for i in (2, 0, 3, 1)]  # any order
+    assert main(["merge", *shards, "--out", str(root / "merged")]) == 1  # the same verdict
+
+    whole, merged = root / "whole", root / "merged"
+    for name in ("run.trec", "gates.json", "comparison.json", "comparison.md"):
+        assert (merged / name).read_text() == (whole / name).read_text(), name
+    assert _records(merged / "per_query.jsonl") == _records(whole / "per_query.jsonl")
+    metrics = json.loads((merged / "metrics.json").read_text())
+    assert _without(metrics, "latency.") == _without(
+        json.loads((whole / "metrics.json").read_text()), "latency."
+    )
+    assert {"R@5.ci_low", "slice.difficulty.hard.RR", "slice.category.b.AP"} <= set(metrics)
+    summary = json.loads((merged / "summary.json").read_text())
+    assert _without(summary, "latency", "retrieval_cache") == _without(
+        json.loads((whole / "summary.json").read_text()), "latency", "retrieval_cache"
+    )
+    gates = json.loads((merged / "gates.json").read_text())
+    assert [g["passed"] for g in gates["gates"]] == [True, False]
+    # each shard retrieved its round-robin slice of the 37 queries: 10, 9, 9, 9
+    sizes = [len(json.loads((root / "sh" / str(i) / "shard.json").read_text())["queries"])
+             for i in range(4)]  # fmt: skip
+    assert sizes == [10, 9, 9, 9]
+
+
+@pytest.fixture
+def two_shards(shard_project: Path) -> Path:
+    root = shard_project
+    assert (
+        _run(root, "-m", "shard=0/2,1/2", "stats.bootstrap=0", f"hydra.sweep.dir={root / 'sh'}")
+        == 0
+    )
+    return root
+
+
+def _merge_error(capsys: pytest.CaptureFixture[str], *args: str) -> str:
+    capsys.readouterr()
+    assert main(["merge", *args]) == 2
+    return capsys.readouterr().err
+
+
+def test_merge_refuses_what_is_not_the_n_shards_of_one_run(
+    two_shards: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    root = two_shards
+    s0, s1, out = str(root / "sh" / "0"), str(root / "sh" / "1"), "--out=m"
+    assert "shard 1/2 is missing: 1 of 2 given" in _merge_error(capsys, s0, out)
+    err = _merge_error(capsys, s0, s0, s1, out)
+    assert f"shard 0/2 is given twice: {s0} and {s0}" in err
+
+    assert _run(root, "shard=1/2", "stats.bootstrap=0", "retriever.k1=0.9",
+                f"hydra.run.dir={root / 'other'}") == 0  # fmt: skip
+    err = _merge_error(capsys, s0, str(root / "other"), out)
+    assert "come from different configs: retriever.k1 (1.2 vs 0.9)" in err
+
+    assert _run(root, "stats.bootstrap=0", f"hydra.run.dir={root / 'whole'}") == 1
+    err = _merge_error(capsys, str(root / "whole"), out)
+    assert "is a finished run, not a shard: it has no shard.json" in err
+    capsys.readouterr()
+    assert main(["compare", s0, str(root / "whole")]) == 2  # nor is a shard a run
+
+    info_file = root / "sh" / "1" / "shard.json"
+    info = json.loads(info_file.read_text())
+    info["code"]["evalframe"] = "0.0.9"
+    info_file.write_text(json.dumps(info))
+    err = _merge_error(capsys, s0, s1, out)
+    assert "different code versions: code.evalframe ('0.1.0' vs '0.0.9')" in err
+    assert not Path("m").exists()
+
+
+def test_merge_refuses_shards_of_another_golden_set(
+    two_shards: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    root = two_shards
+    golden = root / "golden.jsonl"
+    golden.write_text(golden.read_text().replace('"w', '"x', 1))  # one query's text changed
+    sh = root / "sh"
+    err = _merge_error(capsys, str(sh / "0"), str(sh / "1"), "--out", "m")
+    assert "the golden set changed since the shards ran" in err
+    assert _run(root, "shard=1/2", "stats.bootstrap=0", f"hydra.run.dir={root / 'new'}") == 0
+    err = _merge_error(capsys, str(sh / "0"), str(root / "new"), "--out", "m")
+    assert "come from different golden sets: golden set golden@" in err
+
+
+@pytest.mark.parametrize(
+    ("value", "message"),
+    [("4/4", "below the number of shards"), ("1-4", "expected i/n"), ("0/0", "counts from 0")],
+)
+def test_a_bad_shard_value_names_the_key(
+    shard_project: Path, capsys: pytest.CaptureFixture[str], value: str, message: str
+) -> None:
+    assert _run(shard_project, f"shard={value}") == 2
+    err = capsys.readouterr().err
+    assert "shard" in err and message in err
+
+
+def test_shards_are_round_robin_in_golden_order() -> None:
+    golden = GoldenSet.build(
+        "g", [GoldenQuery(id=f"q{i}", text="t", judgments={}) for i in range(7)]
+    )
+    assert shard_queries(golden, Shard(0, 3)) == ["q0", "q3", "q6"]
+    assert shard_queries(golden, Shard(2, 3)) == ["q2", "q5"]
+    assert sorted(q for i in range(3) for q in shard_queries(golden, Shard(i, 3))) == sorted(
+        q.id for q in golden
+    )
+    assert parse_shard(" 2 / 5 ") == Shard(2, 5)
+
+
+def test_the_tuning_split_is_fixed_by_its_seed_and_recorded() -> None:
+    golden = GoldenSet.build(
+        "g", [GoldenQuery(id=f"q{i}", text="t", judgments={"d": 1}) for i in range(10)]
+    )
+    tune = apply_split(golden, TuningConfig(part="tune", fraction=0.3, seed=1))
+    held = apply_split(golden, TuningConfig(part="heldout", fraction=0.3, seed=1))
+    # the definition: order ids by sha256("<seed>:<id>"), the first round(0.3 × 10) = 3 tune
+    ranked = sorted(
+        (q.id for q in golden), key=lambda q: hashlib.sha256(f"1:{q}".encode()).hexdigest()
+    )
+    assert {q.id for q in tune} == set(ranked[:3])
+    assert {q.id for q in held} == set(ranked[3:])
+    assert tune.provenance["split"] == {
+        "part": "tune", "seed": 1, "fraction": 0.3, "tune_queries": 3, "heldout_queries": 7,
+        "of": {"name": "g", "content_hash": golden.content_hash, "queries": 10},
+    }  # fmt: skip
+    other = apply_split(golden, TuningConfig(part="tune", fraction=0.3, seed=2))
+    assert {q.id for q in other} != {q.id for q in tune}  # another seed, another split
+    assert apply_split(golden, TuningConfig()) is golden
+
+
+def test_a_sweep_over_shards_is_not_tracked_and_ends_with_the_merge_command(
+    shard_project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from omegaconf import OmegaConf
+
+    from evalframe.app.sweep import _is_shard_sweep
+
+    def sweep(*task: str, shard: str | None = None) -> object:
+        return OmegaConf.create({"shard": shard, "hydra": {"overrides": {"task": list(task)}}})
+
+    assert _is_shard_sweep(sweep("retriever.k1=1,2", "shard=0/2,1/2"))
+    assert _is_shard_sweep(sweep("retriever.k1=1,2", shard="1/2"))
+    assert not _is_shard_sweep(sweep("retriever.k1=1,2", "stats.seed=0,1"))
+
+    root = shard_project
+    capsys.readouterr()
+    assert _run(root, "-m", "shard=0/2,1/2", "stats.bootstrap=0", "hydra.sweep.dir=sh") == 0
+    assert "merge them into one run with:\n  evalframe merge sh/0 sh/1 --out sh/merged" in (
+        capsys.readouterr().out
+    )
