@@ -16,6 +16,13 @@ from typing import TYPE_CHECKING, Any
 __version__ = "0.1.0"
 
 _EXPORTS: dict[str, str] = {
+    # running, loading and comparing experiments from Python (docs/python-api.md)
+    "run": "evalframe.api.runner",
+    "load": "evalframe.api.result",
+    "compare": "evalframe.api.comparison",
+    "Result": "evalframe.api.result",
+    "Comparison": "evalframe.api.comparison",
+    "Estimate": "evalframe.api.result",
     # data model
     "Corpus": "evalframe.core.types",
     "Document": "evalframe.core.types",
@@ -48,10 +55,12 @@ _EXPORTS: dict[str, str] = {
 }
 
 __all__ = [
+    "Comparison",
     "ConfigError",
     "Corpus",
     "DataError",
     "Document",
+    "Estimate",
     "EvalframeError",
     "GateResult",
     "GateView",
@@ -64,15 +73,19 @@ __all__ = [
     "Policies",
     "Query",
     "Ranking",
+    "Result",
     "Run",
     "__version__",
+    "compare",
     "corpus",
     "dataset",
     "evaluate",
     "gate",
+    "load",
     "metric",
     "parse_metric",
     "retriever",
+    "run",
     "tracker",
 ]
 
@@ -120,6 +133,29 @@ if not any(isinstance(f, _MovedModuleFinder) for f in sys.meta_path):
     sys.meta_path.append(_MovedModuleFinder())
 
 
+class _Package(ModuleType):
+    """The ``evalframe`` package: its API functions survive an old module path's import.
+
+    ``evalframe.compare`` is the function that compares runs, and also the old
+    path of the module ``evalframe.assess.compare``. Importing a submodule sets
+    it as an attribute of its package, which would replace the function for
+    the rest of the process; that one assignment is ignored instead. The old
+    path still imports (``from evalframe.compare import compare_runs``,
+    ``importlib.import_module``); only ``import evalframe.compare as m`` now
+    gives the function, so write ``from evalframe.assess import compare as m``.
+    """
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if name in _EXPORTS and name in _MOVED_NAMES and isinstance(value, ModuleType):
+            return
+        super().__setattr__(name, value)
+
+
+#: Package attributes that are both an API name and an old module path.
+_MOVED_NAMES = frozenset(old.rpartition(".")[2] for old in _MOVED)
+sys.modules[__name__].__class__ = _Package
+
+
 def __getattr__(name: str) -> Any:
     module = _EXPORTS.get(name)
     if module is None:
@@ -134,6 +170,9 @@ def __dir__() -> list[str]:
 
 
 if TYPE_CHECKING:  # for type checkers and IDEs only; never executed
+    from evalframe.api.comparison import Comparison, compare
+    from evalframe.api.result import Estimate, Result, load
+    from evalframe.api.runner import run
     from evalframe.assess.results import GateResult, GateView
     from evalframe.core.errors import ConfigError, DataError, EvalframeError, PluginError
     from evalframe.core.types import Corpus, Document, GoldenQuery, GoldenSet, Ranking, Run

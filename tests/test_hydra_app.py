@@ -71,7 +71,7 @@ def test_known_options_sweeps_and_plain_keys_pass(tmp_path: Path) -> None:
 
 
 def test_hydras_not_in_struct_error_is_said_in_evalframes_words() -> None:
-    from evalframe.app.hydra_app import hydra_message
+    from evalframe.app.hydra_errors import hydra_message
 
     hydra_text = (
         "Could not override 'retriever.k11'.\n"

@@ -20,7 +20,8 @@ from pathlib import Path
 from typing import Any
 
 from evalframe.app.composed import run_composed
-from evalframe.app.hydra_app import EXIT_CRASH, config_search_path, group_options, plain_config
+from evalframe.app.hydra_app import EXIT_CRASH, config_search_path, group_options
+from evalframe.app.hydra_errors import plain_config
 from evalframe.core.errors import EXIT_ERROR, EXIT_OK, ConfigError, EvalframeError
 
 __all__ = ["main"]

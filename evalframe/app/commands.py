@@ -10,7 +10,7 @@ import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
-from evalframe.assess.runfolder import RunData, RunFolder
+from evalframe.assess.runfolder import RunFolder
 from evalframe.core.errors import ConfigError, DataError
 from evalframe.core.io import default_cache_dir
 from evalframe.core.types import Run
@@ -231,6 +231,7 @@ def compare_main(argv: Sequence[str]) -> int:
         check_comparable,
         compare_many,
         compare_runs,
+        headline_of,
         load_run_data,
     )
     from evalframe.assess.compare_text import render_comparison, render_table
@@ -248,7 +249,7 @@ def compare_main(argv: Sequence[str]) -> int:
         check_comparable(a, other, allow_mismatch=args.allow_mismatch)
     from evalframe.core.console import color_for, fit_width
 
-    metrics = args.metrics or (None if args.all else _headline(a, others))
+    metrics = args.metrics or (None if args.all else headline_of(a, others))
     width, color = fit_width(args.wide), color_for()
     if len(others) > 1:
         table = compare_many(
@@ -281,18 +282,6 @@ def compare_main(argv: Sequence[str]) -> int:
         )
         print(f"\nSaved comparison to: {args.out}")
     return 0
-
-
-def _headline(a: RunData, others: list[RunData]) -> list[str] | None:
-    """The headline metrics of the runs compared (the reference's first) that all computed.
-
-    None (every shared metric) when they share no headline metric.
-    """
-    names: list[str] = []
-    for run in (a, *others):
-        names.extend(n for n in run.headline if n not in names)
-    shared = [n for n in names if all(n in r.values for r in (a, *others))]
-    return shared or None
 
 
 def baseline_main(argv: Sequence[str]) -> int:

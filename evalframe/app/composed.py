@@ -21,13 +21,18 @@ from evalframe.app.hydra_app import (
     _register_resolvers,
     config_search_path,
     group_options,
-    hydra_message,
     split_argv,
 )
+from evalframe.app.hydra_errors import hydra_message
 from evalframe.app.stderr import HeldStderr, release_stderr
 from evalframe.core.errors import EXIT_ERROR, EXIT_OK, ConfigError
 
 __all__ = ["check_groups", "run_composed"]
+
+#: Refuses a literal secret in the composed config before Hydra copies it to .hydra/.
+SECRETS_CALLBACK = (
+    "++hydra.callbacks.evalframe_secrets._target_=evalframe.app.sweep.SecretsCallback"
+)
 
 
 def check_groups(
@@ -80,7 +85,7 @@ def run_composed(
     searchpath = "hydra.searchpath=[" + ",".join(_quote(p) for p in extra) + "]"
     entry = hydra.main(version_base="1.3", config_path=str(core), config_name=config_name)(task)
     saved = sys.argv
-    sys.argv = [prog, *flags, *overrides, searchpath]
+    sys.argv = [prog, *flags, *overrides, searchpath, SECRETS_CALLBACK]
     failed = False
     try:
         with HeldStderr() as held:
@@ -95,7 +100,12 @@ def run_composed(
                     codes.append(EXIT_ERROR)
     finally:
         sys.argv = saved
-    if not held.passing:
+    from evalframe.app import sweep
+
+    refused = sweep.refusal()
+    if refused is not None:  # a credential in the config: stopped before Hydra wrote it
+        print(refused, file=sys.stderr)
+    elif not held.passing:
         text = held.text()
         print(hydra_message(text) if failed else text, file=sys.stderr, end="")
     return max(codes, default=EXIT_OK)

@@ -22,19 +22,29 @@ import difflib
 import importlib.util
 import math
 import os
-import re
 import sys
 import traceback
 from collections.abc import Sequence
+from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
 from typing import Any
 
+from evalframe.app.hydra_errors import hydra_message, plain_config
 from evalframe.app.stderr import HeldStderr, release_stderr
 from evalframe.core.errors import EXIT_ERROR, ConfigError, EvalframeError
 from evalframe.plugin.registry import CONF_GROUP
 
-__all__ = ["EXIT_CRASH", "GROUPS", "config_search_path", "core_conf_dir", "run_hydra"]
+__all__ = [
+    "EXIT_CRASH",
+    "GROUPS",
+    "Prepared",
+    "config_search_path",
+    "core_conf_dir",
+    "prepare_overrides",
+    "register_resolvers",
+    "run_hydra",
+]
 
 #: A bug in evalframe or a plugin (a traceback is printed): distinct from 2 so
 #: CI can tell "you misconfigured it" from "it crashed".
@@ -137,7 +147,8 @@ def check_group_overrides(overrides: Sequence[str], search_path: Sequence[Path])
             )
 
 
-def _register_resolvers() -> None:
+def register_resolvers() -> None:
+    """evalframe's OmegaConf resolvers (``${ef.data:...}``), registered once per process."""
     from omegaconf import OmegaConf
 
     data_root = PACKAGE_DIR / "data"
@@ -145,6 +156,10 @@ def _register_resolvers() -> None:
         # ${ef.data:quickstart/golden.jsonl}: data shipped inside the package,
         # found wherever evalframe is installed and whatever the cwd.
         OmegaConf.register_new_resolver("ef.data", lambda rel: str(data_root / rel))
+
+
+#: The name other app modules import (runconfig, mine_cmd); one function behind both.
+_register_resolvers = register_resolvers
 
 
 _VALUE_FLAGS = {
@@ -215,16 +230,50 @@ def _quote(path: Path) -> str:
     return "'file://" + str(path).replace("'", "\\'") + "'"
 
 
+@dataclass(frozen=True)
+class Prepared:
+    """What Hydra is asked to compose: the config folders and the overrides, checked."""
+
+    search_path: tuple[Path, ...]
+    overrides: tuple[str, ...]
+
+    @property
+    def primary(self) -> Path:
+        """evalframe's ``conf/``, Hydra's primary config path (``config.yaml``)."""
+        return self.search_path[0]
+
+    @property
+    def searchpath_override(self) -> str:
+        """``hydra.searchpath=[...]``: every folder after the primary one, in search order."""
+        return "hydra.searchpath=[" + ",".join(_quote(p) for p in self.search_path[1:]) + "]"
+
+
+def prepare_overrides(overrides: Sequence[str], cwd: Path | None = None) -> Prepared:
+    """The one preparation of a composition, for the command line and the Python API alike.
+
+    ``EVALFRAME_TRACKING`` picks the tracker unless an override does, the
+    search path is found (module docstring), every group choice is checked
+    against the options on it (a located :class:`ConfigError` that suggests),
+    and evalframe's resolvers are registered. ``run_hydra`` then hands the
+    result to ``hydra.main`` and ``evalframe.app.compose`` to Hydra's compose
+    API, so a run from Python composes exactly what the same overrides
+    compose on the command line.
+    """
+    from evalframe.app.overrides import check_override_syntax
+
+    check_override_syntax(overrides)
+    overrides = tracking_from_env(overrides)
+    search_path = config_search_path(cwd)
+    check_group_overrides(overrides, search_path)
+    register_resolvers()
+    return Prepared(tuple(search_path), tuple(overrides))
+
+
 def run_hydra(argv: Sequence[str], prog: str = "evalframe") -> int:
     """Compose the config with Hydra and run the experiment(s); return the exit code."""
     flags, overrides = split_argv(argv)
-    overrides = tracking_from_env(overrides)
     try:
-        from evalframe.app.overrides import check_override_syntax
-
-        check_override_syntax(overrides)
-        search_path = config_search_path()
-        check_group_overrides(overrides, search_path)
+        prepared = prepare_overrides(overrides)
     except EvalframeError as exc:
         print(exc.render(), file=sys.stderr)
         return EXIT_ERROR
@@ -234,7 +283,6 @@ def run_hydra(argv: Sequence[str], prog: str = "evalframe") -> int:
 
     from evalframe.app import sweep
 
-    _register_resolvers()
     codes: list[int] = []
 
     def task(cfg: DictConfig) -> float | None:
@@ -243,11 +291,11 @@ def run_hydra(argv: Sequence[str], prog: str = "evalframe") -> int:
         codes.append(code)
         return objective  # what a tuning sweeper (Optuna) optimises; None outside tuning
 
-    core, extra = search_path[0], search_path[1:]
-    searchpath_override = "hydra.searchpath=[" + ",".join(_quote(p) for p in extra) + "]"
-    main = hydra.main(version_base="1.3", config_path=str(core), config_name="config")(task)
+    main = hydra.main(version_base="1.3", config_path=str(prepared.primary), config_name="config")(
+        task
+    )
     saved = sys.argv
-    sys.argv = [prog, *flags, *overrides, searchpath_override, SWEEP_CALLBACK]
+    sys.argv = [prog, *flags, *prepared.overrides, prepared.searchpath_override, SWEEP_CALLBACK]
     failed = False
     try:
         with HeldStderr() as held:
@@ -274,61 +322,6 @@ def run_hydra(argv: Sequence[str], prog: str = "evalframe") -> int:
     folders = sweep.take_started()
     _say_how_to_merge(folders)
     return max([*codes, *_sweep_codes(folders)], default=0)
-
-
-_NOT_IN_STRUCT = re.compile(
-    r"Could not override '(?P<key>[^']+)'\.\s*To append to your config use "
-    r"\+(?P<override>\S+)\s*Key '[^']+' is not in struct"
-)
-
-
-_YAML_ERROR = re.compile(
-    r"yaml\.\w+\.(?P<kind>\w+Error): (?P<context>[^\n]*)\n"
-    r'(?:\s+in "(?P<file>[^"]+)", line (?P<line>\d+), column (?P<column>\d+)\n)?'
-    r"(?P<problem>[^\n]*)"
-    r'(?:\n\s+in "(?P<file2>[^"]+)", line (?P<line2>\d+), column (?P<column2>\d+))?'
-)
-
-
-def hydra_message(text: str) -> str:
-    """Hydra's own error, in evalframe's form where we know what it means."""
-    broken = _YAML_ERROR.search(text)
-    if broken is not None:  # a config file that is not YAML: locate it, no traceback
-        from evalframe.core.errors import DataError
-
-        where = broken["file"] or broken["file2"] or "a config file"
-        what = broken["context"]
-        if broken["line"]:
-            what += f" (line {broken['line']}, column {broken['column']})"
-        if broken["problem"].strip():
-            what += f": {broken['problem']}"
-            if broken["line2"]:
-                what += f" (line {broken['line2']}, column {broken['column2']})"
-        return (
-            DataError(
-                f"the config file is not valid YAML: {what}",
-                path=where,
-                line=int(broken["line"] or broken["line2"] or 0) or None,
-                hint="fix the file (a bracket or quote left open, a tab used for indent, "
-                "a missing ': ' after a key)",
-            ).render()
-            + "\n"
-        )
-    found = _NOT_IN_STRUCT.search(text)
-    if found is None:
-        return text
-    key = found["key"]
-    return (
-        ConfigError(
-            f"there is no setting {key} to override",
-            key=key,
-            expected="a key of the composed config",
-            got=f"{key}=" + found["override"].partition("=")[2],
-            hint=f"check its spelling (`--cfg job` prints every key), or write "
-            f"+{found['override']} to add a new key",
-        ).render()
-        + "\n"
-    )
 
 
 def _say_how_to_merge(folders: Sequence[Path]) -> None:
@@ -381,33 +374,6 @@ def _shown(folder: Path) -> Path:
         return folder.relative_to(Path.cwd())
     except ValueError:
         return folder
-
-
-def omegaconf_error(exc: Exception, what: str, hint: str) -> ConfigError:
-    """An OmegaConf error as evalframe's: ``cannot <what>: <first line>``, naming its key."""
-    key = getattr(exc, "full_key", None)
-    return ConfigError(
-        f"cannot {what}: {str(getattr(exc, 'msg', exc)).splitlines()[0]}",
-        key=key or None,
-        hint=hint,
-    )
-
-
-def plain_config(cfg: Any, what: str, hint: str) -> dict[str, Any]:
-    """An OmegaConf config as a resolved plain dict; a key it cannot resolve is a ConfigError.
-
-    ``throw_on_missing``: a ``???`` left unset must be an error naming its key,
-    not the literal string ``???`` handed to a plugin as a path.
-    """
-    from omegaconf import OmegaConf
-    from omegaconf.errors import OmegaConfBaseException
-
-    try:
-        raw = OmegaConf.to_container(cfg, resolve=True, throw_on_missing=True)
-    except OmegaConfBaseException as exc:
-        raise omegaconf_error(exc, what, hint) from None
-    assert isinstance(raw, dict)  # to_container of a DictConfig is a dict
-    return {str(k): v for k, v in raw.items()}
 
 
 def _run_task(cfg: Any) -> tuple[int, float | None]:
@@ -479,11 +445,7 @@ def hydra_metadata() -> dict[str, Any]:
     if not HydraConfig.initialized():
         return {}
     hc = HydraConfig.get()
-    meta: dict[str, Any] = {
-        "choices": {
-            str(k): str(v) for k, v in hc.runtime.choices.items() if not str(k).startswith("hydra")
-        }
-    }
+    meta: dict[str, Any] = {"choices": hydra_choices(hc)}
     if hc.mode == RunMode.MULTIRUN:
         meta["sweep"] = {
             "dir": str(Path(hc.sweep.dir).resolve()),
@@ -491,6 +453,15 @@ def hydra_metadata() -> dict[str, Any]:
             "overrides": [str(o) for o in hc.overrides.task],
         }
     return meta
+
+
+def hydra_choices(hydra_node: Any) -> dict[str, str]:
+    """The option chosen in every config group (``retriever: bm25``), Hydra's own left out."""
+    return {
+        str(k): str(v)
+        for k, v in hydra_node.runtime.choices.items()
+        if not str(k).startswith("hydra")
+    }
 
 
 def _record_sweep_job(code: int, error: str | None) -> None:

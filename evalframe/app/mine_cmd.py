@@ -29,8 +29,8 @@ from evalframe.app.hydra_app import (
     _register_resolvers,
     config_search_path,
     group_options,
-    plain_config,
 )
+from evalframe.app.hydra_errors import plain_config
 from evalframe.core.errors import EXIT_ERROR, EXIT_OK, ConfigError, EvalframeError
 
 __all__ = ["main"]

@@ -86,13 +86,8 @@ def load_config(
     from omegaconf import DictConfig, OmegaConf
     from omegaconf.errors import OmegaConfBaseException
 
-    from evalframe.app.hydra_app import (
-        GROUPS,
-        _register_resolvers,
-        config_search_path,
-        omegaconf_error,
-        plain_config,
-    )
+    from evalframe.app.hydra_app import GROUPS, _register_resolvers, config_search_path
+    from evalframe.app.hydra_errors import omegaconf_error, plain_config
 
     require_file(path, what=what)
     _register_resolvers()

@@ -35,7 +35,7 @@ from evalframe.app.stderr import release_stderr
 from evalframe.assess.runfolder import SweepFolder
 from evalframe.plugin.hooks import HookRelay, SweepContext
 
-__all__ = ["SweepCallback", "finish_active", "refusal", "swept_keys", "take_started"]
+__all__ = ["SecretsCallback", "SweepCallback", "finish_active", "refusal", "swept_keys", "take_started"]
 
 _lock = threading.Lock()
 _active: _Sweep | None = None
@@ -210,6 +210,17 @@ def _refuse_literal_secrets(config: Any) -> None:
         ).render()
     )  # fmt: skip
     raise SystemExit(2)
+
+
+class SecretsCallback(Callback):
+    """Hydra callback of the commands beside a run (``evalframe mine``, ``golden build``):
+    refuses literal secrets before Hydra writes ``.hydra/`` or ``multirun.yaml``."""
+
+    def on_run_start(self, config: Any, **kwargs: Any) -> None:
+        _refuse_literal_secrets(config)
+
+    def on_multirun_start(self, config: Any, **kwargs: Any) -> None:
+        _refuse_literal_secrets(config)
 
 
 class SweepCallback(Callback):

@@ -30,6 +30,7 @@ __all__ = [
     "RunData",
     "compare_runs",
     "decided",
+    "headline_of",
     "load_run_data",
     "verdict_of",
 ]
@@ -38,6 +39,22 @@ __all__ = [
 def load_run_data(folder: Path, name: str | None = None) -> RunData:
     """Read a run or baseline folder written by evalframe."""
     return RunFolder(folder).data(name)
+
+
+def headline_of(reference: RunData, others: list[RunData]) -> list[str] | None:
+    """The metrics a comparison tests by default: the runs' headline metrics that all computed.
+
+    The reference's headline comes first, then any other run's. The correction
+    (Holm or BH) is over these, so testing fewer metrics keeps the verdicts of
+    the ones a team reads sharper. None (every shared metric) when the runs
+    share no headline metric. ``evalframe compare`` and ``evalframe.compare``
+    both choose through here, so their p-values agree.
+    """
+    names: list[str] = []
+    for run in (reference, *others):
+        names.extend(n for n in run.headline if n not in names)
+    shared = [n for n in names if all(n in r.values for r in (reference, *others))]
+    return shared or None
 
 
 @dataclass(frozen=True)

@@ -84,6 +84,11 @@ class EvalframeError(Exception):
     def __str__(self) -> str:
         return self.render()
 
+    def _render_traceback_(self) -> list[str]:
+        """What IPython and Jupyter show for it: the paragraph, as the command line
+        prints it, without a traceback (a crash is no EvalframeError and keeps its own)."""
+        return self.render().splitlines()
+
 
 class ConfigError(EvalframeError):
     """The composed configuration is invalid (names a config key)."""

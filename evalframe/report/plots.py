@@ -389,18 +389,25 @@ def reliability_svg(rel: Reliability, name: str = "reliability") -> str:
         return _svg(fig, name, f"reliability diagram, expected calibration error {rel.ece:.3f}")
 
 
-def deltas_svg(rows: Sequence[DeltaRow], metric: str, name: str = "deltas") -> str:
+def deltas_svg(
+    rows: Sequence[DeltaRow],
+    metric: str,
+    name: str = "deltas",
+    *,
+    labels: Sequence[str] | None = None,
+    xlabel: str | None = None,
+) -> str:
     """Per-slice change of one metric against the baseline: the delta with the
-    corrected interval, marked by verdict shape (▲ improved, ▼ regressed, ● noise)."""
+    corrected interval, marked by verdict shape (▲ improved, ▼ regressed, ● noise).
+
+    ``labels`` (one per row) and ``xlabel`` replace the slice labels and the axis
+    title, for rows that are not slices (the Python API's runs x metrics).
+    """
+    shown = list(labels) if labels is not None else [f"{r.field}={r.value} (n={r.n})" for r in rows]
     with _rc():
         fig = _figure(7.2, 1.3 + 0.26 * len(rows))
         ax = fig.subplots()
-        _margins(
-            fig,
-            left=_label_inches([f"{r.field}={r.value} (n={r.n})" for r in rows]),
-            bottom=0.8,
-            top=0.1,
-        )
+        _margins(fig, left=_label_inches(shown), bottom=0.8, top=0.1)
         seen: set[str] = set()
         for j, row in enumerate(rows):
             marker, colour, _ = VERDICT_MARKS.get(row.verdict, VERDICT_MARKS["within noise"])
@@ -428,9 +435,9 @@ def deltas_svg(rows: Sequence[DeltaRow], metric: str, name: str = "deltas") -> s
             )
             seen.add(row.verdict)
         ax.axvline(0, color="#000000", linewidth=0.8)
-        ax.set_yticks(range(len(rows)), [_short(f"{r.field}={r.value} (n={r.n})") for r in rows])
+        ax.set_yticks(range(len(rows)), [_short(label) for label in shown])
         ax.invert_yaxis()
-        ax.set_xlabel(f"Δ {metric} (this run − baseline), corrected interval")
+        ax.set_xlabel(xlabel or f"Δ {metric} (this run − baseline), corrected interval")
         ax.grid(axis="y", visible=False)
         fig.legend(loc="lower center", ncols=3)
         return _svg(fig, name, f"per-slice change of {metric} against the baseline")

@@ -69,6 +69,28 @@ def test_a_literal_secret_is_refused_before_anything_is_written(
     assert_nowhere(SECRET, project.root, res.stdout, res.stderr)
 
 
+@pytest.mark.parametrize(
+    "command",
+    [["mine", "+mine=mine_demo"], ["golden", "build", "+build=knowcode_demo"]],
+    ids=["mine", "golden-build"],
+)
+@pytest.mark.parametrize("sweep", [False, True], ids=["run", "sweep"])
+def test_the_commands_beside_a_run_refuse_a_literal_secret_too(
+    project: Project, command: list[str], sweep: bool
+) -> None:
+    """`evalframe mine` and `golden build` compose with Hydra too, which copies the config
+    to .hydra/ (or multirun.yaml) before the first job: refused before that copy."""
+    args = [*command, *(["-m"] if sweep else []), f"+solver_token={SECRET}"]
+    res = project.run(*args, f"hydra.run.dir={project.root / 'o'}",
+                      f"hydra.sweep.dir={project.root / 'm'}")  # fmt: skip
+    assert res.code == 2, res.stderr
+    assert "Traceback" not in res.stderr
+    assert "a credential is written into the config" in res.stderr
+    assert "solver_token" in res.stderr
+    assert not (project.root / "o").exists() and not (project.root / "m").exists()
+    assert_nowhere(SECRET, project.root, res.stdout, res.stderr)
+
+
 def test_a_secret_from_the_environment_reaches_the_service_and_nothing_else(
     project: Project, server: FakeServer, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -33,8 +33,7 @@ from evalframe.core.errors import ConfigError, PluginError
 from evalframe.core.types import Ranking
 from evalframe.plugin.protocols import NOT_IN_CACHE_KEY, PluginConfig, PluginContext, Query
 from evalframe.plugin.registry import retriever
-
-from ._common import Item, build_ranking
+from evalframe.retrieval.answers import call_shape, to_ranking
 
 __all__ = ["PythonConfig", "PythonRetriever", "load_target"]
 
@@ -128,27 +127,6 @@ def load_target(target: str, python_path: Sequence[str] = (".",)) -> Any:
     return obj
 
 
-def _positional(fn: Callable[..., Any]) -> tuple[list[inspect.Parameter], bool] | None:
-    try:
-        sig = inspect.signature(fn)
-    except (TypeError, ValueError):
-        return None  # a builtin without a signature: call it with (query, k)
-    kinds = (inspect.Parameter.POSITIONAL_ONLY, inspect.Parameter.POSITIONAL_OR_KEYWORD)
-    params = [p for p in sig.parameters.values() if p.kind in kinds]
-    varargs = any(p.kind is inspect.Parameter.VAR_POSITIONAL for p in sig.parameters.values())
-    return params, varargs
-
-
-def _annotated_query(param: inspect.Parameter) -> bool:
-    ann = param.annotation
-    if ann is inspect.Parameter.empty:
-        return False
-    if ann is Query:
-        return True
-    text = ann if isinstance(ann, str) else getattr(ann, "__name__", None) or str(ann)
-    return re.search(r"\bQuery\b", text) is not None
-
-
 @retriever("python", config=PythonConfig)
 class PythonRetriever:
     """Calls your Python function or class: the quickest way to evaluate your own retriever."""
@@ -186,23 +164,8 @@ class PythonRetriever:
                 f"{config.target} is a {type(obj).__name__}, not a function or class",
                 key=KEY,
             )
-        shape = _positional(self.fn)
-        if shape is None:
-            self.pass_k, first = True, None
-        else:
-            params, varargs = shape
-            if not params and not varargs:
-                raise ConfigError(
-                    f"{self.name} takes no positional argument; it must accept the query",
-                    key=KEY,
-                    expected="def search(query, k)",
-                )
-            self.pass_k = varargs or len(params) >= 2
-            first = params[0] if params else None
-        if config.query_arg == "auto":
-            self.wants_query = first is not None and _annotated_query(first)
-        else:
-            self.wants_query = config.query_arg == "query"
+        shape = call_shape(self.fn, name=self.name, key=KEY, query_arg=config.query_arg)
+        self.pass_k, self.wants_query = shape.pass_k, shape.wants_query
         if config.batch:
             if config.max_concurrency > 1:
                 raise ConfigError(
@@ -280,41 +243,6 @@ class PythonRetriever:
         return {q.id: self.convert(q.id, r, k) for q, r in zip(queries, out, strict=True)}
 
     # -- results ------------------------------------------------------------
-    def _wrong(self, query_id: str, got: str) -> ConfigError:
-        return ConfigError(
-            f"{self.name} returned {got} for query {query_id!r}",
-            key=KEY,
-            expected="a list of ids, of (id, score) pairs or {'id', 'score'} dicts, "
-            "a {id: score} dict, an evalframe Ranking, or None",
-        )
-
     def convert(self, query_id: str, result: Any, k: int) -> Ranking | None:
         """Validate what the function returned and make it a Ranking."""
-        source = f"retriever {self.name}"
-        if result is None:
-            return None
-        if isinstance(result, Ranking):
-            if result.query_id != query_id:
-                raise PluginError(
-                    f"{source} returned a Ranking for query {result.query_id!r} when asked "
-                    f"for {query_id!r}",
-                    hint="build it with Ranking.from_pairs(query.id, pairs)",
-                )
-            items: list[Item] = list(result.pairs())
-            extra = result.model_dump(include={"confidence", "answer", "latency_ms", "tokens"})
-            return build_ranking(query_id, items, k, source=source, **extra)
-        if isinstance(result, Mapping):
-            return build_ranking(query_id, list(result.items()), k, source=source)
-        if isinstance(result, (str, bytes)) or not isinstance(result, Sequence):
-            raise self._wrong(query_id, f"a {type(result).__name__}")
-        items = []
-        for i, entry in enumerate(result, start=1):
-            if isinstance(entry, (str, int)) and not isinstance(entry, bool):
-                items.append((entry, None))
-            elif isinstance(entry, (tuple, list)) and len(entry) == 2:
-                items.append((entry[0], entry[1]))
-            elif isinstance(entry, Mapping) and "id" in entry:
-                items.append((entry["id"], entry.get("score")))
-            else:
-                raise self._wrong(query_id, f"result {i} = {entry!r:.60}")
-        return build_ranking(query_id, items, k, source=source)
+        return to_ranking(query_id, result, k, name=self.name, key=KEY)

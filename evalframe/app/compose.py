@@ -1,0 +1,148 @@
+"""Composing a run's config without running Hydra's application: for the Python API.
+
+``python -m evalframe +experiment=x k=v`` composes through ``hydra.main``;
+``evalframe.run(experiment="x", overrides=["k=v"])`` composes here, through
+Hydra's compose API. Both start from :func:`~evalframe.app.hydra_app.prepare_overrides`
+(the same search path, ``EVALFRAME_TRACKING``, group checks and resolvers) and
+the same primary ``config.yaml``, and both resolve the result with
+:func:`~evalframe.app.hydra_app.plain_config`, so the same overrides give the
+same config: there is no second way to a config.
+
+What ``hydra.main`` does besides composing is done here by hand, as it does it:
+the run folder is ``hydra.run.dir`` made absolute (``output.dir`` interpolates
+``${hydra:runtime.output_dir}``), and the groups' choices are handed to trackers.
+A sweep (``-m``) is the command line's; from Python each run is one call.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from evalframe.app.hydra_app import hydra_choices, prepare_overrides
+from evalframe.app.hydra_errors import hydra_error, plain_config
+from evalframe.core.errors import ConfigError, EvalframeError
+
+__all__ = ["Composed", "compose_config", "quote_value"]
+
+#: The hint of an unresolvable key, as the command line gives it.
+RESOLVE_HINT = (
+    "set it in overrides (key=value) or in your experiment YAML, or pick an experiment "
+    "that sets it, e.g. experiment='quickstart'"
+)
+
+
+@dataclass(frozen=True)
+class Composed:
+    """A composed, resolved config and what Hydra knew about it besides."""
+
+    raw: dict[str, Any]
+    output_dir: Path
+    overrides: tuple[str, ...]
+    #: the option chosen in each config group, as trackers get it from the command line
+    choices: dict[str, str] = field(default_factory=dict)
+
+
+def quote_value(value: str | os.PathLike[str]) -> str:
+    """A value quoted for Hydra's override grammar (a path with spaces, ``=`` or quotes)."""
+    text = str(value).replace("\\", "\\\\").replace("'", "\\'")
+    return f"'{text}'"
+
+
+def _translated(exc: Exception) -> EvalframeError:
+    """Hydra's or OmegaConf's exception as the located error the command line prints."""
+    chain: list[BaseException] = []
+    current: BaseException | None = exc
+    while current is not None and len(chain) < 5:
+        chain.append(current)
+        current = current.__cause__ or current.__context__
+    # as the command line shows it: each message, and with its type (a YAML error's)
+    known = hydra_error("\n".join(str(e) for e in chain)) or hydra_error(
+        "\n".join(f"{type(e).__module__}.{type(e).__name__}: {e}" for e in chain)
+    )
+    if known is not None:
+        return known
+    message = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+    key = getattr(exc, "full_key", None)
+    return ConfigError(
+        f"Hydra could not compose the config: {message}",
+        key=str(key) if key else None,
+        hint="overrides are written as on the command line (key=value, group=option, "
+        "+key=value to add a key); a sweep (a,b or -m) runs from the command line, or call "
+        "evalframe.run once per value",
+    )
+
+
+def compose_config(
+    overrides: Sequence[str],
+    *,
+    run_dir: str | os.PathLike[str] | None = None,
+    name: str | None = None,
+    replace: Mapping[str, Any] | None = None,
+) -> Composed:
+    """Compose ``config.yaml`` with ``overrides`` as the command line would, and resolve it.
+
+    ``run_dir`` is ``hydra.run.dir`` (default: Hydra's, ``outputs/<experiment>/<time>``);
+    ``name`` replaces the ``experiment`` key (the run's name, its tag and folder);
+    ``replace`` gives top-level sections the caller provides itself (a golden set
+    given as Python objects stands as ``{name: python_object, ...}``): the composed
+    section is emptied before resolving, so a default's ``path: ???`` is not an
+    error, and the given one takes its place (and its place in the key order).
+    """
+    wanted = list(overrides)
+    if run_dir is not None:
+        wanted.append(f"hydra.run.dir={quote_value(run_dir)}")
+    prepared = prepare_overrides(wanted)
+
+    import yaml
+    from hydra import compose, initialize_config_dir
+    from hydra.core.global_hydra import GlobalHydra
+    from hydra.core.hydra_config import HydraConfig
+    from hydra.errors import HydraException
+    from hydra.initialize import get_gh_backup, restore_gh_from_backup
+    from omegaconf import open_dict
+    from omegaconf.errors import OmegaConfBaseException
+
+    # A notebook may use Hydra itself (its own initialize()): set its state aside, and
+    # give it back afterwards, as initialize_config_dir does with the state it finds.
+    users = get_gh_backup()
+    GlobalHydra.instance().clear()
+    try:
+        with initialize_config_dir(
+            config_dir=str(prepared.primary), version_base="1.3", job_name="evalframe"
+        ):
+            cfg = compose(
+                config_name="config",
+                overrides=[*prepared.overrides, prepared.searchpath_override],
+                return_hydra_config=True,
+            )
+    except (HydraException, OmegaConfBaseException, yaml.YAMLError, ValueError) as exc:
+        raise _translated(exc) from None
+    finally:
+        restore_gh_from_backup(users)
+    try:
+        with open_dict(cfg):
+            if name is not None:
+                cfg.experiment = name
+            # hydra.main's runtime.output_dir: made absolute, symlinks kept (not resolve())
+            out = Path(os.path.abspath(str(cfg.hydra.run.dir)))  # noqa: PTH100
+            cfg.hydra.runtime.output_dir = str(out)
+        choices = hydra_choices(cfg.hydra)
+    except OmegaConfBaseException as exc:
+        raise _translated(exc) from None
+    instance = HydraConfig.instance()
+    saved = instance.cfg
+    instance.set_config(cfg)  # ${hydra:runtime.output_dir} resolves against it
+    try:
+        with open_dict(cfg):
+            del cfg["hydra"]  # as hydra.main hands a job its config: without Hydra's own node
+            for section in replace or {}:
+                cfg[section] = {}
+        raw = plain_config(cfg, "resolve the config", RESOLVE_HINT)
+    finally:
+        instance.cfg = saved
+    raw.update(replace or {})
+    return Composed(raw=raw, output_dir=out, overrides=prepared.overrides, choices=choices)

@@ -1,0 +1,98 @@
+"""Hydra's and OmegaConf's errors in evalframe's form: located, one paragraph, no traceback.
+
+Hydra reports a broken YAML file or an override of a key that does not exist
+as its own text on stderr; OmegaConf raises while resolving. These turn the
+cases we understand into :class:`ConfigError` / :class:`DataError` naming the
+file and line or the config key, for every command that composes a config.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from evalframe.core.errors import ConfigError, EvalframeError
+
+__all__ = ["hydra_error", "hydra_message", "omegaconf_error", "plain_config"]
+
+
+_NOT_IN_STRUCT = re.compile(
+    r"Could not override '(?P<key>[^']+)'\.\s*To append to your config use "
+    r"\+(?P<override>\S+)\s*Key '[^']+' is not in struct"
+)
+
+
+_YAML_ERROR = re.compile(
+    r"yaml\.\w+\.(?P<kind>\w+Error): (?P<context>[^\n]*)\n"
+    r'(?:\s+in "(?P<file>[^"]+)", line (?P<line>\d+), column (?P<column>\d+)\n)?'
+    r"(?P<problem>[^\n]*)"
+    r'(?:\n\s+in "(?P<file2>[^"]+)", line (?P<line2>\d+), column (?P<column2>\d+))?'
+)
+
+
+def hydra_message(text: str) -> str:
+    """Hydra's own error, in evalframe's form where we know what it means."""
+    error = hydra_error(text)
+    return text if error is None else error.render() + "\n"
+
+
+def hydra_error(text: str) -> EvalframeError | None:
+    """Hydra's error text as evalframe's located error, when we know what it means."""
+    broken = _YAML_ERROR.search(text)
+    if broken is not None:  # a config file that is not YAML: locate it, no traceback
+        from evalframe.core.errors import DataError
+
+        where = broken["file"] or broken["file2"] or "a config file"
+        what = broken["context"]
+        if broken["line"]:
+            what += f" (line {broken['line']}, column {broken['column']})"
+        if broken["problem"].strip():
+            what += f": {broken['problem']}"
+            if broken["line2"]:
+                what += f" (line {broken['line2']}, column {broken['column2']})"
+        return DataError(
+            f"the config file is not valid YAML: {what}",
+            path=where,
+            line=int(broken["line"] or broken["line2"] or 0) or None,
+            hint="fix the file (a bracket or quote left open, a tab used for indent, "
+            "a missing ': ' after a key)",
+        )
+    found = _NOT_IN_STRUCT.search(text)
+    if found is None:
+        return None
+    key = found["key"]
+    return ConfigError(
+        f"there is no setting {key} to override",
+        key=key,
+        expected="a key of the composed config",
+        got=f"{key}=" + found["override"].partition("=")[2],
+        hint=f"check its spelling (`--cfg job` prints every key), or write "
+        f"+{found['override']} to add a new key",
+    )
+
+
+def omegaconf_error(exc: Exception, what: str, hint: str) -> ConfigError:
+    """An OmegaConf error as evalframe's: ``cannot <what>: <first line>``, naming its key."""
+    key = getattr(exc, "full_key", None)
+    return ConfigError(
+        f"cannot {what}: {str(getattr(exc, 'msg', exc)).splitlines()[0]}",
+        key=key or None,
+        hint=hint,
+    )
+
+
+def plain_config(cfg: Any, what: str, hint: str) -> dict[str, Any]:
+    """An OmegaConf config as a resolved plain dict; a key it cannot resolve is a ConfigError.
+
+    ``throw_on_missing``: a ``???`` left unset must be an error naming its key,
+    not the literal string ``???`` handed to a plugin as a path.
+    """
+    from omegaconf import OmegaConf
+    from omegaconf.errors import OmegaConfBaseException
+
+    try:
+        raw = OmegaConf.to_container(cfg, resolve=True, throw_on_missing=True)
+    except OmegaConfBaseException as exc:
+        raise omegaconf_error(exc, what, hint) from None
+    assert isinstance(raw, dict)  # to_container of a DictConfig is a dict
+    return {str(k): v for k, v in raw.items()}
