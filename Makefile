@@ -27,8 +27,10 @@ install: $(STAMP)
 quickstart: install
 	$(PY) -m evalframe +experiment=quickstart
 
+# Every core (pytest-xdist); `make test PYTEST_ARGS=-n0` runs it in one process.
+PYTEST_ARGS ?= -n auto
 test: install
-	$(PY) -m pytest -q
+	$(PY) -m pytest -q $(PYTEST_ARGS)
 
 lint: install
 	$(VENV)/bin/ruff check evalframe plugins tests tools bench

@@ -79,6 +79,16 @@ def _check(name: str, query: Query, ranking: Any, depth: int) -> Ranking | None:
             f"more than k={depth}",
             hint="a retriever must return at most k documents",
         )
+    scores = ranking.scores
+    if any(s != s for s in scores):  # NaN: no order, so no metric; caught before the cache
+        at = next(i for i, s in enumerate(scores) if s != s)
+        raise PluginError(
+            f"retriever {name!r} gave document {ranking.doc_ids[at]!r} (rank {at + 1}) of "
+            f"query {query.id!r} the score NaN",
+            expected="a number for every document (or no scores, then the order is the ranking)",
+            hint="a NaN usually comes from a division by zero or an empty embedding; "
+            "fix it in the retriever",
+        )
     return ranking
 
 
