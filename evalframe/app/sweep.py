@@ -35,7 +35,14 @@ from evalframe.app.stderr import release_stderr
 from evalframe.assess.runfolder import SweepFolder
 from evalframe.plugin.hooks import HookRelay, SweepContext
 
-__all__ = ["SecretsCallback", "SweepCallback", "finish_active", "refusal", "swept_keys", "take_started"]
+__all__ = [
+    "SecretsCallback",
+    "SweepCallback",
+    "finish_active",
+    "refusal",
+    "swept_keys",
+    "take_started",
+]
 
 _lock = threading.Lock()
 _active: _Sweep | None = None
