@@ -9,8 +9,10 @@ each record is kept in ``<cache>/mlflow-pending/<uid>.path``
 with no arguments finds every record this machine left.
 
 Whoever uploads a record (the tracker, or a sync) holds an exclusive
-``flock`` on its file meanwhile; a second sync skips a record that is busy.
-The lock goes with the process, so a killed upload never blocks a later one.
+``flock`` on its file meanwhile; a second sync waits for it to finish (the
+record is then synced, and both report success) and skips only a running
+sweep's open record. The lock goes with the process, so a killed upload never
+blocks a later one.
 Uploads find an earlier, cut-off upload of the same record by its uid (see
 :mod:`evalframe_mlflow.upload`), so each record becomes exactly one run.
 
@@ -26,6 +28,7 @@ import contextlib
 import fcntl
 import json
 import os
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -43,6 +46,9 @@ __all__ = [
     "mark_synced",
     "sync",
 ]
+
+#: How long a sync waits for another process uploading the same record (at least).
+SYNC_WAIT_SECONDS = 60.0
 
 
 def index_dir() -> Path:
@@ -91,19 +97,29 @@ def find_pending_in(roots: list[Path]) -> list[Path]:
 
 
 @contextlib.contextmanager
-def lock_record(path: Path) -> Iterator[IO[bytes] | None]:
-    """An exclusive lock on a record file: the open file, or None if another process has it."""
+def lock_record(path: Path, wait: float = 0.0) -> Iterator[IO[bytes] | None]:
+    """An exclusive lock on a record file: the open file, or None if another process has it.
+
+    ``wait`` seconds: how long to wait for another process to let go first (a
+    sync uploading the same record takes a few seconds; a running sweep holds
+    its open record for hours, so that one is never waited for).
+    """
     try:
         handle = open(path, "rb")  # noqa: SIM115  # closed below, after the lock is released
     except FileNotFoundError:
         yield None
         return
     try:
-        try:
-            fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            yield None
-            return
+        deadline = time.monotonic() + wait
+        while True:
+            try:
+                fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if time.monotonic() >= deadline:
+                    yield None
+                    return
+                time.sleep(0.1)
         # a sync that held the lock before us may have finished and renamed it away
         yield handle if path.exists() else None
     finally:
@@ -129,7 +145,7 @@ def mark_synced(path: Path, run_id: str) -> None:
 class SyncResult:
     path: Path
     run_id: str | None
-    status: str  # "uploaded", "already there", "busy", "failed"
+    status: str  # "uploaded", "already there", "synced by another process", "busy", "failed"
     message: str = ""
 
 
@@ -193,9 +209,17 @@ def sync(
     loaded.sort(key=lambda pd: (pd[1].get("kind") != "sweep", str(pd[0])))
     uploaders: dict[str, Uploader] = {}
     for path, data in loaded:
-        with lock_record(path) as handle:
+        # Another sync uploading this record: wait for it (then the record is gone,
+        # synced). A running sweep's open record: not waited for, it is still going.
+        running = data.get("kind") == "sweep" and bool(data.get("open"))
+        wait = 0.0 if running else max(SYNC_WAIT_SECONDS, 4 * timeout_seconds)
+        with lock_record(path, wait=wait) as handle:
             if handle is None:
-                if path.exists():
+                if not path.exists():
+                    results.append(_synced_elsewhere(path))
+                elif running:
+                    results.append(SyncResult(path, None, "busy", "its sweep is still running"))
+                else:
                     results.append(SyncResult(path, None, "busy", "another process is on it"))
                 continue
             try:
@@ -220,6 +244,20 @@ def sync(
             mark_synced(path, run_id)
             results.append(SyncResult(path, run_id, "already there" if already else "uploaded"))
     return results
+
+
+def _synced_elsewhere(path: Path) -> SyncResult:
+    """A record another process synced while this one waited: its run, from the synced file."""
+    from evalframe_mlflow.record import SYNCED_FILE
+
+    try:
+        data = json.loads((path.parent / SYNCED_FILE).read_text(encoding="utf-8"))
+        run_id = data.get("run_id") if isinstance(data, dict) else None
+    except (OSError, ValueError):
+        run_id = None
+    return SyncResult(
+        path, run_id if isinstance(run_id, str) else None, "synced by another process"
+    )
 
 
 def relpath(path: Path) -> str:

@@ -20,6 +20,7 @@ before every client is made (mlflow reads them per request).
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import math
@@ -95,6 +96,40 @@ def artifact_location_for(uri: str) -> str | None:
     return None
 
 
+@contextlib.contextmanager
+def store_lock(uri: str, wait: float = 300.0) -> Iterator[None]:
+    """An exclusive ``flock`` for a SQLite tracking store, held by one process at a time.
+
+    The lock file lives in the machine's temporary folder, keyed by the store's
+    absolute path, so every process on the machine finds the same one whatever
+    its cache folder; never beside the database: opening and closing another
+    descriptor of the database file would drop SQLite's own POSIX locks in this
+    process.
+    """
+    import fcntl
+    import hashlib
+    import tempfile
+
+    folder = Path(tempfile.gettempdir()) / "evalframe-mlflow-locks"
+    folder.mkdir(parents=True, exist_ok=True)
+    where = str(Path(uri[len("sqlite:///") :]).resolve()) if uri.startswith("sqlite:///") else uri
+    name = hashlib.sha256(where.encode("utf-8")).hexdigest()[:24] + ".lock"
+    with open(folder / name, "a+b") as handle:
+        deadline = time.monotonic() + wait
+        while True:
+            try:
+                fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if time.monotonic() >= deadline:
+                    break  # go on unlocked rather than hang: MLflow's own error says the rest
+                time.sleep(0.05)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
+
+
 def _chunks(items: list[Any], size: int) -> Iterator[list[Any]]:
     for i in range(0, len(items), size):
         yield items[i : i + size]
@@ -124,7 +159,15 @@ class Uploader:
         from mlflow.tracking import MlflowClient
 
         self.uri = uri
-        self.client = MlflowClient(tracking_uri=uri)
+        if uri.startswith("sqlite:///"):
+            # MLflow creates and migrates a SQLite store's tables the first time a process
+            # opens it; three runs doing that at once break each other ("table experiments
+            # already exists"). One process at a time, the others then find it made.
+            with store_lock(uri):
+                self.client = MlflowClient(tracking_uri=uri)
+                self.client.search_experiments(max_results=1)
+        else:
+            self.client = MlflowClient(tracking_uri=uri)
 
     def run_link(self, run_id: str) -> str | None:
         """The run's page in a server's UI, on the classic runs view; None for a file store."""
