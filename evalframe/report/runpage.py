@@ -173,10 +173,14 @@ def headline_table(view: RunView, comparison: Mapping[str, Any] | None) -> str:
         head += [("baseline", "num"), ("Δ", "num"), ("corrected interval", "num")]
         head += [("p (adj.)", "num"), ("verdict", "")]
     rows = []
+    labels = view.summary.get("labels") or {}  # metrics.labels: the harness's own names
     for name in view.metric_names:
         agg = overall.get(name) or {}
+        shown = f"<code>{esc(name)}</code>"
+        if isinstance(labels.get(name), str):
+            shown = f'{esc(labels[name])} <span class="muted">({shown})</span>'
         cells = [
-            f"<td><code>{esc(name)}</code></td>",
+            f"<td>{shown}</td>",
             f'<td class="num">{fmt(agg.get("mean"))}</td>',
             f'<td class="num">[{fmt(agg.get("ci_low"))}, {fmt(agg.get("ci_high"))}]</td>',
             f'<td class="num">{esc(agg.get("n", "–"))}</td>',

@@ -84,6 +84,17 @@ def test_the_corpus_manifest_hashes_each_documents_text(project: Project) -> Non
     ).read_text()
 
 
+def test_the_page_shows_a_metrics_label_beside_its_canonical_name(project: Project) -> None:
+    """metrics.labels (ADK's "Recall@5" for Hit@5) reach the page's headline table too."""
+    metrics = {"measures": ["Hit@5", "R@5", "RR"], "labels": {"Hit@5": "Recall@5", "RR": "MRR"}}
+    run(project, "labelled", metrics=metrics)
+    page = (project.root / "labelled" / "report.html").read_text()
+    table = page[page.index('id="headline"') : page.index("</table>", page.index('id="headline"'))]
+    assert 'Recall@5 <span class="muted">(<code>Hit@5</code>)</span>' in table
+    assert 'MRR <span class="muted">(<code>RR</code>)</span>' in table
+    assert "<td><code>R@5</code></td>" in table  # no label: the canonical name alone
+
+
 def test_report_html_false_turns_the_page_off(project: Project) -> None:
     result = run(project, "quiet", report={"html": False})
     assert "report_html" not in result.outputs
