@@ -25,16 +25,15 @@ FAILED, so no parent stays RUNNING forever.
 from __future__ import annotations
 
 import contextlib
-import fcntl
 import json
 import os
-import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
 from evalframe.core.io import atomic_write, atomic_write_json
+from evalframe_mlflow.locks import flock_within
 
 __all__ = [
     "SyncResult",
@@ -110,16 +109,9 @@ def lock_record(path: Path, wait: float = 0.0) -> Iterator[IO[bytes] | None]:
         yield None
         return
     try:
-        deadline = time.monotonic() + wait
-        while True:
-            try:
-                fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
-                break
-            except BlockingIOError:
-                if time.monotonic() >= deadline:
-                    yield None
-                    return
-                time.sleep(0.1)
+        if not flock_within(handle, wait, poll=0.1):
+            yield None
+            return
         # a sync that held the lock before us may have finished and renamed it away
         yield handle if path.exists() else None
     finally:

@@ -32,6 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from evalframe.core.messages import warn
+from evalframe_mlflow.locks import flock_within
 from evalframe_mlflow.record import REPORT_FILE, TABLE_FILE, UID, RunRecord, truncate
 
 __all__ = [
@@ -115,19 +116,13 @@ def store_lock(uri: str, wait: float = 300.0) -> Iterator[None]:
     where = str(Path(uri[len("sqlite:///") :]).resolve()) if uri.startswith("sqlite:///") else uri
     name = hashlib.sha256(where.encode("utf-8")).hexdigest()[:24] + ".lock"
     with open(folder / name, "a+b") as handle:
-        deadline = time.monotonic() + wait
-        while True:
-            try:
-                fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
-                break
-            except BlockingIOError:
-                if time.monotonic() >= deadline:
-                    break  # go on unlocked rather than hang: MLflow's own error says the rest
-                time.sleep(0.05)
+        # past the wait, go on unlocked rather than hang: MLflow's own error says the rest
+        locked = flock_within(handle, wait)
         try:
             yield
         finally:
-            fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
+            if locked:
+                fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
 
 
 def _chunks(items: list[Any], size: int) -> Iterator[list[Any]]:
