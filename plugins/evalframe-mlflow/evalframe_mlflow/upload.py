@@ -151,6 +151,10 @@ class Uploader:
         self.retries = retries
         # urllib3 logs every retry as a warning; our own message says it once
         logging.getLogger("urllib3.connectionpool").setLevel(logging.ERROR)
+        # MLflow announces making a new SQLite store's tables at INFO, mid-report:
+        # the store's creation is not news to the user (the run's line names the store)
+        for name in ("mlflow.store.db.utils", "alembic.runtime.migration"):
+            logging.getLogger(name).setLevel(logging.WARNING)
         from mlflow.tracking import MlflowClient
 
         self.uri = uri
