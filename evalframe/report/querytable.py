@@ -260,5 +260,8 @@ def queries_section(view: RunView, texts: DocTexts | None) -> str:
         + '<div class="controls">'
         + "".join(ctrl)
         + "</div>"
+        # long ids in a row scroll the table, not the whole page
+        + '<div class="q-scroll">'
         + f'<table id="q-table"><thead><tr>{"".join(ths)}</tr></thead>{"".join(bodies)}</table>'
+        + "</div>"
     )
