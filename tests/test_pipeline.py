@@ -309,3 +309,20 @@ def test_gating_on_an_unblessed_set_puts_a_warning_in_the_verdict(
     # the report wraps lines at 100 columns: compare the words
     assert f"⚠ warning: {' '.join(warning.split())}" in " ".join(report.split())
     assert report.rstrip().endswith("Result: PASSED (provisional: 1 warning(s) above)")
+
+
+def test_a_run_file_with_queries_the_golden_set_lacks_says_so(project: Project) -> None:
+    """They are ignored by every metric, and counted and named rather than dropped silently."""
+    run = project.root / "run.trec"
+    lines = [f"{q} Q0 install 1 2.0 r" for q in ("1", "2", "3", "4", "extra-a", "extra-b")]
+    run.write_text("\n".join(lines) + "\n")
+    retriever = {"name": "run_file", "path": str(run), "format": "trec"}
+    exp = validate_experiment(raw_config(project, retriever=retriever, corpus=None))
+    out = io.StringIO()
+    result = run_experiment(exp, reporters=[TerminalReport(out)], progress=False)
+    assert result.evaluation.extra_queries == ["extra-a", "extra-b"]
+    summary = json.loads((project.root / "out" / "summary.json").read_text())
+    assert summary["counts"]["extra_queries_in_run"] == 2
+    assert "the run has 2 queries not in the golden set (ignored): extra-a, extra-b" in (
+        out.getvalue()
+    )

@@ -287,6 +287,22 @@ class Evaluation:
     #: pipeline before the gates run; an ``analysis`` gate reads them through GateView
     analysis: dict[str, Aggregate] = field(default_factory=dict)
 
+    @property
+    def extra_queries(self) -> list[str]:
+        """Query ids the run holds that the golden set lacks (ignored by every metric).
+
+        A retriever that answers from a fixed set of queries (a run file) is
+        asked only the golden ones, so the scored run never holds others; the
+        pipeline records the ids it held beyond them in the run's metadata
+        (``extra_queries``). A run built otherwise is checked against the
+        engine's count.
+        """
+        held = self.run.metadata.get("extra_queries")
+        if isinstance(held, list):
+            return [str(q) for q in held]
+        known = {q.id for q in self.golden.queries}
+        return sorted(q for q in self.run.rankings if q not in known)
+
     @classmethod
     def build(
         cls,

@@ -185,7 +185,7 @@ def _write_outputs(
         "policies": evaluation.policies.model_dump(),
         "counts": {
             "missing_queries": list(evaluation.scores.missing),
-            "extra_queries_in_run": evaluation.scores.extra_queries,
+            "extra_queries_in_run": len(evaluation.extra_queries),
             "skipped": {str(m): n for m, n in evaluation.scores.skipped.items()},
         },
         "ties": evaluation.scores.ties.as_dict() if evaluation.scores.ties else None,
@@ -454,6 +454,11 @@ def retrieve_run(
     )
     name = exp.retriever.spec.name
     run = retrieve_all(retriever, queries, exp.depth, name=name, progress=progress, cache=cache)
+    held = getattr(retriever, "held_query_ids", None)
+    if held is not None:  # a run file: the queries it answers that no golden query asked
+        known = {q.id for q in inputs.golden.queries}
+        extra = sorted(str(q) for q in held if q not in known)
+        run = run.model_copy(update={"metadata": {**run.metadata, "extra_queries": extra}})
     if cache is not None:
         stats = {"hits": cache.hits, "misses": cache.misses}
         run = run.model_copy(update={"metadata": {**run.metadata, "cache": stats}})

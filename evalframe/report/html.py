@@ -98,7 +98,8 @@ figure svg{max-width:100%;height:auto}figcaption{font-size:.88em;color:#333;max-
 .controls{display:flex;flex-wrap:wrap;gap:.5em 1em;align-items:center;margin:.5em 0;
  padding:.5em;background:var(--bg2);border-radius:4px}
 .controls label{font-size:.92em}
-#q-table{width:100%}.q-scroll{overflow-x:auto}#q-table th button{all:unset;cursor:pointer;white-space:nowrap}
+#q-table{width:100%}.q-scroll{overflow-x:auto}
+#q-table th button{all:unset;cursor:pointer;white-space:nowrap}
 #q-table th button::after{content:" ↕";color:#aaa}
 #q-table th[aria-sort=ascending] button::after{content:" ↑";color:#000}
 #q-table th[aria-sort=descending] button::after{content:" ↓";color:#000}

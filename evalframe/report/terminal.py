@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 from evalframe.assess.gates import verdict_warnings
 from evalframe.assess.runfolder import FAIL, NEGATIVE, PASS, WARN, per_query_records
+from evalframe.core.messages import shown
 
 if TYPE_CHECKING:
     from evalframe.assess.results import Evaluation, GateResult
@@ -89,10 +90,11 @@ def render_report(
             f"  note: {len(missing)} golden queries have no ranking in the run "
             f"(policy missing_query={evaluation.policies.missing_query})"
         )
-    if evaluation.scores.extra_queries:
+    unasked = evaluation.extra_queries
+    if unasked:
         out.append(
-            f"  note: the run has {evaluation.scores.extra_queries} queries not in the golden set"
-            " (ignored)"
+            f"  note: the run has {len(unasked)} queries not in the golden set (ignored): "
+            + shown(unasked, limit=5)
         )
 
     # metrics.labels: a harness's own name for a metric, for display only

@@ -285,6 +285,11 @@ class RunFileRetriever:
                 "(the first, highest-ranked occurrence is kept)"
             )
 
+    @property
+    def held_query_ids(self) -> list[str]:
+        """Every query the file answers: the pipeline reports those no golden query asked."""
+        return list(self.run.rankings)
+
     def retrieve(self, query: Query, k: int) -> Ranking | None:
         ranking = self.run.rankings.get(query.id)
         if ranking is None:
