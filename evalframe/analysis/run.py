@@ -26,6 +26,7 @@ from evalframe.assess.results import Aggregate, Evaluation
 from evalframe.assess.runfolder import RunFolder
 from evalframe.core.errors import DataError
 from evalframe.core.messages import shown, warn
+from evalframe.core.store import EntryStore
 from evalframe.core.types import Corpus
 from evalframe.metrics import evaluate, parse_metric
 
@@ -220,11 +221,16 @@ def run_analyses(
     records: list[dict[str, Any]],
     corpus: Corpus | None,
     boot: BootstrapSettings,
+    store: EntryStore | None = None,
 ) -> AnalysisOutput:
-    """Every configured analysis of one run (see the module docstring)."""
+    """Every configured analysis of one run (see the module docstring).
+
+    ``store`` keeps what is derived from the corpus alone (its term document
+    frequencies) for the next run on the same corpus.
+    """
     out = AnalysisOutput()
     settings = analyses.settings
-    failures = annotate_failures(records, corpus, settings.failures)
+    failures = annotate_failures(records, corpus, settings.failures, store)
     out.summary["failures"] = failures
     if failures.get("available"):
         failed = failures["failed"]

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from evalframe import __version__
 from evalframe.analysis import AnalysisOutput, BootstrapSettings, run_analyses
+from evalframe.analysis.failures import DocFrequency
 from evalframe.assess.gates import run_gates, verdict, verdict_warnings
 from evalframe.assess.results import Evaluation, GateResult
 from evalframe.assess.runfolder import LAYOUT, RunData, RunFolder, per_query_records
@@ -24,6 +25,7 @@ from evalframe.core.errors import EXIT_GATE_FAILED, EXIT_OK, ConfigError, DataEr
 from evalframe.core.messages import shown, warn
 from evalframe.core.progress import quiet, step
 from evalframe.core.records import warn_if_nothing_matches
+from evalframe.core.store import open_store
 from evalframe.core.types import Corpus, GoldenSet, Run
 from evalframe.golden.queries import join_queries
 from evalframe.golden.split import apply_split
@@ -556,7 +558,13 @@ def score_and_report(
     # before the gates, which may read calibration.ece & co. (GateView.analysis)
     st = exp.stats
     boot = BootstrapSettings(resamples=st.bootstrap, seed=st.seed, confidence=st.confidence)
-    analysis = run_analyses(exp.analysis, evaluation, records, corpus, boot)
+    # what the analyses derive from the corpus alone is kept for the next run on it
+    store = open_store(exp.cache_dir, DocFrequency.NAMESPACE) if corpus is not None else None
+    try:
+        analysis = run_analyses(exp.analysis, evaluation, records, corpus, boot, store)
+    finally:
+        if store is not None:
+            store.close()
     relay.emit("on_scored", context, evaluation)
     if exp.baseline is not None:
         evaluation.baseline = _load_baseline(exp, evaluation)

@@ -6,14 +6,17 @@ Documents are written so that their content terms are easy to count by eye
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
 from typing import Any
 
 import pytest
 
-from evalframe.analysis.failures import annotate_failures, categorise
+from evalframe.analysis.failures import DocFrequency, annotate_failures, categorise
 from evalframe.analysis.settings import FailureSettings
 from evalframe.analysis.text import terms
 from evalframe.assess.runfolder import FAIL, PASS
+from evalframe.core.store import open_store
 from evalframe.core.types import Corpus, Document
 
 DOCS = {
@@ -136,3 +139,42 @@ def test_without_a_corpus_or_when_off_nothing_is_categorised(enabled: bool) -> N
     assert counts.get("available", False) is False
     if enabled:
         assert "no corpus" in counts["reason"]
+
+
+# -- document frequencies, and keeping them for the next run on the same corpus -------------
+def _corpus() -> Corpus:
+    return Corpus.build("c", (Document(id=k, text=v) for k, v in DOCS.items()))
+
+
+def test_a_terms_share_is_the_documents_that_hold_it_over_all_documents() -> None:
+    df = DocFrequency(_corpus())
+    assert df.share("alpha") == 3 / 4  # e, x, y
+    assert df.share("epsilon") == 1 / 4  # x
+    assert df.share("absent") == 0.0
+
+
+def test_counts_kept_in_the_store_are_read_back_without_the_documents(tmp_path: Path) -> None:
+    first = _corpus()
+    store = open_store(tmp_path, DocFrequency.NAMESPACE)
+    assert DocFrequency(first, store).share("alpha") == 3 / 4
+    assert store.count() == 1
+
+    def unreadable() -> Corpus:
+        raise AssertionError("the texts were read although the counts were kept")
+
+    hashes = {d.id: "h" for d in first.documents}
+    later = Corpus.deferred("c", first.content_hash, hashes, unreadable)
+    df = DocFrequency(later, open_store(tmp_path, DocFrequency.NAMESPACE))
+    assert (df.share("alpha"), df.share("epsilon")) == (3 / 4, 1 / 4)
+
+
+def test_another_corpus_or_a_damaged_entry_is_counted_again(tmp_path: Path) -> None:
+    store = open_store(tmp_path, DocFrequency.NAMESPACE)
+    DocFrequency(_corpus(), store).share("alpha")
+    other = Corpus.build("c", [Document(id="only", text="alpha")])
+    assert DocFrequency(other, store).share("alpha") == 1.0  # its own counts, not the first's
+    assert store.count() == 2
+    key = DocFrequency(_corpus(), store)._key()
+    store.put(key, "{not json")
+    assert DocFrequency(_corpus(), store).share("alpha") == 3 / 4
+    assert json.loads(store.get(key) or "")["alpha"] == 3  # rewritten whole
