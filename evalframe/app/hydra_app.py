@@ -445,7 +445,10 @@ def hydra_metadata() -> dict[str, Any]:
     if not HydraConfig.initialized():
         return {}
     hc = HydraConfig.get()
-    meta: dict[str, Any] = {"choices": hydra_choices(hc)}
+    meta: dict[str, Any] = {
+        "choices": hydra_choices(hc),
+        "overrides": [str(o) for o in hc.overrides.task],
+    }
     if hc.mode == RunMode.MULTIRUN:
         meta["sweep"] = {
             "dir": str(Path(hc.sweep.dir).resolve()),

@@ -46,6 +46,7 @@ __all__ = [
     "git_state",
     "headline_metrics",
     "metrics_table",
+    "single_run_name",
     "sweep_run_name",
 ]
 
@@ -462,6 +463,26 @@ def sweep_run_name(overrides: list[str], swept: list[str]) -> str | None:
     return truncate(",".join(parts), 250) if parts else None
 
 
+#: Overrides that say where a run goes or how it is shown, not what it measures.
+_NOT_IN_NAME = ("experiment", "hydra", "tracking", "output", "report", "redact")
+
+
+def single_run_name(overrides: list[str]) -> str | None:
+    """A run's name from the overrides that changed what it measured (``k1=0.6,depth=20``).
+
+    ``+experiment=`` is left out (the MLflow experiment already carries it), and
+    so are the settings of where results go. None when nothing is left: MLflow
+    then picks a name.
+    """
+    keys = []
+    for override in overrides:
+        key, eq, _ = override.lstrip("+~").partition("=")
+        key = key.split("@", 1)[0]
+        if eq and key.split(".", 1)[0] not in _NOT_IN_NAME:
+            keys.append(key)
+    return sweep_run_name(overrides, keys)
+
+
 def build_run_record(
     context: RunContext,
     outcome: RunOutcome | None,
@@ -554,6 +575,8 @@ def build_run_record(
                 [str(o) for o in sweep.get("overrides") or []],
                 [str(k) for k in marker.get("swept") or []],
             )
+    if run_name is None and not sweep.get("dir"):
+        run_name = single_run_name([str(o) for o in meta.get("overrides") or []])
     report = folder.file(folder.REPORT_HTML)
     # the run's page goes first, whether a reporter listed it with the outputs or not
     files = [report] if report.is_file() else []

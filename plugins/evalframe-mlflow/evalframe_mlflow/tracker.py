@@ -60,7 +60,7 @@ class MlflowConfig(BaseModel):
     run_name: str | None = Field(
         None,
         description="MLflow run name; null = a sweep job's swept overrides (k1=0.9,b=0.3), "
-        "else MLflow picks one",
+        "a single run's overrides of what it measures (k1=0.6), else MLflow picks one",
     )
     log_all: bool = Field(
         False,

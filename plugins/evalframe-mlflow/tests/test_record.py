@@ -14,6 +14,7 @@ from evalframe_mlflow.record import (
     curve_metrics,
     jobs_table,
     metrics_table,
+    single_run_name,
     sweep_run_name,
 )
 
@@ -132,6 +133,25 @@ def test_a_sweep_job_is_named_after_what_its_sweep_varies(
     overrides: list[str], swept: list[str], name: str | None
 ) -> None:
     assert sweep_run_name(overrides, swept) == name
+
+
+@pytest.mark.parametrize(
+    ("overrides", "name"),
+    [
+        (["+experiment=quickstart", "retriever.k1=0.6"], "k1=0.6"),
+        (["+experiment=quickstart", "retriever=dense", "depth=20"], "retriever=dense,depth=20"),
+        # where results go, how they are shown and tracked: not what was measured
+        (["+experiment=q", "tracking=mlflow", "tracking.uri=sqlite:///x.db", "output.dir=o",
+          "report.html=false", "hydra.run.dir=o"], None),
+        (["dataset.path=a.jsonl", "corpus.path=c.jsonl"],
+         "dataset.path=a.jsonl,corpus.path=c.jsonl"),
+        ([], None),
+    ],
+)  # fmt: skip
+def test_a_single_run_is_named_after_the_overrides_that_change_what_it_measures(
+    overrides: list[str], name: str | None
+) -> None:
+    assert single_run_name(overrides) == name
 
 
 def test_the_metrics_table_has_a_row_per_metric_and_slice_value() -> None:

@@ -250,6 +250,7 @@ def test_quickstart_logs_to_the_default_store(tmp_path: Path, client: Callable[.
     (run,) = c.search_runs([c.get_experiment_by_name("quickstart").experiment_id])
     assert run.data.tags["evalframe.experiment"] == "quickstart"
     assert run.data.tags["evalframe.choice.experiment"] == "quickstart"
+    assert run.info.run_name == "bootstrap=50"  # what the command line changed
     # the headline: the gated R@5 and RR, and nDCG@10; each with its CI bounds
     assert json.loads(run.data.tags["evalframe.headline"]) == ["R@5", "RR", "nDCG@10"]
     assert "ndcg_at_10" in run.data.metrics
