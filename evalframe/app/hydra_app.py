@@ -444,16 +444,18 @@ def hydra_metadata() -> dict[str, Any]:
 
     if not HydraConfig.initialized():
         return {}
+    from omegaconf import OmegaConf
+
     hc = HydraConfig.get()
-    meta: dict[str, Any] = {
-        "choices": hydra_choices(hc),
-        "overrides": [str(o) for o in hc.overrides.task],
-    }
+    # as typed: reading the list's items would resolve ${oc.env:TOKEN} into the secret
+    raw = OmegaConf.to_container(hc.overrides.task, resolve=False)
+    overrides = [str(o) for o in raw] if isinstance(raw, list) else []
+    meta: dict[str, Any] = {"choices": hydra_choices(hc), "overrides": overrides}
     if hc.mode == RunMode.MULTIRUN:
         meta["sweep"] = {
             "dir": str(Path(hc.sweep.dir).resolve()),
             "num": int(hc.job.num),
-            "overrides": [str(o) for o in hc.overrides.task],
+            "overrides": overrides,
         }
     return meta
 

@@ -91,12 +91,16 @@ def test_the_commands_beside_a_run_refuse_a_literal_secret_too(
     assert_nowhere(SECRET, project.root, res.stdout, res.stderr)
 
 
+@pytest.mark.parametrize("sweep", [False, True], ids=["run", "sweep"])
 def test_a_secret_from_the_environment_reaches_the_service_and_nothing_else(
-    project: Project, server: FakeServer, monkeypatch: pytest.MonkeyPatch
+    project: Project, server: FakeServer, monkeypatch: pytest.MonkeyPatch, sweep: bool
 ) -> None:
+    """The reference stays a reference everywhere evalframe writes the overrides as typed
+    (the MLflow run name and the sweep's tags among them)."""
     monkeypatch.setenv("EF_TEST_SEARCH_KEY", SECRET)
     store = project.root / "mlflow.db"
     res = project.run(
+        *(["-m", f"hydra.sweep.dir={project.root / 'multirun'}"] if sweep else []),
         "+experiment=quickstart",
         "retriever=http",
         f"retriever.url='{server.url}/search?api_key=${{oc.env:EF_TEST_SEARCH_KEY}}'",
