@@ -81,13 +81,20 @@ def _is_interpolation(value: str) -> bool:
 
 
 def _url_secrets(value: str, extra: Iterable[str]) -> list[tuple[str, str]]:
-    if "://" not in value or "?" not in value:
+    """Credentials in a URL: secret-named query parameters, and a password before the host."""
+    if "://" not in value:
         return []
     try:
-        query = urlsplit(value).query
+        parts = urlsplit(value)
+        password = parts.password
     except ValueError:
         return []
-    return [(k, v) for k, v in parse_qsl(query, keep_blank_values=True) if is_secret_name(k, extra)]
+    found = [("password", password)] if password else []
+    return found + [
+        (k, v)
+        for k, v in parse_qsl(parts.query, keep_blank_values=True)
+        if is_secret_name(k, extra)
+    ]
 
 
 class LiteralSecret:
@@ -143,22 +150,29 @@ def find_literal_secrets(
             continue
         for param, secret in _url_secrets(value, extra):
             if secret and not _is_interpolation(secret):
-                found.append(LiteralSecret(key, secret, f"URL query parameter {param!r}"))
+                how = "URL password" if param == "password" else f"URL query parameter {param!r}"
+                found.append(LiteralSecret(key, secret, how))
     return found
 
 
 def redact_text(text: str, extra: Iterable[str] = ()) -> str:
-    """``text`` with the credential parameters of any URL in it redacted."""
+    """``text`` with the credentials of any URL in it redacted: secret-named query
+    parameters and a password before the host (``https://user:pw@host``)."""
     extra = list(extra)
 
     def one(match: re.Match[str]) -> str:
         url = match.group(0)
         try:
             parts = urlsplit(url)
+            password = parts.password
         except ValueError:
             return url
+        if password and not _is_interpolation(password):  # https://user:PASSWORD@host
+            user, _, _ = parts.netloc.rpartition("@")[0].partition(":")
+            host = parts.netloc.rpartition("@")[2]
+            parts = parts._replace(netloc=f"{user}:{shown_secret(password)}@{host}")
         if not parts.query:
-            return url
+            return urlunsplit(parts)
         pairs = []
         for item in parts.query.split("&"):
             name, sep, value = item.partition("=")

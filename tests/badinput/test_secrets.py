@@ -117,6 +117,39 @@ def test_a_secret_from_the_environment_reaches_the_service_and_nothing_else(
     assert_nowhere(SECRET, project.root, res.stdout, res.stderr)
 
 
+def test_a_password_in_the_tracking_uri_is_used_but_never_written_or_printed(
+    project: Project, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``https://user:${oc.env:PW}@host``: the upload may use it (here the server is down,
+    so the record is kept for `evalframe sync`); the record, config.yaml and the warning
+    show the password redacted."""
+    monkeypatch.setenv("EF_TEST_MLFLOW_PW", SECRET)
+    res = project.run(
+        "+experiment=quickstart",
+        "tracking=mlflow",
+        "tracking.uri='http://user:${oc.env:EF_TEST_MLFLOW_PW}@127.0.0.1:9'",
+        "tracking.timeout_seconds=1",
+        "tracking.retries=0",
+        f"hydra.run.dir={project.root / 'run'}",
+    )
+    assert res.code in (0, 1), res.stderr
+    assert "could not log run to http://user:sk-l…[redacted]@127.0.0.1:9" in res.stderr
+    assert (project.root / "run" / "mlflow_pending.json").is_file()
+    assert_nowhere(SECRET, project.root, res.stdout, res.stderr)
+
+
+def test_a_url_password_is_a_credential_like_a_query_parameter() -> None:
+    found = find_literal_secrets({"tracking": {"uri": f"https://me:{SECRET}@mlflow.example"}})
+    assert [(f.key, f.how) for f in found] == [("tracking.uri", "URL password")]
+    assert not find_literal_secrets({"tracking": {"uri": "https://me:${oc.env:PW}@host"}})
+    assert not find_literal_secrets({"tracking": {"uri": "https://me@host:5000/x"}})
+    text = f"to https://me:{SECRET}@host:5000/p?api_key={SECRET}&q=1."
+    assert redact_text(text) == (
+        "to https://me:sk-l…[redacted]@host:5000/p?api_key=sk-l…[redacted]&q=1."
+    )
+    assert redact_text("https://me:${oc.env:PW}@host") == "https://me:${oc.env:PW}@host"
+
+
 def test_names_that_look_secret_are_whole_words() -> None:
     for name in ("api_key", "apiKey", "X-Api-Key", "Authorization", "db_password", "token"):
         assert is_secret_name(name), name

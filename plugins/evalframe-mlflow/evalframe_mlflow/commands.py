@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from evalframe.core.errors import EXIT_ERROR, ConfigError, EvalframeError
+from evalframe.core.secrets import redact_text
 from evalframe_mlflow.upload import artifact_location_for, resolve_uri
 
 __all__ = ["fetch_run", "group_members", "runs_main", "serve", "sync_main", "ui_main"]
@@ -416,7 +417,8 @@ def _list_runs(args: argparse.Namespace, uri: str) -> int:
         keys = header[: len(header) - len(params)] + [f"params.{p}" for p in params]
         print(json.dumps([dict(zip(keys, r, strict=True)) for r in rows], indent=2))
     elif not runs:
-        print(f"no runs in {uri}" + (f" matching {args.filter!r}" if args.filter else ""))
+        shown = redact_text(uri)
+        print(f"no runs in {shown}" + (f" matching {args.filter!r}" if args.filter else ""))
     else:
         print(
             render_runs(
@@ -430,7 +432,10 @@ def _list_runs(args: argparse.Namespace, uri: str) -> int:
         more = (
             "" if args.all or args.metrics else " Headline metrics shown: --all for every metric."
         )
-        note = f"{len(runs)} run(s) in {uri}.{more} Open them side by side with `evalframe ui`."
+        note = (
+            f"{len(runs)} run(s) in {redact_text(uri)}.{more} "
+            "Open them side by side with `evalframe ui`."
+        )
         print()
         print(textwrap.fill(note, fit_width(args.wide), break_long_words=False))
     return 0
@@ -504,7 +509,7 @@ def ui_main(argv: Sequence[str]) -> int:
     args = parser.parse_args(list(argv))
     uri = resolve_uri(args.uri)
     if uri.startswith(("http://", "https://")):
-        print(f"{uri} is a tracking server: open it in your browser; nothing to start")
+        print(f"{redact_text(uri)} is a tracking server: open it in your browser; nothing to start")
         return 0
     if not _store_exists(uri):
         print(_no_store(uri).render(), file=sys.stderr)

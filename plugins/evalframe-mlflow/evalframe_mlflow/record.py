@@ -29,6 +29,7 @@ from typing import Any
 
 from evalframe.assess.runfolder import RunFolder, SweepFolder
 from evalframe.core.io import atomic_write, atomic_write_json
+from evalframe.core.secrets import redact_text
 from evalframe.plugin.hooks import RunContext, RunOutcome, SweepContext, SweepJob
 from evalframe_mlflow.keys import curve_key, metric_key, safe_key, safe_segment
 
@@ -127,6 +128,11 @@ class RunRecord:
         """The record as JSON, with artifact paths relative to ``base`` (its folder)."""
         data = dataclasses.asdict(self)
         data["format"] = FORMAT
+        # a password in the URI (from ${oc.env:...}) served this process's upload; it is
+        # never written down: a later `evalframe sync` takes --uri, or MLflow's
+        # MLFLOW_TRACKING_USERNAME / MLFLOW_TRACKING_PASSWORD
+        if isinstance(data.get("uri"), str):
+            data["uri"] = redact_text(data["uri"])
         data["artifacts"] = [os.path.relpath(p, base) for p in self.artifacts]
         data["metrics"] = [list(m) for m in self.metrics]
         return data
@@ -565,7 +571,8 @@ def build_run_record(
         if marker:
             parent_uid = marker.get("uid")
             # the run id is only a hint in the store the parent was opened in
-            parent_hint = marker.get("run_id") if marker.get("uri") == uri else None
+            same = marker.get("uri") == redact_text(uri)  # the marker keeps it redacted
+            parent_hint = marker.get("run_id") if same else None
         tags["evalframe.sweep_job"] = str(sweep.get("num"))
         tags["evalframe.sweep_overrides"] = truncate(
             " ".join(sweep.get("overrides") or []), TAG_VALUE_LIMIT

@@ -24,6 +24,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from evalframe.core.secrets import redact_text
 from evalframe.plugin.hooks import RunContext, RunOutcome, SweepContext, SweepJob
 from evalframe.plugin.protocols import PluginContext
 from evalframe.plugin.registry import tracker
@@ -143,13 +144,15 @@ class MlflowTracker:
         mark_synced(path, run_id)
         self.run_id = run_id
         link = uploader.run_link(run_id) if uploader is not None else None
-        print(f"mlflow: logged {what} {run_id} to {link or self.uri}", file=sys.stderr)
+        print(redact_text(f"mlflow: logged {what} {run_id} to {link or self.uri}"), file=sys.stderr)
 
     def _kept(self, path: Path, folder: Path, what: str, reason: str) -> None:
         print(
-            f"warning: mlflow: could not log {what} to {self.uri} ({reason}). The results are "
-            f"safe in {folder}; the MLflow record is kept in {path}. Upload it later with "
-            f"`evalframe sync {folder}` (or `evalframe sync` for every pending record).",
+            redact_text(
+                f"warning: mlflow: could not log {what} to {self.uri} ({reason}). The results "
+                f"are safe in {folder}; the MLflow record is kept in {path}. Upload it later "
+                f"with `evalframe sync {folder}` (or `evalframe sync` for every pending record)."
+            ),
             file=sys.stderr,
         )
 
@@ -208,7 +211,7 @@ class MlflowTracker:
         marker: dict[str, Any] = {
             "uid": new_uid(),
             "run_id": None,
-            "uri": self.uri,
+            "uri": redact_text(self.uri),  # a password in the URI is never written down
             "experiment_name": self._experiment_name(sweep.experiment),
             "run_name": self.config.run_name or f"sweep {sweep.experiment} {sweep.sweep_dir.name}",
             "start_time": now_ms(),
