@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import contextlib
 import sys
-import traceback
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -22,6 +21,7 @@ from typing import Any
 from evalframe.app.composed import run_composed
 from evalframe.app.hydra_app import EXIT_CRASH, config_search_path, group_options
 from evalframe.app.hydra_errors import plain_config
+from evalframe.app.stderr import report_crash
 from evalframe.core.errors import EXIT_ERROR, EXIT_OK, ConfigError, EvalframeError
 
 __all__ = ["main"]
@@ -153,10 +153,5 @@ def _job(cfg: Any) -> int:
         print("interrupted: replies already given are cached; re-run to resume", file=sys.stderr)
         return 130
     except Exception:  # noqa: BLE001  # a crash is reported with its traceback, not hidden
-        traceback.print_exc()
-        print(
-            "error: evalframe or a plugin crashed (above is the traceback); this is a bug, "
-            "not a mistake in your config — please report it",
-            file=sys.stderr,
-        )
+        report_crash()
         return EXIT_CRASH

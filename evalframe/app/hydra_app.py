@@ -23,7 +23,6 @@ import importlib.util
 import math
 import os
 import sys
-import traceback
 from collections.abc import Sequence
 from dataclasses import dataclass
 from importlib import metadata
@@ -31,7 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from evalframe.app.hydra_errors import hydra_message, plain_config
-from evalframe.app.stderr import HeldStderr, release_stderr
+from evalframe.app.stderr import HeldStderr, release_stderr, report_crash
 from evalframe.core.errors import EXIT_ERROR, ConfigError, EvalframeError
 from evalframe.plugin.registry import CONF_GROUP
 
@@ -415,12 +414,7 @@ def _run_task(cfg: Any) -> tuple[int, float | None]:
             raise  # Ctrl-C stops the whole sweep, not just this job
         return 130, objective
     except Exception as exc:  # noqa: BLE001  # a crash is reported with its traceback, not hidden
-        traceback.print_exc()
-        print(
-            "error: evalframe or a plugin crashed (above is the traceback); this is a bug, "
-            "not a mistake in your config — please report it",
-            file=sys.stderr,
-        )
+        report_crash()
         code, error = EXIT_CRASH, f"crash: {type(exc).__name__}: {exc}"
     _record_sweep_job(code, error)
     return code, objective

@@ -18,7 +18,6 @@ from __future__ import annotations
 import argparse
 import sys
 import tempfile
-import traceback
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -31,6 +30,7 @@ from evalframe.app.hydra_app import (
     group_options,
 )
 from evalframe.app.hydra_errors import plain_config
+from evalframe.app.stderr import report_crash
 from evalframe.core.errors import EXIT_ERROR, EXIT_OK, ConfigError, EvalframeError
 
 __all__ = ["main"]
@@ -121,12 +121,7 @@ def _mine_job(cfg: Any) -> int:
         print("interrupted: answers already given are cached; re-run to resume", file=sys.stderr)
         return 130
     except Exception:  # noqa: BLE001  # a crash is reported with its traceback, not hidden
-        traceback.print_exc()
-        print(
-            "error: evalframe or a plugin crashed (above is the traceback); this is a bug, "
-            "not a mistake in your config — please report it",
-            file=sys.stderr,
-        )
+        report_crash()
         return EXIT_CRASH
 
 

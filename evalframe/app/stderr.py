@@ -17,7 +17,7 @@ import sys
 from types import TracebackType
 from typing import Any, ClassVar
 
-__all__ = ["HeldStderr", "release_stderr"]
+__all__ = ["HeldStderr", "release_stderr", "report_crash"]
 
 
 class HeldStderr:
@@ -75,3 +75,19 @@ def release_stderr() -> None:
     held = HeldStderr._current
     if held is not None:
         held.release()
+
+
+def report_crash() -> None:
+    """Print the exception being handled with its traceback, and say it is our bug.
+
+    Exit code 3 (``EXIT_CRASH``) goes with it: a crash is never dressed up as a
+    user mistake (2) or a failed gate (1), and never hidden.
+    """
+    import traceback
+
+    traceback.print_exc()
+    print(
+        "error: evalframe or a plugin crashed (above is the traceback); this is a bug, "
+        "not a mistake in your config — please report it",
+        file=sys.stderr,
+    )

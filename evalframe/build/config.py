@@ -24,10 +24,10 @@ from evalframe.plugin.registry import (
     DATASETS,
     JUDGES,
     ORACLES,
-    PluginSpec,
     Registry,
-    configure,
+    SelectedPlugin,
     format_validation_error,
+    select_plugin,
 )
 from evalframe.plugin.roles import ROLES
 
@@ -147,12 +147,8 @@ class _Schema(_Section):
 
 
 @dataclass(frozen=True)
-class Resolved:
+class Resolved(SelectedPlugin):
     """A role chosen by name, with its validated config and the key it came from."""
-
-    spec: PluginSpec
-    config: BaseModel | None
-    key: str
 
     @property
     def model(self) -> str:
@@ -188,18 +184,8 @@ class BuildConfig:
 
 
 def _resolve(registry: Registry[Any], node: Mapping[str, Any], key: str) -> Resolved:
-    params = dict(node)
-    name = params.pop("name", None)
-    if not isinstance(name, str) or not name:
-        raise ConfigError(
-            f"no {registry.kind} selected",
-            key=f"{key}.name",
-            expected=f"one of: {', '.join(registry.names())}",
-            got=repr(name),
-            hint=f"pick one with {key}=<name> on the command line or `name:` in YAML",
-        )
-    spec = registry.get(name, key=f"{key}.name")
-    return Resolved(spec=spec, config=configure(spec, params, key), key=key)
+    chosen = select_plugin(registry, node, key)
+    return Resolved(spec=chosen.spec, config=chosen.config, key=chosen.key)
 
 
 def _rules_factory(fmt: str) -> Any:

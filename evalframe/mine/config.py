@@ -20,10 +20,9 @@ from evalframe.plugin.registry import (
     CORPORA,
     SOLVERS,
     VALIDATORS,
-    PluginSpec,
-    Registry,
-    configure,
+    SelectedPlugin,
     format_validation_error,
+    select_plugin,
 )
 
 __all__ = ["MineConfig", "PoolSection", "StatisticsSection", "TrialsSection", "validate_mining"]
@@ -108,13 +107,8 @@ class _Schema(_Section):
     output: OutputSection
 
 
-@dataclass(frozen=True)
-class Resolved:
-    """A plugin chosen by name, with its validated config and the key it came from."""
-
-    spec: PluginSpec
-    config: BaseModel | None
-    key: str
+#: A plugin chosen by name, with its validated config and the key it came from.
+Resolved = SelectedPlugin
 
 
 @dataclass(frozen=True)
@@ -139,19 +133,7 @@ class MineConfig:
     raw: Mapping[str, Any]
 
 
-def _resolve(registry: Registry[Any], node: Mapping[str, Any], key: str) -> Resolved:
-    params = dict(node)
-    name = params.pop("name", None)
-    if not isinstance(name, str) or not name:
-        raise ConfigError(
-            f"no {registry.kind} selected",
-            key=f"{key}.name",
-            expected=f"one of: {', '.join(registry.names())}",
-            got=repr(name),
-            hint=f"pick one with {key}=<name> on the command line or `name:` in YAML",
-        )
-    spec = registry.get(name, key=f"{key}.name")
-    return Resolved(spec=spec, config=configure(spec, params, key), key=key)
+_resolve = select_plugin
 
 
 def _benchmarks(raw: dict[str, BenchmarkSpec] | list[dict[str, Any]]) -> dict[str, BenchmarkSpec]:

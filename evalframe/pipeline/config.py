@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ValidationError
+from pydantic import ValidationError
 
 from evalframe.analysis.settings import (
     Analyses,
@@ -49,9 +49,9 @@ from evalframe.plugin.registry import (
     GATES,
     RETRIEVERS,
     TRACKERS,
-    PluginSpec,
-    Registry,
+    SelectedPlugin,
     configure,
+    select_plugin,
     validation_problems,
 )
 
@@ -66,13 +66,8 @@ __all__ = [
 ]
 
 
-@dataclass(frozen=True)
-class ResolvedPlugin:
-    """A plugin chosen by name, with its validated config and the key it came from."""
-
-    spec: PluginSpec
-    config: BaseModel | None
-    key: str
+#: A plugin chosen by name, with its validated config and the key it came from.
+ResolvedPlugin = SelectedPlugin
 
 
 @dataclass(frozen=True)
@@ -124,19 +119,7 @@ class Experiment:
     tuning: TuningConfig = field(default_factory=TuningConfig)
 
 
-def _resolve(registry: Registry[Any], node: Mapping[str, Any], key: str) -> ResolvedPlugin:
-    params = dict(node)
-    name = params.pop("name", None)
-    if not isinstance(name, str) or not name:
-        raise ConfigError(
-            f"no {registry.kind} selected",
-            key=f"{key}.name",
-            expected=f"one of: {', '.join(registry.names())}",
-            got=repr(name),
-            hint=f"pick one with {key}=<name> on the command line or `name:` in YAML",
-        )
-    spec = registry.get(name, key=f"{key}.name")
-    return ResolvedPlugin(spec=spec, config=configure(spec, params, key), key=key)
+_resolve = select_plugin
 
 
 def resolve_trackers(tracking: Mapping[str, Any]) -> tuple[ResolvedPlugin, ...]:

@@ -46,6 +46,7 @@ __all__ = [
     "VALIDATORS",
     "PluginSpec",
     "Registry",
+    "SelectedPlugin",
     "adversary",
     "author",
     "configure",
@@ -57,6 +58,7 @@ __all__ = [
     "judge",
     "oracle",
     "retriever",
+    "select_plugin",
     "solver",
     "tracker",
     "validator",
@@ -473,3 +475,33 @@ def configure(spec: PluginSpec, params: Mapping[str, Any], key: str) -> BaseMode
             hint=f"{spec.kind} {spec.name!r} accepts: {fields or '(nothing)'}; "
             f"see `evalframe plugins show {spec.kind} {spec.name}`",
         ) from None
+
+
+@dataclass(frozen=True)
+class SelectedPlugin:
+    """A plugin chosen by name in a config, with its validated settings and the key it came from."""
+
+    spec: PluginSpec
+    config: BaseModel | None
+    key: str
+
+
+def select_plugin(registry: Registry[Any], node: Mapping[str, Any], key: str) -> SelectedPlugin:
+    """The plugin a config section names (``name:``), its other keys validated as its settings.
+
+    One rule for every section that picks a plugin (a run's retriever, a mining
+    run's solver, a golden build's oracle): a missing name lists the options, an
+    unknown one suggests the closest, a bad setting names its key.
+    """
+    params = dict(node)
+    name = params.pop("name", None)
+    if not isinstance(name, str) or not name:
+        raise ConfigError(
+            f"no {registry.kind} selected",
+            key=f"{key}.name",
+            expected=f"one of: {', '.join(registry.names())}",
+            got=repr(name),
+            hint=f"pick one with {key}=<name> on the command line or `name:` in YAML",
+        )
+    spec = registry.get(name, key=f"{key}.name")
+    return SelectedPlugin(spec=spec, config=configure(spec, params, key), key=key)
