@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import functools
 import json
-import math
 import os
 import shutil
 import tempfile
@@ -21,6 +20,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
+from evalframe.core.jsoncodec import dumps_line, jsonable
 from evalframe.core.reader import read_json_array, read_jsonl, read_trec_run, require_file
 from evalframe.core.types import Run
 
@@ -95,34 +95,14 @@ def atomic_copy(source: str | Path, path: str | Path) -> Path:
     return target
 
 
-def _jsonable(value: Any) -> Any:
-    """Strict JSON: NaN and ±inf become null (no JSON reader accepts them), NumPy
-    scalars become Python numbers, so every JSON reader accepts the file."""
-    if hasattr(value, "item") and type(value).__module__ == "numpy":
-        value = value.item()  # np.float32, np.int64, np.bool_ -> float, int, bool
-    if isinstance(value, float) and not math.isfinite(value):
-        return None
-    if isinstance(value, dict):
-        return {str(k): _jsonable(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [_jsonable(v) for v in value]
-    return value
-
-
 def atomic_write_json(path: str | Path, payload: Any) -> Path:
-    text = json.dumps(_jsonable(payload), indent=2, ensure_ascii=False, allow_nan=False)
+    text = json.dumps(jsonable(payload), indent=2, ensure_ascii=False, allow_nan=False)
     return atomic_write(path, text + "\n")
 
 
-def _json_line(record: Any) -> str:
-    try:  # most records hold no NaN, inf or NumPy scalar: one C-level dump, no walk
-        return json.dumps(record, ensure_ascii=False, allow_nan=False)
-    except (ValueError, TypeError):
-        return json.dumps(_jsonable(record), ensure_ascii=False, allow_nan=False)
-
-
 def atomic_write_jsonl(path: str | Path, records: Iterable[Any]) -> Path:
-    return atomic_write(path, "".join(_json_line(r) + "\n" for r in records))
+    """One JSON value per line (:func:`evalframe.core.jsoncodec.dumps_line`), atomically."""
+    return atomic_write(path, b"".join(dumps_line(r) for r in records))
 
 
 def write_trec_run(path: str | Path, run: Run, tag: str = "evalframe") -> Path:

@@ -144,7 +144,9 @@ class UniqueIds:
 
     what: str = "query id"
     hint: str | None = None
-    _first: dict[str, str] = field(default_factory=dict)
+    #: id -> where it was first seen: a place's text, an ``At``, or ``(path, line)``;
+    #: made into text only for the error, as a 100k-document corpus has no duplicate.
+    _first: dict[str, object] = field(default_factory=dict)
 
     def add(self, ident: str, at: At, *, place: str | None = None) -> None:
         """Record ``ident`` at ``at``; ``place`` names it better where a line is not enough
@@ -152,11 +154,24 @@ class UniqueIds:
         ident = str(normalise_id(ident))
         first = self._first.get(ident)
         if first is not None:
+            where = f"{first[0]}:{first[1]}" if isinstance(first, tuple) else str(first)
             raise at.error(
-                f"{self.what} {ident!r} is duplicated (first at {first})",
+                f"{self.what} {ident!r} is duplicated (first at {where})",
                 hint=self.hint or f"give every {self.what.split()[0]} its own id",
             )
-        self._first[ident] = place or str(at)
+        self._first[ident] = place or at
+
+    def add_new(self, ident: str, path: Path, line: int) -> bool:
+        """Record ``ident``, already in normal form (``is_plain_id``), at ``path:line``.
+
+        False, recording nothing, when it was seen before: the caller then goes
+        through :meth:`add`, which reports the duplicate. The loop of a large
+        loader calls this instead of building an :class:`At` per record.
+        """
+        if ident in self._first:
+            return False
+        self._first[ident] = (path, line)
+        return True
 
 
 def warn_ids_not_in_corpus(

@@ -91,7 +91,7 @@ class FileEntryStore:
         except (OSError, UnicodeDecodeError):
             return None
 
-    def put(self, key: str, text: str) -> None:
+    def put(self, key: str, text: str | bytes) -> None:
         atomic_write(self.path(key), text)
 
 

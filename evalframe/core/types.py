@@ -18,6 +18,8 @@ from typing import Annotated, Any, ClassVar, overload
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, model_validator
 
+from evalframe.core.jsoncodec import dumps_compact
+
 __all__ = [
     "Corpus",
     "DeferredDocuments",
@@ -29,6 +31,7 @@ __all__ = [
     "Run",
     "content_hash",
     "document_hash",
+    "is_plain_id",
     "normalise_id",
 ]
 
@@ -52,6 +55,8 @@ def normalise_id(value: Any) -> Any:
     if isinstance(value, int):
         return str(value)
     if isinstance(value, str):
+        if is_plain_id(value):
+            return value
         value = value.strip(_ASCII_SPACE)
         if any(unicodedata.category(ch) == "Cc" or ch == " " for ch in value):
             raise ValueError(
@@ -59,6 +64,14 @@ def normalise_id(value: Any) -> Any:
                 "file cannot hold (ids are single words)"
             )
     return value
+
+
+def is_plain_id(value: str) -> bool:
+    """Whether a string is already an id as :func:`normalise_id` keeps it, so it needs no
+    further look: not empty, no space, nothing unprintable (ASCII whitespace other than
+    the space, and every control character, is unprintable). Anything else, even an id
+    that is fine after stripping, goes through :func:`normalise_id`'s full rules."""
+    return bool(value) and " " not in value and value.isprintable()
 
 
 #: What C's isspace() and so TREC files split on (space, \t, \n, \v, \f, \r); other
@@ -254,10 +267,9 @@ def _documents_hash(docs: Sequence[Document], chunk: int = 2048) -> str:
     digest = hashlib.sha256(b"[")
     for start in range(0, len(docs), chunk):
         part = [[d.id, d.text] for d in docs[start : start + chunk]]
-        text = json.dumps(part, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
         if start:
             digest.update(b",")
-        digest.update(text[1:-1].encode("utf-8"))
+        digest.update(dumps_compact(part)[1:-1])
     digest.update(b"]")
     return digest.hexdigest()[:16]
 

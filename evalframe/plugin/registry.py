@@ -15,7 +15,6 @@ exactly the same way as a third party's.
 from __future__ import annotations
 
 import difflib
-import functools
 import importlib
 import sys
 from collections.abc import Callable, Iterator, Mapping
@@ -27,6 +26,7 @@ from typing import Any, Generic, TypeVar
 from pydantic import BaseModel, ValidationError
 
 from evalframe.core.errors import ConfigError, PluginError
+from evalframe.plugin.dists import distribution_of, learn_distribution, version_of
 
 __all__ = [
     "ADVERSARIES",
@@ -85,11 +85,11 @@ class PluginSpec:
     @property
     def distribution(self) -> str | None:
         """The distribution that ships this plugin (computed on demand: it scans metadata)."""
-        return _distribution_of(self.module)
+        return distribution_of(self.module)
 
     @property
     def version(self) -> str | None:
-        return _version_of(self.module)
+        return version_of(self.module)
 
 
 def _first_doc_line(obj: Any) -> str:
@@ -210,6 +210,7 @@ class Registry(Generic[T]):
                 got=f"{type(exc).__name__}: {exc}",
                 hint="install the distribution that provides it, or fix its entry point",
             ) from None
+        learn_distribution(ep)
         dropped = self._dropped.get(name)
         if name not in self._specs and dropped is not None:
             module = sys.modules.get(dropped.module)
@@ -283,38 +284,6 @@ def _definition_id(obj: Any, module: str) -> tuple[str, str] | None:
     target = getattr(obj, "kernel", obj)  # a metric registers a MetricDef around its kernel
     qualname = getattr(target, "__qualname__", None)
     return (module, qualname) if isinstance(qualname, str) else None
-
-
-@functools.lru_cache(maxsize=4)
-def _packages_distributions(path: tuple[str, ...]) -> Mapping[str, list[str]]:
-    """Top-level package -> distributions, once per ``sys.path``.
-
-    The scan reads every installed distribution's metadata (0.2 s with torch
-    installed); ``plugins list`` asks for it once per plugin. Keying on
-    ``sys.path`` still sees a distribution put on the path later (tests do).
-    """
-    return metadata.packages_distributions()
-
-
-def _distribution_of(module: str) -> str | None:
-    top = module.split(".", 1)[0]
-    if not top:
-        return None
-    try:
-        dists = _packages_distributions(tuple(sys.path)).get(top)
-    except Exception:  # noqa: BLE001  # metadata of a broken install must not stop registration
-        return None
-    return dists[0] if dists else None
-
-
-def _version_of(module: str) -> str | None:
-    dist = _distribution_of(module)
-    if dist is None:
-        return None
-    try:
-        return metadata.version(dist)
-    except metadata.PackageNotFoundError:
-        return None
 
 
 RETRIEVERS: Registry[Any] = Registry("retriever", "evalframe.retrievers")

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from evalframe.core.errors import DataError
+from evalframe.core.jsoncodec import loads
 from evalframe.core.reader.files import read_lines, read_text
 
 __all__ = ["JsonDocument", "read_json", "read_json_array", "read_jsonl"]
@@ -36,7 +37,7 @@ def read_jsonl(
         if not line.strip():
             continue
         try:
-            yield lineno, json.loads(line)
+            yield lineno, loads(line)
         except json.JSONDecodeError as exc:
             raise DataError(
                 f"line is not valid JSON ({exc.msg} at column {exc.colno})",

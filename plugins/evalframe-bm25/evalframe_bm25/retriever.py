@@ -22,6 +22,7 @@ from typing import Any, Literal
 from pydantic import Field
 
 from evalframe.core.errors import ConfigError
+from evalframe.core.jsoncodec import dumps_line, loads
 from evalframe.core.progress import step
 from evalframe.core.store import FileEntryStore
 from evalframe.core.types import Corpus, Ranking, content_hash
@@ -146,14 +147,15 @@ class BM25Retriever:
         text = store.get(key)
         if text is not None:
             try:
-                data = json.loads(text)
+                data = loads(text)
                 self.tokens_cached = True
                 return self._bm25s.tokenization.Tokenized(ids=data["ids"], vocab=data["vocab"])
             except (ValueError, KeyError, TypeError):
                 pass  # unreadable: tokenise again and overwrite
         tokens = self._tokenize([d.text for d in self.corpus.documents], return_ids=True)
         # stored before indexing: BM25.index adds an empty token to the vocabulary in place
-        store.put(key, json.dumps({"ids": tokens.ids, "vocab": tokens.vocab}, ensure_ascii=False))
+        # orjson: 100k token lists are ~1 s with the json module, ~0.1 s this way
+        store.put(key, dumps_line({"ids": tokens.ids, "vocab": tokens.vocab}))
         return tokens
 
     def _load_or_build(self) -> tuple[Any, list[str]]:

@@ -10,7 +10,7 @@ from pydantic import Field
 from evalframe.core.errors import DataError
 from evalframe.core.reader import read_jsonl
 from evalframe.core.records import At, UniqueIds
-from evalframe.core.types import Corpus, Document
+from evalframe.core.types import Corpus, Document, is_plain_id
 from evalframe.plugin.protocols import PluginConfig, PluginContext
 from evalframe.plugin.registry import corpus
 
@@ -41,25 +41,44 @@ class JsonlCorpus:
     def load(self) -> Corpus:
         cfg = self.config
         path = Path(cfg.path)
+        id_field, text_field, title_field = cfg.id_field, cfg.text_field, cfg.title_field
         docs: list[Document] = []
         seen = UniqueIds("document id", hint="document ids must be unique")
+        construct = Document.model_construct
         for lineno, record in read_jsonl(path, what="corpus file", key="corpus.path"):
-            at = At(path, lineno)
-            fields = at.mapping(record, "corpus line")
-            at.require(
-                fields,
-                (cfg.id_field, cfg.text_field),
-                hint="set corpus.id_field / corpus.text_field to your field names",
-            )
-            doc_id = at.ident(fields[cfg.id_field], cfg.id_field)
-            seen.add(doc_id, at)
-            text = at.text(fields[cfg.text_field], cfg.text_field, allow_empty=True)
-            if cfg.title_field and fields.get(cfg.title_field):
-                text = f"{fields[cfg.title_field]}\n{text}"
-            meta = {k: v for k, v in fields.items() if k not in (cfg.id_field, cfg.text_field)}
-            # id and text are checked just above: building without pydantic's second
-            # look halves the time of a 100k-document corpus
-            docs.append(Document.model_construct(id=doc_id, text=text, metadata=meta))
+            # The usual record (an object whose id is already a plain one-word string,
+            # first seen here, and whose text is a string) passes these checks inline;
+            # any other goes through the located checks below, which say what is wrong.
+            # A 100k-document corpus loads in a third of the time.
+            fields = record if type(record) is dict else None
+            doc_id = fields.get(id_field) if fields is not None else None
+            text = fields.get(text_field) if fields is not None else None
+            if not (
+                type(doc_id) is str
+                and type(text) is str
+                and is_plain_id(doc_id)
+                and seen.add_new(doc_id, path, lineno)
+            ):
+                doc_id, text, fields = self._checked(record, At(path, lineno), seen)
+            if title_field and fields.get(title_field):
+                text = f"{fields[title_field]}\n{text}"
+            meta = {k: v for k, v in fields.items() if k != id_field and k != text_field}
+            # id and text are checked: building without pydantic's second look
+            docs.append(construct(id=doc_id, text=text, metadata=meta))
         if not docs:
             raise DataError("the corpus is empty", path=path, expected="at least one document")
         return Corpus.build(path.stem, docs)
+
+    def _checked(self, record: object, at: At, seen: UniqueIds) -> tuple[str, str, dict]:
+        """A record's id and text through every located check (or the error they raise)."""
+        cfg = self.config
+        fields = at.mapping(record, "corpus line")
+        at.require(
+            fields,
+            (cfg.id_field, cfg.text_field),
+            hint="set corpus.id_field / corpus.text_field to your field names",
+        )
+        doc_id = at.ident(fields[cfg.id_field], cfg.id_field)
+        seen.add(doc_id, at)
+        text = at.text(fields[cfg.text_field], cfg.text_field, allow_empty=True)
+        return doc_id, text, fields
