@@ -137,21 +137,31 @@ def per_query_records(evaluation: Evaluation, rule: StatusRule) -> list[dict[str
     Retrieved ids and scores are listed in the rank order the metrics used
     (``metrics.policies.ties``), so a reader sees the ranking that was scored.
     """
-    from evalframe.metrics.order import rank_order
+    from evalframe.metrics.order import already_in_rank_order, rank_order
 
     by_id = evaluation.golden.by_id()
     crit = next((m for m in evaluation.metrics if str(m) == rule.criterion), None)
+    pol = evaluation.policies
+    query_ids = evaluation.scores.query_ids
+    rankings = [evaluation.run.rankings.get(qid) for qid in query_ids]
+    # one vectorised look says which rankings are in rank order as given (nearly all):
+    # only the others are sorted, one by one
+    in_order = already_in_rank_order(
+        [r.scores if r is not None else () for r in rankings], pol.score_precision
+    ).tolist()
+    columns = {str(m): v.tolist() for m, v in evaluation.scores.values.items()}
     records: list[dict[str, Any]] = []
-    for i, qid in enumerate(evaluation.scores.query_ids):
+    for i, qid in enumerate(query_ids):
         gq = by_id[qid]
-        values = {str(m): float(v[i]) for m, v in evaluation.scores.values.items()}
-        ranking = evaluation.run.rankings.get(qid)
-        pol = evaluation.policies
-        ordered = (
-            rank_order(ranking.pairs(), pol.ties, pol.score_precision)
-            if ranking is not None
-            else []
-        )
+        values = {name: float(v[i]) for name, v in columns.items()}
+        ranking = rankings[i]
+        if ranking is None:
+            doc_ids, scores = [], []
+        elif in_order[i]:
+            doc_ids, scores = list(ranking.doc_ids), list(ranking.scores)
+        else:
+            ordered = rank_order(ranking.pairs(), pol.ties, pol.score_precision)
+            doc_ids, scores = [d for d, _ in ordered], [sc for _, sc in ordered]
         value = values.get(str(crit)) if crit is not None else None
         records.append(
             {
@@ -162,8 +172,8 @@ def per_query_records(evaluation: Evaluation, rule: StatusRule) -> list[dict[str
                 "status": query_status(value, gq.is_negative, rule),
                 "expected": sorted(gq.relevant),
                 "judgments": dict(sorted(gq.judgments.items())),
-                "retrieved": [d for d, _ in ordered],
-                "scores": [sc for _, sc in ordered],
+                "retrieved": doc_ids,
+                "scores": scores,
                 "missing": ranking is None,
                 **_extras(ranking),
             }

@@ -46,7 +46,10 @@ def _wide(value: Any) -> bool:
     if kind is dict:
         items: Any = value.values()
     elif kind is list:
-        items = value
+        try:  # numbers only (a ranking's scores): two C-level passes
+            return bool(value) and not -_INT_LIMIT < min(value) <= max(value) < _INT_LIMIT
+        except TypeError:
+            items = value  # strings, nulls, nesting: item by item
     else:
         return kind is float and abs(value) >= _INT_LIMIT
     for item in items:

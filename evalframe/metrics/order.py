@@ -25,7 +25,14 @@ import numpy as np
 from evalframe.metrics._ids import order_words
 from evalframe.metrics.policies import ScorePrecision, TieRule
 
-__all__ = ["rank_order", "rank_sort", "sort_scores", "tied_rows", "trec_order"]
+__all__ = [
+    "already_in_rank_order",
+    "rank_order",
+    "rank_sort",
+    "sort_scores",
+    "tied_rows",
+    "trec_order",
+]
 
 _SHIFT32 = np.uint64(32)
 #: Rows handled at a time where a whole-column temporary would cost 80 MB.
@@ -163,3 +170,30 @@ def trec_order(
         return list(pairs)
     order = sorted(range(len(pairs)), key=lambda i: (scores[i], pairs[i][0]), reverse=True)
     return [pairs[i] for i in order]
+
+
+def already_in_rank_order(
+    score_lists: Sequence[Sequence[float]], score_precision: ScorePrecision = "float32"
+) -> np.ndarray:
+    """Per ranking, whether its scores strictly decrease at ``score_precision``.
+
+    Such a ranking is in rank order under either tie rule, as given:
+    :func:`rank_order` would return it unchanged. Retrievers return strictly
+    decreasing scores nearly always, so a caller ordering thousands of
+    rankings (the per-query records) checks them all here in a few NumPy
+    passes and sorts only the others. NaN compares false, so a ranking with
+    a NaN score is never "already in order".
+    """
+    lengths = np.fromiter((len(s) for s in score_lists), dtype=np.int64, count=len(score_lists))
+    total = int(lengths.sum())
+    flat = np.fromiter(itertools.chain.from_iterable(score_lists), dtype=np.float64, count=total)
+    flat = sort_scores(flat, score_precision)
+    # not_falling[m + 1]: how many of the first m neighbouring pairs of ``flat`` do not
+    # fall. Pairs that straddle two rankings are counted too, but never lie inside
+    # one ranking's span of pairs, so the difference below leaves them out.
+    not_falling = np.zeros(total + 2, dtype=np.int64)
+    if total > 1:
+        np.cumsum(~(flat[1:] < flat[:-1]), out=not_falling[2 : total + 1])
+    starts = np.cumsum(lengths) - lengths
+    ends = starts + np.maximum(lengths - 1, 0)  # exclusive end of the ranking's pairs
+    return np.asarray(not_falling[ends + 1] - not_falling[starts + 1] == 0) | (lengths < 2)

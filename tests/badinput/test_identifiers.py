@@ -125,3 +125,18 @@ def test_the_run_tag_is_one_word(project: Project) -> None:
     with pytest.raises(ConfigError) as err:
         validate_experiment(cfg)
     assert err.value.key == "output.run_tag" and "one word" in str(err.value)
+
+
+def test_a_run_files_ids_are_checked_before_rankings_skip_validation(tmp_path: Path) -> None:
+    """read_trec_run builds rankings without pydantic's look only when every id is plain;
+    a control character in one doc id still gets the model's refusal."""
+    from evalframe.core.reader import read_trec_run
+
+    plain = tmp_path / "plain.trec"
+    plain.write_text("q1 Q0 d1 1 2.5 t\nq1 Q0 d2 2 1.5 t\nq2 Q0 d3 1 0.5 t\n")
+    run = read_trec_run(plain)
+    assert run.rankings["q1"] == Ranking(query_id="q1", doc_ids=("d1", "d2"), scores=(2.5, 1.5))
+    odd = tmp_path / "odd.trec"
+    odd.write_text("q1 Q0 d\x011 1 2.5 t\n")
+    with pytest.raises(ValidationError, match="TREC file cannot hold"):
+        read_trec_run(odd)

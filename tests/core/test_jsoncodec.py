@@ -83,9 +83,7 @@ def test_compact_json_is_the_json_modules_bytes_for_every_code_point() -> None:
     """The corpus hash is over these bytes: a code point escaped differently would
     change every corpus's hash, and so every cache key."""
     for start in range(0, 0x110000, 0x1000):
-        chars = "".join(
-            chr(c) for c in range(start, start + 0x1000) if not 0xD800 <= c <= 0xDFFF
-        )
+        chars = "".join(chr(c) for c in range(start, start + 0x1000) if not 0xD800 <= c <= 0xDFFF)
         value = [[chars, chars[::-1]], ["", "x"]]
         want = json.dumps(value, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
         assert dumps_compact(value) == want, hex(start)

@@ -6,6 +6,7 @@ from reference 000), applied to each list in the order the retriever gave it.
 
 from __future__ import annotations
 
+import itertools
 import json
 import math
 from pathlib import Path
@@ -17,7 +18,7 @@ from hypothesis import strategies as st
 
 from evalframe.core.types import GoldenQuery, GoldenSet, Ranking, Run
 from evalframe.metrics import Policies, build_matrix, evaluate, parse_metrics
-from evalframe.metrics.order import rank_order, trec_order
+from evalframe.metrics.order import already_in_rank_order, rank_order, trec_order
 from tests import bob_oracle as bob
 from tests.strategies import PROPERTY_SETTINGS
 
@@ -178,3 +179,27 @@ def test_the_two_rules_agree_when_no_scores_tie(pairs: list[tuple[str, float]]) 
     b = evaluate(BOB, qrels, {"q": distinct}, TREC)
     for m in BOB:
         np.testing.assert_array_equal(a.values[m], b.values[m])
+
+
+_SCORES = st.sampled_from([3.0, 2.0, 2.0000001, 1.0, 0.5, -1.0, math.nan])
+
+
+@PROPERTY_SETTINGS
+@given(st.lists(st.lists(_SCORES, max_size=6), max_size=6))
+def test_already_in_rank_order_exactly_when_rank_order_changes_nothing(
+    score_lists: list[list[float]],
+) -> None:
+    """The batch check says "in order" for a ranking if and only if its scores strictly
+    decrease at the precision, and such a ranking is what rank_order returns under
+    both rules: the per-query records may then skip the sort."""
+    for precision in ("float32", "float64"):
+        flags = already_in_rank_order(score_lists, precision).tolist()  # type: ignore[arg-type]
+        assert len(flags) == len(score_lists)
+        for scores, flag in zip(score_lists, flags, strict=True):
+            cast = [float(np.float32(s)) if precision == "float32" else s for s in scores]
+            strictly = all(a > b for a, b in itertools.pairwise(cast))
+            assert flag == strictly, (scores, precision)
+            if flag:
+                pairs = [(f"d{i}", s) for i, s in enumerate(scores)]
+                for ties in ("trec_eval", "given"):
+                    assert rank_order(pairs, ties, precision) == pairs  # type: ignore[arg-type]

@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import json
 import logging
+import os
 import shutil
 import tempfile
 from collections.abc import Sequence
@@ -26,7 +27,13 @@ from evalframe.core.jsoncodec import dumps_line, loads
 from evalframe.core.progress import step
 from evalframe.core.store import FileEntryStore
 from evalframe.core.types import Corpus, Ranking, content_hash
-from evalframe.plugin.protocols import PluginConfig, PluginContext, Query
+from evalframe.plugin.protocols import (
+    NOT_IN_CACHE_KEY,
+    PluginConfig,
+    PluginContext,
+    Query,
+    in_cache_key,
+)
 from evalframe.plugin.registry import retriever
 
 INDEX_FORMAT = 1  # bump when the cached layout changes, to invalidate old indexes
@@ -46,6 +53,13 @@ class BM25Config(PluginConfig):
     stopwords: str | list[str] | None = Field(
         "en", description="stopword list name ('en'), an explicit list, or null"
     )
+    threads: int = Field(
+        0,
+        ge=0,
+        description="threads that score a batch of queries (bm25s n_threads); 0: one per CPU "
+        "this process may use. The rankings are the same whatever the number",
+        json_schema_extra=NOT_IN_CACHE_KEY,
+    )
 
 
 def _index_key(corpus: Corpus, config: BM25Config) -> str:
@@ -53,7 +67,8 @@ def _index_key(corpus: Corpus, config: BM25Config) -> str:
         {
             "format": INDEX_FORMAT,
             "corpus": corpus.content_hash,
-            "config": config.model_dump(),
+            # settings that cannot change the index (threads) stay out of its key
+            "config": {k: v for k, v in config.model_dump().items() if in_cache_key(BM25Config, k)},
             # from the metadata: importing bm25s (and scipy) costs a second a run
             # answered from the cache never needs
             "bm25s": metadata.version("bm25s"),
@@ -74,6 +89,12 @@ def _tokens_key(corpus: Corpus, config: BM25Config) -> str:
             "bm25s": bm25s.__version__,
         }
     )
+
+
+def _usable_cpus() -> int:
+    """The CPUs this process may run on (its affinity, where the OS says; else all)."""
+    affinity = getattr(os, "sched_getaffinity", None)
+    return len(affinity(0)) if affinity is not None else (os.cpu_count() or 1)
 
 
 @retriever("bm25", config=BM25Config)
@@ -110,6 +131,18 @@ class BM25Retriever:
         if self._index is None:
             self._index = self._load_or_build()
         return self._index
+
+    def _threads(self, queries: int) -> int:
+        """bm25s's ``n_threads`` for a batch: 0 (its own loop, no pool) for one thread.
+
+        The top-k selection (``argpartition`` over every document's score) runs
+        in NumPy without the GIL, so threads use the cores; each query is
+        scored on its own and ``map`` keeps their order, so the rankings do not
+        depend on the number.
+        """
+        wanted = self.config.threads or _usable_cpus()
+        wanted = min(wanted, queries)
+        return wanted if wanted > 1 else 0
 
     def _make_stemmer(self) -> Any:
         if self.config.stemmer is None:
@@ -194,7 +227,9 @@ class BM25Retriever:
         if not queries or depth <= 0:
             return [Ranking(query_id=q.id) for q in queries]
         tokens = self._tokenize([q.text for q in queries], return_ids=False)
-        docs, scores = model.retrieve(tokens, k=depth, show_progress=False)
+        docs, scores = model.retrieve(
+            tokens, k=depth, show_progress=False, n_threads=self._threads(len(queries))
+        )
         rankings = []
         for query, row, row_scores in zip(queries, docs.tolist(), scores.tolist(), strict=True):
             # bm25s pads with zero-score documents; a document that shares no term

@@ -138,3 +138,45 @@ def test_a_k1_b_sweep_tokenises_the_corpus_once_and_ranks_the_same(tmp_path: Pat
     other = BM25Retriever(BM25Config(stemmer=None), PluginContext(corpus=CORPUS, cache_dir=shared))
     assert other.index  # built on first use
     assert other.built and not other.tokens_cached  # other text processing, other tokens
+
+
+def _words(i: int) -> str:
+    """A deterministic pseudo-text: a few of 40 words, so documents share terms."""
+    vocab = [f"w{j}" for j in range(40)]
+    return " ".join(vocab[(i * 7 + j * j) % 40] for j in range(1 + i % 9))
+
+
+def test_threads_change_nothing_but_speed(tmp_path: Path) -> None:
+    corpus = Corpus.build("words", [Document(id=f"d{i}", text=_words(i)) for i in range(300)])
+    queries = [Query(id=f"q{i}", text=_words(i * 13 + 5)) for i in range(60)]
+
+    def answers(threads: int) -> list[object]:
+        r = BM25Retriever(
+            BM25Config(threads=threads), PluginContext(corpus=corpus, cache_dir=tmp_path)
+        )
+        return r.retrieve_batch(queries, 20)
+
+    one = answers(1)
+    assert any(len(r.doc_ids) > 5 for r in one)  # real rankings, not empty ones
+    assert answers(3) == one
+    assert answers(0) == one
+
+
+def test_threads_stay_out_of_the_index_and_retrieval_cache_keys(tmp_path: Path) -> None:
+    from evalframe.retrieval.cache import retriever_fingerprint
+
+    assert make(tmp_path, threads=4).index_dir == make(tmp_path).index_dir
+    fingerprints = [
+        retriever_fingerprint("bm25", "1", BM25Config(threads=n), CORPUS.content_hash)
+        for n in (0, 1, 4)
+    ]
+    assert fingerprints[0] == fingerprints[1] == fingerprints[2]
+
+
+@pytest.mark.parametrize(
+    ("threads", "queries", "expected"),
+    [(1, 100, 0), (4, 100, 4), (4, 2, 2), (4, 1, 0)],
+)
+def test_threads_asked_of_bm25s(tmp_path: Path, threads: int, queries: int, expected: int) -> None:
+    """bm25s's n_threads=0 is its plain loop: one thread (or one query) needs no pool."""
+    assert make(tmp_path, threads=threads)._threads(queries) == expected

@@ -174,6 +174,13 @@ def test_corpus_keeps_extra_fields_as_metadata_and_prepends_titles(tmp_path: Pat
         ('{"id": "a"}\n', 1, "record has no 'text' field"),
         ('{"id": "a", "text": 3}\n', 1, "field 'text' must be text"),
         ('{"id": "", "text": "x"}\n', 1, "non-empty string"),
+        # the inline check takes plain ids; these go through the located checks
+        ('{"id": "a", "text": "x"}\n{"id": " a ", "text": "y"}\n', 2, "duplicated (first at "),
+        ('{"id": 5, "text": "x"}\n{"id": "5", "text": "y"}\n', 2, "duplicated (first at "),
+        ('{"id": "a b", "text": "x"}\n', 1, "TREC file cannot hold"),
+        ('{"id": "a\\u0001", "text": "x"}\n', 1, "TREC file cannot hold"),
+        ('["a", "x"]\n', 1, "must be a JSON object"),
+        ('{"id": true, "text": "x"}\n', 1, "non-empty string or an integer"),
     ],
 )
 def test_corpus_errors_name_file_and_line(
@@ -183,6 +190,8 @@ def test_corpus_errors_name_file_and_line(
         corpus_load(tmp_path, text)
     assert err.value.line == line
     assert fragment in err.value.render()
+    if "duplicated" in fragment:  # the first place is named too
+        assert f"{tmp_path / 'corpus.jsonl'}:1" in err.value.render()
 
 
 def test_empty_corpus_is_an_error(tmp_path: Path) -> None:
