@@ -173,13 +173,15 @@ def score_histogram(records: Sequence[Mapping[str, Any]], bins: int = 20) -> Sco
     other: list[float] = []
     for record in records:
         labels = record.get("judgments") or {}
+        judged = {doc for doc, label in labels.items() if number(label) > 0}
         for doc, score in zip(
             record.get("retrieved") or (), record.get("scores") or (), strict=False
         ):
-            value = number(score)
-            if math.isnan(value):
+            # a float is the usual score; anything else goes through number()
+            value = score if type(score) is float else number(score)
+            if value != value:  # NaN (or null) is not drawn
                 continue
-            (relevant if number(labels.get(doc)) > 0 else other).append(value)
+            (relevant if doc in judged else other).append(value)
     every = relevant + other
     if not every:
         return None

@@ -1,0 +1,48 @@
+"""The term rule of the analyses (failure categories, KnowCode facts): words, terms, camelCase."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from evalframe.analysis.text import normalise, terms, words
+from tests.strategies import PROPERTY_SETTINGS
+
+#: The camelCase rule written as one regex of lookarounds, as the module had it before
+#: it was split in two passes for speed: the two must cut every text alike.
+_CAMEL_AS_ONE = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("parseHTTPServer", "parse http server"),
+        ("getX", "get x"),
+        ("iOS", "i os"),
+        ("aB2C", "a b2 c"),
+        ("ABCDe", "abc de"),
+        ("plain words", "plain words"),
+        ("ＡＢＣ", "abc"),  # NFKC first: full-width letters are letters
+    ],
+)
+def test_identifiers_are_split_into_words(text: str, expected: str) -> None:
+    assert normalise(text) == expected
+
+
+@PROPERTY_SETTINGS
+@given(st.text(alphabet="aBcDEf01 _XYzé-Ω", max_size=24))
+def test_the_two_pass_camel_split_is_the_lookaround_rule(text: str) -> None:
+    assert normalise(text) == _CAMEL_AS_ONE.sub(" ", text).casefold()
+
+
+@PROPERTY_SETTINGS
+@given(st.text(max_size=60))
+def test_terms_are_the_set_of_words(text: str) -> None:
+    assert terms(text) == frozenset(words(text))
+
+
+def test_words_drop_stopwords_and_short_words_and_stem() -> None:
+    assert words("The dogs are running to a parked car") == ["dog", "runn", "park", "car"]
