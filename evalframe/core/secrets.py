@@ -23,7 +23,7 @@ import itertools
 import re
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
-from urllib.parse import parse_qsl, urlsplit, urlunsplit
+from urllib.parse import parse_qsl, urlsplit
 
 __all__ = [
     "SECRET_PAIRS",
@@ -161,25 +161,30 @@ def redact_text(text: str, extra: Iterable[str] = ()) -> str:
     extra = list(extra)
 
     def one(match: re.Match[str]) -> str:
+        # The URL is edited where a credential is, never rebuilt: urlunsplit(urlsplit(u))
+        # is not u for every scheme (sqlite:///tmp/x would come back as sqlite:/tmp/x).
         url = match.group(0)
         try:
             parts = urlsplit(url)
             password = parts.password
         except ValueError:
             return url
+        start = url.index("://") + 3
         if password and not _is_interpolation(password):  # https://user:PASSWORD@host
             user, _, _ = parts.netloc.rpartition("@")[0].partition(":")
             host = parts.netloc.rpartition("@")[2]
-            parts = parts._replace(netloc=f"{user}:{shown_secret(password)}@{host}")
+            netloc = f"{user}:{shown_secret(password)}@{host}"
+            url = url[:start] + netloc + url[start + len(parts.netloc) :]
         if not parts.query:
-            return urlunsplit(parts)
+            return url
         pairs = []
         for item in parts.query.split("&"):
             name, sep, value = item.partition("=")
             if sep and value and is_secret_name(name, extra) and not _is_interpolation(value):
                 value = shown_secret(value)
             pairs.append(f"{name}{sep}{value}")
-        return urlunsplit(parts._replace(query="&".join(pairs)))
+        at = url.index("?", start) + 1
+        return url[:at] + "&".join(pairs) + url[at + len(parts.query) :]
 
     return re.sub(r"[a-zA-Z][a-zA-Z0-9+.-]*://[^\s'\"<>]+", one, text)
 

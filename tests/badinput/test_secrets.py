@@ -184,3 +184,29 @@ def test_settings_that_name_variables_are_not_secrets() -> None:
         }
     }
     assert find_literal_secrets(cfg) == []
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "mlflow: logged run 1 to sqlite:///tmp/x/mlflow.db",  # empty host: urlunsplit drops //
+        "file:///tmp/mlruns",
+        "sqlite:////abs/path.db",
+        "http://127.0.0.1:5000/#/experiments/1?workflowType=machine_learning",
+        "https://h/p?",
+        "https://h/p?a=1&b=&c#frag",
+        "postgresql+psycopg2://user@db:5432/mlflow",
+    ],
+)
+def test_a_url_without_credentials_is_left_byte_for_byte(text: str) -> None:
+    """Redaction edits a URL where a credential is and nowhere else: an MLflow store's
+    address printed or stored after redaction must still open the same store."""
+    assert redact_text(text) == text
+    assert redact({"tracking": {"uri": text}}) == {"tracking": {"uri": text}}
+
+
+def test_a_redacted_url_keeps_everything_but_the_credentials() -> None:
+    text = f"sqlite:///tmp/m.db and postgresql://me:{SECRET}@db:5432/x?token={SECRET}#top"
+    assert redact_text(text) == (
+        "sqlite:///tmp/m.db and postgresql://me:sk-l…[redacted]@db:5432/x?token=sk-l…[redacted]#top"
+    )

@@ -57,6 +57,21 @@ def test_a_record_survives_the_round_trip_with_relative_artifacts(tmp_path: Path
     assert back.metrics == [("RR", 0.5, 0)]
 
 
+@pytest.mark.parametrize(
+    "uri", ["sqlite:///tmp/store/mlflow.db", "sqlite:////abs/mlflow.db", "file:///tmp/mlruns"]
+)
+def test_a_pending_record_keeps_a_local_store_address_as_it_was(tmp_path: Path, uri: str) -> None:
+    """The stored address is redacted, and redaction must not change an address without a
+    password: `evalframe sync` uploads to it (sqlite:/// once came back as sqlite:/)."""
+    record = RunRecord(
+        uid="b" * 32, kind="run", uri=uri, experiment_name="e", run_name=None,
+        params={}, metrics=[], tags={}, artifacts=[],
+    )  # fmt: skip
+    data = json.loads(record.save_pending(tmp_path).read_text())
+    assert data["uri"] == uri
+    assert RunRecord.from_json(data, tmp_path).uri == uri
+
+
 def _job(num: int, overrides: tuple[str, ...], code: int | None, rr: float | None) -> SweepJob:
     summary = {"metrics": ["RR"], "overall": {"RR": {"mean": rr}}, "gates_passed": code == 0}
     return SweepJob(num, Path(f"/s/{num}"), overrides, code, summary if rr is not None else {})
