@@ -26,6 +26,10 @@ class JsonlCorpusConfig(PluginConfig):
     )
 
 
+#: Every field of a loaded Document is set: ``model_fields_set`` for all of them.
+_DOCUMENT_FIELDS = {"id", "text", "metadata"}
+
+
 @corpus("jsonl", config=JsonlCorpusConfig)
 @dataclass(eq=False)
 class JsonlCorpus:
@@ -63,8 +67,10 @@ class JsonlCorpus:
             if title_field and fields.get(title_field):
                 text = f"{fields[title_field]}\n{text}"
             meta = {k: v for k, v in fields.items() if k != id_field and k != text_field}
-            # id and text are checked: building without pydantic's second look
-            docs.append(construct(id=doc_id, text=text, metadata=meta))
+            # id and text are checked: building without pydantic's second look, and
+            # with one shared set of field names rather than one per document (20 MB
+            # less at 100k documents; pydantic copies it before any change)
+            docs.append(construct(_DOCUMENT_FIELDS, id=doc_id, text=text, metadata=meta))
         if not docs:
             raise DataError("the corpus is empty", path=path, expected="at least one document")
         return Corpus.build(path.stem, docs)
