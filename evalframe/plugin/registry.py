@@ -84,7 +84,7 @@ class PluginSpec:
 
     @property
     def distribution(self) -> str | None:
-        """The distribution that ships this plugin (computed on demand: it scans metadata)."""
+        """The distribution that ships this plugin (from its entry point, else a metadata scan)."""
         return distribution_of(self.module)
 
     @property

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from pydantic import Field
 
@@ -53,7 +54,7 @@ class JsonlCorpus:
             # The usual record (an object whose id is already a plain one-word string,
             # first seen here, and whose text is a string) passes these checks inline;
             # any other goes through the located checks below, which say what is wrong.
-            # A 100k-document corpus loads in a third of the time.
+            # With orjson's reading, 100k documents load in 1.1 s instead of 1.8 s.
             fields = record if type(record) is dict else None
             doc_id = fields.get(id_field) if fields is not None else None
             text = fields.get(text_field) if fields is not None else None
@@ -75,7 +76,7 @@ class JsonlCorpus:
             raise DataError("the corpus is empty", path=path, expected="at least one document")
         return Corpus.build(path.stem, docs)
 
-    def _checked(self, record: object, at: At, seen: UniqueIds) -> tuple[str, str, dict]:
+    def _checked(self, record: object, at: At, seen: UniqueIds) -> tuple[str, str, dict[str, Any]]:
         """A record's id and text through every located check (or the error they raise)."""
         cfg = self.config
         fields = at.mapping(record, "corpus line")
