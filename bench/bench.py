@@ -137,6 +137,8 @@ def main() -> None:
         print(table(json.loads(args.out.read_text())["results"]))
         return
 
+    from gen import generate_in_child
+
     data = HERE / "data"
     sizes = sorted({n for p in args.paths for n in PLAN[p] if not args.sizes or n in args.sizes})
     for n in sizes:
@@ -144,8 +146,7 @@ def main() -> None:
             print(f"generating {n} queries ...", flush=True)
             # in a child: this process's peak memory would otherwise become every
             # later child's (ru_maxrss carries over fork and exec), 2 GB after 100k
-            gen = [sys.executable, str(HERE / "gen.py"), str(n), "--out", str(data)]
-            subprocess.run(gen, check=True, stdout=subprocess.DEVNULL)
+            generate_in_child(n, data)
     # ranx's numba functions are cache=True; keep their cache with the data.
     env = dict(os.environ, NUMBA_CACHE_DIR=str(data / "numba-cache"))
     args.out.parent.mkdir(parents=True, exist_ok=True)

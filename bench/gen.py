@@ -13,6 +13,8 @@ bytes and reruns are comparable.
 from __future__ import annotations
 
 import argparse
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -77,6 +79,13 @@ def generate(n: int, out: Path, seed: int = 0) -> tuple[Path, Path]:
     pacsv.write_csv(run, run_path, write_options=opts)
     pacsv.write_csv(qrels, qrels_path, write_options=opts)
     return run_path, qrels_path
+
+
+def generate_in_child(n: int, out: Path) -> None:
+    """:func:`generate` in a process of its own (see ``retrieval_data.generate_in_child``:
+    a measuring parent must not have held the generated data)."""
+    command = [sys.executable, str(Path(__file__).resolve()), str(n), "--out", str(out)]
+    subprocess.run(command, check=True, stdout=subprocess.DEVNULL)
 
 
 def main() -> None:

@@ -37,7 +37,7 @@ from typing import Any
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-from retrieval_data import default_dir, generate  # noqa: E402
+from retrieval_data import default_dir, generate_in_child  # noqa: E402
 
 PY = sys.executable
 #: CPU seconds (user + system) of each child, in the order they ran.
@@ -130,7 +130,7 @@ def main() -> None:
     data = default_dir(args.docs, args.queries)
     corpus, golden = data / "corpus.jsonl", data / "golden.jsonl"
     if not corpus.is_file() or not golden.is_file():
-        generate(args.docs, args.queries, data)
+        generate_in_child(args.docs, args.queries, data)
     work = Path(tempfile.mkdtemp(prefix="evalframe-bench-pipeline-"))
     env = {**os.environ, "EVALFRAME_TRACKING": "none", "HYDRA_FULL_ERROR": "1"}
     timings: dict[str, list[tuple[float, float]]] = {"direct": [], "cold": [], "warm": []}

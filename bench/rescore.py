@@ -28,7 +28,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-from retrieval_data import default_dir, generate  # noqa: E402
+from retrieval_data import default_dir, generate_in_child  # noqa: E402
 
 PYTREC = """
 import json, sys, pytrec_eval
@@ -72,7 +72,7 @@ def main() -> None:
     args = parser.parse_args()
     data = default_dir(args.docs, args.queries)
     if not (data / "golden.jsonl").is_file():
-        generate(args.docs, args.queries, data)
+        generate_in_child(args.docs, args.queries, data)
     env = {**os.environ, "EVALFRAME_TRACKING": "none"}
     stored = HERE / "data" / f"rescore-run-{args.docs}x{args.queries}"
     if not (stored / "metrics.json").is_file():

@@ -21,6 +21,8 @@ from __future__ import annotations
 
 import argparse
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -129,6 +131,15 @@ def generate(docs: int, queries: int, out: Path, seed: int = 0) -> tuple[Path, P
             record = {"id": f"q{q}", "question": " ".join(picked), "expected_chunks": judged}
             fh.write(json.dumps(record) + "\n")
     return corpus_path, golden_path
+
+
+def generate_in_child(docs: int, queries: int, out: Path) -> None:
+    """:func:`generate` in a process of its own, for scripts that measure their children:
+    ``ru_maxrss`` carries over fork and exec, so a parent that had generated the data
+    itself would pass its own peak on to every child it then measures."""
+    script = Path(__file__).resolve()
+    command = [sys.executable, str(script), "--docs", str(docs), "--queries", str(queries)]
+    subprocess.run([*command, "--out", str(out)], check=True, stdout=subprocess.DEVNULL)
 
 
 def main() -> None:

@@ -26,7 +26,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-from gen import generate  # noqa: E402
+from gen import generate_in_child  # noqa: E402
 
 
 def measure(args: list[str], out: Path) -> dict[str, float]:
@@ -56,7 +56,7 @@ def main() -> None:
     data = HERE / "data"
     run, qrels = data / f"run-{args.queries}.txt", data / f"qrels-{args.queries}.txt"
     if not run.is_file() or not qrels.is_file():
-        generate(args.queries, data)
+        generate_in_child(args.queries, data)
     work = Path(tempfile.mkdtemp(prefix="evalframe-bench-te-"))
     programs = {
         "trec_eval (C)": [args.trec_eval],
