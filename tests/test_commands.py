@@ -104,6 +104,26 @@ def test_rescore_of_a_folder_that_is_not_a_run(
     assert "stored run config not found" in capsys.readouterr().err
 
 
+def test_rescore_of_a_run_file_with_a_control_character_in_an_id(
+    project: Project, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A folder with only ``run.trec`` (as a baseline may be) is read from it; an id
+    evalframe cannot keep is refused with its line and exit 2, not a traceback."""
+    with RETRIEVERS.scoped() as reg:
+        reg.add("counting", Counting, CountingConfig)
+        run_dir = stored_run(project)
+        (run_dir / "per_query.jsonl").unlink()
+        trec = run_dir / "run.trec"
+        first, *rest = trec.read_text().splitlines(keepends=True)
+        qid, q0, doc, *tail = first.split(" ")
+        trec.write_text(" ".join([qid, q0, doc + "\x01", *tail]) + "".join(rest))
+        capsys.readouterr()
+        assert main(["rescore", str(run_dir), "report.html=false"]) == 2
+    err = capsys.readouterr().err
+    assert f"{trec}:1: the doc id" in err and "holds a control character" in err
+    assert "Traceback" not in err
+
+
 def test_cache_info_and_clear(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     (tmp_path / "runs" / "ab").mkdir(parents=True)
     (tmp_path / "runs" / "ab" / "abc.json").write_text("{}")

@@ -129,14 +129,24 @@ def test_the_run_tag_is_one_word(project: Project) -> None:
 
 def test_a_run_files_ids_are_checked_before_rankings_skip_validation(tmp_path: Path) -> None:
     """read_trec_run builds rankings without pydantic's look only when every id is plain;
-    a control character in one doc id still gets the model's refusal."""
+    an id with a control character (which trec_eval's reading lets through) is refused
+    with its file and line, not with a validation traceback."""
     from evalframe.core.reader import read_trec_run
 
     plain = tmp_path / "plain.trec"
     plain.write_text("q1 Q0 d1 1 2.5 t\nq1 Q0 d2 2 1.5 t\nq2 Q0 d3 1 0.5 t\n")
     run = read_trec_run(plain)
     assert run.rankings["q1"] == Ranking(query_id="q1", doc_ids=("d1", "d2"), scores=(2.5, 1.5))
-    odd = tmp_path / "odd.trec"
-    odd.write_text("q1 Q0 d\x011 1 2.5 t\n")
-    with pytest.raises(ValidationError, match="TREC file cannot hold"):
-        read_trec_run(odd)
+    # an id that is fine but not "plain" (a no-break space is data) still reads
+    nbsp = tmp_path / "nbsp.trec"
+    nbsp.write_text("q1 Q0 d\u00a01 1 2.5 t\n", encoding="utf-8")
+    assert read_trec_run(nbsp).rankings["q1"].doc_ids == ("d\u00a01",)
+    for text, line, what in [
+        ("q1 Q0 d1 1 2.5 t\nq2 Q0 d2 1 1.5 t\nq2 Q0 d\x013 2 0.5 t\n", 3, "doc id 'd\\x013'"),
+        ("q1 Q0 d1 1 2.5 t\nq\x7f2 Q0 d2 1 1.5 t\n", 2, "query id 'q\\x7f2'"),
+    ]:
+        odd = tmp_path / "odd.trec"
+        odd.write_text(text)
+        with pytest.raises(DataError) as err:
+            read_trec_run(odd)
+        assert err.value.line == line and f"the {what} holds a control character" in str(err.value)

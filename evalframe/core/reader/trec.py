@@ -48,7 +48,7 @@ from evalframe.core.reader.files import (
     warn_unicode_space,
 )
 from evalframe.core.records import LABEL_MAX, LABEL_MIN
-from evalframe.core.types import Ranking, Run, is_plain_id
+from evalframe.core.types import Ranking, Run, is_plain_id, normalise_id
 
 __all__ = [
     "QrelsColumns",
@@ -115,6 +115,8 @@ class RunColumns(_Columns):
         # rankings of 100: 0.1 s less). Otherwise every ranking is validated, which
         # names the offending id.
         checked = all(is_plain_id(q) for q in self.qid_names) and "".join(docs).isprintable()
+        if not checked:
+            self._refuse_unusable_ids(docs, order)
         make = Ranking.model_construct if checked else Ranking
         rankings: dict[str, Ranking] = {}
         at = 0
@@ -124,6 +126,41 @@ class RunColumns(_Columns):
             )
             at += n
         return Run(rankings=rankings, metadata={"source": self.path})
+
+    def _refuse_unusable_ids(self, docs: list[str], order: np.ndarray) -> None:
+        """A located error for the first id evalframe cannot keep (a control character
+        inside it), which trec_eval's reading lets through; ``docs`` is in ``order``."""
+        bad: tuple[str, str, int] | None = None
+        for code, name in enumerate(self.qid_names):
+            if not is_plain_id(name) and _id_refused(name):
+                row = int(np.flatnonzero(self.qid_codes == code)[0])
+                bad = ("query id", name, row)
+                break
+        for i, doc in enumerate(docs):
+            if not is_plain_id(doc) and _id_refused(doc):
+                row = int(order[i])
+                if bad is None or row < bad[2]:
+                    bad = ("doc id", doc, row)
+                break
+        if bad is not None:
+            what, value, row = bad
+            raise DataError(
+                f"the {what} {value!r} holds a control character, which evalframe does not "
+                "keep in an id (a TREC file splits on whitespace; a control character would "
+                "be read back differently)",
+                path=self.path,
+                line=int(self.lines[row]) if row < self.lines.size else None,
+                hint="ids are single words of printable characters; fix the file",
+            )
+
+
+def _id_refused(value: str) -> bool:
+    """Whether :func:`~evalframe.core.types.normalise_id` refuses ``value``."""
+    try:
+        normalise_id(value)
+    except ValueError:
+        return True
+    return False
 
 
 def decode_ids(values: np.ndarray, ascii_only: bool) -> np.ndarray:
