@@ -18,31 +18,15 @@ import os
 import platform
 import shutil
 import statistics
-import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 from typing import Any
 
 HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
 
-
-def measure(args: list[str], env: dict[str, str], cwd: Path) -> tuple[dict[str, float], str]:
-    start = time.perf_counter()
-    with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
-        proc = subprocess.Popen(args, stdout=out, stderr=err, env=env, cwd=cwd)
-        _, status, usage = os.wait4(proc.pid, 0)
-        wall = time.perf_counter() - start
-        out.seek(0)
-        err.seek(0)
-        if os.waitstatus_to_exitcode(status) != 0:
-            raise SystemExit(f"{' '.join(args)} failed:\n{err.read()[-3000:]}")
-        return {
-            "wall_s": wall,
-            "cpu_s": usage.ru_utime + usage.ru_stime,
-            "peak_mb": usage.ru_maxrss / 1024,
-        }, out.read()
+from child import measure  # noqa: E402
 
 
 def main() -> None:
@@ -55,7 +39,9 @@ def main() -> None:
     rows: dict[str, list[dict[str, Any]]] = {"direct": [], "evalframe cold": []}
     try:
         for r in range(args.rounds):
-            timing, out = measure([sys.executable, str(HERE / "dense_direct.py")], env, work)
+            timing, out = measure(
+                [sys.executable, str(HERE / "dense_direct.py")], env=env, cwd=work
+            )
             direct = json.loads(out.strip().splitlines()[-1])
             rows["direct"].append({**timing, **direct})
             cache = work / f"cache-{r}"
@@ -63,7 +49,7 @@ def main() -> None:
                 *(sys.executable, "-m", "evalframe", "corpus=cranfield", "dataset=cranfield"),
                 *("retriever=dense", "depth=100", f"hydra.run.dir={work / f'run-{r}'}"),
             ]
-            timing, _ = measure(command, {**env, "EVALFRAME_CACHE_DIR": str(cache)}, work)
+            timing, _ = measure(command, env={**env, "EVALFRAME_CACHE_DIR": str(cache)}, cwd=work)
             meta = json.loads(next((cache / "dense").glob("*/meta.json")).read_text())
             timing["documents_per_second"] = meta["documents_per_second"]
             timing["encode_seconds"] = meta["encode_seconds"]

@@ -27,16 +27,15 @@ import os
 import platform
 import shutil
 import statistics
-import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 from typing import Any
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
+from child import measure  # noqa: E402
 from retrieval_data import default_dir, generate_in_child  # noqa: E402
 
 PY = sys.executable
@@ -46,18 +45,9 @@ CPU: list[float] = []
 
 def run_child(args: list[str], env: dict[str, str] | None) -> tuple[float, float, str]:
     """(wall seconds, peak RSS MB, stdout) of one child process; its CPU seconds in CPU[-1]."""
-    start = time.perf_counter()
-    with tempfile.TemporaryFile("w+") as out, tempfile.TemporaryFile("w+") as err:
-        proc = subprocess.Popen(args, stdout=out, stderr=err, env=env, cwd=HERE.parent)
-        _, status, usage = os.wait4(proc.pid, 0)
-        wall = time.perf_counter() - start
-        proc.returncode = os.waitstatus_to_exitcode(status)
-        out.seek(0)
-        err.seek(0)
-        if proc.returncode != 0:
-            raise SystemExit(f"{' '.join(args)} failed ({proc.returncode}):\n{err.read()[-3000:]}")
-        CPU.append(usage.ru_utime + usage.ru_stime)
-        return wall, usage.ru_maxrss / 1024, out.read()
+    timing, out = measure(args, env=env, cwd=HERE.parent)
+    CPU.append(timing["cpu_s"])
+    return timing["wall_s"], timing["peak_mb"], out
 
 
 def read_run(path: Path) -> dict[str, list[tuple[str, float]]]:

@@ -22,12 +22,12 @@ import statistics
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
+from child import measure  # noqa: E402
 from retrieval_data import default_dir, generate_in_child  # noqa: E402
 
 PYTREC = """
@@ -45,19 +45,6 @@ measures = {"recall.5", "P.5", "recip_rank", "ndcg_cut.10", "map"}
 per = pytrec_eval.RelevanceEvaluator(qrels, measures).evaluate(ranked)
 print(len(per))
 """
-
-
-def timed(args: list[str], env: dict[str, str]) -> dict[str, float]:
-    start = time.perf_counter()
-    proc = subprocess.Popen(args, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    _, status, usage = os.wait4(proc.pid, 0)
-    if os.waitstatus_to_exitcode(status) != 0:
-        raise SystemExit(f"{' '.join(args)} failed: {proc.stderr.read().decode()[-2000:]}")
-    return {
-        "wall_s": time.perf_counter() - start,
-        "cpu_s": usage.ru_utime + usage.ru_stime,
-        "peak_mb": usage.ru_maxrss / 1024,
-    }
 
 
 def main() -> None:
@@ -95,20 +82,15 @@ def main() -> None:
             copy = work / f"run-{r}"
             shutil.copytree(stored, copy)
             rows["evalframe rescore"].append(
-                timed([sys.executable, "-m", "evalframe", "rescore", str(copy), *args.set], env)
+                measure(
+                    [sys.executable, "-m", "evalframe", "rescore", str(copy), *args.set], env=env
+                )[0]
             )
             got, want = (json.loads((f / "metrics.json").read_text()) for f in (copy, stored))
             # the metrics themselves; analysis counts (failures.*) follow --set
             same.append(all(got[k] == v for k, v in want.items() if not k.startswith("failures.")))
-            rows["pytrec_eval"].append(
-                timed(
-                    [
-                        *(sys.executable, "-c", PYTREC, str(stored / "run.trec")),
-                        str(data / "golden.jsonl"),
-                    ],
-                    env,
-                )
-            )
+            pytrec = [sys.executable, "-c", PYTREC, str(stored / "run.trec")]
+            rows["pytrec_eval"].append(measure([*pytrec, str(data / "golden.jsonl")], env=env)[0])
             done = ", ".join(f"{k} {v[-1]['wall_s']:.2f}s" for k, v in rows.items())
             print(f"round {r + 1}: {done}", flush=True)
     finally:

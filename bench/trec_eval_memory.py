@@ -17,31 +17,15 @@ import os
 import platform
 import shutil
 import statistics
-import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
+from child import measure  # noqa: E402
 from gen import generate_in_child  # noqa: E402
-
-
-def measure(args: list[str], out: Path) -> dict[str, float]:
-    """Wall and CPU seconds and peak RSS (MB) of one process writing its output to ``out``."""
-    start = time.perf_counter()
-    with open(out, "wb") as fh:
-        proc = subprocess.Popen(args, stdout=fh, stderr=subprocess.PIPE, cwd=HERE.parent)
-        _, status, usage = os.wait4(proc.pid, 0)
-    if os.waitstatus_to_exitcode(status) != 0:
-        raise SystemExit(f"{' '.join(args)} failed: {proc.stderr.read().decode()[-2000:]}")
-    return {
-        "wall_s": time.perf_counter() - start,
-        "cpu_s": usage.ru_utime + usage.ru_stime,
-        "peak_mb": usage.ru_maxrss / 1024,
-    }
 
 
 def main() -> None:
@@ -72,7 +56,9 @@ def main() -> None:
                     label = f"{name} {' '.join(flags)}".strip()
                     out = work / f"{len(outputs)}.txt"
                     rows.setdefault(label, []).append(
-                        measure([*prefix, *flags, str(qrels), str(run)], out)
+                        measure(
+                            [*prefix, *flags, str(qrels), str(run)], cwd=HERE.parent, stdout_to=out
+                        )[0]
                     )
                     outputs.append(out.read_bytes())
                     print(f"round {r + 1}: {label}: {rows[label][-1]}", flush=True)

@@ -1,0 +1,52 @@
+"""One measured child process: wall and CPU seconds and peak memory, the same way in every script.
+
+``os.wait4`` gives the child's own resource usage (CPU = user + system,
+``ru_maxrss`` its peak resident set), so nothing else running in the
+benchmark's process is counted. A child that fails stops the benchmark with
+the end of its stderr.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import tempfile
+import time
+from pathlib import Path
+
+__all__ = ["measure"]
+
+
+def measure(
+    args: list[str],
+    *,
+    env: dict[str, str] | None = None,
+    cwd: Path | None = None,
+    stdout_to: Path | None = None,
+) -> tuple[dict[str, float], str]:
+    """Run ``args``; ``({"wall_s", "cpu_s", "peak_mb"}, stdout)``.
+
+    ``stdout_to``: write the child's output to that file instead (the text
+    returned is then empty), for outputs too large to hold or to be compared.
+    """
+    start = time.perf_counter()
+    with tempfile.TemporaryFile("w+") as err, tempfile.TemporaryFile("w+") as captured:
+        out = open(stdout_to, "wb") if stdout_to is not None else captured  # noqa: SIM115 - closed below
+        try:
+            proc = subprocess.Popen(args, stdout=out, stderr=err, env=env, cwd=cwd)
+            _, status, usage = os.wait4(proc.pid, 0)
+        finally:
+            if out is not captured:
+                out.close()
+        wall = time.perf_counter() - start
+        code = os.waitstatus_to_exitcode(status)
+        if code != 0:
+            err.seek(0)
+            raise SystemExit(f"{' '.join(args)} failed ({code}):\n{err.read()[-3000:]}")
+        captured.seek(0)
+        timing = {
+            "wall_s": wall,
+            "cpu_s": usage.ru_utime + usage.ru_stime,
+            "peak_mb": usage.ru_maxrss / 1024,
+        }
+        return timing, captured.read()
