@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import json
 import os
 from pathlib import Path
 from typing import Any
@@ -125,3 +126,99 @@ def test_a_warm_run_does_not_read_the_corpus(
     )
     run_experiment(fresh, reporters=[TerminalReport(io.StringIO())], progress=False)
     assert len(loads) == 2  # no cache, no manifest: read as always
+
+
+class TextsLoader(Loader):
+    """:class:`Loader` that can also read chosen documents; counts those reads."""
+
+    def __init__(self, path: Path) -> None:
+        super().__init__(path)
+        self.asked: list[list[str]] = []
+        self.edit: dict[str, str] = {}  # id -> a text that differs from what load() read
+
+    def texts(self, ids: Any) -> dict[str, str]:
+        self.asked.append(sorted(ids))
+        words = self.path.read_text().split()
+        found = {f"d{i}": w for i, w in enumerate(words) if f"d{i}" in set(ids)}
+        return {**found, **{k: v for k, v in self.edit.items() if k in found}}
+
+
+def test_a_deferred_corpus_reads_only_the_texts_asked_for(tmp_path: Path) -> None:
+    words = tmp_path / "words.txt"
+    words.write_text("alpha beta gamma")
+    loader = TextsLoader(words)
+    with_manifest(loader, Spec, None, tmp_path / "cache")
+    deferred = with_manifest(loader, Spec, None, tmp_path / "cache")
+    assert deferred.texts(["d2", "d0", "absent"]) == {"d0": "alpha", "d2": "gamma"}
+    assert loader.loads == 1 and loader.asked == [["d0", "d2"]]  # ids it lacks: not asked
+    assert Corpus.build("c", [Document(id="a", text="x")]).texts(["a", "b"]) == {"a": "x"}
+
+
+def test_a_text_that_changed_since_the_manifest_is_an_error(tmp_path: Path) -> None:
+    words = tmp_path / "words.txt"
+    words.write_text("alpha beta gamma")
+    loader = TextsLoader(words)
+    with_manifest(loader, Spec, None, tmp_path / "cache")
+    deferred = with_manifest(loader, Spec, None, tmp_path / "cache")
+    loader.edit = {"d1": "BETA"}
+    with pytest.raises(DataError, match="'d1' is not the one the corpus was read with"):
+        deferred.texts(["d1"])
+
+
+def test_without_texts_a_deferred_corpus_loads_whole_for_a_few(tmp_path: Path) -> None:
+    words = tmp_path / "words.txt"
+    words.write_text("alpha beta gamma")
+    loader = Loader(words)
+    with_manifest(loader, Spec, None, tmp_path / "cache")
+    deferred = with_manifest(loader, Spec, None, tmp_path / "cache")
+    assert deferred.texts(["d1"]) == {"d1": "beta"} and loader.loads == 2
+
+
+def test_a_warm_run_with_failure_categories_and_its_page_reads_no_whole_corpus(
+    project: Project, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from evalframe.report.page import RunPage
+
+    calls: list[str] = []
+    load, texts = JsonlCorpus.load, JsonlCorpus.texts
+
+    def counted_load(self: JsonlCorpus) -> Corpus:
+        calls.append("load")
+        return load(self)
+
+    def counted_texts(self: JsonlCorpus, ids: Any) -> dict[str, str]:
+        calls.append("texts")
+        return texts(self, ids)
+
+    monkeypatch.setattr(JsonlCorpus, "load", counted_load)
+    monkeypatch.setattr(JsonlCorpus, "texts", counted_texts)
+
+    def experiment(out: str) -> Any:  # failure categories on, as by default
+        dirs = {"dir": str(project.root / out), "cache_dir": str(project.root / "cache")}
+        return validate_experiment(raw_config(project, output=dirs))
+
+    # one query that fails: its words are the cache document's, its answer another
+    lost = {
+        "id": 99,
+        "question": "Where is the BM25 index cached on disk?",
+        "expected_chunks": ["install"],
+    }
+    with project.golden.open("a") as fh:
+        fh.write(json.dumps(lost) + "\n")
+    reporters = [RunPage(), TerminalReport(io.StringIO())]
+    run_experiment(experiment("cold"), reporters=reporters, progress=False)
+    assert calls == ["load"]
+    run_experiment(experiment("warm"), reporters=reporters, progress=False)
+    # the page's few documents through texts(); the failed queries' document terms
+    # from the cache folder
+    assert calls == ["load", "texts"]
+    cold, warm = project.root / "cold", project.root / "warm"
+    failures = json.loads((warm / "summary.json").read_text())["analysis"]["failures"]
+    assert failures["failed"] == 1
+    failed = [json.loads(line) for line in (warm / "per_query.jsonl").read_text().splitlines()]
+    assert [r["failure"]["category"] for r in failed if "failure" in r] != []
+    for name in ("per_query.jsonl", "gates.json", "metrics.json"):
+        assert (cold / name).read_text() == (warm / name).read_text()
+    assert (warm / "report.html").read_text().count("<pre") == (
+        (cold / "report.html").read_text().count("<pre")
+    )

@@ -86,3 +86,49 @@ def test_a_batch_is_written_whole_or_not_at_all(tmp_path: Path) -> None:
     assert store.count() == 0  # the first row was rolled back with the batch
     store.put_many([("d" * 64, "{}")])
     assert store.count() == 1
+
+
+def _first_layout(path: Path, rows: list[tuple[str, str, str]]) -> None:
+    """A cache database as evalframe wrote it before the rowid table (a WITHOUT ROWID one)."""
+    conn = sqlite3.connect(path)
+    conn.execute(
+        "CREATE TABLE entries (namespace TEXT NOT NULL, key TEXT NOT NULL, value TEXT NOT NULL, "
+        "PRIMARY KEY (namespace, key)) WITHOUT ROWID"
+    )
+    conn.executemany("INSERT INTO entries VALUES (?, ?, ?)", rows)
+    conn.commit()
+    conn.close()
+
+
+def _table_sql(path: Path) -> str:
+    conn = sqlite3.connect(path)
+    try:
+        return conn.execute("SELECT sql FROM sqlite_master WHERE name = 'entries'").fetchone()[0]
+    finally:
+        conn.close()
+
+
+def test_a_database_of_the_first_layout_is_moved_to_a_rowid_table_with_every_entry(
+    tmp_path: Path,
+) -> None:
+    rows = [("runs", f"{i:064x}", f'{{"i": {i}}}') for i in range(50)]
+    rows.append(("corpora", "e" * 64, "x" * 3_000_000))  # a large value (a corpus manifest)
+    _first_layout(tmp_path / DATABASE, rows)
+    runs = SqliteEntryStore(tmp_path, "runs")
+    assert runs.get_many([k for _, k, _ in rows[:50]]) == {k: v for _, k, v in rows[:50]}
+    assert SqliteEntryStore(tmp_path, "corpora").get("e" * 64) == "x" * 3_000_000
+    assert "WITHOUT ROWID" not in _table_sql(tmp_path / DATABASE).upper()
+    runs.put_many([("f" * 64, "{}")])  # and it is written to as before
+    assert SqliteEntryStore(tmp_path, "runs").count() == 51
+
+
+def test_two_stores_opening_a_first_layout_database_migrate_it_once(tmp_path: Path) -> None:
+    _first_layout(tmp_path / DATABASE, [("runs", "a" * 64, "{}")])
+    stores = [SqliteEntryStore(tmp_path, "runs") for _ in range(4)]
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        found = list(pool.map(lambda s: s.get("a" * 64), stores))
+    assert found == ["{}"] * 4
+    conn = sqlite3.connect(tmp_path / DATABASE)
+    tables = [r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")]
+    conn.close()
+    assert tables == ["entries"]  # no half-done copy left beside it

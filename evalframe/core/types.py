@@ -13,7 +13,7 @@ import hashlib
 import json
 import threading
 import unicodedata
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from typing import Annotated, Any, ClassVar, overload
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, model_validator
@@ -294,6 +294,7 @@ class Corpus(_Frozen):
         hashes: Mapping[str, str],
         load: Callable[[], Corpus],
         documents: tuple[Document, ...] | None = None,
+        texts: Callable[[Collection[str]], Mapping[str, str]] | None = None,
     ) -> Corpus:
         """A corpus known by its name, hash and documents' hashes; texts read on first use.
 
@@ -303,8 +304,11 @@ class Corpus(_Frozen):
         none of them needs 100k documents built. ``load`` must give the same
         content (the caller checks its hash). ``documents``, when already read,
         are used as they are (and the hashes spare computing them again).
+        ``texts`` (a loader's optional ``texts(ids)``, wrapped to check each text
+        against ``hashes``) reads a few documents' texts without building the
+        corpus (see :meth:`texts`).
         """
-        deferred = DeferredDocuments(digest, hashes, load, documents)
+        deferred = DeferredDocuments(digest, hashes, load, documents, texts)
         lazy: Any = deferred  # reads as a tuple would
         return cls.model_construct(name=name, documents=lazy, content_hash=digest)
 
@@ -317,6 +321,19 @@ class Corpus(_Frozen):
             return frozenset(known)
         return frozenset(d.id for d in self.documents)
 
+    def texts(self, ids: Iterable[str]) -> dict[str, str]:
+        """``{id: text}`` of the documents among ``ids`` (ids the corpus lacks left out).
+
+        A report lists a few thousand documents of a 100k corpus: a deferred
+        corpus whose loader can read chosen documents (``texts(ids)``) reads
+        only those, each checked against the manifest's hash of its text,
+        instead of building every document.
+        """
+        wanted = set(ids)
+        if isinstance(self.documents, DeferredDocuments):
+            return self.documents.texts(wanted)
+        return {d.id: d.text for d in self.documents if d.id in wanted}
+
 
 class DeferredDocuments(Sequence[Document]):
     """A corpus's documents, read when first used (see :meth:`Corpus.deferred`)."""
@@ -327,13 +344,25 @@ class DeferredDocuments(Sequence[Document]):
         hashes: Mapping[str, str],
         load: Callable[[], Corpus],
         documents: tuple[Document, ...] | None = None,
+        texts: Callable[[Collection[str]], Mapping[str, str]] | None = None,
     ) -> None:
         self.digest = digest
         self.known_hashes = dict(hashes)
         self.known_ids = tuple(self.known_hashes)
         self._load = load
+        self._read_texts = texts
         self._docs: tuple[Document, ...] | None = documents
         self._lock = threading.Lock()
+
+    def texts(self, ids: Collection[str]) -> dict[str, str]:
+        """:meth:`Corpus.texts`: from the documents when they are read (or nothing can
+        read a few), else only these (the caller's ``texts`` checks them)."""
+        wanted = [d for d in ids if d in self.known_hashes]
+        if self._docs is not None or self._read_texts is None:
+            chosen = set(wanted)
+            return {d.id: d.text for d in self._documents() if d.id in chosen}
+        found = self._read_texts(wanted)
+        return {d: found[d] for d in wanted if d in found}
 
     def _documents(self) -> tuple[Document, ...]:
         with self._lock:

@@ -42,7 +42,7 @@ from evalframe.plugin.protocols import (
     PluginContext,
     Retriever,
 )
-from evalframe.retrieval.corpora import checked_load, with_manifest
+from evalframe.retrieval.corpora import checked_load, checked_texts, with_manifest
 from evalframe.retrieval.normalise import normalise_run
 from evalframe.retrieval.retrieve import retrieve_all, run_cache
 
@@ -380,6 +380,7 @@ def stored_corpus(exp: Experiment, folder: RunFolder) -> Corpus | bool:
         digest,
         manifest["documents"],
         checked_load(lambda: _loaded(loader, plugin), digest),
+        texts=checked_texts(loader, manifest["documents"]),
     )
 
 

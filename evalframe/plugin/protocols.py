@@ -150,6 +150,13 @@ class CorpusLoader(Protocol):
     does not read the corpus at all: the pipeline keeps the corpus's hash and
     ids (a *manifest*) under the sources' sizes and modification times, and
     loads the documents only if something asks for them.
+
+    Optional: ``texts(ids) -> dict[str, str]``, the texts ``load()`` gives the
+    documents among ``ids`` (ids the corpus lacks left out). The run page and
+    the failure categories need a few thousand documents' texts; with it
+    they read only those (each checked against the manifest's hash) instead
+    of loading the whole corpus. :class:`evalframe.plugin.testing.CorpusLoaderContract`
+    checks both.
     """
 
     def load(self) -> Corpus: ...

@@ -178,7 +178,7 @@ def stored_corpus_texts(view: RunView, corpus: Corpus | None = None) -> DocTexts
     run's configured corpus again (``evalframe report RUN``); a corpus that cannot
     be loaded now is a note on the page, not an error."""
     if corpus is not None:
-        return corpus_texts(view, ((d.id, d.text) for d in corpus.documents))
+        return corpus_texts(view, corpus.texts(_needed(view)).items())
     node = view.config.get("corpus")
     if not isinstance(node, dict) or node.get("name") in (None, "none"):
         return DocTexts(note="The run searched no corpus, so no document text is shown.")
@@ -197,8 +197,9 @@ def stored_corpus_texts(view: RunView, corpus: Corpus | None = None) -> DocTexts
         )
         if not isinstance(loader, CorpusLoader):
             raise TypeError("not a corpus loader")
-        loaded = loader.load()
+        read = getattr(loader, "texts", None)  # the listed documents alone, when it can
+        found = read(_needed(view)) if callable(read) else loader.load().texts(_needed(view))
     except (EvalframeError, OSError, TypeError, ValueError) as exc:
         reason = exc.render().splitlines()[0] if isinstance(exc, EvalframeError) else str(exc)
         return DocTexts(note=f"The run's corpus could not be loaded again ({reason}).")
-    return corpus_texts(view, ((d.id, d.text) for d in loaded.documents))
+    return corpus_texts(view, found.items())

@@ -28,7 +28,14 @@ from pydantic import BaseModel, ValidationError
 
 from evalframe.core.io import default_cache_dir
 from evalframe.core.secrets import is_secret_name
-from evalframe.core.store import DATABASE, EntryStore, namespaces, open_store
+from evalframe.core.store import (
+    DATABASE,
+    EntryStore,
+    get_many,
+    namespaces,
+    open_store,
+    put_many,
+)
 from evalframe.core.types import Ranking, content_hash
 from evalframe.plugin.protocols import in_cache_key
 
@@ -127,12 +134,7 @@ class RunCache:
     def get_many(self, queries: Sequence[tuple[Any, ...]], k: int) -> dict[str, Ranking]:
         """``{query_id: ranking}`` for every ``(query_id, text[, extra])`` that is cached."""
         keys = [self.key(q[1], k, q[2] if len(q) > 2 else None) for q in queries]
-        store = self.entries
-        get_many = getattr(store, "get_many", None)
-        if callable(get_many):
-            texts: dict[str, str] = get_many(keys)
-        else:
-            texts = {key: text for key in keys if (text := store.get(key)) is not None}
+        texts = get_many(self.entries, keys)
         found: dict[str, Ranking] = {}
         for (query_id, *_), key in zip(queries, keys, strict=True):
             text = texts.get(key)
@@ -153,13 +155,7 @@ class RunCache:
             (self.key(item[0], k, item[2] if len(item) > 2 else None), item[1].model_dump_json())
             for item in items
         ]
-        store = self.entries
-        put_many = getattr(store, "put_many", None)
-        if callable(put_many):
-            put_many(entries)
-        else:
-            for key, text in entries:
-                store.put(key, text)
+        put_many(self.entries, entries)
 
 
 def cache_info(root: Path) -> dict[str, Any]:

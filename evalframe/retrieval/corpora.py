@@ -19,7 +19,7 @@ within the file system's timestamp resolution and to the same size.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -29,7 +29,7 @@ from evalframe.core.errors import DataError
 from evalframe.core.store import open_store
 from evalframe.core.types import Corpus, content_hash, document_hash
 
-__all__ = ["FORMAT", "checked_load", "manifest_key", "with_manifest"]
+__all__ = ["FORMAT", "checked_load", "checked_texts", "manifest_key", "with_manifest"]
 
 #: Bump when the manifest's layout changes.
 FORMAT = 2
@@ -93,7 +93,13 @@ def with_manifest(
         except (ValueError, KeyError, TypeError):
             pass  # damaged: read the corpus and keep a new manifest
         else:
-            return Corpus.deferred(name, digest, hashes, checked_load(load, digest))
+            return Corpus.deferred(
+                name,
+                digest,
+                hashes,
+                checked_load(load, digest),
+                texts=checked_texts(loader, hashes),
+            )
     corpus = load()
     hashes = {d.id: document_hash(d.text) for d in corpus.documents}
     manifest = {"name": corpus.name, "content_hash": corpus.content_hash, "documents": hashes}
@@ -102,6 +108,31 @@ def with_manifest(
     return Corpus.deferred(
         corpus.name, corpus.content_hash, hashes, lambda: corpus, corpus.documents
     )
+
+
+def checked_texts(
+    loader: Any, hashes: Mapping[str, str]
+) -> Callable[[Collection[str]], dict[str, str]] | None:
+    """The loader's ``texts(ids)`` (None when it has none), refusing a text that is not
+    the one the manifest's hash says: its document changed since the corpus was read."""
+    read = getattr(loader, "texts", None)
+    if not callable(read):
+        return None
+
+    def texts(ids: Collection[str]) -> dict[str, str]:
+        found = dict(read(ids))
+        for doc_id in ids:
+            text = found.get(doc_id)
+            if text is None or document_hash(text) != hashes.get(doc_id):
+                raise DataError(
+                    f"document {doc_id!r} is not the one the corpus was read with: "
+                    + ("it is gone" if text is None else "its text changed")
+                    + " since then (the corpus's files changed meanwhile)",
+                    hint="run again once nothing is writing the corpus files",
+                )
+        return found
+
+    return texts
 
 
 def checked_load(load: Callable[[], Corpus], digest: str) -> Callable[[], Corpus]:

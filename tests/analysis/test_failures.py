@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from evalframe.analysis.failures import DocFrequency, annotate_failures, categorise
+from evalframe.analysis.failures import DocFrequency, DocTerms, annotate_failures, categorise
 from evalframe.analysis.settings import FailureSettings
 from evalframe.analysis.text import terms
 from evalframe.assess.runfolder import FAIL, PASS
@@ -178,3 +178,48 @@ def test_another_corpus_or_a_damaged_entry_is_counted_again(tmp_path: Path) -> N
     store.put(key, "{not json")
     assert DocFrequency(_corpus(), store).share("alpha") == 3 / 4
     assert json.loads(store.get(key) or "")["alpha"] == 3  # rewritten whole
+
+
+# -- document terms, kept for the next run on the same corpus --------------------------------
+def test_document_terms_are_the_term_rule_of_their_text_and_none_for_unknown_ids() -> None:
+    doc_terms = DocTerms(_corpus())
+    doc_terms.prefetch(["e", "x", "absent"])
+    assert doc_terms("e") == terms(DOCS["e"]) and doc_terms("x") == terms(DOCS["x"])
+    assert doc_terms("absent") is None
+    assert doc_terms("z") == terms(DOCS["z"])  # one not prefetched is found on demand
+
+
+def test_kept_document_terms_are_read_back_without_the_documents(tmp_path: Path) -> None:
+    first = _corpus()
+    store = open_store(tmp_path, DocFrequency.NAMESPACE)
+    DocTerms(first, store).prefetch(["e", "x"])
+    assert store.count() == 2
+
+    def unreadable(*_: object) -> Any:
+        raise AssertionError("a document's text was read although its terms were kept")
+
+    hashes = {d.id: "h" for d in first.documents}
+    later = Corpus.deferred("c", first.content_hash, hashes, unreadable, texts=unreadable)
+    doc_terms = DocTerms(later, open_store(tmp_path, DocFrequency.NAMESPACE))
+    doc_terms.prefetch(["x", "e"])
+    assert (doc_terms("e"), doc_terms("x")) == (terms(DOCS["e"]), terms(DOCS["x"]))
+
+
+def test_terms_of_another_corpus_or_a_damaged_entry_are_split_again(tmp_path: Path) -> None:
+    store = open_store(tmp_path, DocFrequency.NAMESPACE)
+    DocTerms(_corpus(), store).prefetch(["e"])
+    other = Corpus.build("c", [Document(id="e", text="omega psi")])
+    assert DocTerms(other, store)("e") == {"omega", "psi"}  # same id, another corpus
+    key = DocTerms(_corpus(), store)._key("e")
+    store.put(key, '["not", 3]')
+    assert DocTerms(_corpus(), store)("e") == terms(DOCS["e"])
+    assert json.loads(store.get(key) or "") == sorted(terms(DOCS["e"]))  # rewritten
+
+
+def test_the_categories_are_the_same_with_terms_kept_or_split(tmp_path: Path) -> None:
+    fresh, kept = _records(), _records()
+    annotate_failures(fresh, _corpus(), FailureSettings())
+    store = open_store(tmp_path, DocFrequency.NAMESPACE)
+    annotate_failures(_records(), _corpus(), FailureSettings(), store)  # keeps the terms
+    annotate_failures(kept, _corpus(), FailureSettings(), store)  # reads them back
+    assert [r.get("failure") for r in kept] == [r.get("failure") for r in fresh]

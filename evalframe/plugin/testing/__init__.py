@@ -19,6 +19,7 @@ This module imports pytest, so import it from tests only.
 """
 
 from evalframe.plugin.testing.base import PluginContract
+from evalframe.plugin.testing.corpus import CorpusLoaderContract
 from evalframe.plugin.testing.mining import ExporterContract, SolverContract, ValidatorContract
 from evalframe.plugin.testing.retrieval import RetrieverContract
 from evalframe.plugin.testing.roles import (
@@ -31,6 +32,7 @@ from evalframe.plugin.testing.roles import (
 __all__ = [
     "AdversaryContract",
     "AuthorContract",
+    "CorpusLoaderContract",
     "ExporterContract",
     "JudgeContract",
     "OracleContract",

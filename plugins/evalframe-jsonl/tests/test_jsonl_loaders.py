@@ -11,8 +11,8 @@ from evalframe_jsonl.dataset import JsonlDataset, JsonlDatasetConfig
 from evalframe.core.errors import DataError
 from evalframe.core.types import Corpus, Document
 from evalframe.plugin.protocols import PluginContext
-from evalframe.plugin.registry import CORPORA, DATASETS
-from evalframe.plugin.testing import PluginContract
+from evalframe.plugin.registry import DATASETS
+from evalframe.plugin.testing import CorpusLoaderContract, PluginContract
 
 DATA = Path(__file__).parent / "data"
 
@@ -32,9 +32,17 @@ class TestJsonlDatasetContract(PluginContract):
     registry = DATASETS
 
 
-class TestJsonlCorpusContract(PluginContract):
+class TestJsonlCorpusContract(CorpusLoaderContract):
     plugin_name = "jsonl"
-    registry = CORPORA
+
+    @pytest.fixture
+    def loader(self, tmp_path: Path) -> JsonlCorpus:
+        path = tmp_path / "corpus.jsonl"
+        path.write_text(
+            '{"id": "a", "text": "alpha", "title": "A"}\n{"id": 7, "text": "seven"}\n'
+            '{"id": " c ", "text": "gamma", "title": ""}\n'
+        )
+        return JsonlCorpus(JsonlCorpusConfig(path=str(path), title_field="title"), PluginContext())
 
 
 def test_bob_sample_loads_with_normalised_ids_and_slices() -> None:
@@ -197,3 +205,27 @@ def test_corpus_errors_name_file_and_line(
 def test_empty_corpus_is_an_error(tmp_path: Path) -> None:
     with pytest.raises(DataError, match="empty"):
         corpus_load(tmp_path, "\n")
+
+
+def test_texts_of_chosen_documents_are_those_load_gives_in_every_id_form(tmp_path: Path) -> None:
+    path = tmp_path / "corpus.jsonl"
+    path.write_text(
+        '{"id": "a", "text": "alpha", "title": "A"}\n'
+        '{"id": 7, "text": "seven"}\n'  # an integer id is the string "7"
+        '{"id": " c ", "text": "gamma"}\n'  # surrounding space is not part of an id
+        '{"id": "d", "text": "delta", "title": "D"}\n'
+    )
+    loader = JsonlCorpus(JsonlCorpusConfig(path=str(path), title_field="title"), PluginContext())
+    assert loader.texts(["a", "7", "c", "zz"]) == {"a": "A\nalpha", "7": "seven", "c": "gamma"}
+    assert loader.texts(["d"]) == {"d": "D\ndelta"}
+
+
+def test_texts_skips_other_documents_without_checking_them_but_not_a_broken_line(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "corpus.jsonl"
+    path.write_text('{"id": "a", "text": "alpha"}\n["not", "an", "object"]\n')
+    loader = JsonlCorpus(JsonlCorpusConfig(path=str(path)), PluginContext())
+    with pytest.raises(DataError) as err:  # a line load() refuses is refused here too
+        loader.texts(["a"])
+    assert err.value.line == 2 and "must be a JSON object" in err.value.render()
