@@ -272,3 +272,51 @@ def test_the_fast_and_the_careful_cut_give_the_same_columns(
     spaced = "".join(sep.join([q, "Q0", d, "1", repr(s), "t"]) + end for q, d, _, s in rows)
     r1, r2 = parse_run(runs, "r"), parse_run(spaced.encode(), "r")
     assert r1.scores.tolist() == r2.scores.tolist() == [s for *_, s in rows]
+
+
+# -- scores: parsed without strtod, to the same double ---------------------------------------
+def _scores(tokens: list[str]) -> list[float]:
+    run = "".join(f"q Q0 d{i} {i + 1} {t} x\n" for i, t in enumerate(tokens)).encode()
+    return parse_run(run, "r").scores.tolist()
+
+
+def _bits(values: list[float]) -> list[int]:
+    return np.array(values, dtype=np.float64).view(np.uint64).tolist()
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.floats(allow_nan=False, allow_infinity=False), min_size=1, max_size=50))
+def test_every_repr_of_a_double_is_read_back_as_that_double(values: list[float]) -> None:
+    """``repr`` writes up to 17 significant digits (every score a Python program writes)."""
+    assert _bits(_scores([repr(v) for v in values])) == _bits(values)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(
+        st.tuples(st.text("0123456789", min_size=1, max_size=22), st.integers(0, 22)),
+        min_size=1,
+        max_size=50,
+    )
+)
+def test_long_decimals_are_read_as_strtod_reads_them(digits: list[tuple[str, int]]) -> None:
+    tokens = [d[:k] + "." + d[k:] if k < len(d) else d for d, k in digits]
+    assert _bits(_scores(tokens)) == _bits([float(t) for t in tokens])
+
+
+@pytest.mark.parametrize(
+    "token",
+    [
+        "9007199254740993",  # 2**53 + 1: halfway between two doubles, ties to even
+        "9007199254740995",  # halfway again, rounds up this time
+        "9007199254740993.0000",
+        "0.30000000000000004",
+        "1.7976931348623157",  # 17 digits
+        "9999999999999999999",  # 19 digits, the most a uint64 holds
+        "99999999999999999999",  # 20: the general way
+        "-2.2250738585072014",
+        "0.0000000000000000001",
+    ],
+)
+def test_halfway_and_edge_decimals_are_read_as_strtod_reads_them(token: str) -> None:
+    assert _bits(_scores([token])) == _bits([float(token)])

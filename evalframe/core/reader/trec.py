@@ -507,6 +507,18 @@ def _not_a_number(token: bytes, dtype: Any) -> str | None:
 
 _POW10 = np.array([float(10**k) for k in range(23)])  # exact doubles
 
+#: Whether ``np.longdouble`` holds a 64-bit significand (x87 extended on x86-64 Linux,
+#: IEEE quad elsewhere): then every mantissa of up to 19 digits is exact in it.
+_WIDE = np.finfo(np.longdouble).nmant >= 63
+
+
+def _pow10_wide() -> np.ndarray:
+    """10**0 .. 10**19 as exact long doubles (from exact uint64s, never through a double)."""
+    return np.array([10**k for k in range(20)], dtype=np.uint64).astype(np.longdouble)
+
+
+_POW10_WIDE = _pow10_wide() if _WIDE else _POW10
+
 
 @dataclass(frozen=True)
 class _Fast:
@@ -582,22 +594,34 @@ def _fast_split(data: bytes, width: int) -> _Fast | None:
 def _decimals(mat: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Parse ``[-]digits[.digits]`` rows of a zero-padded byte matrix exactly.
 
-    With at most 15 digits the digits form an integer below 2**53 and the
-    power of ten is exact, so one IEEE division is correctly rounded: the
-    same double as ``strtod`` (and NumPy's ``astype``). Returns the values
-    and a mask of the rows that had that form; the others must be parsed
-    the general way.
+    The digits are gathered into an integer M (exact in a uint64 up to 19
+    digits), and the value is M / 10**f for f digits after the point.
+
+    * Up to 15 digits, M is below 2**53 and the power of ten is exact, so one
+      IEEE division is correctly rounded: the same double as ``strtod``.
+    * 16 to 19 digits (``repr`` of a float writes 17: every run file a Python
+      program writes), when long doubles have a 64-bit significand: M and
+      10**f are exact in them, so the division gives the true value rounded
+      to 64 bits, L. Rounding L to a double gives what ``strtod`` gives,
+      except when L is exactly halfway between two doubles (a halfway point
+      needs 54 bits, so L lands on it whenever the true value is on the
+      other side of it or on it): those rows, and any that would be
+      subnormal, go to ``strtod``.
+
+    Returns the values and a mask of the rows parsed here; the others must be
+    parsed the general way.
     """
     n, width = mat.shape
     if width > 64:  # (the counts below are uint8)
         return np.zeros(n, dtype=np.float64), np.zeros(n, dtype=bool)
     by_column = np.ascontiguousarray(mat.T)  # one contiguous row per character position
     neg = by_column[0] == ord("-")
-    mantissa = np.zeros(n, dtype=np.float64)  # exact while below 2**53
+    mantissa = np.zeros(n, dtype=np.uint64)  # exact while 19 digits or fewer
     n_digits = np.zeros(n, dtype=np.uint8)
     n_frac = np.zeros(n, dtype=np.uint8)
     n_dots = np.zeros(n, dtype=np.uint8)
     bad = np.zeros(n, dtype=bool)
+    ten = np.uint64(10)
     for c in range(width):
         col = by_column[c]
         d = col - np.uint8(48)
@@ -607,16 +631,36 @@ def _decimals(mat: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         if c == 0:
             allowed |= neg
         bad |= ~allowed
-        np.multiply(mantissa, 10.0, out=mantissa, where=is_digit)
-        np.add(mantissa, d, out=mantissa, where=is_digit)
+        np.multiply(mantissa, ten, out=mantissa, where=is_digit)  # (wraps past 19 digits:
+        np.add(mantissa, d, out=mantissa, where=is_digit, casting="unsafe")  # refused below)
         n_digits += is_digit
         n_frac += is_digit & (n_dots > 0)
         n_dots += is_dot
+    form = ~bad & (n_dots <= 1) & (n_digits >= 1)
     # up to 15 digits the mantissa is an integer below 10**15 < 2**53: exact
-    ok = ~bad & (n_dots <= 1) & (n_digits >= 1) & (n_digits <= 15)
-    mantissa /= _POW10[np.minimum(n_frac, 22)]
-    np.negative(mantissa, out=mantissa, where=neg)
-    return mantissa, ok
+    ok = form & (n_digits <= 15)
+    values = mantissa.astype(np.float64)
+    values /= _POW10[np.minimum(n_frac, 22)]
+    if _WIDE:
+        wide = np.flatnonzero(form & (n_digits > 15) & (n_digits <= 19))
+        if wide.size:
+            good, parsed = _wide_decimals(mantissa[wide], n_frac[wide])
+            values[wide[good]] = parsed[good]
+            ok[wide[good]] = True
+    np.negative(values, out=values, where=neg)
+    return values, ok
+
+
+def _wide_decimals(mantissa: np.ndarray, n_frac: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``mantissa / 10**n_frac`` correctly rounded to doubles, through long doubles (see
+    :func:`_decimals`); returns which rows are certain, and the doubles."""
+    wide = mantissa.astype(np.longdouble) / _POW10_WIDE[n_frac]
+    near = wide.astype(np.float64)
+    # the double on the other side of the long double, and the point halfway to it
+    other = np.nextafter(near, np.where(wide > near, np.inf, -np.inf))
+    halfway = (wide != near) & (wide - near == (other.astype(np.longdouble) - near) / 2)
+    usable = np.isfinite(near) & ((near >= np.finfo(np.float64).tiny) | (mantissa == 0))
+    return usable & ~halfway, near
 
 
 def _factorize_runs(values: np.ndarray) -> tuple[np.ndarray, list[str]]:
