@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+import hashlib
 import io
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from evalframe.app.cli import main
+from evalframe.assess.runfolder import RunFolder
+from evalframe.core.types import Ranking, Run
 from evalframe.pipeline.config import validate_experiment
 from evalframe.pipeline.run import run_experiment
 from evalframe.plugin.registry import RETRIEVERS
@@ -132,3 +136,74 @@ def test_cache_info_and_clear(tmp_path: Path, capsys: pytest.CaptureFixture[str]
     assert info["kinds"]["runs"] == {"files": 1, "bytes": 2}
     assert main(["cache", "clear", "--dir", str(tmp_path)]) == 0
     assert not (tmp_path / "runs").exists()
+
+
+class HalfEmpty(Counting):
+    """Answers query 2 with nothing (which a TREC file cannot hold), the others as Counting."""
+
+    def retrieve(self, query: Any, k: int) -> Ranking:
+        if query.id == "2":
+            return Ranking(query_id=query.id)
+        return super().retrieve(query, k)
+
+
+def _half_empty_run(project: Project) -> tuple[Path, Run]:
+    with RETRIEVERS.scoped() as reg:
+        reg.add("half_empty", HalfEmpty, CountingConfig)
+        exp = validate_experiment(
+            raw_config(project, retriever={"name": "half_empty"}, cache={"retrieval": False})
+        )
+        result = run_experiment(exp, reporters=[TerminalReport(io.StringIO())], progress=False)
+    return project.root / "out", result.evaluation.run
+
+
+def test_a_run_says_what_a_rescore_needs_of_its_run_file(project: Project) -> None:
+    run_dir, _ = _half_empty_run(project)
+    facts = json.loads((run_dir / "summary.json").read_text())["run_file"]
+    assert facts == {
+        "sha256": hashlib.sha256((run_dir / "run.trec").read_bytes()).hexdigest(),
+        "empty": ["2"],
+        "extras": False,
+    }
+
+
+def test_the_stored_run_comes_from_the_run_file_alone_when_the_facts_hold(
+    project: Project, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    run_dir, made = _half_empty_run(project)
+
+    def unread(self: RunFolder) -> Any:
+        raise AssertionError("per_query.jsonl was read")
+
+    monkeypatch.setattr(RunFolder, "per_query", unread)
+    stored = RunFolder(run_dir).run()
+    assert stored.rankings.keys() == made.rankings.keys()
+    for qid, ranking in made.rankings.items():
+        got = stored.rankings[qid]
+        assert (got.doc_ids, got.scores, got.latency_ms) == (
+            ranking.doc_ids,
+            ranking.scores,
+            ranking.latency_ms,
+        )
+    assert stored.rankings["2"].doc_ids == ()  # answered with nothing, not missing
+
+
+def test_a_hand_edited_run_file_is_read_beside_per_query(project: Project) -> None:
+    """The facts describe the file byte for byte: after an edit per_query.jsonl is read
+    too, and (as before the facts) its rankings win where the two disagree."""
+    run_dir, made = _half_empty_run(project)
+    trec = run_dir / "run.trec"
+    trec.write_text(trec.read_text().replace(" install ", " cache ", 1))
+    stored = RunFolder(run_dir).run()
+    assert {q: r.doc_ids for q, r in stored.rankings.items()} == {
+        q: r.doc_ids for q, r in made.rankings.items()
+    }
+
+
+def test_rescore_through_the_run_file_alone_reproduces_the_folder(project: Project) -> None:
+    run_dir, _ = _half_empty_run(project)
+    with RETRIEVERS.scoped() as reg:  # the stored config names it (the rescore never calls it)
+        reg.add("half_empty", HalfEmpty, CountingConfig)
+        assert main(["rescore", str(run_dir), "--out", str(project.root / "again")]) == 0
+    for name in ("per_query.jsonl", "summary.json", "metrics.json", "gates.json", "run.trec"):
+        assert (project.root / "again" / name).read_bytes() == (run_dir / name).read_bytes()

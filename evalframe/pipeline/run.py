@@ -20,7 +20,13 @@ from evalframe.analysis import AnalysisOutput, BootstrapSettings, run_analyses
 from evalframe.analysis.failures import DocFrequency
 from evalframe.assess.gates import run_gates, verdict, verdict_warnings
 from evalframe.assess.results import Evaluation, GateResult
-from evalframe.assess.runfolder import LAYOUT, RunData, RunFolder, per_query_records
+from evalframe.assess.runfolder import (
+    LAYOUT,
+    RunData,
+    RunFolder,
+    per_query_records,
+    run_file_facts,
+)
 from evalframe.core.errors import EXIT_GATE_FAILED, EXIT_OK, ConfigError, DataError, PluginError
 from evalframe.core.messages import shown, warn
 from evalframe.core.progress import quiet, step
@@ -200,6 +206,8 @@ def _write_outputs(
         "gates_passed": verdict(gates),
         "verdict_warnings": verdict_warnings(golden, gates),
         "analysis": analysis.summary,
+        # lets a rescore read the rankings from run.trec without per_query.jsonl
+        "run_file": run_file_facts(evaluation.run, files["run"]),
     }
     for name, payload in analysis.files.items():  # calibration.json, benefit.json
         files[Path(name).stem] = folder.write_json(name, payload)

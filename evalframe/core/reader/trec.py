@@ -31,7 +31,7 @@ number parser and its range checks, and a change to one is a change to both.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -103,8 +103,9 @@ class RunColumns(_Columns):
     scores: np.ndarray  # float64
     runid: str  # the tag of the last line, which trec_eval prints as runid
 
-    def to_run(self) -> Run:
-        """The run's rankings in file order per query (the engine sorts by score)."""
+    def to_run(self, latency: Mapping[str, float] | None = None) -> Run:
+        """The run's rankings in file order per query (the engine sorts by score);
+        ``latency`` (query id -> ms, as ``timings.json`` keeps it) goes into them."""
         order = np.argsort(self.qid_codes, kind="stable")
         docs = decode_ids(self.docs, self.ascii_only)[order].tolist()
         scores = self.scores[order].tolist()
@@ -120,9 +121,14 @@ class RunColumns(_Columns):
         make = Ranking.model_construct if checked else Ranking
         rankings: dict[str, Ranking] = {}
         at = 0
+        times = {q: float(v) for q, v in (latency or {}).items() if type(v) in (int, float)}
         for name, n in zip(self.qid_names, counts, strict=True):
+            ms = times.get(name)
             rankings[name] = make(
-                query_id=name, doc_ids=tuple(docs[at : at + n]), scores=tuple(scores[at : at + n])
+                query_id=name,
+                doc_ids=tuple(docs[at : at + n]),
+                scores=tuple(scores[at : at + n]),
+                **({} if ms is None else {"latency_ms": ms}),
             )
             at += n
         return Run(rankings=rankings, metadata={"source": self.path})
