@@ -123,13 +123,14 @@ class RunColumns(_Columns):
         at = 0
         times = {q: float(v) for q, v in (latency or {}).items() if type(v) in (int, float)}
         for name, n in zip(self.qid_names, counts, strict=True):
-            ms = times.get(name)
-            rankings[name] = make(
-                query_id=name,
-                doc_ids=tuple(docs[at : at + n]),
-                scores=tuple(scores[at : at + n]),
-                **({} if ms is None else {"latency_ms": ms}),
-            )
+            fields: dict[str, Any] = {
+                "query_id": name,
+                "doc_ids": tuple(docs[at : at + n]),
+                "scores": tuple(scores[at : at + n]),
+            }
+            if name in times:
+                fields["latency_ms"] = times[name]
+            rankings[name] = make(**fields)
             at += n
         return Run(rankings=rankings, metadata={"source": self.path})
 
