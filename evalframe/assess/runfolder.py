@@ -142,18 +142,23 @@ def per_query_records(evaluation: Evaluation, rule: StatusRule) -> list[dict[str
     Retrieved ids and scores are listed in the rank order the metrics used
     (``metrics.policies.ties``), so a reader sees the ranking that was scored.
     """
-    from evalframe.metrics.order import already_in_rank_order, rank_order
+    from evalframe.metrics.order import already_in_rank_order, rank_orders
 
     by_id = evaluation.golden.by_id()
     crit = next((m for m in evaluation.metrics if str(m) == rule.criterion), None)
     pol = evaluation.policies
     query_ids = evaluation.scores.query_ids
     rankings = [evaluation.run.rankings.get(qid) for qid in query_ids]
-    # one vectorised look says which rankings are in rank order as given (nearly all):
-    # only the others are sorted, one by one
+    # one vectorised look says which rankings are in rank order as given (most of them)
     in_order = already_in_rank_order(
         [r.scores if r is not None else () for r in rankings], pol.score_precision
     ).tolist()
+    # only the others are ordered, all in one vectorised sort
+    unordered = [(i, r) for i, r in enumerate(rankings) if r is not None and not in_order[i]]
+    sorted_at = rank_orders(
+        [(r.doc_ids, r.scores) for _, r in unordered], pol.ties, pol.score_precision
+    )
+    orders = {i: order for (i, _), order in zip(unordered, sorted_at, strict=True)}
     columns = {str(m): v.tolist() for m, v in evaluation.scores.values.items()}
     records: list[dict[str, Any]] = []
     for i, qid in enumerate(query_ids):
@@ -165,8 +170,8 @@ def per_query_records(evaluation: Evaluation, rule: StatusRule) -> list[dict[str
         elif in_order[i]:
             doc_ids, scores = list(ranking.doc_ids), list(ranking.scores)
         else:
-            ordered = rank_order(ranking.pairs(), pol.ties, pol.score_precision)
-            doc_ids, scores = [d for d, _ in ordered], [sc for _, sc in ordered]
+            doc_ids = [ranking.doc_ids[j] for j in orders[i]]
+            scores = [ranking.scores[j] for j in orders[i]]
         value = values.get(str(crit)) if crit is not None else None
         records.append(
             {

@@ -28,6 +28,7 @@ from evalframe.metrics.policies import ScorePrecision, TieRule
 __all__ = [
     "already_in_rank_order",
     "rank_order",
+    "rank_orders",
     "rank_sort",
     "sort_scores",
     "tied_rows",
@@ -197,3 +198,31 @@ def already_in_rank_order(
     starts = np.cumsum(lengths) - lengths
     ends = starts + np.maximum(lengths - 1, 0)  # exclusive end of the ranking's pairs
     return np.asarray(not_falling[ends + 1] - not_falling[starts + 1] == 0) | (lengths < 2)
+
+
+def rank_orders(
+    rankings: Sequence[tuple[Sequence[str], Sequence[float]]],
+    ties: TieRule = "trec_eval",
+    score_precision: ScorePrecision = "float32",
+) -> list[list[int]]:
+    """For each ``(doc_ids, scores)``, the positions in rank order: :func:`rank_order`'s
+    order, for thousands of rankings in one :func:`rank_sort` instead of one sort each.
+
+    The per-query records list every ranking in rank order; at 10k rankings of
+    100 with a tie somewhere in most of them, sorting one by one took 0.4 s.
+    """
+    lengths = np.fromiter((len(d) for d, _ in rankings), dtype=np.int64, count=len(rankings))
+    total = int(lengths.sum())
+    if total == 0:
+        return [[] for _ in rankings]
+    run_q = np.repeat(np.arange(len(rankings), dtype=np.int64), lengths)
+    flat_scores = np.fromiter(
+        itertools.chain.from_iterable(s for _, s in rankings), dtype=np.float64, count=total
+    )
+    docs = np.asarray(list(itertools.chain.from_iterable(d for d, _ in rankings)), dtype=str)
+    order = rank_sort(run_q, sort_scores(flat_scores, score_precision), docs, ties)
+    # rank_sort orders by ranking first, so ranking q's rows are the q-th block of order
+    starts = np.cumsum(lengths) - lengths
+    local = (order - np.repeat(starts, lengths)).tolist()
+    bounds = np.cumsum(lengths).tolist()
+    return [local[b - n : b] for b, n in zip(bounds, lengths.tolist(), strict=True)]

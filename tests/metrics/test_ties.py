@@ -13,12 +13,12 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from evalframe.core.types import GoldenQuery, GoldenSet, Ranking, Run
 from evalframe.metrics import Policies, build_matrix, evaluate, parse_metrics
-from evalframe.metrics.order import already_in_rank_order, rank_order, trec_order
+from evalframe.metrics.order import already_in_rank_order, rank_order, rank_orders, trec_order
 from tests import bob_oracle as bob
 from tests.strategies import PROPERTY_SETTINGS
 
@@ -203,3 +203,35 @@ def test_already_in_rank_order_exactly_when_rank_order_changes_nothing(
                 pairs = [(f"d{i}", s) for i, s in enumerate(scores)]
                 for ties in ("trec_eval", "given"):
                     assert rank_order(pairs, ties, precision) == pairs  # type: ignore[arg-type]
+
+
+@settings(max_examples=80, deadline=None)
+@given(
+    rankings=st.lists(
+        st.lists(
+            st.tuples(
+                st.sampled_from(["a", "b", "c", "d", "é", "aa"]),
+                st.sampled_from([0.5, 1.0, 1.0000001, 2.0, float("nan")]),
+            ),
+            max_size=8,
+        ),
+        max_size=6,
+    ),
+    ties=st.sampled_from(["trec_eval", "given"]),
+    precision=st.sampled_from(["float32", "float64"]),
+)
+def test_rank_orders_of_many_rankings_are_rank_order_of_each(
+    rankings: list[list[tuple[str, float]]], ties: str, precision: str
+) -> None:
+    """One vectorised sort for all the rankings gives each one's rank_order; a NaN
+    score goes last, where the metric engine ranks it (rank_order leaves it where
+    the unordered comparison of a one-by-one sort happens to put it)."""
+    orders = rank_orders(
+        [([d for d, _ in r], [s for _, s in r]) for r in rankings], ties, precision
+    )  # type: ignore[arg-type]
+    for pairs, order in zip(rankings, orders, strict=True):
+        assert sorted(order) == list(range(len(pairs)))
+        got = [pairs[j] for j in order]
+        numbers = [p for p in pairs if not math.isnan(p[1])]
+        assert got[: len(numbers)] == rank_order(numbers, ties, precision)  # type: ignore[arg-type]
+        assert all(math.isnan(s) for _, s in got[len(numbers) :])
