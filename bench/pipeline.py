@@ -6,7 +6,9 @@ default), each round runs, each in its own process, one after the other:
 * ``direct``: ``bm25_direct.py``, bm25s's batch API on the same files;
 * ``cold``: ``python -m evalframe`` with an empty cache folder (the bm25
   index is built, every query is retrieved);
-* ``warm``: the same command again (index and rankings come from the cache).
+* ``warm``: the same command again (index and rankings come from the cache);
+* with ``--baseline SRC``, ``baseline cold`` and ``baseline warm``: the same
+  two with an earlier checkout's code (``bench/at_source.py``), own cache.
 
 For each it records the wall time (from process start to exit) and the peak
 resident memory (``ru_maxrss`` of that process), and it checks that the
@@ -115,6 +117,12 @@ def main() -> None:
         metavar="KEY=VALUE",
         help="an override for the evalframe runs (e.g. analysis.failures.enabled=false)",
     )
+    parser.add_argument(
+        "--baseline",
+        type=Path,
+        metavar="SRC",
+        help="also run cold and warm with an earlier checkout (bench/at_source.py), each round",
+    )
     args = parser.parse_args()
 
     data = default_dir(args.docs, args.queries)
@@ -123,8 +131,9 @@ def main() -> None:
         generate_in_child(args.docs, args.queries, data)
     work = Path(tempfile.mkdtemp(prefix="evalframe-bench-pipeline-"))
     env = {**os.environ, "EVALFRAME_TRACKING": "none", "HYDRA_FULL_ERROR": "1"}
-    timings: dict[str, list[tuple[float, float]]] = {"direct": [], "cold": [], "warm": []}
-    cpu: dict[str, list[float]] = {"direct": [], "cold": [], "warm": []}
+    kinds = ["cold", "warm"] + (["baseline cold", "baseline warm"] if args.baseline else [])
+    timings: dict[str, list[tuple[float, float]]] = {k: [] for k in ["direct", *kinds]}
+    cpu: dict[str, list[float]] = {k: [] for k in ["direct", *kinds]}
     loads: list[float] = [os.getloadavg()[0]]
     checks: dict[str, Any] = {}
     try:
@@ -137,13 +146,18 @@ def main() -> None:
             cpu["direct"].append(CPU[-1])
             steps = json.loads(out.strip().splitlines()[-1])["seconds"]
             checks.setdefault("direct_steps", []).append(steps)
-            cache = work / f"cache-{r}"
-            for kind in ("cold", "warm"):
-                out_dir = work / f"{kind}-{r}"
+            for kind in kinds:
+                baseline = kind.startswith("baseline")
+                cache = work / f"cache-{r}{'-baseline' if baseline else ''}"
+                out_dir = work / f"{kind.replace(' ', '-')}-{r}"
+                launcher = (
+                    [str(HERE / "at_source.py"), str(args.baseline)]
+                    if baseline
+                    else ["-m", "evalframe"]
+                )
                 command = [
                     PY,
-                    "-m",
-                    "evalframe",
+                    *launcher,
                     f"dataset.path={golden}",
                     f"corpus.path={corpus}",
                     f"hydra.run.dir={out_dir}",

@@ -6,9 +6,10 @@ times, each in its own process: ``evalframe rescore`` of a fresh copy of the
 run folder, and a short script that reads ``run.trec`` and the judgments
 with pytrec_eval's parsers and scores the same seven measures (the obvious
 alternative; no report, no files written). Rescore must reproduce the run's
-``metrics.json`` exactly.
+``metrics.json`` exactly. ``--baseline SRC`` times an earlier checkout's
+rescore too (``git worktree add SRC <commit>``; see ``at_source.py``).
 
-    .venv/bin/python bench/rescore.py [--rounds 3]
+    .venv/bin/python bench/rescore.py [--rounds 3] [--baseline SRC]
 """
 
 from __future__ import annotations
@@ -56,6 +57,12 @@ def main() -> None:
     parser.add_argument(
         "--set", action="append", default=[], metavar="KEY=VALUE", help="rescore overrides"
     )
+    parser.add_argument(
+        "--baseline",
+        type=Path,
+        metavar="SRC",
+        help="also time the rescore of an earlier checkout (bench/at_source.py), each round",
+    )
     args = parser.parse_args()
     data = default_dir(args.docs, args.queries)
     if not (data / "golden.jsonl").is_file():
@@ -75,6 +82,8 @@ def main() -> None:
                 stdout=subprocess.DEVNULL,
             )
     rows: dict[str, list[dict[str, float]]] = {"evalframe rescore": [], "pytrec_eval": []}
+    if args.baseline:
+        rows[f"evalframe rescore at {args.baseline}"] = []
     same = []
     work = Path(tempfile.mkdtemp(prefix="evalframe-bench-rescore-"))
     try:
@@ -89,6 +98,13 @@ def main() -> None:
             got, want = (json.loads((f / "metrics.json").read_text()) for f in (copy, stored))
             # the metrics themselves; analysis counts (failures.*) follow --set
             same.append(all(got[k] == v for k, v in want.items() if not k.startswith("failures.")))
+            if args.baseline:
+                base = work / f"base-{r}"
+                shutil.copytree(stored, base)
+                launcher = [sys.executable, str(HERE / "at_source.py"), str(args.baseline)]
+                rows[f"evalframe rescore at {args.baseline}"].append(
+                    measure([*launcher, "rescore", str(base), *args.set], env=env)[0]
+                )
             pytrec = [sys.executable, "-c", PYTREC, str(stored / "run.trec")]
             rows["pytrec_eval"].append(measure([*pytrec, str(data / "golden.jsonl")], env=env)[0])
             done = ", ".join(f"{k} {v[-1]['wall_s']:.2f}s" for k, v in rows.items())

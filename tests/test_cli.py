@@ -278,20 +278,3 @@ def test_no_arguments_at_all_points_to_an_experiment(project: Project) -> None:
     assert res.code == 2
     assert "config key dataset.path" in res.stderr and "+experiment=quickstart" in res.stderr
     assert "not found: ???" not in res.stderr  # the unset value never reaches a loader
-
-
-def test_the_command_line_collects_garbage_less_often(monkeypatch: pytest.MonkeyPatch) -> None:
-    """A library call keeps the caller's collector settings; the command line raises them."""
-    import gc
-
-    from evalframe.app import cli
-
-    seen: list[tuple[int, ...]] = []
-    monkeypatch.setattr(cli, "main", lambda: seen.append(gc.get_threshold()) or 0)
-    before = gc.get_threshold()
-    try:
-        with pytest.raises(SystemExit):
-            cli.entry()
-    finally:
-        gc.set_threshold(*before)
-    assert seen == [cli.GC_THRESHOLDS]

@@ -12,7 +12,6 @@ Exit codes: 0 passed, 1 a required gate failed, 2 usage/config/data error,
 from __future__ import annotations
 
 import argparse
-import gc
 import sys
 from collections.abc import Callable, Sequence
 
@@ -235,19 +234,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_ERROR
 
 
-#: Allocations between young-generation collections (CPython's default: 700), then how
-#: many of those per middle and per full collection (default: 10, 10).
-GC_THRESHOLDS = (100_000, 20, 10)
-
-
 def entry() -> None:
-    """Console-script entry point (``evalframe`` and ``python -m evalframe``).
-
-    A run builds millions of objects that live to its end (rankings, records,
-    documents). With CPython's default thresholds the collector walks them
-    over and over while they are made: half a second of a 10k-query rescore.
-    The command line collects less often; a library call (``evalframe.run``)
-    leaves the caller's settings alone.
-    """
-    gc.set_threshold(*GC_THRESHOLDS)
+    """Console-script entry point."""
     sys.exit(main())

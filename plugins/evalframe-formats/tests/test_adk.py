@@ -22,8 +22,8 @@ from evalframe_formats.adk import (
 from evalframe.core.errors import DataError
 from evalframe.core.types import Corpus, GoldenSet
 from evalframe.plugin.protocols import PluginContext
-from evalframe.plugin.registry import CORPORA, DATASETS
-from evalframe.plugin.testing import PluginContract
+from evalframe.plugin.registry import DATASETS
+from evalframe.plugin.testing import CorpusLoaderContract, PluginContract
 
 DATA = Path(__file__).parent / "data"
 SAMPLE = DATA / "retrieval_dataset.yaml"
@@ -56,9 +56,12 @@ class TestAdkDatasetContract(PluginContract):
     registry = DATASETS
 
 
-class TestAdkCorpusContract(PluginContract):
+class TestAdkCorpusContract(CorpusLoaderContract):
     plugin_name = "adk"
-    registry = CORPORA
+
+    @pytest.fixture
+    def loader(self) -> AdkCorpus:
+        return AdkCorpus(AdkCorpusConfig(path=str(SAMPLE)), PluginContext())
 
 
 def test_pairs_become_queries_with_yes_as_1_and_no_as_0() -> None:

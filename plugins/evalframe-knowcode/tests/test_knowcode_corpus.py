@@ -15,8 +15,7 @@ from evalframe_knowcode.corpus import CodeEntitiesConfig, CodeEntitiesCorpus, id
 from evalframe.core.errors import ConfigError, DataError
 from evalframe.core.types import Corpus
 from evalframe.plugin.protocols import PluginContext, Query
-from evalframe.plugin.registry import CORPORA
-from evalframe.plugin.testing import PluginContract
+from evalframe.plugin.testing import CorpusLoaderContract
 
 DATA = Path(__file__).parent / "data"
 SHIPPED = Path(__file__).resolve().parents[3] / "evalframe" / "data" / "knowcode" / "code"
@@ -82,9 +81,12 @@ def tree(tmp_path: Path) -> Path:
     return root
 
 
-class TestCodeEntitiesContract(PluginContract):
+class TestCodeEntitiesContract(CorpusLoaderContract):
     plugin_name = "code_entities"
-    registry = CORPORA
+
+    @pytest.fixture
+    def loader(self, tree: Path) -> CodeEntitiesCorpus:
+        return CodeEntitiesCorpus(CodeEntitiesConfig(root=str(tree)), PluginContext())
 
 
 def test_functions_classes_and_methods_become_file_symbol_documents(tree: Path) -> None:

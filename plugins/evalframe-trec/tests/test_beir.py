@@ -12,8 +12,8 @@ from evalframe_trec.beir import BeirCorpus, BeirCorpusConfig, BeirDataset, BeirD
 from evalframe.core.errors import DataError
 from evalframe.core.types import Corpus, GoldenSet
 from evalframe.plugin.protocols import PluginContext
-from evalframe.plugin.registry import CORPORA, DATASETS
-from evalframe.plugin.testing import PluginContract
+from evalframe.plugin.registry import DATASETS
+from evalframe.plugin.testing import CorpusLoaderContract, PluginContract
 
 MINI = Path(__file__).parent / "data" / "beir" / "mini"
 
@@ -39,9 +39,12 @@ class TestBeirDatasetContract(PluginContract):
     registry = DATASETS
 
 
-class TestBeirCorpusContract(PluginContract):
+class TestBeirCorpusContract(CorpusLoaderContract):
     plugin_name = "beir"
-    registry = CORPORA
+
+    @pytest.fixture
+    def loader(self) -> BeirCorpus:
+        return BeirCorpus(BeirCorpusConfig(path=str(MINI)), PluginContext())
 
 
 # -- dataset --------------------------------------------------------------------------

@@ -24,8 +24,8 @@ from pydantic import ValidationError
 from evalframe.core.errors import DataError
 from evalframe.core.types import Corpus, GoldenSet
 from evalframe.plugin.protocols import PluginContext
-from evalframe.plugin.registry import CORPORA, DATASETS
-from evalframe.plugin.testing import PluginContract
+from evalframe.plugin.registry import DATASETS
+from evalframe.plugin.testing import CorpusLoaderContract, PluginContract
 
 SUBSET = Path(__file__).parent / "data" / "cranfield"
 
@@ -60,9 +60,12 @@ class TestCranfieldDatasetContract(PluginContract):
     registry = DATASETS
 
 
-class TestCranfieldCorpusContract(PluginContract):
+class TestCranfieldCorpusContract(CorpusLoaderContract):
     plugin_name = "cranfield"
-    registry = CORPORA
+
+    @pytest.fixture
+    def loader(self) -> CranfieldCorpus:
+        return CranfieldCorpus(CranfieldCorpusConfig(path=str(SUBSET)), PluginContext())
 
 
 # -- queries: numbering -------------------------------------------------------------
