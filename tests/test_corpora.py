@@ -73,12 +73,17 @@ def test_an_edited_file_is_read_again(tmp_path: Path) -> None:
     assert loader.loads == 2 and again.content_hash != first.content_hash
 
 
-def test_a_corpus_that_changes_under_a_deferred_run_is_an_error(tmp_path: Path) -> None:
+def _deferred(tmp_path: Path, text: str, kind: type[Loader] = Loader) -> tuple[Any, Corpus]:
+    """A loader over ``text`` and the deferred corpus of its second load (manifest kept)."""
     words = tmp_path / "words.txt"
-    words.write_text("alpha beta")
-    loader = Loader(words)
+    words.write_text(text)
+    loader = kind(words)
     with_manifest(loader, Spec, None, tmp_path / "cache")
-    deferred = with_manifest(loader, Spec, None, tmp_path / "cache")
+    return loader, with_manifest(loader, Spec, None, tmp_path / "cache")
+
+
+def test_a_corpus_that_changes_under_a_deferred_run_is_an_error(tmp_path: Path) -> None:
+    loader, deferred = _deferred(tmp_path, "alpha beta")
     loader.extra = 1  # what the loader reads now differs from the manifest
     with pytest.raises(DataError, match="is not the one this run started from"):
         list(deferred.documents)
@@ -144,33 +149,21 @@ class TextsLoader(Loader):
 
 
 def test_a_deferred_corpus_reads_only_the_texts_asked_for(tmp_path: Path) -> None:
-    words = tmp_path / "words.txt"
-    words.write_text("alpha beta gamma")
-    loader = TextsLoader(words)
-    with_manifest(loader, Spec, None, tmp_path / "cache")
-    deferred = with_manifest(loader, Spec, None, tmp_path / "cache")
+    loader, deferred = _deferred(tmp_path, "alpha beta gamma", TextsLoader)
     assert deferred.texts(["d2", "d0", "absent"]) == {"d0": "alpha", "d2": "gamma"}
     assert loader.loads == 1 and loader.asked == [["d0", "d2"]]  # ids it lacks: not asked
     assert Corpus.build("c", [Document(id="a", text="x")]).texts(["a", "b"]) == {"a": "x"}
 
 
 def test_a_text_that_changed_since_the_manifest_is_an_error(tmp_path: Path) -> None:
-    words = tmp_path / "words.txt"
-    words.write_text("alpha beta gamma")
-    loader = TextsLoader(words)
-    with_manifest(loader, Spec, None, tmp_path / "cache")
-    deferred = with_manifest(loader, Spec, None, tmp_path / "cache")
+    loader, deferred = _deferred(tmp_path, "alpha beta gamma", TextsLoader)
     loader.edit = {"d1": "BETA"}
     with pytest.raises(DataError, match="'d1' is not the one the corpus was read with"):
         deferred.texts(["d1"])
 
 
 def test_without_texts_a_deferred_corpus_loads_whole_for_a_few(tmp_path: Path) -> None:
-    words = tmp_path / "words.txt"
-    words.write_text("alpha beta gamma")
-    loader = Loader(words)
-    with_manifest(loader, Spec, None, tmp_path / "cache")
-    deferred = with_manifest(loader, Spec, None, tmp_path / "cache")
+    loader, deferred = _deferred(tmp_path, "alpha beta gamma")
     assert deferred.texts(["d1"]) == {"d1": "beta"} and loader.loads == 2
 
 
