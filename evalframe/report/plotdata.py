@@ -16,7 +16,6 @@ from typing import Any
 import numpy as np
 
 from evalframe.assess.runfolder import NEGATIVE, PASS
-from evalframe.core.types import GoldenQuery, GoldenSet, Ranking, Run
 from evalframe.metrics import Policies, evaluate, parse_metric
 
 __all__ = [
@@ -27,7 +26,7 @@ __all__ = [
     "ReliabilityBin",
     "ScoreHistogram",
     "calibration_reliability",
-    "golden_and_run",
+    "judgments_and_run",
     "headline_metrics",
     "k_grid",
     "latency_data",
@@ -76,27 +75,29 @@ def k_grid(depth: int) -> list[int]:
     return ks
 
 
-def golden_and_run(records: Sequence[Mapping[str, Any]]) -> tuple[GoldenSet, Run]:
+def judgments_and_run(
+    records: Sequence[Mapping[str, Any]],
+) -> tuple[dict[str, dict[str, int]], dict[str, list[tuple[str, float]]]]:
     """The judgments and rankings of per-query records, for the metric engine.
 
     ``retrieved`` is in the order the run was scored in; scoring it again under
     the run's policies gives the same order, so the curves agree with the
-    run's own metrics (R@5 on the curve is ``metrics.json``'s R@5).
+    run's own metrics (R@5 on the curve is ``metrics.json``'s R@5). Plain
+    mappings, which the engine reads as they are: the records come from
+    the run's own files, and building 5k validated queries and rankings only
+    to flatten them again cost a quarter of a second.
     """
-    queries = []
-    rankings: dict[str, Ranking] = {}
+    qrels: dict[str, dict[str, int]] = {}
+    run: dict[str, list[tuple[str, float]]] = {}
     for record in records:
         qid = str(record["query_id"])
-        judgments = {str(d): int(v) for d, v in (record.get("judgments") or {}).items()}
-        queries.append(GoldenQuery(id=qid, text=str(record.get("text") or ""), judgments=judgments))
+        qrels[qid] = {str(d): int(v) for d, v in (record.get("judgments") or {}).items()}
         if record.get("missing"):
             continue
-        rankings[qid] = Ranking(
-            query_id=qid,
-            doc_ids=tuple(str(d) for d in record.get("retrieved") or ()),
-            scores=tuple(float(s) for s in record.get("scores") or ()),
-        )
-    return GoldenSet.build("report", queries), Run(rankings=rankings)
+        docs = record.get("retrieved") or ()
+        scores = record.get("scores") or ()
+        run[qid] = list(zip(map(str, docs), map(float, scores), strict=True))
+    return qrels, run
 
 
 @dataclass(frozen=True)
@@ -111,9 +112,9 @@ def metric_curves(records: Sequence[Mapping[str, Any]], policies: Policies, dept
     """Recall, precision and nDCG at every k of :func:`k_grid`, by the metric engine
     under the run's own policies (ties, negatives, missing queries)."""
     ks = k_grid(depth)
-    golden, run = golden_and_run(records)
+    qrels, run = judgments_and_run(records)
     metrics = [parse_metric(f"{name}@{k}") for name in CURVE_FAMILIES.values() for k in ks]
-    scores = evaluate(metrics, golden, run, policies)
+    scores = evaluate(metrics, qrels, run, policies)
     values = {
         label: [mean_or_nan(scores.values[parse_metric(f"{name}@{k}")]) for k in ks]
         for label, name in CURVE_FAMILIES.items()
