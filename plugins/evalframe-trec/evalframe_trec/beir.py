@@ -20,6 +20,7 @@ metric policy, ``metrics.policies.drop_self_matches=true``.
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -30,7 +31,7 @@ from evalframe.core.errors import DataError
 from evalframe.core.messages import shown, warn
 from evalframe.core.reader import parse_int, read_fields, read_jsonl, require_folder
 from evalframe.core.records import At, warn_ids_not_in_corpus
-from evalframe.core.types import Corpus, Document, GoldenQuery, GoldenSet
+from evalframe.core.types import Corpus, Document, GoldenQuery, GoldenSet, is_plain_id
 from evalframe.plugin.protocols import PluginConfig, PluginContext
 from evalframe.plugin.registry import corpus, dataset
 from evalframe_trec._common import Judgments
@@ -268,6 +269,10 @@ class BeirCorpus:
     config: BeirCorpusConfig
     context: PluginContext
 
+    def sources(self) -> list[Path]:
+        """The one file :meth:`load` reads (lets a run answered from the cache skip it)."""
+        return [Path(self.config.path).expanduser() / "corpus.jsonl"]
+
     def load(self) -> Corpus:
         cfg = self.config
         root = _folder(cfg.path, "corpus.path")
@@ -280,18 +285,11 @@ class BeirCorpus:
             record, doc_id = _record(raw, at, "corpus.jsonl")
             _first_time(first, doc_id, at, "document id")
             first[doc_id] = (path, lineno)
-            title = _text(record, "title", at, required=False)
-            body = _text(record, "text", at, required=True)
-            if not title.strip() and not body.strip():
-                if cfg.empty_docs == "error":
-                    raise at.error(
-                        f"document {doc_id!r} has no title and no text",
-                        hint="set corpus.empty_docs=keep or corpus.empty_docs=drop",
-                    )
+            text, is_empty = self._text_of(record, doc_id, at)
+            if is_empty:
                 empty.append(doc_id)
                 if cfg.empty_docs == "drop":
                     continue
-            text = f"{title}\n{body}" if cfg.include_title and title.strip() else body
             meta = _metadata(record, ("_id", "text"), at)
             docs.append(Document(id=doc_id, text=text, metadata=meta))
         if empty:
@@ -308,3 +306,36 @@ class BeirCorpus:
                 hint="check that corpus.path is the right BEIR folder",
             )
         return Corpus.build(cfg.corpus_name or root.name, docs)
+
+    def texts(self, ids: Collection[str]) -> dict[str, str]:
+        """The texts :meth:`load` gives the documents among ``ids``, building no document:
+        a report shows a few thousand documents of a corpus that may hold millions."""
+        wanted = set(ids)
+        path = _folder(self.config.path, "corpus.path") / "corpus.jsonl"
+        found: dict[str, str] = {}
+        for lineno, raw in read_jsonl(path, what="BEIR corpus file"):
+            quick = raw.get("_id") if type(raw) is dict else None
+            if type(quick) is str and quick not in wanted and is_plain_id(quick):
+                continue  # not asked for: its id alone is looked at
+            at = At(path, lineno)
+            record, doc_id = _record(raw, at, "corpus.jsonl")
+            if doc_id in wanted:
+                text, is_empty = self._text_of(record, doc_id, at)
+                if not (is_empty and self.config.empty_docs == "drop"):
+                    found[doc_id] = text
+        return found
+
+    def _text_of(self, record: dict[str, Any], doc_id: str, at: At) -> tuple[str, bool]:
+        """A record's document text as :meth:`load` keeps it, and whether the document
+        has neither title nor text (an error under ``corpus.empty_docs=error``)."""
+        cfg = self.config
+        title = _text(record, "title", at, required=False)
+        body = _text(record, "text", at, required=True)
+        is_empty = not title.strip() and not body.strip()
+        if is_empty and cfg.empty_docs == "error":
+            raise at.error(
+                f"document {doc_id!r} has no title and no text",
+                hint="set corpus.empty_docs=keep or corpus.empty_docs=drop",
+            )
+        text = f"{title}\n{body}" if cfg.include_title and title.strip() else body
+        return text, is_empty

@@ -245,3 +245,19 @@ def test_empty_corpus_is_an_error(folder: Path) -> None:
     (folder / "corpus.jsonl").write_text("\n")
     with pytest.raises(DataError, match="empty"):
         load_corpus(folder)
+
+
+@pytest.mark.parametrize("include_title", [True, False])
+@pytest.mark.parametrize("empty_docs", ["keep", "drop"])
+def test_texts_of_chosen_documents_are_those_load_gives(
+    folder: Path, include_title: bool, empty_docs: str
+) -> None:
+    with (folder / "corpus.jsonl").open("a") as fh:
+        fh.write('{"_id": "blank", "title": " ", "text": "  "}\n')
+    cfg = BeirCorpusConfig(path=str(folder), include_title=include_title, empty_docs=empty_docs)
+    loader = BeirCorpus(cfg, PluginContext())
+    loaded = {d.id: d.text for d in loader.load().documents}
+    asked = [*loaded, "blank", "absent"]
+    assert loader.texts(asked) == loaded  # a dropped blank document is absent from both
+    assert ("blank" in loaded) == (empty_docs == "keep")
+    assert loader.sources() == [folder / "corpus.jsonl"]
