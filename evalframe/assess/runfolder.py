@@ -659,12 +659,10 @@ def run_file_facts(run: Run, path: Path) -> dict[str, Any]:
 
 
 def file_sha256(path: Path) -> str:
-    """SHA-256 of a file, read in blocks (a 45 MB run file: 25 ms)."""
-    digest = hashlib.sha256()
+    """SHA-256 of a file (a 45 MB run file: 25 ms), through one small reused buffer:
+    large reads, freed at the end of a run, left 70 MB of the heap in the process."""
     with Path(path).open("rb") as handle:
-        while block := handle.read(8 << 20):
-            digest.update(block)
-    return digest.hexdigest()
+        return hashlib.file_digest(handle, "sha256").hexdigest()
 
 
 _EXTRAS = ("latency_ms", "confidence", "answer", "tokens", "tool_calls")

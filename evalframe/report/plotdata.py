@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from evalframe.assess.runfolder import NEGATIVE, PASS
+from evalframe.core.types import Ranking
 from evalframe.metrics import Policies, evaluate, parse_metric
 
 __all__ = [
@@ -77,26 +78,29 @@ def k_grid(depth: int) -> list[int]:
 
 def judgments_and_run(
     records: Sequence[Mapping[str, Any]],
-) -> tuple[dict[str, dict[str, int]], dict[str, list[tuple[str, float]]]]:
+) -> tuple[dict[str, dict[str, int]], dict[str, Ranking]]:
     """The judgments and rankings of per-query records, for the metric engine.
 
     ``retrieved`` is in the order the run was scored in; scoring it again under
     the run's policies gives the same order, so the curves agree with the
-    run's own metrics (R@5 on the curve is ``metrics.json``'s R@5). Plain
-    mappings, which the engine reads as they are: the records come from
-    the run's own files, and building 5k validated queries and rankings only
-    to flatten them again cost a quarter of a second.
+    run's own metrics (R@5 on the curve is ``metrics.json``'s R@5). The
+    judgments are a plain mapping and the rankings are built without a
+    second validation: the records come from the run's own files, and
+    validating 5k queries and rankings again only to flatten them cost a
+    quarter of a second.
     """
     qrels: dict[str, dict[str, int]] = {}
-    run: dict[str, list[tuple[str, float]]] = {}
+    run: dict[str, Ranking] = {}
     for record in records:
         qid = str(record["query_id"])
         qrels[qid] = {str(d): int(v) for d, v in (record.get("judgments") or {}).items()}
         if record.get("missing"):
             continue
-        docs = record.get("retrieved") or ()
-        scores = record.get("scores") or ()
-        run[qid] = list(zip(map(str, docs), map(float, scores), strict=True))
+        docs = tuple(map(str, record.get("retrieved") or ()))
+        scores = tuple(map(float, record.get("scores") or ()))
+        if len(docs) != len(scores):
+            raise ValueError(f"query {qid!r}: {len(docs)} retrieved ids but {len(scores)} scores")
+        run[qid] = Ranking.model_construct(query_id=qid, doc_ids=docs, scores=scores)
     return qrels, run
 
 

@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import os
 import stat
+from collections.abc import Iterator
 from pathlib import Path
+
+import pytest
 
 from evalframe.core.io import atomic_write
 
@@ -45,3 +48,20 @@ def test_json_outputs_are_strict_json_whatever_numbers_they_hold(tmp_path: Path)
         "flag": True,
         "deep": [None, 1.5],
     }
+
+
+def test_chunks_are_written_whole_or_not_at_all(tmp_path: Path) -> None:
+    from evalframe.core.io import atomic_write_chunks
+
+    target = tmp_path / "out.trec"
+    atomic_write_chunks(target, ["q1 Q0 a 1 2.0 t\n", b"q1 Q0 b 2 1.0 t\n"])
+    assert target.read_text() == "q1 Q0 a 1 2.0 t\nq1 Q0 b 2 1.0 t\n"
+
+    def failing() -> Iterator[str]:
+        yield "partial line\n"
+        raise RuntimeError("the producer failed halfway")
+
+    with pytest.raises(RuntimeError):
+        atomic_write_chunks(target, failing())
+    assert target.read_text() == "q1 Q0 a 1 2.0 t\nq1 Q0 b 2 1.0 t\n"  # the old file, whole
+    assert [p.name for p in tmp_path.iterdir()] == ["out.trec"]  # no temp file left
