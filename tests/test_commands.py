@@ -207,3 +207,21 @@ def test_rescore_through_the_run_file_alone_reproduces_the_folder(project: Proje
         assert main(["rescore", str(run_dir), "--out", str(project.root / "again")]) == 0
     for name in ("per_query.jsonl", "summary.json", "metrics.json", "gates.json", "run.trec"):
         assert (project.root / "again" / name).read_bytes() == (run_dir / name).read_bytes()
+
+
+def test_a_per_query_file_with_more_ids_than_scores_is_a_located_error(
+    project: Project, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A hand-edited per_query.jsonl is refused with its line and exit 2, not a traceback."""
+    run_dir, _ = _half_empty_run(project)
+    path = run_dir / "per_query.jsonl"
+    lines = path.read_text().splitlines()
+    record = json.loads(lines[0])
+    record["scores"] = record["scores"][:-1]
+    lines[0] = json.dumps(record)
+    path.write_text("\n".join(lines) + "\n")
+    capsys.readouterr()
+    assert main(["report", str(run_dir)]) == 2
+    err = capsys.readouterr().err
+    assert f"{path}:1: query '1' lists 2 retrieved ids but 1 scores" in err
+    assert "Traceback" not in err

@@ -432,6 +432,16 @@ class RunFolder:
         for line, record in read_jsonl(path, what="per-query results"):
             if not isinstance(record, dict):
                 raise DataError("not a per-query record written by evalframe", path=path, line=line)
+            ids, scores = record.get("retrieved"), record.get("scores")
+            if isinstance(ids, list) and isinstance(scores, list) and len(ids) != len(scores):
+                raise DataError(
+                    f"query {record.get('query_id')!r} lists {len(ids)} retrieved ids but "
+                    f"{len(scores)} scores",
+                    path=path,
+                    line=line,
+                    expected="one score per retrieved id, as evalframe writes them",
+                    hint="restore the file from the run (or re-run it); it was edited by hand",
+                )
             yield line, record
 
     def data(self, name: str | None = None) -> RunData:
