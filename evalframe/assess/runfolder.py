@@ -68,6 +68,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
+import numpy as np
+
 from evalframe.core.errors import DataError
 from evalframe.core.io import (
     atomic_copy,
@@ -151,35 +153,38 @@ def per_query_records(evaluation: Evaluation, rule: StatusRule) -> list[dict[str
     Retrieved ids and scores are listed in the rank order the metrics used
     (``metrics.policies.ties``), so a reader sees the ranking that was scored.
     """
-    from evalframe.metrics.order import already_in_rank_order, rank_orders
+    from evalframe.metrics.columns import run_rows
+    from evalframe.metrics.order import block_rank_order
 
     by_id = evaluation.golden.by_id()
     crit = next((m for m in evaluation.metrics if str(m) == rule.criterion), None)
     pol = evaluation.policies
     query_ids = evaluation.scores.query_ids
-    rankings = [evaluation.run.rankings.get(qid) for qid in query_ids]
-    # one vectorised look says which rankings are in rank order as given (most of them)
-    in_order = already_in_rank_order(
-        [r.scores if r is not None else () for r in rankings], pol.score_precision
-    ).tolist()
-    # only the others are ordered, all in one vectorised sort
-    unordered = [(i, r) for i, r in enumerate(rankings) if r is not None and not in_order[i]]
-    sorted_at = rank_orders(
-        [(r.doc_ids, r.scores) for _, r in unordered], pol.ties, pol.score_precision
+    run = evaluation.run
+    # The whole run in rank order in one sort (a run file's rows, or the rankings
+    # flattened once for the engine): the rankings it leaves in place, most of them,
+    # are listed as given, and only the others are reordered.
+    rows = run_rows(run)
+    order, moved = block_rank_order(
+        rows.counts, rows.scores, rows.doc_ids, pol.ties, pol.score_precision
     )
-    orders = {i: order for (i, _), order in zip(unordered, sorted_at, strict=True)}
+    reordered = moved.tolist()
+    ends = np.cumsum(rows.counts).tolist()
+    at = {qid: i for i, qid in enumerate(rows.query_ids)}
     columns = {str(m): v.tolist() for m, v in evaluation.scores.values.items()}
     records: list[dict[str, Any]] = []
     for i, qid in enumerate(query_ids):
         gq = by_id[qid]
         values = {name: float(v[i]) for name, v in columns.items()}
-        ranking = rankings[i]
+        ranking = run.rankings.get(qid)
         if ranking is None:
             doc_ids, scores = [], []
-        elif in_order[i]:
+        elif not reordered[at[qid]]:
             doc_ids, scores = list(ranking.doc_ids), list(ranking.scores)
         else:
-            pick = _picker(orders[i])
+            j = at[qid]
+            start = ends[j] - len(ranking.doc_ids)
+            pick = _picker((order[start : ends[j]] - start).tolist())
             doc_ids, scores = pick(ranking.doc_ids), pick(ranking.scores)
         value = values.get(str(crit)) if crit is not None else None
         records.append(
@@ -540,15 +545,27 @@ class RunFolder:
         latency = self.timings().get("per_query_ms")
         latency = latency if isinstance(latency, dict) else {}
         try:
-            rankings = dict(read_run_columns(path).to_run(latency).rankings)
+            read = read_run_columns(path).to_run(latency)
+            rankings = dict(read.rankings)
             for qid in map(str, empty):
                 ms = latency.get(qid)
                 rankings.setdefault(qid, Ranking(query_id=qid, latency_ms=ms))
         except (DataError, ValueError, TypeError):
             return None  # per_query.jsonl says more, or says what is wrong
-        return Run.model_construct(
+        run = Run.model_construct(
             rankings=rankings, metadata={"source": str(self.path), "rescored": True}
         )
+        rows = read.rows()
+        if rows is not None:  # the file's rows, and no row for each ranking added empty
+            added = len(rankings) - len(rows.query_ids)
+            run.keep_rows(
+                dataclasses.replace(
+                    rows,
+                    query_ids=tuple(rankings),
+                    counts=np.concatenate([rows.counts, np.zeros(added, dtype=np.int64)]),
+                )
+            )
+        return run
 
     def _given_order(self) -> dict[str, Ranking]:
         """``run.trec``'s rankings (the retriever's order) when they may differ from

@@ -14,9 +14,10 @@ import json
 import threading
 import unicodedata
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Annotated, Any, ClassVar, overload
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, model_validator
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, PrivateAttr, model_validator
 
 from evalframe.core.jsoncodec import dumps_compact
 
@@ -29,6 +30,7 @@ __all__ = [
     "Id",
     "Ranking",
     "Run",
+    "RunRows",
     "content_hash",
     "document_hash",
     "is_plain_id",
@@ -429,11 +431,57 @@ class Ranking(_Frozen):
         return len(self.doc_ids)
 
 
+@dataclass(frozen=True)
+class RunRows:
+    """A run's rankings as flat rows: the form the engine and the per-query records read.
+
+    ``query_ids`` are the run's queries in its order; ``counts[i]`` rows belong
+    to ``query_ids[i]``, in the order its ranking gives them. ``doc_ids`` (a
+    NumPy string array), ``scores`` (float64) and ``counts`` (int64) are
+    NumPy arrays, typed ``Any`` here so that the data model imports no NumPy.
+    """
+
+    query_ids: tuple[str, ...]
+    counts: Any
+    doc_ids: Any
+    scores: Any
+
+
 class Run(_Frozen):
     """Rankings keyed by query id, plus free metadata (system name, config, ...)."""
 
     rankings: dict[Id, Ranking]
     metadata: dict[str, Any] = Field(default_factory=dict)
+    # The same rankings as flat rows, once something has made them (see :meth:`rows`),
+    # with the rankings mapping they were made from: a copy given other rankings
+    # (``model_copy(update=...)`` keeps private attributes) must not use them.
+    _rows: tuple[dict[str, Ranking], RunRows] | None = PrivateAttr(default=None)
+
+    def rows(self) -> RunRows | None:
+        """The rankings as flat rows, when already made (a run file's reader makes them
+        as it reads; :func:`evalframe.metrics.columns.run_rows` makes and keeps them)."""
+        kept = self._rows
+        if kept is None or kept[0] is not self.rankings:
+            return None
+        return kept[1]
+
+    def keep_rows(self, rows: RunRows) -> None:
+        """Keep ``rows``, which must hold exactly :attr:`rankings` (the caller's promise:
+        they are derived data, so a run stays frozen; a 10k x 100 run read from a file
+        is not flattened again)."""
+        if len(rows.query_ids) != len(self.rankings):
+            raise ValueError(
+                f"run rows for {len(rows.query_ids)} queries do not match a run of "
+                f"{len(self.rankings)} rankings"
+            )
+        self._rows = (self.rankings, rows)
+
+    def __eq__(self, other: object) -> bool:
+        # the kept rows are derived data: two runs of equal rankings are equal with or
+        # without them (pydantic's own equality compares private attributes too)
+        if not isinstance(other, BaseModel):
+            return NotImplemented
+        return type(other) is type(self) and self.__dict__ == other.__dict__
 
     @model_validator(mode="after")
     def _keys_match(self) -> Run:

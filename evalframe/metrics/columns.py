@@ -8,6 +8,7 @@ order each ranking was given in, which the ``given`` tie rule relies on.
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -15,9 +16,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from evalframe.core.errors import ConfigError
-from evalframe.core.types import GoldenSet, Ranking, Run
+from evalframe.core.types import GoldenSet, Ranking, Run, RunRows
 
-__all__ = ["Columns", "Qrels", "RunLike", "project_ids", "to_columns"]
+__all__ = ["Columns", "Qrels", "RunLike", "project_ids", "run_rows", "to_columns"]
 
 Qrels = Mapping[str, Mapping[str, int]]
 RunLike = Run | Mapping[str, Ranking] | Mapping[str, Sequence[tuple[str, float]]]
@@ -65,10 +66,65 @@ def _judgments(qrels: GoldenSet | Qrels, view: str | None) -> dict[str, Mapping[
     return {str(k): v for k, v in qrels.items()}
 
 
+def run_rows(run: Run) -> RunRows:
+    """``run``'s rankings as flat rows (:class:`RunRows`), made once and kept with the run.
+
+    A run read from a file comes with them (the reader has the columns); a
+    run from a retriever is flattened here, once, for the engine and the
+    per-query records both.
+    """
+    rows = run.rows()
+    if rows is not None:
+        return rows
+    rankings = list(run.rankings.values())
+    counts = np.fromiter((len(r.doc_ids) for r in rankings), dtype=np.int64, count=len(rankings))
+    total = int(counts.sum())
+    rows = RunRows(
+        query_ids=tuple(run.rankings),
+        counts=counts,
+        doc_ids=np.asarray(
+            list(itertools.chain.from_iterable(r.doc_ids for r in rankings)), dtype=str
+        ),
+        scores=np.fromiter(
+            itertools.chain.from_iterable(r.scores for r in rankings),
+            dtype=np.float64,
+            count=total,
+        ),
+    )
+    run.keep_rows(rows)
+    return rows
+
+
+def _run_columns(
+    rows: RunRows, query_ids: tuple[str, ...]
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, int]:
+    """A run's rows as the engine's run columns: query codes into ``query_ids``, doc
+    ids, scores, which queries are present, and how many run queries are not asked."""
+    qindex = {qid: i for i, qid in enumerate(query_ids)}
+    codes = np.fromiter(
+        (qindex.get(q, -1) for q in rows.query_ids), dtype=np.int64, count=len(rows.query_ids)
+    )
+    asked = codes >= 0
+    present = np.zeros(len(query_ids), dtype=bool)
+    present[codes[asked]] = True
+    run_q = np.repeat(codes, rows.counts)
+    docs, scores = rows.doc_ids, rows.scores
+    if not asked.all():
+        keep = run_q >= 0
+        run_q, docs, scores = run_q[keep], docs[keep], scores[keep]
+    if docs.size == 0:
+        docs = np.zeros(0, dtype=str)
+    return run_q, docs, scores, present, int((~asked).sum())
+
+
 def to_columns(qrels: GoldenSet | Qrels, run: RunLike, view: str | None = None) -> Columns:
     """Flatten judgments (optionally one named view of them) and a run into :class:`Columns`."""
     judgments = _judgments(qrels, view)
     query_ids = tuple(judgments)
+    qrel_columns = _qrel_columns(judgments, query_ids)
+    if isinstance(run, Run) and view is None:
+        run_q, run_docs, run_scores, present, extra = _run_columns(run_rows(run), query_ids)
+        return Columns(query_ids, run_q, run_docs, run_scores, *qrel_columns, present, extra)
     qindex = {qid: i for i, qid in enumerate(query_ids)}
     rankings: Iterable[tuple[str, object]]
     rankings = run.rankings.items() if isinstance(run, Run) else run.items()
@@ -96,25 +152,34 @@ def to_columns(qrels: GoldenSet | Qrels, run: RunLike, view: str | None = None) 
                 docs.extend(map(str, ids))
                 scores.extend(map(float, values))
         qs.append(np.full(n, i, dtype=np.int64))
-    qrel_q: list[int] = []
-    qrel_docs: list[str] = []
-    qrel_labels: list[int] = []
-    for qid, judged in judgments.items():
-        qrel_q.extend([qindex[qid]] * len(judged))
-        qrel_docs.extend(map(str, judged))
-        qrel_labels.extend(map(int, judged.values()))
     if view is not None and isinstance(qrels, GoldenSet):
         docs = project_ids(docs, qrels.projections[view])
     return Columns(
-        query_ids=query_ids,
-        run_q=np.concatenate(qs) if qs else np.zeros(0, dtype=np.int64),
-        run_docs=np.asarray(docs, dtype=str),
-        run_scores=np.asarray(scores, dtype=np.float64),
-        qrel_q=np.asarray(qrel_q, dtype=np.int64),
-        qrel_docs=np.asarray(qrel_docs, dtype=str),
-        qrel_labels=np.asarray(qrel_labels, dtype=np.int64),
-        present=present,
-        extra_queries=extra,
+        query_ids,
+        np.concatenate(qs) if qs else np.zeros(0, dtype=np.int64),
+        np.asarray(docs, dtype=str),
+        np.asarray(scores, dtype=np.float64),
+        *qrel_columns,
+        present,
+        extra,
+    )
+
+
+def _qrel_columns(
+    judgments: Mapping[str, Mapping[str, int]], query_ids: tuple[str, ...]
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The judgments as the engine's qrel columns: query codes, doc ids, labels."""
+    qrel_q: list[int] = []
+    qrel_docs: list[str] = []
+    qrel_labels: list[int] = []
+    for i, judged in enumerate(judgments.values()):
+        qrel_q.extend([i] * len(judged))
+        qrel_docs.extend(map(str, judged))
+        qrel_labels.extend(map(int, judged.values()))
+    return (
+        np.asarray(qrel_q, dtype=np.int64),
+        np.asarray(qrel_docs, dtype=str),
+        np.asarray(qrel_labels, dtype=np.int64),
     )
 
 

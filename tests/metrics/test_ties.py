@@ -6,7 +6,6 @@ from reference 000), applied to each list in the order the retriever gave it.
 
 from __future__ import annotations
 
-import itertools
 import json
 import math
 from pathlib import Path
@@ -18,7 +17,7 @@ from hypothesis import strategies as st
 
 from evalframe.core.types import GoldenQuery, GoldenSet, Ranking, Run
 from evalframe.metrics import Policies, build_matrix, evaluate, parse_metrics
-from evalframe.metrics.order import already_in_rank_order, rank_order, rank_orders, trec_order
+from evalframe.metrics.order import block_rank_order, rank_order, trec_order
 from tests import bob_oracle as bob
 from tests.strategies import PROPERTY_SETTINGS
 
@@ -181,30 +180,6 @@ def test_the_two_rules_agree_when_no_scores_tie(pairs: list[tuple[str, float]]) 
         np.testing.assert_array_equal(a.values[m], b.values[m])
 
 
-_SCORES = st.sampled_from([3.0, 2.0, 2.0000001, 1.0, 0.5, -1.0, math.nan])
-
-
-@PROPERTY_SETTINGS
-@given(st.lists(st.lists(_SCORES, max_size=6), max_size=6))
-def test_already_in_rank_order_exactly_when_rank_order_changes_nothing(
-    score_lists: list[list[float]],
-) -> None:
-    """The batch check says "in order" for a ranking if and only if its scores strictly
-    decrease at the precision, and such a ranking is what rank_order returns under
-    both rules: the per-query records may then skip the sort."""
-    for precision in ("float32", "float64"):
-        flags = already_in_rank_order(score_lists, precision).tolist()  # type: ignore[arg-type]
-        assert len(flags) == len(score_lists)
-        for scores, flag in zip(score_lists, flags, strict=True):
-            cast = [float(np.float32(s)) if precision == "float32" else s for s in scores]
-            strictly = all(a > b for a, b in itertools.pairwise(cast))
-            assert flag == strictly, (scores, precision)
-            if flag:
-                pairs = [(f"d{i}", s) for i, s in enumerate(scores)]
-                for ties in ("trec_eval", "given"):
-                    assert rank_order(pairs, ties, precision) == pairs  # type: ignore[arg-type]
-
-
 @settings(max_examples=80, deadline=None)
 @given(
     rankings=st.lists(
@@ -220,18 +195,29 @@ def test_already_in_rank_order_exactly_when_rank_order_changes_nothing(
     ties=st.sampled_from(["trec_eval", "given"]),
     precision=st.sampled_from(["float32", "float64"]),
 )
-def test_rank_orders_of_many_rankings_are_rank_order_of_each(
+def test_block_rank_order_of_many_rankings_is_rank_order_of_each(
     rankings: list[list[tuple[str, float]]], ties: str, precision: str
 ) -> None:
-    """One vectorised sort for all the rankings gives each one's rank_order; a NaN
-    score goes last, where the metric engine ranks it (rank_order leaves it where
-    the unordered comparison of a one-by-one sort happens to put it)."""
-    orders = rank_orders(
-        [([d for d, _ in r], [s for _, s in r]) for r in rankings], ties, precision
-    )  # type: ignore[arg-type]
-    for pairs, order in zip(rankings, orders, strict=True):
-        assert sorted(order) == list(range(len(pairs)))
-        got = [pairs[j] for j in order]
+    """One vectorised sort for all the rankings laid end to end gives each one's
+    rank_order inside its own block, and says which rankings it moved; a NaN score
+    goes last, where the metric engine ranks it (rank_order leaves it where the
+    unordered comparison of a one-by-one sort happens to put it)."""
+    flat = [pair for r in rankings for pair in r]
+    order, moved = block_rank_order(
+        np.asarray([len(r) for r in rankings], dtype=np.int64),
+        np.asarray([s for _, s in flat], dtype=np.float64),
+        np.asarray([d for d, _ in flat], dtype=str),
+        ties,  # type: ignore[arg-type]
+        precision,  # type: ignore[arg-type]
+    )
+    assert moved.shape == (len(rankings),)
+    start = 0
+    for i, pairs in enumerate(rankings):
+        local = (order[start : start + len(pairs)] - start).tolist()
+        start += len(pairs)
+        assert sorted(local) == list(range(len(pairs)))
+        assert moved[i] == (local != list(range(len(pairs))))
+        got = [pairs[j] for j in local]
         numbers = [p for p in pairs if not math.isnan(p[1])]
         assert got[: len(numbers)] == rank_order(numbers, ties, precision)  # type: ignore[arg-type]
         assert all(math.isnan(s) for _, s in got[len(numbers) :])

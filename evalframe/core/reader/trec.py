@@ -48,7 +48,7 @@ from evalframe.core.reader.files import (
     warn_unicode_space,
 )
 from evalframe.core.records import LABEL_MAX, LABEL_MIN
-from evalframe.core.types import Ranking, Run, is_plain_id, normalise_id
+from evalframe.core.types import Ranking, Run, RunRows, is_plain_id, normalise_id
 
 __all__ = [
     "QrelsColumns",
@@ -107,9 +107,10 @@ class RunColumns(_Columns):
         """The run's rankings in file order per query (the engine sorts by score);
         ``latency`` (query id -> ms, as ``timings.json`` keeps it) goes into them."""
         order = np.argsort(self.qid_codes, kind="stable")
-        docs = decode_ids(self.docs, self.ascii_only)[order].tolist()
-        scores = self.scores[order].tolist()
-        counts = np.bincount(self.qid_codes, minlength=len(self.qid_names)).tolist()
+        doc_array = decode_ids(self.docs, self.ascii_only)[order]
+        score_array = self.scores[order]
+        count_array = np.bincount(self.qid_codes, minlength=len(self.qid_names))
+        docs, scores, counts = doc_array.tolist(), score_array.tolist(), count_array.tolist()
         # Ids cut from a TREC line hold no space; when none holds a control character
         # either (one look at all of them), each is what Ranking's validator would
         # make of it, and the rankings are built without that second look (10k
@@ -132,7 +133,10 @@ class RunColumns(_Columns):
                 fields["latency_ms"] = times[name]
             rankings[name] = make(**fields)
             at += n
-        return Run(rankings=rankings, metadata={"source": self.path})
+        run = Run(rankings=rankings, metadata={"source": self.path})
+        # the columns the engine would otherwise flatten the 10k rankings back into
+        run.keep_rows(RunRows(tuple(self.qid_names), count_array, doc_array, score_array))
+        return run
 
     def _refuse_unusable_ids(self, docs: list[str], order: np.ndarray) -> None:
         """A located error for the first id evalframe cannot keep (a control character

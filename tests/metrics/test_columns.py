@@ -1,0 +1,85 @@
+"""A run's flat rows (``Run.rows``, ``run_rows``) and the engine's columns made from them.
+
+The rows are derived data kept with a run: a run file's reader hands them
+over, anything else is flattened once. Whichever way they come, the
+engine's columns must be exactly those of flattening the rankings one by one
+(the mapping path of ``to_columns``, which never looks at rows).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+from hypothesis import given
+
+from evalframe.core.reader import read_run_columns
+from evalframe.core.types import Ranking, Run, RunRows
+from evalframe.metrics.columns import Columns, run_rows, to_columns
+from tests.strategies import PROPERTY_SETTINGS, Case, cases
+
+
+def _run(case: Case) -> Run:
+    return Run(rankings={qid: Ranking.from_pairs(qid, pairs) for qid, pairs in case.run.items()})
+
+
+def _assert_same(a: Columns, b: Columns) -> None:
+    assert a.query_ids == b.query_ids
+    assert a.extra_queries == b.extra_queries
+    for name in ("run_q", "run_scores", "qrel_q", "qrel_docs", "qrel_labels", "present"):
+        np.testing.assert_array_equal(getattr(a, name), getattr(b, name), err_msg=name)
+    assert a.run_docs.tolist() == b.run_docs.tolist()
+
+
+@PROPERTY_SETTINGS
+@given(cases())
+def test_columns_from_rows_are_the_rankings_flattened_one_by_one(case: Case) -> None:
+    """Extra queries are left out and counted, missing ones marked absent, empty
+    rankings present with no rows: as the per-ranking path does it."""
+    run = _run(case)
+    by_rows = to_columns(case.qrels, run)
+    assert run.rows() is not None  # made once, kept for the per-query records
+    _assert_same(by_rows, to_columns(case.qrels, dict(run.rankings)))
+    _assert_same(to_columns(case.qrels, run), by_rows)  # the kept rows, used again
+
+
+def test_a_run_files_rows_come_from_the_reader(tmp_path: Path) -> None:
+    path = tmp_path / "run.trec"
+    path.write_text(
+        "q2 Q0 d7 1 3.5 t\nq1 Q0 d1 1 2.0 t\nq2 Q0 d9 2 1.25 t\nq1 Q0 d3 2 1.0 t\n",
+        encoding="utf-8",
+    )
+    run = read_run_columns(path).to_run()
+    rows = run.rows()
+    assert rows is not None
+    assert rows.query_ids == ("q2", "q1")  # first appearance, as the rankings are keyed
+    assert rows.counts.tolist() == [2, 2]
+    assert rows.doc_ids.tolist() == ["d7", "d9", "d1", "d3"]
+    assert rows.scores.tolist() == [3.5, 1.25, 2.0, 1.0]
+    assert run_rows(run) is rows
+    qrels = {"q1": {"d3": 1}, "q2": {"d9": 2}}
+    _assert_same(to_columns(qrels, run), to_columns(qrels, dict(run.rankings)))
+
+
+def test_rows_are_derived_data_not_part_of_the_run() -> None:
+    ranking = Ranking(query_id="q1", doc_ids=("d1", "d2"), scores=(2.0, 1.0))
+    run = Run(rankings={"q1": ranking})
+    plain = Run(rankings={"q1": ranking})
+    run_rows(run)
+    assert run.rows() is not None and plain.rows() is None
+    assert run == plain  # equality is the rankings' and metadata's, with rows or without
+    assert run.model_copy().rows() is run.rows()  # the same rankings: the rows hold
+    # other rankings: the kept rows no longer describe them
+    other = run.model_copy(
+        update={"rankings": {"q1": ranking.model_copy(update={"scores": (1.0, 2.0)})}}
+    )
+    assert other.rows() is None
+    assert run_rows(other).scores.tolist() == [1.0, 2.0]
+
+
+def test_rows_for_other_queries_are_refused() -> None:
+    run = Run(rankings={"q1": Ranking(query_id="q1")})
+    rows = RunRows(("q1", "q2"), np.zeros(2, dtype=np.int64), np.zeros(0, dtype=str), np.zeros(0))
+    with pytest.raises(ValueError, match="2 queries do not match a run of 1"):
+        run.keep_rows(rows)
