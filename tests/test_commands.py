@@ -205,7 +205,12 @@ def test_rescore_through_the_run_file_alone_reproduces_the_folder(project: Proje
     with RETRIEVERS.scoped() as reg:  # the stored config names it (the rescore never calls it)
         reg.add("half_empty", HalfEmpty, CountingConfig)
         assert main(["rescore", str(run_dir), "--out", str(project.root / "again")]) == 0
-    for name in ("per_query.jsonl", "summary.json", "metrics.json", "gates.json", "run.trec"):
+        manifest = run_dir / "corpus_manifest.json"
+        written = manifest.stat().st_mtime_ns
+        assert main(["rescore", str(run_dir)]) == 0  # in place: the corpus manifest is kept
+        assert manifest.stat().st_mtime_ns == written
+    names = ("per_query.jsonl", "summary.json", "metrics.json", "gates.json", "run.trec")
+    for name in (*names, "corpus_manifest.json"):  # the manifest copied, not written again
         assert (project.root / "again" / name).read_bytes() == (run_dir / name).read_bytes()
 
 

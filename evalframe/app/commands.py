@@ -13,7 +13,7 @@ from pathlib import Path
 from evalframe.assess.runfolder import RunFolder
 from evalframe.core.errors import ConfigError, DataError
 from evalframe.core.io import default_cache_dir
-from evalframe.core.types import Run
+from evalframe.core.types import Corpus, Run
 
 __all__ = ["cache_main", "default_cache_dir", "load_stored_run", "rescore_main"]
 
@@ -59,7 +59,8 @@ def rescore_main(argv: Sequence[str]) -> int:
     # Scoring needs the judgments, not the corpus: the run folder's corpus manifest
     # stands for it, and its documents are read only if a report or an analysis
     # asks for their text.
-    inputs = load_inputs(exp, corpus=stored_corpus(exp, RunFolder(run_dir)))
+    deferred = stored_corpus(exp, RunFolder(run_dir))
+    inputs = load_inputs(exp, corpus=deferred)
     golden = inputs.golden
     run = load_stored_run(run_dir)
     _note_golden_change(run_dir, golden.content_hash)
@@ -69,6 +70,8 @@ def rescore_main(argv: Sequence[str]) -> int:
     try:
         reporters: list[Reporter] = [RunPage(), TerminalReport()]
         stored = RunFolder(run_dir).file(RunFolder.RUN)
+        # the corpus is the run folder's manifest's: the file stays as it is
+        manifest = RunFolder(run_dir).file(RunFolder.CORPUS_MANIFEST)
         return score_and_report(
             exp,
             golden,
@@ -79,6 +82,7 @@ def rescore_main(argv: Sequence[str]) -> int:
             normalise_id=inputs.normalise_id,
             corpus=inputs.corpus,
             stored_run=stored if stored.is_file() else None,
+            stored_manifest=manifest if isinstance(deferred, Corpus) else None,
         ).exit_code
     except BaseException as exc:
         relay.emit("on_error", context, exc)

@@ -71,6 +71,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 import numpy as np
 
 from evalframe.core.errors import DataError
+from evalframe.core.gcpause import gc_paused
 from evalframe.core.io import (
     atomic_copy,
     atomic_write,
@@ -173,35 +174,36 @@ def per_query_records(evaluation: Evaluation, rule: StatusRule) -> list[dict[str
     at = {qid: i for i, qid in enumerate(rows.query_ids)}
     columns = {str(m): v.tolist() for m, v in evaluation.scores.values.items()}
     records: list[dict[str, Any]] = []
-    for i, qid in enumerate(query_ids):
-        gq = by_id[qid]
-        values = {name: float(v[i]) for name, v in columns.items()}
-        ranking = run.rankings.get(qid)
-        if ranking is None:
-            doc_ids, scores = [], []
-        elif not reordered[at[qid]]:
-            doc_ids, scores = list(ranking.doc_ids), list(ranking.scores)
-        else:
-            j = at[qid]
-            start = ends[j] - len(ranking.doc_ids)
-            pick = _picker((order[start : ends[j]] - start).tolist())
-            doc_ids, scores = pick(ranking.doc_ids), pick(ranking.scores)
-        value = values.get(str(crit)) if crit is not None else None
-        records.append(
-            {
-                "query_id": qid,
-                "text": gq.text,
-                "slices": {f: gq.metadata.get(f) for f in evaluation.slice_fields},
-                "metrics": values,
-                "status": query_status(value, gq.is_negative, rule),
-                "expected": sorted(gq.relevant),
-                "judgments": dict(sorted(gq.judgments.items())),
-                "retrieved": doc_ids,
-                "scores": scores,
-                "missing": ranking is None,
-                **_extras(ranking),
-            }
-        )
+    with gc_paused():  # 10k records of dicts and lists, none in a cycle
+        for i, qid in enumerate(query_ids):
+            gq = by_id[qid]
+            values = {name: float(v[i]) for name, v in columns.items()}
+            ranking = run.rankings.get(qid)
+            if ranking is None:
+                doc_ids, scores = [], []
+            elif not reordered[at[qid]]:
+                doc_ids, scores = list(ranking.doc_ids), list(ranking.scores)
+            else:
+                j = at[qid]
+                start = ends[j] - len(ranking.doc_ids)
+                pick = _picker((order[start : ends[j]] - start).tolist())
+                doc_ids, scores = pick(ranking.doc_ids), pick(ranking.scores)
+            value = values.get(str(crit)) if crit is not None else None
+            records.append(
+                {
+                    "query_id": qid,
+                    "text": gq.text,
+                    "slices": {f: gq.metadata.get(f) for f in evaluation.slice_fields},
+                    "metrics": values,
+                    "status": query_status(value, gq.is_negative, rule),
+                    "expected": sorted(gq.relevant),
+                    "judgments": dict(sorted(gq.judgments.items())),
+                    "retrieved": doc_ids,
+                    "scores": scores,
+                    "missing": ranking is None,
+                    **_extras(ranking),
+                }
+            )
     return records
 
 
@@ -643,8 +645,17 @@ class RunFolder:
             return target
         return write_trec_run(target, run, tag=tag)
 
-    def write_corpus_manifest(self, corpus: Corpus) -> Path:
-        """Each document's :func:`document_hash`, one per line (so it diffs well)."""
+    def write_corpus_manifest(self, corpus: Corpus, *, stored: Path | None = None) -> Path:
+        """Each document's :func:`document_hash`, one per line (so it diffs well).
+
+        ``stored``: the manifest ``corpus`` was made from (``rescore``'s deferred
+        corpus), kept as it is, or copied, rather than written again (100k
+        documents: 50 ms)."""
+        target = self.file(self.CORPUS_MANIFEST)
+        if stored is not None:
+            if target.resolve() != stored.resolve():
+                atomic_copy(stored, target)
+            return target
         payload = {
             "corpus": corpus.name,
             "content_hash": corpus.content_hash,

@@ -123,6 +123,7 @@ def _write_outputs(
     analysis: AnalysisOutput,
     corpus: Corpus | None = None,
     stored_run: Path | None = None,
+    stored_manifest: Path | None = None,
 ) -> tuple[dict[str, Path], dict[str, Any]]:
     from omegaconf import OmegaConf
 
@@ -156,7 +157,7 @@ def _write_outputs(
         ),
     }
     if corpus is not None:
-        files["corpus_manifest"] = folder.write_corpus_manifest(corpus)
+        files["corpus_manifest"] = folder.write_corpus_manifest(corpus, stored=stored_manifest)
     golden = evaluation.golden
     golden_path = golden.provenance.get("path") or getattr(exp.dataset.config, "path", None)
     dvc = (dvc_lookup(golden_path) if golden_path else DvcRecord()).as_summary()
@@ -537,6 +538,7 @@ def score_and_report(
     normalise_id: Callable[[str], str] | None = None,
     corpus: Corpus | None = None,
     stored_run: Path | None = None,
+    stored_manifest: Path | None = None,
 ) -> PipelineResult:
     """Score a run, gate it, compare it, write the outputs, report: everything after retrieval.
 
@@ -547,7 +549,9 @@ def score_and_report(
     ``corpus`` (when one was loaded) is recorded in the corpus manifest, handed
     to the reporters, and gives the failure categories document text to compare
     (none are given without it). ``stored_run`` is the run file ``rescore``
-    read, kept (or copied) as ``run.trec`` rather than written again.
+    read, kept (or copied) as ``run.trec`` rather than written again;
+    ``stored_manifest`` likewise the ``corpus_manifest.json`` that ``corpus``
+    was made from.
     """
     run = normalise_run(run, normalise_id, exp.policies.duplicates)
     warn_if_nothing_matches(golden, run)  # all zeros: ids, not the system, are the likely cause
@@ -583,7 +587,7 @@ def score_and_report(
     exit_code = EXIT_OK if verdict(gates) else EXIT_GATE_FAILED
 
     outputs, summary = _write_outputs(
-        exp, evaluation, gates, exit_code, records, analysis, corpus, stored_run
+        exp, evaluation, gates, exit_code, records, analysis, corpus, stored_run, stored_manifest
     )
     outputs.update(_write_exports(exp, evaluation))
     result = PipelineResult(

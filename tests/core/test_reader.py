@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from pydantic import ValidationError
 
 from evalframe.core.errors import DataError
 from evalframe.core.reader import (
@@ -29,6 +30,8 @@ from evalframe.core.reader import (
     read_trec_run,
     split_fields,
 )
+from evalframe.core.reader.trec import unchecked_rankings
+from evalframe.core.types import Ranking
 
 BOM = b"\xef\xbb\xbf"
 
@@ -320,3 +323,24 @@ def test_long_decimals_are_read_as_strtod_reads_them(digits: list[tuple[str, int
 )
 def test_halfway_and_edge_decimals_are_read_as_strtod_reads_them(token: str) -> None:
     assert _bits(_scores([token])) == _bits([float(token)])
+
+
+@pytest.mark.parametrize("latency", [None, 12.5])
+def test_unchecked_rankings_are_what_model_construct_builds(latency: float | None) -> None:
+    """The stored run's fast constructor holds to pydantic's own unvalidated build:
+    the same fields, the same record of which were given, and a working model."""
+    given = {"latency_ms": latency} if latency is not None else {}
+    want = Ranking.model_construct(query_id="q1", doc_ids=("d1", "d2"), scores=(2.0, 1.0), **given)
+    (got,) = unchecked_rankings([("q1", ("d1", "d2"), (2.0, 1.0), latency)])
+    assert type(got) is Ranking
+    assert got.__dict__ == want.__dict__
+    assert got.model_fields_set == want.model_fields_set
+    assert got.__pydantic_extra__ == want.__pydantic_extra__
+    assert got.__pydantic_private__ == want.__pydantic_private__
+    assert got == want and got == Ranking(
+        query_id="q1", doc_ids=("d1", "d2"), scores=(2.0, 1.0), **given
+    )
+    assert got.model_dump(exclude_unset=True) == want.model_dump(exclude_unset=True)
+    assert got.model_copy(update={"answer": "x"}).answer == "x"
+    with pytest.raises(ValidationError):
+        got.query_id = "q2"  # type: ignore[misc]  # frozen, as any ranking
