@@ -437,8 +437,9 @@ class RunRows:
 
     ``query_ids`` are the run's queries in its order; ``counts[i]`` rows belong
     to ``query_ids[i]``, in the order its ranking gives them. ``doc_ids`` (a
-    NumPy string array), ``scores`` (float64) and ``counts`` (int64) are
-    NumPy arrays, typed ``Any`` here so that the data model imports no NumPy.
+    NumPy string array: unicode, or bytes when every id is ASCII), ``scores``
+    (float64) and ``counts`` (int64) are NumPy arrays, typed ``Any`` here so
+    that the data model imports no NumPy.
     """
 
     query_ids: tuple[str, ...]
@@ -475,6 +476,10 @@ class Run(_Frozen):
                 f"{len(self.rankings)} rankings"
             )
         self._rows = (self.rankings, rows)
+
+    def release_rows(self) -> None:
+        """Let the kept rows go (30 MB at 10k rankings of 100) once their readers are done."""
+        self._rows = None
 
     def __eq__(self, other: object) -> bool:
         # the kept rows are derived data: two runs of equal rankings are equal with or

@@ -124,7 +124,14 @@ def to_columns(qrels: GoldenSet | Qrels, run: RunLike, view: str | None = None) 
     qrel_columns = _qrel_columns(judgments, query_ids)
     if isinstance(run, Run) and view is None:
         run_q, run_docs, run_scores, present, extra = _run_columns(run_rows(run), query_ids)
-        return Columns(query_ids, run_q, run_docs, run_scores, *qrel_columns, present, extra)
+        qrel_q, qrel_docs, qrel_labels = qrel_columns
+        if run_docs.dtype.kind == "S" and "".join(qrel_docs.tolist()).isascii():
+            # a run file's ASCII ids are bytes: judged ids as bytes too, so the engine
+            # compares bytes (trec_eval's order) rather than decoding a million ids
+            qrel_docs = qrel_docs.astype("S")
+        return Columns(
+            query_ids, run_q, run_docs, run_scores, qrel_q, qrel_docs, qrel_labels, present, extra
+        )
     qindex = {qid: i for i, qid in enumerate(query_ids)}
     rankings: Iterable[tuple[str, object]]
     rankings = run.rankings.items() if isinstance(run, Run) else run.items()

@@ -568,6 +568,8 @@ def score_and_report(
         confidence=exp.stats.confidence,
     )
     records = per_query_records(evaluation, exp.report)
+    # the run's flat rows served the engine and the records; later steps read rankings
+    run.release_rows()
     # before the gates, which may read calibration.ece & co. (GateView.analysis)
     st = exp.stats
     boot = BootstrapSettings(resamples=st.bootstrap, seed=st.seed, confidence=st.confidence)

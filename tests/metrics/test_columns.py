@@ -16,6 +16,7 @@ from hypothesis import given
 
 from evalframe.core.reader import read_run_columns
 from evalframe.core.types import Ranking, Run, RunRows
+from evalframe.metrics import evaluate, parse_metrics
 from evalframe.metrics.columns import Columns, run_rows, to_columns
 from tests.strategies import PROPERTY_SETTINGS, Case, cases
 
@@ -27,9 +28,14 @@ def _run(case: Case) -> Run:
 def _assert_same(a: Columns, b: Columns) -> None:
     assert a.query_ids == b.query_ids
     assert a.extra_queries == b.extra_queries
-    for name in ("run_q", "run_scores", "qrel_q", "qrel_docs", "qrel_labels", "present"):
+    for name in ("run_q", "run_scores", "qrel_q", "qrel_labels", "present"):
         np.testing.assert_array_equal(getattr(a, name), getattr(b, name), err_msg=name)
-    assert a.run_docs.tolist() == b.run_docs.tolist()
+    # a run file's ASCII ids stay bytes, and the judged ids then too (the engine
+    # compares bytes as it compares strings): the same ids either way
+    for name in ("run_docs", "qrel_docs"):
+        x, y = getattr(a, name), getattr(b, name)
+        assert x.dtype.kind in "SU" and y.dtype.kind in "SU"
+        assert x.astype(str).tolist() == y.astype(str).tolist(), name
 
 
 @PROPERTY_SETTINGS
@@ -44,10 +50,11 @@ def test_columns_from_rows_are_the_rankings_flattened_one_by_one(case: Case) -> 
     _assert_same(to_columns(case.qrels, run), by_rows)  # the kept rows, used again
 
 
-def test_a_run_files_rows_come_from_the_reader(tmp_path: Path) -> None:
+@pytest.mark.parametrize("doc", ["d9", "dé"])
+def test_a_run_files_rows_come_from_the_reader(tmp_path: Path, doc: str) -> None:
     path = tmp_path / "run.trec"
     path.write_text(
-        "q2 Q0 d7 1 3.5 t\nq1 Q0 d1 1 2.0 t\nq2 Q0 d9 2 1.25 t\nq1 Q0 d3 2 1.0 t\n",
+        f"q2 Q0 d7 1 3.5 t\nq1 Q0 d1 1 2.0 t\nq2 Q0 {doc} 2 1.25 t\nq1 Q0 d3 2 1.0 t\n",
         encoding="utf-8",
     )
     run = read_run_columns(path).to_run()
@@ -55,11 +62,26 @@ def test_a_run_files_rows_come_from_the_reader(tmp_path: Path) -> None:
     assert rows is not None
     assert rows.query_ids == ("q2", "q1")  # first appearance, as the rankings are keyed
     assert rows.counts.tolist() == [2, 2]
-    assert rows.doc_ids.tolist() == ["d7", "d9", "d1", "d3"]
+    # ASCII ids as the bytes read (a quarter of the memory), others decoded
+    assert rows.doc_ids.dtype.kind == ("S" if doc.isascii() else "U")
+    assert [d.decode() if isinstance(d, bytes) else d for d in rows.doc_ids.tolist()] == [
+        "d7",
+        doc,
+        "d1",
+        "d3",
+    ]
     assert rows.scores.tolist() == [3.5, 1.25, 2.0, 1.0]
     assert run_rows(run) is rows
-    qrels = {"q1": {"d3": 1}, "q2": {"d9": 2}}
+    qrels = {"q1": {"d3": 1, "é": 1}, "q2": {doc: 2}}  # an unretrieved judged id, not ASCII
     _assert_same(to_columns(qrels, run), to_columns(qrels, dict(run.rankings)))
+    scores = evaluate(parse_metrics(["RR", "nDCG@10"]), qrels, run)
+    by_rankings = evaluate(parse_metrics(["RR", "nDCG@10"]), qrels, dict(run.rankings))
+    for metric, values in scores.values.items():
+        np.testing.assert_array_equal(values, by_rankings.values[metric])
+    # by hand: q1 ranks d1 (2.0) over d3 (1.0), q2 d7 (3.5) over the judged id (1.25)
+    assert scores.values[parse_metrics(["RR"])[0]].tolist() == [1 / 2, 1 / 2]
+    ascii_qrels = {"q1": {"d3": 1}, "q2": {doc: 2}}
+    _assert_same(to_columns(ascii_qrels, run), to_columns(ascii_qrels, dict(run.rankings)))
 
 
 def test_rows_are_derived_data_not_part_of_the_run() -> None:
@@ -76,6 +98,8 @@ def test_rows_are_derived_data_not_part_of_the_run() -> None:
     )
     assert other.rows() is None
     assert run_rows(other).scores.tolist() == [1.0, 2.0]
+    run.release_rows()  # the pipeline lets them go once the engine and the records are done
+    assert run.rows() is None and run == plain
 
 
 def test_rows_for_other_queries_are_refused() -> None:

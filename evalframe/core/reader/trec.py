@@ -114,10 +114,9 @@ class RunColumns(_Columns):
         """The run's rankings in file order per query (the engine sorts by score);
         ``latency`` (query id -> ms, as ``timings.json`` keeps it) goes into them."""
         order = np.argsort(self.qid_codes, kind="stable")
-        doc_array = decode_ids(self.docs, self.ascii_only)[order]
         score_array = self.scores[order]
         count_array = np.bincount(self.qid_codes, minlength=len(self.qid_names))
-        docs, scores = doc_array.tolist(), score_array.tolist()
+        docs, scores = decode_ids(self.docs, self.ascii_only)[order].tolist(), score_array.tolist()
         # Ids cut from a TREC line hold no space; when none holds a control character
         # either (one look at all of them), each is what Ranking's validator would
         # make of it, and the rankings are built without that second look (10k
@@ -127,20 +126,23 @@ class RunColumns(_Columns):
         if not checked:
             self._refuse_unusable_ids(docs, order)
         with gc_paused():  # a million ids, 20k tuples, 10k rankings: no cycles among them
-            return self._rankings(
-                doc_array, score_array, count_array, docs, scores, checked, latency
-            )
+            rankings = self._rankings(count_array, docs, scores, checked, latency)
+        run = Run(rankings=rankings, metadata={"source": self.path})
+        # The columns the engine would otherwise flatten the 10k rankings back into;
+        # ASCII ids as the bytes they were read as, a quarter of the memory of
+        # unicode (and the same order: UTF-8 keeps code point order).
+        kept = self.docs[order] if self.ascii_only else np.asarray(docs, dtype=str)
+        run.keep_rows(RunRows(tuple(self.qid_names), count_array, kept, score_array))
+        return run
 
     def _rankings(
         self,
-        doc_array: np.ndarray,
-        score_array: np.ndarray,
         count_array: np.ndarray,
         docs: list[str],
         scores: list[float],
         checked: bool,
         latency: Mapping[str, float] | None,
-    ) -> Run:
+    ) -> dict[str, Ranking]:
         counts = count_array.tolist()
         times = {q: float(v) for q, v in (latency or {}).items() if type(v) in (int, float)}
         bounds = np.cumsum(count_array).tolist()
@@ -148,18 +150,13 @@ class RunColumns(_Columns):
             (name, tuple(docs[end - n : end]), tuple(scores[end - n : end]), times.get(name))
             for name, n, end in zip(self.qid_names, counts, bounds, strict=True)
         ]
-        rankings: dict[str, Ranking]
         if checked:
-            rankings = dict(zip(self.qid_names, unchecked_rankings(parts), strict=True))
-        else:
-            rankings = {}
-            for name, doc_ids, values, ms in parts:
-                timed = {} if ms is None else {"latency_ms": ms}
-                rankings[name] = Ranking(query_id=name, doc_ids=doc_ids, scores=values, **timed)
-        run = Run(rankings=rankings, metadata={"source": self.path})
-        # the columns the engine would otherwise flatten the 10k rankings back into
-        run.keep_rows(RunRows(tuple(self.qid_names), count_array, doc_array, score_array))
-        return run
+            return dict(zip(self.qid_names, unchecked_rankings(parts), strict=True))
+        rankings: dict[str, Ranking] = {}
+        for name, doc_ids, values, ms in parts:
+            timed = {} if ms is None else {"latency_ms": ms}
+            rankings[name] = Ranking(query_id=name, doc_ids=doc_ids, scores=values, **timed)
+        return rankings
 
     def _refuse_unusable_ids(self, docs: list[str], order: np.ndarray) -> None:
         """A located error for the first id evalframe cannot keep (a control character
