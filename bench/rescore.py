@@ -88,6 +88,10 @@ def main() -> None:
         rows[f"evalframe rescore at {args.baseline}"] = []
     same = []
     work = Path(tempfile.mkdtemp(prefix="evalframe-bench-rescore-"))
+    # one cache folder for every round (the stored config names the run's own, long
+    # gone): from the second round on, a rescore finds what the analyses keep there,
+    # as a user's does. An older checkout ignores the variable and uses the stored one.
+    env["EVALFRAME_CACHE_DIR"] = str(work / "cache")
     try:
         for r in range(args.rounds):
             copy = work / f"run-{r}"

@@ -52,6 +52,24 @@ def test_run_config_takes_the_tracker_from_the_environment(
         load_config(params, [], None)
 
 
+def test_run_config_takes_the_cache_folder_from_the_environment(
+    project: Project, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A composed file names the cache folder of the machine that composed it; a rescore
+    or run-config elsewhere uses the environment's, and an explicit override wins."""
+    from evalframe.app.runconfig import load_config
+
+    params = composed(project)
+    monkeypatch.delenv("EVALFRAME_CACHE_DIR", raising=False)
+    stored = load_config(params, [], None)["output"]["cache_dir"]
+    assert stored == yaml.safe_load(params.read_text())["output"]["cache_dir"]
+    assert load_config(params, [], None)["output"]["cache_dir"] == stored  # the file's
+    monkeypatch.setenv("EVALFRAME_CACHE_DIR", str(project.root / "elsewhere"))
+    assert load_config(params, [], None)["output"]["cache_dir"] == str(project.root / "elsewhere")
+    chosen = ["output.cache_dir=/srv/cache"]
+    assert load_config(params, chosen, None)["output"]["cache_dir"] == "/srv/cache"
+
+
 def test_run_config_on_a_plainly_composed_default_names_the_unset_key(
     project: Project, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -7,7 +7,8 @@ with this command, so the run uses exactly the values DVC recorded (and
 No Hydra composition happens here: the file is the whole config.
 
 ``EVALFRAME_TRACKING`` still picks the tracker (``none`` turns tracking off),
-as it does for ``python -m evalframe``.
+and ``EVALFRAME_CACHE_DIR`` the cache folder, as they do for
+``python -m evalframe``.
 """
 
 from __future__ import annotations
@@ -81,7 +82,8 @@ def load_config(
     for a config group (``gates=bob_regression``, ``metrics=bob``,
     ``tracking=none``) replaces that section by the option's file, as Hydra
     would have composed it; ``key=value`` changes one setting afterwards.
-    ``EVALFRAME_TRACKING`` picks the tracker as it does on a run.
+    ``EVALFRAME_TRACKING`` picks the tracker and ``EVALFRAME_CACHE_DIR`` the
+    cache folder as they do on a run.
     """
     from omegaconf import DictConfig, OmegaConf
     from omegaconf.errors import OmegaConfBaseException
@@ -125,6 +127,14 @@ def load_config(
         for group, value in groups.items():
             node = _group_node(group, value, search_path, key=group)
             cfg[group] = node
+        cache = os.environ.get("EVALFRAME_CACHE_DIR", "").strip()
+        if cache and "output" in cfg and not any(
+            s.lstrip("+").startswith("output.cache_dir=") for s in settings
+        ):
+            # the file holds the cache folder of the machine that composed it (a run's
+            # config.yaml: the folder of the run's own); where the cache is now is the
+            # environment's choice, as on a run (an override still wins)
+            cfg.output.cache_dir = cache
         cfg = OmegaConf.merge(cfg, OmegaConf.from_dotlist(settings))
         if out is not None:
             cfg.output.dir = str(out)
