@@ -128,8 +128,10 @@ def load_config(
             node = _group_node(group, value, search_path, key=group)
             cfg[group] = node
         cache = os.environ.get("EVALFRAME_CACHE_DIR", "").strip()
-        if cache and "output" in cfg and not any(
-            s.lstrip("+").startswith("output.cache_dir=") for s in settings
+        if (
+            cache
+            and "output" in cfg
+            and not any(s.lstrip("+").startswith("output.cache_dir=") for s in settings)
         ):
             # the file holds the cache folder of the machine that composed it (a run's
             # config.yaml: the folder of the run's own); where the cache is now is the

@@ -568,8 +568,6 @@ def score_and_report(
         confidence=exp.stats.confidence,
     )
     records = per_query_records(evaluation, exp.report)
-    # the run's flat rows served the engine and the records; later steps read rankings
-    run.release_rows()
     # before the gates, which may read calibration.ece & co. (GateView.analysis)
     st = exp.stats
     boot = BootstrapSettings(resamples=st.bootstrap, seed=st.seed, confidence=st.confidence)
@@ -580,6 +578,9 @@ def score_and_report(
     finally:
         if store is not None:
             store.close()
+    # the run's flat rows served the engine, the records and the analyses (30 MB at
+    # 10k rankings of 100); the gates, reports and hooks read the rankings
+    run.release_rows()
     relay.emit("on_scored", context, evaluation)
     if exp.baseline is not None:
         evaluation.baseline = _load_baseline(exp, evaluation)
