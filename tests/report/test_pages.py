@@ -101,6 +101,21 @@ def test_report_html_false_turns_the_page_off(project: Project) -> None:
     assert not (project.root / "quiet" / "report.html").exists()
 
 
+def test_a_document_changed_since_the_run_is_left_out_of_a_redrawn_page(project: Project) -> None:
+    """In the run the drill-down shows the texts it scored; `evalframe report` later
+    reads the corpus again and leaves out a text that changed since, saying so."""
+    run(project, "alpha")
+    folder = project.root / "alpha"
+    cache = next(d for d in CORPUS if d["id"] == "cache")
+    assert str(cache["text"]) in (folder / "report.html").read_text()
+    docs = [{**d, "text": "Rewritten after the run."} if d["id"] == "cache" else d for d in CORPUS]
+    write_jsonl(project.corpus, docs)
+    assert main(["report", str(folder)]) == 0
+    page = (folder / "report.html").read_text()
+    assert "1 listed document(s) changed since this run; their text is not shown." in page
+    assert "Rewritten after the run." not in page and str(cache["text"]) not in page
+
+
 def test_the_drift_view_names_the_documents_that_changed(
     project: Project, capsys: pytest.CaptureFixture[str]
 ) -> None:
