@@ -211,6 +211,15 @@ def test_block_rank_order_of_many_rankings_is_rank_order_of_each(
         precision,  # type: ignore[arg-type]
     )
     assert moved.shape == (len(rankings),)
+    # a run file's ids as the UTF-8 bytes read (RunRows keeps ASCII ones so): the same order
+    as_bytes, _ = block_rank_order(
+        np.asarray([len(r) for r in rankings], dtype=np.int64),
+        np.asarray([s for _, s in flat], dtype=np.float64),
+        np.asarray([d.encode() for d, _ in flat], dtype="S"),
+        ties,  # type: ignore[arg-type]
+        precision,  # type: ignore[arg-type]
+    )
+    assert as_bytes.tolist() == order.tolist()
     start = 0
     for i, pairs in enumerate(rankings):
         local = (order[start : start + len(pairs)] - start).tolist()
