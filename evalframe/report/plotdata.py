@@ -174,23 +174,36 @@ def score_histogram(records: Sequence[Mapping[str, Any]], bins: int = 20) -> Sco
     """Every retrieved document's score, split by whether it is judged relevant (label
     above 0); None when nothing was retrieved. ``bins`` equal-width bins span the
     lowest to the highest score (numpy's histogram: the last bin includes its right edge)."""
-    relevant: list[float] = []
-    other: list[float] = []
+    values: list[np.ndarray] = []
+    judged_at: list[np.ndarray] = []
     for record in records:
         labels = record.get("judgments") or {}
         judged = {doc for doc, label in labels.items() if number(label) > 0}
-        for doc, score in zip(
-            record.get("retrieved") or (), record.get("scores") or (), strict=False
-        ):
-            # a float is the usual score; anything else goes through number()
-            value = score if type(score) is float else number(score)
-            if value != value:  # NaN (or null) is not drawn
-                continue
-            (relevant if doc in judged else other).append(value)
-    every = relevant + other
-    if not every:
+        retrieved = record.get("retrieved") or ()
+        raw = record.get("scores") or ()
+        n = min(len(retrieved), len(raw))  # as zip() pairs them
+        kept = raw[:n]
+        if set(map(type, kept)) <= {float}:  # as evalframe writes them: converted in C
+            scores = np.fromiter(kept, dtype=np.float64, count=n)
+        else:  # a null (NaN written), an int, a string: number() each
+            scores = np.asarray([number(v) for v in kept], dtype=np.float64)
+        values.append(scores)
+        mask = np.zeros(n, dtype=bool)
+        ids = retrieved[:n]
+        for doc in judged:  # a few judged documents: found by a C-level scan each
+            if ids.count(doc) == 1:
+                mask[ids.index(doc)] = True
+            elif doc in ids:  # listed twice: every place counts
+                mask[[i for i, d in enumerate(ids) if d == doc]] = True
+        judged_at.append(mask)
+    if not values:
         return None
-    low, high = min(every), max(every)
+    flat, is_relevant = np.concatenate(values), np.concatenate(judged_at)
+    drawn = ~np.isnan(flat)  # NaN (or null) is not drawn
+    relevant, other = flat[drawn & is_relevant], flat[drawn & ~is_relevant]
+    if not relevant.size and not other.size:
+        return None
+    low, high = float(flat[drawn].min()), float(flat[drawn].max())
     if low == high:
         low, high, bins = low - 0.5, high + 0.5, 1
     edges = np.linspace(low, high, bins + 1)

@@ -3,8 +3,12 @@
 from __future__ import annotations
 
 import math
+from typing import Any
 
+import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from evalframe.metrics import Policies
 from evalframe.report.plotdata import (
@@ -92,6 +96,59 @@ def test_score_histogram_splits_relevant_from_the_rest_on_shared_bins() -> None:
     assert score_histogram([{"retrieved": [], "scores": []}]) is None
     one = score_histogram([{"judgments": {}, "retrieved": ["a"], "scores": [5.0]}])
     assert one is not None and one.edges == [4.5, 5.5] and one.other == [1]
+
+
+def _histogram_by_pairs(records: list[dict[str, Any]], bins: int) -> tuple[Any, ...] | None:
+    """The histogram's definition, one (id, score) pair at a time: what is drawn is
+    every score that is a number (not a bool, not NaN or null), on shared bins."""
+    relevant, other = [], []
+    for record in records:
+        judged = {d for d, label in record["judgments"].items() if label > 0}
+        for doc, score in zip(record["retrieved"], record["scores"], strict=False):
+            if type(score) in (int, float) and score == score:
+                (relevant if doc in judged else other).append(float(score))
+    if not relevant + other:
+        return None
+    low, high = min(relevant + other), max(relevant + other)
+    if low == high:
+        low, high, bins = low - 0.5, high + 0.5, 1
+    edges = np.linspace(low, high, bins + 1)
+    counts = [np.histogram(v, bins=edges)[0].tolist() for v in (relevant, other)]
+    return edges.tolist(), *counts
+
+
+_SCORE = st.one_of(
+    st.floats(-5, 5, allow_nan=False),
+    st.sampled_from([float("nan"), None, 2, True, "1.5"]),
+)
+
+
+@settings(max_examples=150, deadline=None, database=None)
+@given(
+    st.lists(
+        st.tuples(
+            st.dictionaries(st.sampled_from("abc"), st.integers(-1, 2), max_size=3),
+            st.lists(st.sampled_from("abcde"), max_size=6),
+            st.lists(_SCORE, max_size=7),
+        ),
+        max_size=5,
+    ),
+    st.integers(1, 6),
+)
+def test_score_histogram_is_its_definition_pair_by_pair(
+    raw: list[tuple[dict[str, int], list[str], list[Any]]], bins: int
+) -> None:
+    """Nulls, NaN, ints, bools and strings among the scores, repeated ids, rankings
+    longer or shorter than their scores: the vectorised histogram draws what the
+    pair-by-pair definition draws."""
+    records = [{"judgments": j, "retrieved": r, "scores": s} for j, r, s in raw]
+    got = score_histogram(records, bins=bins)
+    want = _histogram_by_pairs(records, bins)
+    if want is None:
+        assert got is None
+        return
+    assert got is not None
+    assert (got.edges, got.relevant, got.other) == want
 
 
 def test_latency_percentiles_interpolate_between_order_statistics() -> None:
