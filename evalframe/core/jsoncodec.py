@@ -46,10 +46,19 @@ def _wide(value: Any) -> bool:
     if kind is dict:
         items: Any = value.values()
     elif kind is list:
-        try:  # numbers only (a ranking's scores): two C-level passes
-            return bool(value) and not -_INT_LIMIT < min(value) <= max(value) < _INT_LIMIT
-        except TypeError:
-            items = value  # strings, nulls, nesting: item by item
+        if not value:
+            return False
+        if type(value[0]) is str:
+            try:  # strings only (a ranking's ids): one C-level pass, no number in them
+                "".join(value)
+                return False
+            except TypeError:
+                items = value  # mixed: item by item
+        else:
+            try:  # numbers only (a ranking's scores): two C-level passes
+                return not -_INT_LIMIT < min(value) <= max(value) < _INT_LIMIT
+            except TypeError:
+                items = value  # nulls, nesting, mixed: item by item
     else:
         return kind is float and abs(value) >= _INT_LIMIT
     for item in items:
