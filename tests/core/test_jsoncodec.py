@@ -48,6 +48,9 @@ def test_integers_beyond_64_bits_stay_integers() -> None:
     assert loads(text) == {"id": 2**64, "n": [-(2**63) - 1]}
     assert type(loads(text)["id"]) is int
     assert loads("1e19") == 1e19  # a float written as one is still a float
+    # after strings in one list (ids are cleared in one pass; a mixed list item by item)
+    assert loads('["d1", "d2", 18446744073709551616]') == ["d1", "d2", 2**64]
+    assert type(loads('["d1", 18446744073709551616]')[1]) is int
 
 
 @pytest.mark.parametrize(
