@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from evalframe.assess.runfolder import NEGATIVE, PASS
+from evalframe.core.reader.trec import unchecked_rankings
 from evalframe.core.types import Ranking
 from evalframe.metrics import Policies, evaluate, parse_metric
 
@@ -90,7 +91,7 @@ def judgments_and_run(
     quarter of a second.
     """
     qrels: dict[str, dict[str, int]] = {}
-    run: dict[str, Ranking] = {}
+    parts: list[tuple[str, tuple[str, ...], tuple[float, ...], None]] = []
     for record in records:
         qid = str(record["query_id"])
         qrels[qid] = {str(d): int(v) for d, v in (record.get("judgments") or {}).items()}
@@ -100,7 +101,8 @@ def judgments_and_run(
         scores = tuple(map(float, record.get("scores") or ()))
         if len(docs) != len(scores):
             raise ValueError(f"query {qid!r}: {len(docs)} retrieved ids but {len(scores)} scores")
-        run[qid] = Ranking.model_construct(query_id=qid, doc_ids=docs, scores=scores)
+        parts.append((qid, docs, scores, None))
+    run = {ranking.query_id: ranking for ranking in unchecked_rankings(parts)}
     return qrels, run
 
 
