@@ -114,8 +114,20 @@ def write_golden(folder: Path) -> Path:
     return path
 
 
+#: Starts a command with Ctrl-C's default action, as a terminal's foreground job has it. A
+#: shell's background job (a CI runner's, say) hands its children SIGINT ignored, and a
+#: Python started so keeps ignoring it: the Ctrl-C tests would then test nothing.
+SIGINT_DEFAULT = [
+    sys.executable,
+    "-c",
+    "import os, signal, sys; signal.signal(signal.SIGINT, signal.SIG_DFL); "
+    "os.execv(sys.argv[1], sys.argv[1:])",
+]
+
+
 def command(golden: Path, url: str, out: Path, *extra: str) -> list[str]:
     return [
+        *SIGINT_DEFAULT,
         sys.executable,
         "-m",
         "evalframe",

@@ -115,8 +115,26 @@ def test_ctrl_c_stops_evalframe_ui_and_every_process_it_started(
     env = {**os.environ, "EVALFRAME_CACHE_DIR": str(tmp_path / "cache")}
     log = tmp_path / "ui.log"
     with open(log, "w") as sink:
+        # with Ctrl-C's default action, as in a terminal (a background shell job, such as a
+        # CI runner's, hands its children SIGINT ignored)
+        sigint_default = (
+            "import os, signal, sys; signal.signal(signal.SIGINT, signal.SIG_DFL); "
+            "os.execv(sys.argv[1], sys.argv[1:])"
+        )
         ui = subprocess.Popen(
-            [sys.executable, "-m", "evalframe", "ui", "--uri", store, "--port", str(port)],
+            [
+                sys.executable,
+                "-c",
+                sigint_default,
+                sys.executable,
+                "-m",
+                "evalframe",
+                "ui",
+                "--uri",
+                store,
+                "--port",
+                str(port),
+            ],
             cwd=tmp_path,
             env=env,
             stdout=sink,
