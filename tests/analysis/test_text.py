@@ -8,6 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from evalframe.analysis import text as _text
 from evalframe.analysis.text import normalise, terms, words
 from tests.strategies import PROPERTY_SETTINGS
 
@@ -42,6 +43,31 @@ def test_the_two_pass_camel_split_is_the_lookaround_rule(text: str) -> None:
 @given(st.text(max_size=60))
 def test_terms_are_the_set_of_words(text: str) -> None:
     assert terms(text) == frozenset(words(text))
+
+
+#: ASCII texts take the byte-table path; these characters reach its every branch:
+#: capitals (camelCase), digits, ``_`` and punctuation between words, stopwords, suffixes.
+_ASCII = st.text(alphabet="aBcDeIsngxyz019 _-.(\t\n\x00\x7f", max_size=80)
+
+
+@PROPERTY_SETTINGS
+@given(_ASCII)
+def test_terms_of_an_ascii_text_are_the_regex_rules_words(text: str) -> None:
+    # words() is the rule as the module docstring states it: NFKC, split, fold, regex
+    assert terms(text) == frozenset(words(text))
+
+
+@PROPERTY_SETTINGS
+@given(st.text(alphabet=st.characters(max_codepoint=127), max_size=80))
+def test_terms_of_any_ascii_text_are_the_regex_rules_words(text: str) -> None:
+    assert terms(text) == frozenset(words(text))
+
+
+def test_the_remembered_terms_are_bounded() -> None:
+    memo = _text._Terms(limit=3)
+    assert [memo[w] for w in (b"dogs", "cats", b"is", "running")] == ["dog", "cat", "", "runn"]
+    assert len(memo) == 1  # emptied on reaching the limit, then the new word kept
+    assert memo == {"running": "runn"}
 
 
 def test_words_drop_stopwords_and_short_words_and_stem() -> None:
