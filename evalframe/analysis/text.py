@@ -22,8 +22,18 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from collections import Counter
+from collections.abc import Collection, Iterable
 
-__all__ = ["STOPWORDS", "normalise", "stem", "strip_parentheticals", "terms", "words"]
+__all__ = [
+    "STOPWORDS",
+    "documents_holding",
+    "normalise",
+    "stem",
+    "strip_parentheticals",
+    "terms",
+    "words",
+]
 
 #: English function words that carry no content (a small fixed list, so that the
 #: rule is the same on every machine; no language model or download).
@@ -78,13 +88,13 @@ def terms(text: str) -> frozenset[str]:
     """The set of content terms of a text (see the module docstring for the rule).
 
     ``frozenset(words(text))``, with each distinct word of a text looked at
-    once and its term remembered across texts: the failure categories take
-    the terms of every document of a corpus (100k documents, six million
-    distinct words per document summed, a vocabulary a hundred times
-    smaller). An ASCII text, the usual case, is cut into words by a byte
-    table rather than the regex: NFKC leaves ASCII as it is, case-folding is
-    lower-casing, and a word is a run of ASCII letters and digits, exactly
-    what ``[^\\W_]+`` matches there. 55 MB of text: 2.4 s, was 4.9 s.
+    once and its term remembered across texts (a vocabulary is far smaller
+    than a corpus's words). The failure categories take the terms of every
+    document they compare (17k at 100k documents). An ASCII text, the usual
+    case, is cut into words by a byte table rather than the regex: NFKC
+    leaves ASCII as it is, case-folding is lower-casing, and a word is a run
+    of ASCII letters and digits, exactly what ``[^\\W_]+``
+    matches there. 100k documents (55 MB): 2.7–3.2 s, was 4.2–4.9 s.
     """
     if text.isascii():
         raw = text.encode("ascii")
@@ -124,6 +134,40 @@ class _Terms(dict[str | bytes, str]):
 
 _TERMS = _Terms()
 _ASCII_TERMS = _Terms()
+
+
+def documents_holding(texts: Iterable[str], wanted: Collection[str]) -> Counter[str]:
+    """For each term of ``wanted``, how many of ``texts`` hold it (``term in terms(text)``).
+
+    The same counts as ``Counter(t for x in texts for t in terms(x) if t in wanted)``,
+    without the terms of every text: a word whose term is ``t`` is ``t`` or
+    ``t`` with one of the suffixes :func:`stem` removes, so the few words that
+    can give a wanted term are known beforehand, and an ASCII text is only
+    cut into words and looked up. 100k documents: 1.4 s, against 2.7–3.2 s for
+    every term of every document.
+    """
+    wanted = frozenset(wanted)
+    spelled = {
+        word: term
+        for term in wanted
+        for word in (term, *(term + suffix for suffix in ("ing", "ed", "es", "s")))
+        if _term(word) == term
+    }
+    ascii_words = {w.encode("ascii"): t for w, t in spelled.items() if w.isascii()}
+    look_up = frozenset(ascii_words).intersection
+    counts: Counter[str] = Counter()
+    for text in texts:
+        if text.isascii():
+            raw = text.encode("ascii")
+            low = raw.lower()
+            if low != raw:
+                low = normalise(text).encode("ascii")
+            found = look_up(low.translate(_ASCII_CUT).split())
+            if found:
+                counts.update({ascii_words[w] for w in found})
+        else:
+            counts.update(terms(text) & wanted)
+    return counts
 
 
 def strip_parentheticals(text: str) -> str:

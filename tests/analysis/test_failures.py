@@ -156,8 +156,10 @@ def test_a_terms_share_is_the_documents_that_hold_it_over_all_documents() -> Non
 def test_counts_kept_in_the_store_are_read_back_without_the_documents(tmp_path: Path) -> None:
     first = _corpus()
     store = open_store(tmp_path, DocFrequency.NAMESPACE)
-    assert DocFrequency(first, store).share("alpha") == 3 / 4
-    assert store.count() == 1
+    df = DocFrequency(first, store)
+    df.expect(["epsilon", "absent"])
+    assert df.share("alpha") == 3 / 4
+    assert store.count() == 3  # the expected terms were counted in the same pass, and kept
 
     def unreadable() -> Corpus:
         raise AssertionError("the texts were read although the counts were kept")
@@ -165,7 +167,24 @@ def test_counts_kept_in_the_store_are_read_back_without_the_documents(tmp_path: 
     hashes = {d.id: "h" for d in first.documents}
     later = Corpus.deferred("c", first.content_hash, hashes, unreadable)
     df = DocFrequency(later, open_store(tmp_path, DocFrequency.NAMESPACE))
-    assert (df.share("alpha"), df.share("epsilon")) == (3 / 4, 1 / 4)
+    assert (df.share("alpha"), df.share("epsilon"), df.share("absent")) == (3 / 4, 1 / 4, 0.0)
+
+
+def test_a_term_never_counted_is_counted_from_the_documents_and_kept(tmp_path: Path) -> None:
+    store = open_store(tmp_path, DocFrequency.NAMESPACE)
+    DocFrequency(_corpus(), store).share("alpha")
+    reads = []
+
+    def readable() -> Corpus:
+        reads.append(1)
+        return _corpus()
+
+    hashes = {d.id: "h" for d in _corpus().documents}
+    later = Corpus.deferred("c", _corpus().content_hash, hashes, readable)
+    df = DocFrequency(later, store)
+    assert df.share("alpha") == 3 / 4 and not reads  # kept
+    assert df.share("epsilon") == 1 / 4 and reads  # not kept: the documents are read
+    assert store.count() == 2
 
 
 def test_another_corpus_or_a_damaged_entry_is_counted_again(tmp_path: Path) -> None:
@@ -174,10 +193,11 @@ def test_another_corpus_or_a_damaged_entry_is_counted_again(tmp_path: Path) -> N
     other = Corpus.build("c", [Document(id="only", text="alpha")])
     assert DocFrequency(other, store).share("alpha") == 1.0  # its own counts, not the first's
     assert store.count() == 2
-    key = DocFrequency(_corpus(), store)._key()
-    store.put(key, "{not json")
-    assert DocFrequency(_corpus(), store).share("alpha") == 3 / 4
-    assert json.loads(store.get(key) or "")["alpha"] == 3  # rewritten whole
+    key = DocFrequency(_corpus(), store)._key("alpha")
+    for damaged in ("{not json", "", "-1", "\u00b2"):  # "²" is a digit to str.isdigit
+        store.put(key, damaged)
+        assert DocFrequency(_corpus(), store).share("alpha") == 3 / 4
+        assert store.get(key) == "3"  # rewritten
 
 
 # -- document terms, kept for the next run on the same corpus --------------------------------

@@ -9,7 +9,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from evalframe.analysis import text as _text
-from evalframe.analysis.text import normalise, terms, words
+from evalframe.analysis.text import documents_holding, normalise, terms, words
 from tests.strategies import PROPERTY_SETTINGS
 
 #: The camelCase rule written as one regex of lookarounds, as the module had it before
@@ -68,6 +68,32 @@ def test_the_remembered_terms_are_bounded() -> None:
     assert [memo[w] for w in (b"dogs", "cats", b"is", "running")] == ["dog", "cat", "", "runn"]
     assert len(memo) == 1  # emptied on reaching the limit, then the new word kept
     assert memo == {"running": "runn"}
+
+
+@PROPERTY_SETTINGS
+@given(
+    st.lists(st.one_of(_ASCII, st.text(alphabet="aBcDeIsngxyz019 _-.éΩß", max_size=40))),
+    st.lists(st.sampled_from(["ab", "abs", "a", "is", "cat", "ing", "xyz", "é", "ßs", "ss"])),
+)
+def test_documents_holding_counts_the_texts_whose_terms_hold_each_term(
+    texts: list[str], extra: list[str]
+) -> None:
+    # asked for terms the texts hold, and words that are not terms, or not there
+    wanted = {t for x in texts[:3] for t in terms(x)} | set(extra)
+    expected = {t: sum(t in terms(x) for x in texts) for t in wanted}
+    got = documents_holding(texts, wanted)
+    assert {t: got[t] for t in wanted} == expected
+    assert set(got) <= wanted
+
+
+def test_documents_holding_finds_a_term_under_each_of_its_spellings() -> None:
+    texts = ["the dog", "two dogs", "dogging", "Dog_ed", "no", "dögs dogs", "DOGgy"]
+    # dog: "dog", "dogs", "dog" of dog_ed (two words), "dogs" beside the non-ASCII
+    # "dögs" (that text goes through terms()); "dogging" is "dogg" (ing dropped);
+    # "ed" keeps its ending (fewer than three letters would remain); "DOGgy" is
+    # split before its last capital: "do" (a stopword) "ggy"; nothing spells "doggy"
+    got = documents_holding(texts, ["dog", "dogg", "ed", "ggy", "doggy"])
+    assert got == {"dog": 4, "dogg": 1, "ed": 1, "ggy": 1}
 
 
 def test_words_drop_stopwords_and_short_words_and_stem() -> None:
