@@ -89,7 +89,7 @@ def main() -> None:
     same = []
     work = Path(tempfile.mkdtemp(prefix="evalframe-bench-rescore-"))
     # One cache folder for every rescore, of either version (the stored config names
-    # the run's own, long gone), filled by one untimed rescore first: each timed one
+    # the run's own, long gone), filled by one untimed rescore of each first: each timed one
     # finds what the analyses keep there (document frequencies, terms), as a user's
     # rescore does after their run.
     where = [f"output.cache_dir={work / 'cache'}", *args.set]
@@ -98,6 +98,10 @@ def main() -> None:
         measure(
             [sys.executable, "-m", "evalframe", "rescore", str(work / "warm-up"), *where], env=env
         )
+        if args.baseline:  # what the baseline keeps may be under other keys: its own warm-up
+            shutil.copytree(stored, work / "warm-up-base")
+            launcher = [sys.executable, str(HERE / "at_source.py"), str(args.baseline)]
+            measure([*launcher, "rescore", str(work / "warm-up-base"), *where], env=env)
         for r in range(args.rounds):
             copy = work / f"run-{r}"
             shutil.copytree(stored, copy)
