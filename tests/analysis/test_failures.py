@@ -243,3 +243,33 @@ def test_the_categories_are_the_same_with_terms_kept_or_split(tmp_path: Path) ->
     annotate_failures(_records(), _corpus(), FailureSettings(), store)  # keeps the terms
     annotate_failures(kept, _corpus(), FailureSettings(), store)  # reads them back
     assert [r.get("failure") for r in kept] == [r.get("failure") for r in fresh]
+
+
+def test_a_later_run_failing_other_queries_finds_their_counts_kept(tmp_path: Path) -> None:
+    # the same golden set run twice, each failing another query of more than three terms
+    # with flat scores: the second asks for counts the first never needed
+    cfg = FailureSettings(short_query_terms=3, generic_df_share=0.5)
+    ranking = {"retrieved": [d for d, _ in FLAT], "scores": [s for _, s in FLAT]}
+
+    def records(failed: str) -> list[dict[str, Any]]:
+        texts = {"q1": "alpha beta gamma delta", "q2": "beta gamma delta epsilon"}
+        return [
+            {"query_id": q, "status": FAIL if q == failed else PASS, "text": text,
+             "expected": ["e"], **ranking}
+            for q, text in texts.items()
+        ]  # fmt: skip
+
+    store = open_store(tmp_path, DocFrequency.NAMESPACE)
+    annotate_failures(records("q1"), _corpus(), cfg, store)
+
+    def unreadable(*_: object) -> Any:
+        raise AssertionError("the corpus was read although every count and term was kept")
+
+    hashes = {d.id: "h" for d in _corpus().documents}
+    later = Corpus.deferred("c", _corpus().content_hash, hashes, unreadable, texts=unreadable)
+    second, fresh = records("q2"), records("q2")
+    annotate_failures(second, later, cfg, store)
+    annotate_failures(fresh, _corpus(), cfg)
+    assert second[1]["failure"] == fresh[1]["failure"]
+    # beta, gamma: 3 of 4 documents; delta: 2 of 4 (0.5 counts); epsilon: 1 of 4
+    assert fresh[1]["failure"]["signals"]["generic"] is False
