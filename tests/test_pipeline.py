@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import io
 import json
+import sys
 from typing import Any
 
 import pytest
@@ -19,7 +20,7 @@ from evalframe.pipeline.run import run_experiment
 from evalframe.plugin.protocols import PluginConfig, PluginContext
 from evalframe.plugin.registry import RETRIEVERS, TRACKERS
 from evalframe.report.terminal import TerminalReport
-from tests.conftest import Project, raw_config
+from tests.conftest import GOLDEN, Project, raw_config
 
 
 class Recorder:
@@ -326,3 +327,67 @@ def test_a_run_file_with_queries_the_golden_set_lacks_says_so(project: Project) 
     assert "the run has 2 queries not in the golden set (ignored): extra-a, extra-b" in (
         out.getvalue()
     )
+
+
+class _Display:
+    """Stands in for rich's live display: records the steps a run opens, in order."""
+
+    def __init__(self) -> None:
+        self.steps: list[str] = []
+
+    def start(self) -> None: ...
+
+    def stop(self) -> None: ...
+
+    def add_task(self, description: str, **_: Any) -> int:
+        self.steps.append(description)
+        return len(self.steps)
+
+    def remove_task(self, task: int) -> None: ...
+
+    def advance(self, task: int, n: float) -> None: ...
+
+    def update(self, task: int, **_: Any) -> None: ...
+
+
+class _Terminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+@pytest.mark.parametrize("shown", [True, False])
+def test_every_step_after_retrieval_shows_progress_unless_asked_not_to(
+    project: Project, monkeypatch: pytest.MonkeyPatch, shown: bool
+) -> None:
+    from evalframe.core import progress
+    from evalframe.report.page import RunPage
+
+    display = _Display()
+    monkeypatch.setattr(progress, "_make_progress", lambda: display)
+    monkeypatch.setattr(sys, "stderr", _Terminal())
+    # one query nothing answers, so that the failure categories have a query to look at
+    unanswered = {"id": 99, "question": "zzyzx qwv", "expected_chunks": ["slices"]}
+    project.golden.write_text(
+        project.golden.read_text(encoding="utf-8") + json.dumps(unanswered) + "\n",
+        encoding="utf-8",
+    )
+    exp = validate_experiment(raw_config(project))
+    run_experiment(exp, reporters=[RunPage(), TerminalReport(io.StringIO())], progress=shown)
+    # after the retrieval (bm25 indexes inside it, on its first query)
+    after = display.steps[display.steps.index("bm25: indexing 4 documents") + 1 :] if shown else []
+    assert display.steps[:3] == (
+        ["loading the corpus (jsonl)", "loading the golden set (jsonl)", "retrieving (bm25)"]
+        if shown
+        else []
+    )
+    assert after == (
+        [
+            f"scoring {len(GOLDEN) + 1} queries",
+            "failure categories (1 failed queries)",
+            "writing the run folder",
+            "writing the run page (report.html)",
+        ]
+        if shown
+        else []
+    )
+    assert shown or display.steps == []

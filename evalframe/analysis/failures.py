@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import hashlib
 import inspect
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any
 
 from evalframe.analysis import text as _text
@@ -39,6 +39,7 @@ from evalframe.analysis.settings import CATEGORIES, FailureSettings
 from evalframe.analysis.text import documents_holding, terms
 from evalframe.assess.runfolder import FAIL
 from evalframe.core.jsoncodec import dumps_compact, loads
+from evalframe.core.progress import Step, step
 from evalframe.core.store import EntryStore, get_many, put_many
 from evalframe.core.types import Corpus
 
@@ -110,8 +111,9 @@ class DocFrequency:
                 todo.append(term)  # never counted, or damaged: counted (again)
         if not todo:
             return
-        texts = (d.text for d in self._corpus.documents)
-        counted = documents_holding(texts, todo)
+        what = f"failure categories: documents holding {len(todo)} terms"
+        with step(what, total=len(self._corpus), unit="docs") as bar:
+            counted = documents_holding(_texts(self._corpus, bar), todo)
         self._counts.update((t, counted[t]) for t in todo)
         if self._store is not None:
             put_many(self._store, [(keys[t], str(counted[t])) for t in todo])
@@ -121,6 +123,16 @@ class DocFrequency:
             self._count([term, *self._expected])
         n = len(self._corpus)  # a deferred corpus knows it without reading its texts
         return self._counts[term] / n if n else 0.0
+
+
+def _texts(corpus: Corpus, bar: Step, every: int = 4096) -> Iterator[str]:
+    """The corpus's texts, advancing ``bar`` as they are read."""
+    n = 0
+    for n, doc in enumerate(corpus.documents, start=1):
+        yield doc.text
+        if n % every == 0:
+            bar.advance(every)
+    bar.advance(n % every)
 
 
 class DocTerms:
@@ -288,20 +300,21 @@ def annotate_failures(
             "reason": "no corpus is configured, so there is no document text to compare",
             "failed": len(failed),
         }
-    terms_of = DocTerms(corpus, store)
-    # every document a rule may look at: the expected ones, and those ranked above them
-    terms_of.prefetch(d for record in failed for d in _looked_at(record))
-    df = DocFrequency(corpus, store)
-    # every query's terms, not only the failed ones': a later run on the same corpus and
-    # golden set (another retriever fails other queries) finds all its counts kept
-    df.expect(t for record in records for t in terms(record.get("text", "")))
-    counts = dict.fromkeys(CATEGORIES, 0)
-    for record in failed:
-        ranking = list(zip(record.get("retrieved", []), record.get("scores", []), strict=False))
-        text, expected = record.get("text", ""), record.get("expected", [])
-        info = categorise(text, expected, ranking, terms_of, settings, df.share)
-        record["failure"] = info
-        counts[info["category"]] += 1
+    with step(f"failure categories ({len(failed)} failed queries)"):
+        terms_of = DocTerms(corpus, store)
+        # every document a rule may look at: the expected ones, and those ranked above them
+        terms_of.prefetch(d for record in failed for d in _looked_at(record))
+        df = DocFrequency(corpus, store)
+        # every query's terms, not only the failed ones': a later run on the same corpus and
+        # golden set (another retriever fails other queries) finds all its counts kept
+        df.expect(t for record in records for t in terms(record.get("text", "")))
+        counts = dict.fromkeys(CATEGORIES, 0)
+        for record in failed:
+            ranking = list(zip(record.get("retrieved", []), record.get("scores", []), strict=False))
+            text, expected = record.get("text", ""), record.get("expected", [])
+            info = categorise(text, expected, ranking, terms_of, settings, df.share)
+            record["failure"] = info
+            counts[info["category"]] += 1
     return {
         "enabled": True,
         "available": True,

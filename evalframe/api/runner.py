@@ -82,8 +82,9 @@ def run(
     Without an experiment and a corpus, the run searches no corpus
     (``corpus=none``). ``name`` names the run (``experiment`` in its config,
     its folder under ``outputs/``); ``output_dir`` is its folder (Hydra's
-    ``hydra.run.dir``). ``progress`` draws the retrieval bar on a terminal, as
-    the command line does; ``print_report`` prints the command line's report.
+    ``hydra.run.dir``). ``progress`` draws the slow steps' progress (loading,
+    retrieving, scoring, writing) on a terminal, as the command line does;
+    ``print_report`` prints the command line's report.
 
     Returns the :class:`Result`; raises the located
     :class:`~evalframe.core.errors.EvalframeError` the command line would print.

@@ -39,6 +39,7 @@ def rescore_main(argv: Sequence[str]) -> int:
     args = parser.parse_args(list(argv))
 
     from evalframe.app.runconfig import load_config
+    from evalframe.core.progress import step
     from evalframe.pipeline.config import validate_experiment
     from evalframe.pipeline.run import Reporter, load_inputs, score_and_report, stored_corpus
     from evalframe.plugin.hooks import HookRelay, RunContext
@@ -62,7 +63,8 @@ def rescore_main(argv: Sequence[str]) -> int:
     deferred = stored_corpus(exp, RunFolder(run_dir))
     inputs = load_inputs(exp, corpus=deferred)
     golden = inputs.golden
-    run = load_stored_run(run_dir)
+    with step("reading the stored run (run.trec)"):
+        run = load_stored_run(run_dir)
     _note_golden_change(run_dir, golden.content_hash)
     context = RunContext(experiment=exp.name, output_dir=exp.output_dir, config=exp.public_config)
     relay = HookRelay.build(exp.trackers)

@@ -511,17 +511,17 @@ def run_experiment(
         with quiet(not progress):
             inputs = load_inputs(exp)
             run = retrieve_run(exp, inputs, inputs.golden, progress=progress)
-        relay.emit("on_retrieval_done", context, run)
-        return score_and_report(
-            exp,
-            inputs.golden,
-            run,
-            relay,
-            context,
-            reporters,
-            normalise_id=inputs.normalise_id,
-            corpus=inputs.corpus,
-        )
+            relay.emit("on_retrieval_done", context, run)
+            return score_and_report(
+                exp,
+                inputs.golden,
+                run,
+                relay,
+                context,
+                reporters,
+                normalise_id=inputs.normalise_id,
+                corpus=inputs.corpus,
+            )
     except BaseException as exc:
         relay.emit("on_error", context, exc)
         raise
@@ -555,19 +555,20 @@ def score_and_report(
     """
     run = normalise_run(run, normalise_id, exp.policies.duplicates)
     warn_if_nothing_matches(golden, run)  # all zeros: ids, not the system, are the likely cause
-    scores = evaluate(list(exp.metrics), golden, run, exp.policies)
-    evaluation = Evaluation.build(
-        golden,
-        run,
-        scores,
-        list(exp.metrics),
-        exp.policies,
-        list(exp.slices) if exp.slices is not None else None,
-        bootstrap=exp.stats.bootstrap,
-        seed=exp.stats.seed,
-        confidence=exp.stats.confidence,
-    )
-    records = per_query_records(evaluation, exp.report)
+    with step(f"scoring {len(golden)} queries"):  # a second at 10k, with the intervals
+        scores = evaluate(list(exp.metrics), golden, run, exp.policies)
+        evaluation = Evaluation.build(
+            golden,
+            run,
+            scores,
+            list(exp.metrics),
+            exp.policies,
+            list(exp.slices) if exp.slices is not None else None,
+            bootstrap=exp.stats.bootstrap,
+            seed=exp.stats.seed,
+            confidence=exp.stats.confidence,
+        )
+        records = per_query_records(evaluation, exp.report)
     # before the gates, which may read calibration.ece & co. (GateView.analysis)
     st = exp.stats
     boot = BootstrapSettings(resamples=st.bootstrap, seed=st.seed, confidence=st.confidence)
@@ -589,10 +590,19 @@ def score_and_report(
     relay.emit("on_gated", context, gates)
     exit_code = EXIT_OK if verdict(gates) else EXIT_GATE_FAILED
 
-    outputs, summary = _write_outputs(
-        exp, evaluation, gates, exit_code, records, analysis, corpus, stored_run, stored_manifest
-    )
-    outputs.update(_write_exports(exp, evaluation))
+    with step("writing the run folder"):
+        outputs, summary = _write_outputs(
+            exp,
+            evaluation,
+            gates,
+            exit_code,
+            records,
+            analysis,
+            corpus,
+            stored_run,
+            stored_manifest,
+        )
+        outputs.update(_write_exports(exp, evaluation))
     result = PipelineResult(
         exit_code,
         evaluation,

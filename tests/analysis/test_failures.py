@@ -273,3 +273,18 @@ def test_a_later_run_failing_other_queries_finds_their_counts_kept(tmp_path: Pat
     assert second[1]["failure"] == fresh[1]["failure"]
     # beta, gamma: 3 of 4 documents; delta: 2 of 4 (0.5 counts); epsilon: 1 of 4
     assert fresh[1]["failure"]["signals"]["generic"] is False
+
+
+@pytest.mark.parametrize("every", [1, 3, 4, 10])
+def test_counting_advances_its_progress_bar_by_every_document_read(every: int) -> None:
+    from evalframe.analysis.failures import _texts
+
+    class Bar:
+        done = 0.0
+
+        def advance(self, n: float = 1) -> None:
+            self.done += n
+
+    bar = Bar()
+    assert list(_texts(_corpus(), bar, every=every)) == list(DOCS.values())  # type: ignore[arg-type]
+    assert bar.done == len(DOCS)
