@@ -383,7 +383,7 @@ def test_every_step_after_retrieval_shows_progress_unless_asked_not_to(
     assert after == (
         [
             f"scoring {len(GOLDEN) + 1} queries",
-            "failure categories (1 failed queries)",
+            "failure categories (1 failed query)",
             "writing the run folder",
             "writing the run page (report.html)",
         ]

@@ -111,7 +111,7 @@ class DocFrequency:
                 todo.append(term)  # never counted, or damaged: counted (again)
         if not todo:
             return
-        what = f"failure categories: documents holding {len(todo)} terms"
+        what = f"failure categories: document frequencies of {len(todo)} terms"
         with step(what, total=len(self._corpus), unit="docs") as bar:
             counted = documents_holding(_texts(self._corpus, bar), todo)
         self._counts.update((t, counted[t]) for t in todo)
@@ -300,7 +300,8 @@ def annotate_failures(
             "reason": "no corpus is configured, so there is no document text to compare",
             "failed": len(failed),
         }
-    with step(f"failure categories ({len(failed)} failed queries)"):
+    n = len(failed)
+    with step(f"failure categories ({n} failed quer{'y' if n == 1 else 'ies'})"):
         terms_of = DocTerms(corpus, store)
         # every document a rule may look at: the expected ones, and those ranked above them
         terms_of.prefetch(d for record in failed for d in _looked_at(record))
