@@ -74,11 +74,11 @@ class DocFrequency:
     :meth:`share` that needs a count counts all of them in one pass over the
     documents (:func:`evalframe.analysis.text.documents_holding`: 1.7 s for
     11k terms at 100k documents, where the terms of every document take
-    2.6–3.3 s). With a
-    ``store`` each count is kept, one entry per term under the term rule's
-    hash and the corpus's content hash: the next run on the same corpus
-    reads back the counts it already has and needs the documents' text only
-    for terms never counted (a golden set with new queries).
+    2.6–3.3 s). With a ``store`` each count is kept, one entry per term under
+    the term rule's hash and the corpus's content hash: the next run on the
+    same corpus reads back the counts it already has and needs the
+    documents' text only for terms never counted (a golden set with new
+    queries).
     """
 
     NAMESPACE = "docfreq"
