@@ -82,11 +82,25 @@ def _make_progress() -> Any:
         BarColumn,
         MofNCompleteColumn,
         Progress,
+        ProgressColumn,
         SpinnerColumn,
+        Task,
         TextColumn,
         TimeElapsedColumn,
         TimeRemainingColumn,
     )
+    from rich.text import Text
+
+    class _Counted(ProgressColumn):
+        """A column for steps that count (a total); blank for a timer step, which
+        would otherwise show an empty bar, ``0/?`` and an ``eta`` with no time."""
+
+        def __init__(self, inner: ProgressColumn) -> None:
+            super().__init__()
+            self._inner = inner
+
+        def render(self, task: Task) -> Any:
+            return self._inner.render(task) if task.total is not None else Text("")
 
     class _Delayed(Progress):
         """Shows a task only after SHOW_AFTER seconds."""
@@ -98,12 +112,12 @@ def _make_progress() -> Any:
     return _Delayed(
         SpinnerColumn(),
         TextColumn("{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TextColumn("{task.fields[unit]}"),
+        _Counted(BarColumn()),
+        _Counted(MofNCompleteColumn()),
+        _Counted(TextColumn("{task.fields[unit]}")),
         TimeElapsedColumn(),
-        TextColumn("eta"),
-        TimeRemainingColumn(),
+        _Counted(TextColumn("eta")),
+        _Counted(TimeRemainingColumn()),
         console=Console(file=sys.stderr),
         transient=True,
         refresh_per_second=8,

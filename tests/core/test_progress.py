@@ -52,3 +52,22 @@ def test_quiet_and_short_steps_draw_nothing(monkeypatch: pytest.MonkeyPatch) -> 
     with progress.step("a quick step"):  # shown only after SHOW_AFTER (1 s)
         pass
     assert "retrieving" not in err.getvalue() and "a quick step" not in err.getvalue()
+
+
+def test_a_timer_step_shows_its_time_but_no_bar_count_or_eta(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    err = Terminal()
+    monkeypatch.setattr(sys, "stderr", err)
+    monkeypatch.setattr(progress, "SHOW_AFTER", 0.0)
+    with (
+        progress.step("loading the corpus"),
+        progress.step("indexing", total=3, unit="docs") as bar,
+    ):
+        bar.advance(2)
+        time.sleep(0.3)
+    drawn = err.getvalue()
+    timer = [line for line in drawn.splitlines() if "loading the corpus" in line][-1]
+    counted = [line for line in drawn.splitlines() if "indexing" in line][-1]
+    assert "0:00:0" in timer and "/" not in timer and "eta" not in timer and "━" not in timer
+    assert "2/3" in counted and "docs" in counted and "eta" in counted
