@@ -63,7 +63,7 @@ def rescore_main(argv: Sequence[str]) -> int:
     deferred = stored_corpus(exp, RunFolder(run_dir))
     inputs = load_inputs(exp, corpus=deferred)
     golden = inputs.golden
-    with step("reading the stored run (run.trec)"):
+    with step("reading the stored run"):  # run.trec, and per_query.jsonl when it adds to it
         run = load_stored_run(run_dir)
     _note_golden_change(run_dir, golden.content_hash)
     context = RunContext(experiment=exp.name, output_dir=exp.output_dir, config=exp.public_config)
