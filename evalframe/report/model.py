@@ -136,18 +136,21 @@ class BaselineView:
 @dataclass
 class DocTexts:
     """Document texts for the per-query drill-down, and what the page should say
-    about the ones it lacks (no corpus, changed since the run, too many)."""
+    about the ones it lacks (no corpus, changed since the run, too many).
+    ``left_out``: the page would hold too much text, so none was read."""
 
     texts: dict[str, str] = field(default_factory=dict)
     note: str | None = None
+    left_out: bool = False
 
 
 def _needed(view: RunView) -> set[str]:
+    """The documents whose text the drill-down shows: each query's top ``detail_k``
+    (the expected ones are listed by id)."""
     k = view.detail_k
     ids: set[str] = set()
     for record in view.records:
         ids.update(str(d) for d in (record.get("retrieved") or [])[:k])
-        ids.update(str(d) for d in record.get("expected") or [])
     return ids
 
 

@@ -23,7 +23,7 @@ from evalframe.core.progress import step
 from evalframe.core.types import Corpus
 from evalframe.report.drift import baseline_records
 from evalframe.report.markdown import render_summary_md
-from evalframe.report.model import BaselineView, RunView, stored_corpus_texts
+from evalframe.report.model import BaselineView, DocTexts, RunView, stored_corpus_texts
 from evalframe.report.multipage import (
     MultiRun,
     labels_for,
@@ -31,6 +31,7 @@ from evalframe.report.multipage import (
     multi_markdown,
     render_multi_page,
 )
+from evalframe.report.querytable import too_much_text
 from evalframe.report.runpage import render_run_page
 
 if TYPE_CHECKING:
@@ -126,7 +127,15 @@ def write_run_report(
     if baseline is None:
         baseline = stored_baseline(view)
     folder = RunFolder(out or run_dir)
-    html = render_run_page(view, baseline, stored_corpus_texts(view, corpus))
+    # the documents the corpus holds, known without their texts (the corpus in memory,
+    # deferred, or the run's manifest)
+    present = corpus.ids() if corpus is not None else (view.manifest or {}).get("documents")
+    texts = (
+        DocTexts(left_out=True)
+        if present and too_much_text(view, present)
+        else stored_corpus_texts(view, corpus)
+    )
+    html = render_run_page(view, baseline, texts)
     page = folder.write_text(folder.REPORT_HTML, html)
     markdown = render_summary_md(view, baseline, shown_path(page))
     return {"report_html": page, "summary_md": folder.write_text(folder.SUMMARY_MD, markdown)}

@@ -178,6 +178,43 @@ def test_several_runs_get_one_page_and_the_plot_files(
     assert "--out" in capsys.readouterr().err
 
 
+@pytest.mark.parametrize("source", ["corpus", "manifest"])
+def test_text_past_the_budget_is_not_even_read(
+    project: Project, monkeypatch: pytest.MonkeyPatch, source: str
+) -> None:
+    """Each listed document takes at least a 160-character preview: past the budget
+    on that count alone, no text is read, from the corpus in memory or from the
+    run's configured corpus (`evalframe report RUN`, which knows the documents
+    from the run's manifest)."""
+    from evalframe.core.types import Corpus
+    from evalframe.report import querytable
+    from evalframe.report.page import write_run_report
+
+    run(project, "alpha")
+    folder = project.root / "alpha"
+    listed = sum(
+        min(5, len(json.loads(line)["retrieved"]))  # depth 5: at most 5 listed per query
+        for line in (folder / "per_query.jsonl").read_text().splitlines()
+    )
+    assert listed > 1
+    monkeypatch.setattr(querytable, "TEXT_BUDGET", (listed - 1) * querytable.PREVIEW)
+
+    def unreadable(*_: object) -> Any:
+        raise AssertionError("a text was read although the page leaves text out")
+
+    manifest = json.loads((folder / "corpus_manifest.json").read_text())
+    corpus = Corpus.deferred(
+        "c", manifest["content_hash"], manifest["documents"], unreadable, texts=unreadable
+    )
+    if source == "manifest":
+        write_jsonl(project.corpus, [{"id": "only", "text": "no other document"}])
+        corpus = None  # the run's corpus is read again only if the page needs its texts
+    files = write_run_report(folder, out=project.root / "small", corpus=corpus)
+    page = files["report_html"].read_text()
+    assert "Document text is left out" in page
+    assert "Install the tool with pip" not in page and "no other document" not in page
+
+
 def test_a_folder_that_is_not_a_run_is_a_one_paragraph_error(
     project: Project, capsys: pytest.CaptureFixture[str]
 ) -> None:
