@@ -206,7 +206,11 @@ def _kept_terms(text: str | None) -> frozenset[str] | None:
         data = loads(text)
     except ValueError:
         return None
-    if not isinstance(data, list) or not all(isinstance(t, str) for t in data):
+    if not isinstance(data, list):
+        return None
+    try:  # strings only: one C-level pass (31k entries of 50 terms at 10k queries)
+        "".join(data)
+    except TypeError:
         return None
     return frozenset(data)
 

@@ -231,9 +231,10 @@ def test_terms_of_another_corpus_or_a_damaged_entry_are_split_again(tmp_path: Pa
     other = Corpus.build("c", [Document(id="e", text="omega psi")])
     assert DocTerms(other, store)("e") == {"omega", "psi"}  # same id, another corpus
     key = DocTerms(_corpus(), store)._key("e")
-    store.put(key, '["not", 3]')
-    assert DocTerms(_corpus(), store)("e") == terms(DOCS["e"])
-    assert json.loads(store.get(key) or "") == sorted(terms(DOCS["e"]))  # rewritten
+    for damaged in ('["not", 3]', '[["nested"]]', '["x", null]', '{"a": "b"}', '"alpha"', "[1"):
+        store.put(key, damaged)
+        assert DocTerms(_corpus(), store)("e") == terms(DOCS["e"])
+        assert json.loads(store.get(key) or "") == sorted(terms(DOCS["e"]))  # rewritten
 
 
 def test_the_categories_are_the_same_with_terms_kept_or_split(tmp_path: Path) -> None:
