@@ -46,7 +46,7 @@ def too_much_text(view: RunView, present: Collection[str]) -> bool:
     """
     k = view.detail_k
     listed = sum(
-        1 for record in view.records for d in (record.get("retrieved") or [])[:k] if str(d) in present
+        str(d) in present for record in view.records for d in (record.get("retrieved") or [])[:k]
     )
     return listed * PREVIEW > TEXT_BUDGET
 
