@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import subprocess
@@ -113,3 +114,31 @@ def project(tmp_path: Path) -> Project:
         corpus=write_jsonl(tmp_path / "corpus.jsonl", CORPUS),
         golden=write_jsonl(tmp_path / "golden.jsonl", GOLDEN),
     )
+
+
+class RecordingDisplay:
+    """Stands in for rich's live display: records the steps a run opens, in order."""
+
+    def __init__(self) -> None:
+        self.steps: list[str] = []
+
+    def start(self) -> None: ...
+
+    def stop(self) -> None: ...
+
+    def add_task(self, description: str, **_: Any) -> int:
+        self.steps.append(description)
+        return len(self.steps)
+
+    def remove_task(self, task: int) -> None: ...
+
+    def advance(self, task: int, n: float) -> None: ...
+
+    def update(self, task: int, **_: Any) -> None: ...
+
+
+class TerminalStderr(io.StringIO):
+    """A stderr that says it is a terminal, so that progress steps open."""
+
+    def isatty(self) -> bool:
+        return True

@@ -20,7 +20,7 @@ from evalframe.pipeline.run import run_experiment
 from evalframe.plugin.protocols import PluginConfig, PluginContext
 from evalframe.plugin.registry import RETRIEVERS, TRACKERS
 from evalframe.report.terminal import TerminalReport
-from tests.conftest import GOLDEN, Project, raw_config
+from tests.conftest import GOLDEN, Project, RecordingDisplay, TerminalStderr, raw_config
 
 
 class Recorder:
@@ -329,32 +329,6 @@ def test_a_run_file_with_queries_the_golden_set_lacks_says_so(project: Project) 
     )
 
 
-class _Display:
-    """Stands in for rich's live display: records the steps a run opens, in order."""
-
-    def __init__(self) -> None:
-        self.steps: list[str] = []
-
-    def start(self) -> None: ...
-
-    def stop(self) -> None: ...
-
-    def add_task(self, description: str, **_: Any) -> int:
-        self.steps.append(description)
-        return len(self.steps)
-
-    def remove_task(self, task: int) -> None: ...
-
-    def advance(self, task: int, n: float) -> None: ...
-
-    def update(self, task: int, **_: Any) -> None: ...
-
-
-class _Terminal(io.StringIO):
-    def isatty(self) -> bool:
-        return True
-
-
 @pytest.mark.parametrize("shown", [True, False])
 def test_every_step_after_retrieval_shows_progress_unless_asked_not_to(
     project: Project, monkeypatch: pytest.MonkeyPatch, shown: bool
@@ -362,9 +336,9 @@ def test_every_step_after_retrieval_shows_progress_unless_asked_not_to(
     from evalframe.core import progress
     from evalframe.report.page import RunPage
 
-    display = _Display()
+    display = RecordingDisplay()
     monkeypatch.setattr(progress, "_make_progress", lambda: display)
-    monkeypatch.setattr(sys, "stderr", _Terminal())
+    monkeypatch.setattr(sys, "stderr", TerminalStderr())
     # one query nothing answers, so that the failure categories have a query to look at
     unanswered = {"id": 99, "question": "zzyzx qwv", "expected_chunks": ["slices"]}
     project.golden.write_text(

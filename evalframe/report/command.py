@@ -104,7 +104,7 @@ def main(argv: Sequence[str]) -> int:
             page = (args.out or runs[0]) / RunFolder.REPORT_HTML
             print(render_summary_md(view, baseline, shown_path(page)), end="")
             return EXIT_OK
-        files = write_run_report(runs[0], baseline=baseline, out=args.out)
+        files = write_run_report(runs[0], baseline=baseline, out=args.out, view=view)
         print(
             f"report: {shown_path(files['report_html'])} "
             f"(and {RunFolder.SUMMARY_MD}; --format md prints it)"

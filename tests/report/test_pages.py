@@ -19,7 +19,14 @@ from evalframe.pipeline.config import validate_experiment
 from evalframe.pipeline.run import PipelineResult, run_experiment
 from evalframe.report.page import RunPage
 from evalframe.report.terminal import TerminalReport
-from tests.conftest import CORPUS, Project, raw_config, write_jsonl
+from tests.conftest import (
+    CORPUS,
+    Project,
+    RecordingDisplay,
+    TerminalStderr,
+    raw_config,
+    write_jsonl,
+)
 
 
 def run(project: Project, name: str, **overrides: Any) -> PipelineResult:
@@ -213,6 +220,28 @@ def test_text_past_the_budget_is_not_even_read(
     page = files["report_html"].read_text()
     assert "Document text is left out" in page
     assert "Install the tool with pip" not in page and "no other document" not in page
+
+
+def test_evalframe_report_shows_its_step_and_reads_the_run_folder_once(
+    project: Project, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import sys
+
+    from evalframe.core import progress
+    from evalframe.report.model import RunView
+
+    run(project, "alpha")
+    display = RecordingDisplay()
+    monkeypatch.setattr(progress, "_make_progress", lambda: display)
+    monkeypatch.setattr(sys, "stderr", TerminalStderr())
+    loads: list[object] = []
+    original = RunView.load.__func__  # type: ignore[attr-defined]
+    monkeypatch.setattr(
+        RunView, "load", classmethod(lambda cls, *a, **k: loads.append(a) or original(cls, *a, **k))
+    )
+    assert main(["report", str(project.root / "alpha")]) == 0
+    assert display.steps == ["writing the run page (report.html)"]
+    assert len(loads) == 1
 
 
 def test_a_folder_that_is_not_a_run_is_a_one_paragraph_error(
