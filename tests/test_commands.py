@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import hashlib
 import io
 import json
@@ -49,6 +50,28 @@ def test_rescore_reproduces_every_number_without_retrieving(
     after = json.loads((project.root / "again" / "metrics.json").read_text())
     assert after == before
     assert "Result: PASSED" in capsys.readouterr().out
+
+
+def test_a_rescore_in_this_process_freezes_what_it_loads_and_gives_it_all_back(
+    project: Project, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The CLI's scope (core.gcpause.long_lived): the stored run and the records are
+    settled while the command runs, and nothing is left frozen when it returns."""
+    freezes: list[int] = []
+    real = gc.freeze
+
+    def counted() -> None:
+        freezes.append(1)
+        real()
+
+    with RETRIEVERS.scoped() as reg:
+        reg.add("counting", Counting, CountingConfig)
+        run_dir = stored_run(project)
+        assert gc.get_freeze_count() == 0
+        monkeypatch.setattr(gc, "freeze", counted)
+        assert main(["rescore", str(run_dir), "--out", str(project.root / "again")]) == 0
+    assert len(freezes) >= 3  # the golden set, the stored run, the records
+    assert gc.get_freeze_count() == 0
 
 
 def test_rescore_with_other_metrics_and_a_gate(project: Project) -> None:

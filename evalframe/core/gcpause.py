@@ -1,13 +1,29 @@
-"""Building many objects at once without the cyclic garbage collector looking on.
+"""Keeping the cyclic garbage collector off the large structures a command builds.
 
 CPython runs a collection every 700 new container objects (tuples, dicts,
-models), and now and then one over every object alive. Building the 10k
-rankings of a stored run (20k tuples over a million ids) or 10k per-query
-records triggers such full passes again and again, each over everything
-built so far: a third of the time. Those objects form no reference cycles,
-so nothing is left for the collector while it is paused; it runs again as
-usual afterwards. (Raising its thresholds for a whole run was tried and left:
-garbage that does form cycles then lives longer, 16 MB at the cold run's peak.)
+models), and now and then one over every object alive. A command at 10k
+queries holds a few million such objects: the golden set, the run's 10k
+rankings (20k tuples over a million ids), 10k per-query records, the run
+folder read back for the page. Every collection walks the young ones again,
+and every full one walks them all, although none of them is garbage: at 10k
+queries that was about 1 s of a 7 s ``rescore``.
+
+Two tools, both about objects that form no reference cycles, or that live
+until the command ends:
+
+* :func:`gc_paused` pauses automatic collection while such a structure is
+  built, so the collector does not walk it again and again as it grows
+  (raising the thresholds for a whole run was tried and left: garbage that
+  does form cycles then lives longer, 16 MB at the cold run's peak).
+* :func:`settle` marks what is alive now as long-lived (:func:`gc.freeze`):
+  later collections skip it. It acts only inside :func:`long_lived`, the
+  scope of one command (the CLI opens it), which gives everything back to
+  the collector when it ends (:func:`gc.unfreeze`), so a program that calls
+  evalframe's functions keeps its collector as it was. Freezing does not
+  stop reference counting: a frozen object is freed when its last reference
+  goes. Only a frozen object in a reference cycle waits, until the scope ends.
+  A scope opened while something else has frozen objects (a server that
+  froze before forking) freezes nothing, so as not to unfreeze theirs.
 """
 
 from __future__ import annotations
@@ -16,17 +32,48 @@ import gc
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-__all__ = ["gc_paused"]
+__all__ = ["gc_paused", "long_lived", "settle"]
+
+#: open :func:`long_lived` scopes, and whether the outermost one may freeze
+_scope = {"depth": 0, "freezes": False}
+
+
+@contextmanager
+def long_lived() -> Iterator[None]:
+    """The scope of one command: :func:`settle` freezes inside it, and everything it
+    froze is given back to the collector when the outermost scope ends."""
+    outermost = _scope["depth"] == 0
+    if outermost:
+        _scope["freezes"] = gc.get_freeze_count() == 0
+    _scope["depth"] += 1
+    try:
+        yield
+    finally:
+        _scope["depth"] -= 1
+        if outermost:
+            if _scope["freezes"]:
+                gc.unfreeze()
+            _scope["freezes"] = False
+
+
+def settle() -> None:
+    """What is alive now lives on: later collections skip it (inside :func:`long_lived`
+    only; elsewhere nothing happens). Call it after building a large structure that
+    the command keeps, such as a loaded golden set or a run."""
+    if _scope["depth"] and _scope["freezes"]:
+        gc.freeze()
 
 
 @contextmanager
 def gc_paused() -> Iterator[None]:
     """Pause automatic collection inside the block (nested blocks are fine); what
-    the block builds must not form reference cycles, or it waits for the next one."""
+    the block builds must not form reference cycles, or it waits for the next one.
+    Inside :func:`long_lived`, what the block built is then settled (:func:`settle`)."""
     was_on = gc.isenabled()
     gc.disable()
     try:
         yield
     finally:
+        settle()
         if was_on:
             gc.enable()

@@ -28,6 +28,7 @@ from evalframe.assess.runfolder import (
     run_file_facts,
 )
 from evalframe.core.errors import EXIT_GATE_FAILED, EXIT_OK, ConfigError, DataError, PluginError
+from evalframe.core.gcpause import settle
 from evalframe.core.messages import shown, warn
 from evalframe.core.progress import quiet, step
 from evalframe.core.records import warn_if_nothing_matches
@@ -363,6 +364,7 @@ def load_inputs(exp: Experiment, *, corpus: Corpus | bool | None = True) -> Inpu
         golden = apply_split(join_queries(_loaded(dataset, exp.dataset), exp.queries), exp.tuning)
     _check_views(exp, golden)
     normaliser = getattr(dataset, "id_normaliser", None)
+    settle()  # the golden set and the corpus live as long as the run
     return Inputs(golden, loaded, normaliser() if callable(normaliser) else None)
 
 
@@ -474,6 +476,7 @@ def retrieve_run(
     if cache is not None:
         stats = {"hits": cache.hits, "misses": cache.misses}
         run = run.model_copy(update={"metadata": {**run.metadata, "cache": stats}})
+    settle()  # the rankings live until the run is written
     return run
 
 
@@ -579,6 +582,7 @@ def score_and_report(
     finally:
         if store is not None:
             store.close()
+    settle()  # the records and the analyses' findings are kept for the reports
     # the run's flat rows served the engine, the records and the analyses (30 MB at
     # 10k rankings of 100); the gates, reports and hooks read the rankings
     run.release_rows()

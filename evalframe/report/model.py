@@ -12,6 +12,7 @@ from typing import Any
 
 from evalframe.assess.runfolder import RunFolder, document_hash
 from evalframe.core.errors import EvalframeError
+from evalframe.core.gcpause import settle
 from evalframe.core.types import Corpus
 from evalframe.metrics import Policies
 
@@ -58,6 +59,7 @@ class RunView:
         for record in records:
             if "latency_ms" not in record:
                 record["latency_ms"] = latency.get(str(record.get("query_id")))
+        settle()  # the records (a dict and two lists a query) are read for the whole page
         return cls(
             path=folder.path,
             name=name or folder.path.name,
