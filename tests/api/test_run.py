@@ -6,6 +6,7 @@ the asserts); call counts show what the retrieval cache answered.
 
 from __future__ import annotations
 
+import gc
 import json
 import sys
 from pathlib import Path
@@ -89,6 +90,27 @@ def test_a_function_is_scored_and_a_second_run_is_answered_from_the_cache() -> N
     assert len(search.calls) == 3  # no new call: every ranking came from the cache
     assert second.timings["retrieval_cache"] == {"hits": 3, "misses": 0}
     assert second.metrics == first.metrics
+
+
+def test_a_run_freezes_what_it_loads_and_gives_it_all_back(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """``evalframe.run`` opens the command's scope (core.gcpause.long_lived) as the CLI
+    does: the golden set and the run are settled while it runs, and the caller's
+    process has nothing left frozen when it returns."""
+    freezes: list[int] = []
+    real = gc.freeze
+
+    def counted() -> None:
+        freezes.append(1)
+        real()
+
+    assert gc.get_freeze_count() == 0
+    monkeypatch.setattr(gc, "freeze", counted)
+    result = run_toy(Counting(), "run")
+    assert result.metric("RR") == pytest.approx((1 / 1 + 1 / 3) / 2)
+    assert len(freezes) >= 2  # the golden set, the run (and the records)
+    assert gc.get_freeze_count() == 0
 
 
 def test_an_interrupted_run_resumes_where_it_stopped() -> None:
