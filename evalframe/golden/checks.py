@@ -21,10 +21,12 @@ import json
 import re
 import unicodedata
 from collections import Counter, defaultdict
-from collections.abc import Callable, Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+import numpy as np
 
 from evalframe.core.errors import DataError
 from evalframe.core.io import require_file
@@ -40,6 +42,7 @@ __all__ = [
     "check_size",
     "label_histogram",
     "load_plan",
+    "near_pairs",
     "normalise_question",
     "run_checks",
 ]
@@ -82,8 +85,8 @@ def check_duplicates(
 
     Near-duplicates are pairs whose normalised texts have a
     :class:`difflib.SequenceMatcher` ratio >= ``near``; ``near > 1`` turns
-    that part off. Pairs are pruned by length first (the ratio is at most
-    ``2*min/(len_a+len_b)``), so a thousand queries stay well under a second.
+    that part off. Pairs are pruned by SequenceMatcher's own upper bounds,
+    for one text against all others at once (:func:`near_pairs`).
 
     A query without text (Galaxy's gold holds ids and tools only; its texts
     live in a separate queries file) repeats nobody's question: it is left
@@ -122,31 +125,74 @@ def check_duplicates(
     if near > 1:
         return findings
     uniques = sorted(((norm, ids[0]) for norm, ids in groups.items()), key=lambda t: len(t[0]))
-    for i, (a, qa) in enumerate(uniques):
-        matcher = difflib.SequenceMatcher(None, autojunk=False)
-        matcher.set_seq2(a)  # seq2 is the one SequenceMatcher caches
-        for b, qb in uniques[i + 1 :]:
-            if not a and not b:
-                continue
-            if 2 * len(a) / (len(a) + len(b)) < near:
-                break  # sorted by length: every later b is longer still
-            matcher.set_seq1(b)
-            if matcher.real_quick_ratio() < near or matcher.quick_ratio() < near:
-                continue
+    for i, j, ratio in near_pairs([norm for norm, _ in uniques], near):
+        first, second = sorted((uniques[i][1], uniques[j][1]), key=_order(golden))
+        findings.append(
+            Finding(
+                "warning",
+                "near-duplicate",
+                f"query {second} is {ratio:.0%} similar to query {first} "
+                f"({where(first)}); reword one or drop it",
+                location=where(second),
+                query_id=second,
+            )
+        )
+    return findings
+
+
+def near_pairs(texts: Sequence[str], near: float) -> Iterator[tuple[int, int, float]]:
+    """``(i, j, ratio)`` for each pair ``i < j`` of ``texts`` (sorted by length, distinct)
+    whose :class:`difflib.SequenceMatcher` ratio is at least ``near``, by ``i`` then ``j``.
+
+    Every pair is a quadratic number of them (10k questions: 50M, a hundred
+    seconds through SequenceMatcher's own bounds one pair at a time). Its two
+    cheap upper bounds are taken for one text against all the longer ones at
+    once instead: the lengths (``real_quick_ratio``, ``2*min/(la+lb)``; sorted
+    texts make the pairs within it one run) and the characters the two have
+    in common in any order (``quick_ratio``: each character's smaller count,
+    summed), from a matrix of character counts. Both are computed as
+    SequenceMatcher computes them, to the same float, so exactly the pairs it
+    would go on to match are matched, with the same ``ratio()``.
+    """
+    n = len(texts)
+    if n < 2:
+        return
+    lengths = np.fromiter(map(len, texts), dtype=np.int64, count=n)
+    alphabet: dict[str, int] = {}
+    rows: list[int] = []
+    cols: list[int] = []
+    values: list[int] = []
+    for i, text in enumerate(texts):
+        for char, count in Counter(text).items():
+            rows.append(i)
+            cols.append(alphabet.setdefault(char, len(alphabet)))
+            values.append(count)
+    top = max(values, default=0)
+    kind = np.uint8 if top < 2**8 else np.uint16 if top < 2**16 else np.int64
+    counts = np.zeros((n, len(alphabet)), dtype=kind)
+    counts[rows, cols] = values
+    matcher = difflib.SequenceMatcher(None, autojunk=False)
+    for i in range(n - 1):
+        la = int(lengths[i])
+        start = i + 1
+        if la == 0:  # two empty texts are no pair (and no ratio): skip the others
+            start += int(np.count_nonzero(lengths[start:] == 0))
+        total = la + lengths[start:]
+        # real_quick_ratio, 2.0 * min / (la + lb) with la <= lb, falls as lb grows
+        within = int(np.count_nonzero(2.0 * la / total >= near))
+        if within == 0:
+            continue
+        common = np.minimum(counts[start : start + within], counts[i]).sum(axis=1)
+        quick = 2.0 * common / total[:within]  # quick_ratio, the same float
+        candidates = np.flatnonzero(quick >= near)
+        if candidates.size == 0:
+            continue
+        matcher.set_seq2(texts[i])  # seq2 is the one SequenceMatcher caches
+        for k in candidates.tolist():
+            matcher.set_seq1(texts[start + k])
             ratio = matcher.ratio()
             if ratio >= near:
-                first, second = sorted((qa, qb), key=_order(golden))
-                findings.append(
-                    Finding(
-                        "warning",
-                        "near-duplicate",
-                        f"query {second} is {ratio:.0%} similar to query {first} "
-                        f"({where(first)}); reword one or drop it",
-                        location=where(second),
-                        query_id=second,
-                    )
-                )
-    return findings
+                yield i, start + k, ratio
 
 
 def _order(golden: GoldenSet) -> Callable[[str], int]:

@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import difflib
+import itertools
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from evalframe.core.errors import DataError
 from evalframe.core.types import GoldenQuery, GoldenSet
@@ -16,6 +20,7 @@ from evalframe.golden.checks import (
     check_size,
     label_histogram,
     load_plan,
+    near_pairs,
     normalise_question,
     run_checks,
 )
@@ -55,6 +60,39 @@ def test_near_duplicates_are_warnings_and_the_ratio_is_configurable() -> None:
     assert [(f.level, f.check, f.query_id) for f in found] == [("warning", "near-duplicate", "b")]
     assert check_duplicates(golden, near=0.999) == []
     assert check_duplicates(golden, near=1.5) == []
+
+
+def by_definition(texts: list[str], near: float) -> list[tuple[int, int, float]]:
+    """Every pair's SequenceMatcher ratio, with no bound to skip any (seq2 the shorter);
+    two empty texts are no pair, as in the loop near_pairs replaced."""
+    found = []
+    for i, j in itertools.combinations(range(len(texts)), 2):
+        if not texts[i] and not texts[j]:
+            continue
+        ratio = difflib.SequenceMatcher(None, texts[j], texts[i], autojunk=False).ratio()
+        if ratio >= near:
+            found.append((i, j, ratio))
+    return found
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(st.text(alphabet="abcde é", max_size=14), max_size=12),
+    st.sampled_from([0.0, 0.5, 0.75, 0.8, 0.9, 0.95, 1.0]),
+)
+def test_near_pairs_are_every_pair_whose_ratio_reaches_the_threshold(
+    texts: list[str], near: float
+) -> None:
+    """The bounds (lengths, characters in common) skip only pairs below ``near``: the
+    pairs, their order and their ratios are the brute-force ones, near ties included."""
+    texts = sorted(texts, key=len)
+    assert list(near_pairs(texts, near)) == by_definition(texts, near)
+
+
+def test_near_pairs_reads_counts_above_255_of_one_character() -> None:
+    texts = ["a" * 300 + "b", "a" * 300 + "c", "a" * 600]
+    assert list(near_pairs(texts, 0.9)) == by_definition(texts, 0.9)
+    assert [(i, j) for i, j, _ in near_pairs(texts, 0.9)] == [(0, 1)]  # 300/301 in common
 
 
 def test_generated_test_questions_are_not_near_duplicates() -> None:
