@@ -21,7 +21,7 @@ from evalframe.core.types import GoldenSet, Ranking, Run, RunRows
 __all__ = ["Columns", "Qrels", "RunLike", "project_ids", "run_rows", "to_columns"]
 
 Qrels = Mapping[str, Mapping[str, int]]
-RunLike = Run | Mapping[str, Ranking] | Mapping[str, Sequence[tuple[str, float]]]
+RunLike = Run | RunRows | Mapping[str, Ranking] | Mapping[str, Sequence[tuple[str, float]]]
 
 
 @dataclass(frozen=True)
@@ -118,12 +118,16 @@ def _run_columns(
 
 
 def to_columns(qrels: GoldenSet | Qrels, run: RunLike, view: str | None = None) -> Columns:
-    """Flatten judgments (optionally one named view of them) and a run into :class:`Columns`."""
+    """Flatten judgments (optionally one named view of them) and a run into :class:`Columns`.
+
+    A run given as :class:`RunRows` (flat rows made elsewhere, such as a run
+    folder's records) is taken as it is, with no ranking built."""
     judgments = _judgments(qrels, view)
     query_ids = tuple(judgments)
     qrel_columns = _qrel_columns(judgments, query_ids)
-    if isinstance(run, Run) and view is None:
-        run_q, run_docs, run_scores, present, extra = _run_columns(run_rows(run), query_ids)
+    if isinstance(run, Run | RunRows) and view is None:
+        rows = run if isinstance(run, RunRows) else run_rows(run)
+        run_q, run_docs, run_scores, present, extra = _run_columns(rows, query_ids)
         qrel_q, qrel_docs, qrel_labels = qrel_columns
         if run_docs.dtype.kind == "S" and "".join(qrel_docs.tolist()).isascii():
             # a run file's ASCII ids are bytes: judged ids as bytes too, so the engine
@@ -134,7 +138,16 @@ def to_columns(qrels: GoldenSet | Qrels, run: RunLike, view: str | None = None) 
         )
     qindex = {qid: i for i, qid in enumerate(query_ids)}
     rankings: Iterable[tuple[str, object]]
-    rankings = run.rankings.items() if isinstance(run, Run) else run.items()
+    if isinstance(run, RunRows):  # on a view: the rows as (doc, score) pairs a query
+        ends = np.cumsum(run.counts).tolist()
+        starts = [0, *ends[:-1]]
+        ids, values = run.doc_ids.tolist(), run.scores.tolist()
+        rankings = (
+            (qid, list(zip(ids[a:b], values[a:b], strict=True)))
+            for qid, a, b in zip(run.query_ids, starts, ends, strict=True)
+        )
+    else:
+        rankings = run.rankings.items() if isinstance(run, Run) else run.items()
     qs: list[np.ndarray] = []
     docs: list[str] = []
     scores: list[float] = []

@@ -15,7 +15,7 @@ import pytest
 from hypothesis import given
 
 from evalframe.core.reader import read_run_columns
-from evalframe.core.types import Ranking, Run, RunRows
+from evalframe.core.types import GoldenQuery, GoldenSet, Ranking, Run, RunRows
 from evalframe.metrics import evaluate, parse_metrics
 from evalframe.metrics.columns import Columns, run_rows, to_columns
 from tests.strategies import PROPERTY_SETTINGS, Case, cases
@@ -48,6 +48,36 @@ def test_columns_from_rows_are_the_rankings_flattened_one_by_one(case: Case) -> 
     assert run.rows() is not None  # made once, kept for the per-query records
     _assert_same(by_rows, to_columns(case.qrels, dict(run.rankings)))
     _assert_same(to_columns(case.qrels, run), by_rows)  # the kept rows, used again
+
+
+@PROPERTY_SETTINGS
+@given(cases())
+def test_rows_given_as_the_run_are_the_rankings_flattened_one_by_one(case: Case) -> None:
+    """Flat rows made elsewhere (the page's curves make them from a run folder's
+    records) are a run to the engine, with no ranking built."""
+    rows = run_rows(_run(case))
+    _assert_same(to_columns(case.qrels, rows), to_columns(case.qrels, dict(_run(case).rankings)))
+
+
+def test_rows_given_as_the_run_are_scored_on_a_view_too() -> None:
+    golden = GoldenSet.build(
+        "kc",
+        [GoldenQuery(id="q1", text="t", judgments={"a.py::f": 1}, views={"files": {"a.py": 1}})],
+        projections={"files": r"^(.*?)::"},
+    )
+    rows = RunRows(
+        ("q1",),
+        np.array([3], dtype=np.int64),
+        np.array(["b.py::g", "a.py::h", "a.py::f"]),
+        np.array([3.0, 2.0, 1.0]),
+    )
+    metrics = parse_metrics(["R(view=files)@2", "RR"])
+    got = evaluate(metrics, golden, rows)
+    # by hand: a.py is the file of rank 2; the entity a.py::f is at rank 3
+    assert {str(m): v.tolist() for m, v in got.values.items()} == {
+        "R(view=files)@2": [1.0],
+        "RR": [1 / 3],
+    }
 
 
 @pytest.mark.parametrize("doc", ["d9", "dé"])

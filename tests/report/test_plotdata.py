@@ -16,6 +16,7 @@ from evalframe.report.plotdata import (
     ReliabilityBin,
     calibration_reliability,
     headline_metrics,
+    judgments_and_run,
     k_grid,
     latency_data,
     metric_curves,
@@ -58,6 +59,19 @@ def test_metric_curves_by_hand_under_skip_and_zero() -> None:
     dcg_q2 = [0, 1 / LOG2_3, 1 / LOG2_3]  # c at rank 2, ideal 1
     expected = [(dcg_q1[i] / ideal_q1[i] + dcg_q2[i]) / 3 for i in range(3)]
     assert got.values["nDCG"] == pytest.approx(expected)
+
+
+def test_the_records_rankings_are_flat_rows_a_query_listed_twice_keeping_its_last() -> None:
+    """As the mapping of rankings they replaced: first place, last ranking; a record
+    whose ids and scores differ in number is refused."""
+    qrels, rows = judgments_and_run([*RECORDS, {**RECORDS[1], "retrieved": ["c"], "scores": [5]}])
+    assert list(qrels) == ["q1", "q2", "q3", "q4"]
+    assert rows.query_ids == ("q1", "q2", "q3")  # q4 is missing: no ranking
+    assert rows.counts.tolist() == [3, 1, 1]
+    assert rows.doc_ids.tolist() == ["b", "x", "a", "c", "a"]
+    assert rows.scores.tolist() == [3.0, 2.0, 1.0, 5.0, 1.0]
+    with pytest.raises(ValueError, match="query 'q1': 3 retrieved ids but 2 scores"):
+        judgments_and_run([{**RECORDS[0], "scores": [3.0, 2.0]}])
 
 
 def test_metric_curves_follow_the_bob_negative_policy() -> None:
