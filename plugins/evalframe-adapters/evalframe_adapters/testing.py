@@ -2,7 +2,8 @@
 
 ``FakeServer(respond)`` starts one; ``respond(request)`` returns a
 :class:`Reply` (status, JSON body, optional stall before answering). Every
-request is recorded in ``requests``, ``max_active`` is the most requests
+request that arrives whole is recorded in ``requests`` (a client that
+leaves before its body is through sent none), ``max_active`` is the most requests
 handled at once and ``connections`` the TCP connections accepted. With
 ``keep_alive=True`` it speaks HTTP/1.1 and keeps connections open between
 requests, as a production server does. :meth:`FakeServer.close` releases
@@ -75,6 +76,11 @@ class FakeServer:
             def do_POST(self) -> None:
                 length = int(self.headers.get("Content-Length") or 0)
                 raw = self.rfile.read(length)
+                if len(raw) < length:
+                    # the client gave up before its body was through (its own timeout, on
+                    # a busy machine): no request arrived, and none is recorded
+                    self.close_connection = True
+                    return
                 try:
                     body = json.loads(raw)
                 except ValueError:

@@ -86,6 +86,26 @@ def test_timeout_bounds_the_whole_request_not_each_read(headers_first: bool) -> 
     assert elapsed < 2 * 0.4 + 0.5  # two attempts, each over by its deadline
 
 
+def test_a_request_whose_body_never_arrives_is_not_recorded() -> None:
+    """A client that gives up after its headers (its deadline, on a busy machine) sent
+    no request: the test server records none, where it once recorded its empty body
+    (and a test reading ``body["query_id"]`` failed on it)."""
+    server = FakeServer(answer, keep_alive=True)
+    try:
+        with socket.create_connection(("127.0.0.1", server.httpd.server_address[1])) as conn:
+            conn.sendall(
+                b"POST / HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+                b'Content-Length: 50\r\n\r\n{"query_id": "q'
+            )
+        r = HttpRetriever(HttpConfig(url=server.url), PluginContext())
+        run = retrieve_all(r, golden(2), 5, progress=False)
+        r.close()
+    finally:
+        server.close()
+    assert sorted(q.body["query_id"] for q in server.requests) == ["0", "1"]
+    assert len(run) == 2
+
+
 def test_threads_share_a_few_kept_alive_connections() -> None:
     server = FakeServer(answer, keep_alive=True)
     try:
