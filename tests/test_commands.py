@@ -82,6 +82,8 @@ def test_rescore_with_other_metrics_and_a_gate(project: Project) -> None:
             [
                 "rescore",
                 str(run_dir),
+                "--out",  # between the run and its overrides, as a user may write it
+                str(project.root / "again"),
                 "metrics.measures=[P@1,R@10,RR]",
                 "gates.floor.type=threshold",
                 "gates.floor.metric=P@1",
@@ -89,7 +91,7 @@ def test_rescore_with_other_metrics_and_a_gate(project: Project) -> None:
             ]
         )
     assert code == 1  # the new gate fails: P@1 is 1/3 (only q1 has "install" first)
-    metrics = json.loads((run_dir / "metrics.json").read_text())
+    metrics = json.loads((project.root / "again" / "metrics.json").read_text())
     assert set(metrics) >= {"P@1", "R@10"} and "AP" not in metrics
     assert metrics["P@1"] == pytest.approx((1 + 0 + 0) / 3)
 

@@ -117,12 +117,12 @@ def test_more_than_two_runs_make_one_table_corrected_across_it(
                 "compare",
                 str(ref),
                 str(b),
+                "--out",  # options may stand between the runs
+                str(project.root / "table"),
                 str(c),
                 "--metrics",
                 "RR",
                 "R@5",
-                "--out",
-                str(project.root / "table"),
             ]
         )
         == 0

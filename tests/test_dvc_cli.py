@@ -32,7 +32,7 @@ def test_run_config_runs_a_composed_params_file(
 ) -> None:
     params = composed(project, experiment="tuned")
     out = project.root / "results" / "exp"
-    code = main(["run-config", str(params), "retriever.k1=1.1", "--out", str(out)])
+    code = main(["run-config", str(params), "--out", str(out), "retriever.k1=1.1"])
     assert code == 0, capsys.readouterr().err
     config = yaml.safe_load((out / "config.yaml").read_text())
     assert config["experiment"] == "tuned" and config["retriever"]["k1"] == 1.1

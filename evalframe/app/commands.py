@@ -36,7 +36,8 @@ def rescore_main(argv: Sequence[str]) -> int:
         "overrides", nargs="*", help="KEY=VALUE or GROUP=OPTION changes to the stored config"
     )
     parser.add_argument("--out", type=Path, help="write outputs here (default: RUN_DIR)")
-    args = parser.parse_args(list(argv))
+    # options may come between the positionals (RUN --out DIR KEY=VALUE)
+    args = parser.parse_intermixed_args(list(argv))
 
     from evalframe.app.runconfig import load_config
     from evalframe.core.progress import step
@@ -231,7 +232,8 @@ def compare_main(argv: Sequence[str]) -> int:
         help="where baseline names are looked up",
     )
     parser.add_argument("--out", type=Path, help="write comparison.json and comparison.md here")
-    args = parser.parse_args(list(argv))
+    # options may come between the positionals (A --out DIR B)
+    args = parser.parse_intermixed_args(list(argv))
 
     from evalframe.assess.compare import (
         check_comparable,

@@ -33,7 +33,8 @@ def main(argv: Sequence[str]) -> int:
         "(tracking=none), as on rescore",
     )
     parser.add_argument("--out", type=Path, required=True, help="the merged run's folder")
-    args = parser.parse_args(list(argv))
+    # options may come between the positionals (... --out DIR ...)
+    args = parser.parse_intermixed_args(list(argv))
     overrides = [i for i in args.items if "=" in i and not Path(i).is_dir()]
     folders = [Path(i) for i in args.items if i not in overrides]
 

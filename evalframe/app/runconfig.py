@@ -154,7 +154,8 @@ def main(argv: Sequence[str]) -> int:
     parser.add_argument("config", type=Path, help="the composed config (YAML)")
     parser.add_argument("overrides", nargs="*", help="KEY=VALUE changes to it")
     parser.add_argument("--out", type=Path, help="output folder (default: output.dir in FILE)")
-    args = parser.parse_args(list(argv))
+    # options may come between the positionals (... --out DIR ...)
+    args = parser.parse_intermixed_args(list(argv))
 
     from evalframe.pipeline import run_experiment, validate_experiment
     from evalframe.report.page import RunPage

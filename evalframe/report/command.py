@@ -66,7 +66,8 @@ def main(argv: Sequence[str]) -> int:
         type=Path,
         help="folder for the files (default: the run or sweep folder; required for several runs)",
     )
-    args = parser.parse_args(list(argv))
+    # options may come between the positionals (... --out DIR ...)
+    args = parser.parse_intermixed_args(list(argv))
 
     from evalframe.report.page import (
         baseline_view,

@@ -152,8 +152,8 @@ def test_the_multi_run_page_renders(browser: Any, project: Project, tmp_path: Pa
     run(project, "alpha")
     run(project, "beta", depth=3)
     out = tmp_path / "report"
-    assert main(["report", str(project.root / "alpha"), str(project.root / "beta"),
-                 "--out", str(out)]) == 0  # fmt: skip
+    assert main(["report", str(project.root / "alpha"), "--out", str(out),
+                 str(project.root / "beta")]) == 0  # fmt: skip
     page, requests, errors = open_page(browser, out / "report.html")
     assert requests == [(out / "report.html").as_uri()] and errors == []
     assert page.locator("table.runs tbody tr").count() == 2
