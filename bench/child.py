@@ -9,14 +9,18 @@ the end of its stderr.
 from __future__ import annotations
 
 import compileall
+import json
 import os
+import platform
 import re
+import statistics
 import subprocess
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
-__all__ = ["compile_sources", "measure"]
+__all__ = ["compile_sources", "machine", "measure", "save", "timing_table"]
 
 
 def measure(
@@ -68,3 +72,35 @@ def compile_sources(*checkouts: Path) -> None:
             if (root / part).is_dir():
                 # not the code kept as data (evalframe/data/knowcode/code: a corpus)
                 compileall.compile_dir(str(root / part), quiet=1, rx=re.compile(r"/data/"))
+
+
+def machine() -> dict[str, Any]:
+    """Where a result was measured, as every result file records it."""
+    return {
+        "nproc": os.cpu_count(),
+        "platform": platform.platform(),
+        "load_average_1min": os.getloadavg()[0],
+    }
+
+
+def save(path: Path, result: dict[str, Any]) -> None:
+    """Write a result file (``bench/results/*.json``), its folder made if need be."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(result, indent=2) + "\n")
+
+
+def timing_table(rows: dict[str, list[dict[str, float]]]) -> str:
+    """The Markdown table of :func:`measure`'s figures per program: min and median wall,
+    median CPU, the highest peak."""
+    lines = [
+        "| program | wall s (min) | wall s (median) | CPU s (median) | peak RSS MB |",
+        "|---|---:|---:|---:|---:|",
+    ]
+    for name, runs in rows.items():
+        walls = [t["wall_s"] for t in runs]
+        cpus = [t["cpu_s"] for t in runs]
+        lines.append(
+            f"| {name} | {min(walls):.2f} | {statistics.median(walls):.2f} | "
+            f"{statistics.median(cpus):.2f} | {max(t['peak_mb'] for t in runs):.0f} |"
+        )
+    return "\n".join(lines)

@@ -22,9 +22,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
 import shutil
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -33,7 +31,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-from child import compile_sources, measure  # noqa: E402
+from child import compile_sources, machine, measure, save, timing_table  # noqa: E402
 from retrieval_data import default_dir  # noqa: E402
 
 SCIPY_COMPARE = """
@@ -116,28 +114,8 @@ def main() -> None:
             print(f"round {r + 1}: {done}", flush=True)
     finally:
         shutil.rmtree(work, ignore_errors=True)
-    result = {
-        "queries": args.queries,
-        "machine": {
-            "nproc": os.cpu_count(),
-            "platform": platform.platform(),
-            "load_average_1min": os.getloadavg()[0],
-        },
-        "runs": rows,
-        "checks": same,
-    }
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(result, indent=2) + "\n")
-    print("\n| program | wall s (min) | wall s (median) | CPU s (median) | peak RSS MB |")
-    print("|---|---:|---:|---:|---:|")
-    for name, runs in rows.items():
-        walls = [t["wall_s"] for t in runs]
-        cpus = [t["cpu_s"] for t in runs]
-        peak = max(t["peak_mb"] for t in runs)
-        print(
-            f"| {name} | {min(walls):.2f} | {statistics.median(walls):.2f} | "
-            f"{statistics.median(cpus):.2f} | {peak:.0f} |"
-        )
+    save(args.out, {"queries": args.queries, "machine": machine(), "runs": rows, "checks": same})
+    print("\n" + timing_table(rows))
     print(f"\nchecks: {json.dumps(same)}")
 
 

@@ -15,7 +15,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
 import shutil
 import statistics
 import sys
@@ -26,7 +25,7 @@ from typing import Any
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-from child import measure  # noqa: E402
+from child import machine, measure  # noqa: E402
 
 
 def main() -> None:
@@ -62,11 +61,7 @@ def main() -> None:
     finally:
         shutil.rmtree(work, ignore_errors=True)
     result = {
-        "machine": {
-            "nproc": os.cpu_count(),
-            "platform": platform.platform(),
-            "load_average_1min": os.getloadavg()[0],
-        },
+        "machine": machine(),
         "runs": rows,
     }
     args.out.parent.mkdir(parents=True, exist_ok=True)

@@ -15,7 +15,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
 import subprocess
 import sys
 import tempfile
@@ -26,6 +25,9 @@ from pathlib import Path
 from typing import Any
 
 HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+from child import machine  # noqa: E402
 
 
 class Server:
@@ -117,11 +119,7 @@ def main() -> None:
     result = {
         "queries": args.queries,
         "delay_s": args.delay,
-        "machine": {
-            "nproc": os.cpu_count(),
-            "platform": platform.platform(),
-            "load_average_1min": os.getloadavg()[0],
-        },
+        "machine": machine(),
         "runs": rows,
         "metrics_identical": identical,
         "metrics": metrics[args.concurrency[0]],

@@ -17,9 +17,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
 import shutil
-import statistics
 import subprocess
 import sys
 import tempfile
@@ -28,7 +26,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-from child import compile_sources, measure  # noqa: E402
+from child import compile_sources, machine, measure, save, timing_table  # noqa: E402
 from retrieval_data import default_dir, generate_in_child  # noqa: E402
 
 PYTREC = """
@@ -126,28 +124,17 @@ def main() -> None:
             print(f"round {r + 1}: {done}", flush=True)
     finally:
         shutil.rmtree(work, ignore_errors=True)
-    result = {
-        "queries": args.queries,
-        "machine": {
-            "nproc": os.cpu_count(),
-            "platform": platform.platform(),
-            "load_average_1min": os.getloadavg()[0],
+    save(
+        args.out,
+        {
+            "queries": args.queries,
+            "machine": machine(),
+            "overrides": args.set,
+            "runs": rows,
+            "metrics_reproduced": same,
         },
-        "overrides": args.set,
-        "runs": rows,
-        "metrics_reproduced": same,
-    }
-    args.out.parent.mkdir(parents=True, exist_ok=True)
-    args.out.write_text(json.dumps(result, indent=2))
-    print("\n| program | wall s (min) | wall s (median) | CPU s (median) | peak RSS MB |")
-    print("|---|---:|---:|---:|---:|")
-    for name, xs in rows.items():
-        print(
-            f"| {name} | {min(x['wall_s'] for x in xs):.2f} | "
-            f"{statistics.median(x['wall_s'] for x in xs):.2f} | "
-            f"{statistics.median(x['cpu_s'] for x in xs):.2f} | "
-            f"{max(x['peak_mb'] for x in xs):.0f} |"
-        )
+    )
+    print("\n" + timing_table(rows))
     print(f"\nrescore reproduced metrics.json exactly: {same}")
 
 

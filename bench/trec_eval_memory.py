@@ -13,8 +13,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import platform
 import shutil
 import statistics
 import sys
@@ -24,7 +22,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-from child import measure  # noqa: E402
+from child import machine, measure  # noqa: E402
 from gen import generate_in_child  # noqa: E402
 
 
@@ -67,11 +65,7 @@ def main() -> None:
         shutil.rmtree(work, ignore_errors=True)
     result = {
         "queries": args.queries,
-        "machine": {
-            "nproc": os.cpu_count(),
-            "platform": platform.platform(),
-            "load_average_1min": os.getloadavg()[0],
-        },
+        "machine": machine(),
         "runs": rows,
         "same_output": same,
     }
