@@ -55,7 +55,7 @@ def test_rescore_reproduces_every_number_without_retrieving(
 def test_a_rescore_in_this_process_freezes_what_it_loads_and_gives_it_all_back(
     project: Project, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """The CLI's scope (core.gcpause.long_lived): the stored run and the records are
+    """rescore's scope (core.gcpause.long_lived): the stored run and the records are
     settled while the command runs, and nothing is left frozen when it returns."""
     freezes: list[int] = []
     real = gc.freeze
@@ -72,6 +72,28 @@ def test_a_rescore_in_this_process_freezes_what_it_loads_and_gives_it_all_back(
         assert main(["rescore", str(run_dir), "--out", str(project.root / "again")]) == 0
     assert len(freezes) >= 3  # the golden set, the stored run, the records
     assert gc.get_freeze_count() == 0
+
+
+def test_each_run_gives_back_what_it_froze_before_the_next(
+    project: Project, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A sweep's jobs run one after the other in one process (Hydra's basic launcher):
+    each run's scope ends with the run, so what it froze (cycles included) is the
+    collector's again before the next job, rather than piling up over the sweep."""
+    given_back: list[int] = []
+    real = gc.unfreeze
+
+    def counted() -> None:
+        given_back.append(1)
+        real()
+
+    monkeypatch.setattr(gc, "unfreeze", counted)
+    with RETRIEVERS.scoped() as reg:
+        reg.add("counting", Counting, CountingConfig)
+        for job in (1, 2):
+            stored_run(project)
+            assert gc.get_freeze_count() == 0
+            assert len(given_back) == job
 
 
 def test_rescore_with_other_metrics_and_a_gate(project: Project) -> None:

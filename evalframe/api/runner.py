@@ -129,7 +129,6 @@ def run(
     )
     composed = compose_config(wanted, run_dir=output_dir, name=name, replace=supplied.sections())
 
-    from evalframe.core.gcpause import long_lived
     from evalframe.pipeline import run_experiment, validate_experiment
     from evalframe.pipeline.run import Reporter
     from evalframe.report.page import RunPage
@@ -138,9 +137,7 @@ def run(
     reporters: list[Reporter] = [RunPage()]
     if print_report:
         reporters.append(TerminalReport())
-    # a command's scope, as on the command line (core.gcpause): what the run loads is
-    # kept off the collector's passes until it returns
-    with registered(supplied), long_lived():
+    with registered(supplied):
         experiment_ = validate_experiment(composed.raw)
         outcome = run_experiment(
             experiment_,

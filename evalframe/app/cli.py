@@ -160,14 +160,7 @@ def help_text() -> str:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run one command; the exit code (0 passed, 1 a gate failed, 2 a user error)."""
-    from evalframe.core.gcpause import long_lived
-
-    with long_lived():  # what a command loads, it keeps: off the collector's passes
-        return _command(list(sys.argv[1:] if argv is None else argv))
-
-
-def _command(args: list[str]) -> int:
+    args = list(sys.argv[1:] if argv is None else argv)
     try:
         if args and args[0] in ("-h", "--help", "help"):
             print(help_text(), end="")

@@ -39,6 +39,14 @@ def rescore_main(argv: Sequence[str]) -> int:
     # options may come between the positionals (RUN --out DIR KEY=VALUE)
     args = parser.parse_intermixed_args(list(argv))
 
+    from evalframe.core.gcpause import long_lived
+
+    # the command's scope (core.gcpause): what it loads is kept off the collector's passes
+    with long_lived():
+        return _rescore(args)
+
+
+def _rescore(args: argparse.Namespace) -> int:
     from evalframe.app.runconfig import load_config
     from evalframe.core.progress import step
     from evalframe.pipeline.config import validate_experiment

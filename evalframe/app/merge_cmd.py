@@ -38,6 +38,14 @@ def main(argv: Sequence[str]) -> int:
     overrides = [i for i in args.items if "=" in i and not Path(i).is_dir()]
     folders = [Path(i) for i in args.items if i not in overrides]
 
+    from evalframe.core.gcpause import long_lived
+
+    # the command's scope (core.gcpause): what it loads is kept off the collector's passes
+    with long_lived():
+        return _merge(folders, overrides, args.out)
+
+
+def _merge(folders: list[Path], overrides: list[str], out: Path) -> int:
     from evalframe.app.runconfig import load_config
     from evalframe.assess.runfolder import RunFolder
     from evalframe.pipeline.config import validate_experiment
@@ -50,7 +58,7 @@ def main(argv: Sequence[str]) -> int:
     raw = load_config(
         RunFolder(first.path).require(RunFolder.CONFIG, "shard config"),
         [*overrides, "shard=null"],
-        args.out,
+        out,
         what="shard config",
         hint="write changes as key=value or group=option, e.g. tracking=none",
     )

@@ -17,13 +17,19 @@ until the command ends:
   does form cycles then lives longer, 16 MB at the cold run's peak).
 * :func:`settle` marks what is alive now as long-lived (:func:`gc.freeze`):
   later collections skip it. It acts only inside :func:`long_lived`, the
-  scope of one command (the CLI opens it), which gives everything back to
-  the collector when it ends (:func:`gc.unfreeze`), so a program that calls
-  evalframe's functions keeps its collector as it was. Freezing does not
-  stop reference counting: a frozen object is freed when its last reference
-  goes. Only a frozen object in a reference cycle waits, until the scope ends.
-  A scope opened while something else has frozen objects (a server that
-  froze before forking) freezes nothing, so as not to unfreeze theirs.
+  scope of one run (``run_experiment``) or of one ``rescore``, ``merge`` or
+  ``report`` command, which gives everything back to the collector when it
+  ends (:func:`gc.unfreeze`). A program that calls evalframe's functions
+  keeps its collector as it was, and the jobs of a sweep that run one after
+  the other in one process (Hydra's basic launcher) each give theirs back
+  before the next, and the scope ends with one full collection: without it
+  the given-back cycles (each job's configs) waited in the oldest
+  generation, 40 MB more after 16 Cranfield jobs. Freezing does
+  not stop reference counting: a frozen object is freed when its last
+  reference goes. Only a frozen object in a reference cycle waits, until the
+  scope ends. A scope opened while something else has frozen objects (a
+  server that froze before forking) freezes nothing, so as not to unfreeze
+  theirs.
 """
 
 from __future__ import annotations
@@ -40,8 +46,8 @@ _scope = {"depth": 0, "freezes": False}
 
 @contextmanager
 def long_lived() -> Iterator[None]:
-    """The scope of one command: :func:`settle` freezes inside it, and everything it
-    froze is given back to the collector when the outermost scope ends."""
+    """The scope of one run or command: :func:`settle` freezes inside it, and everything
+    it froze is given back to the collector when the outermost scope ends."""
     outermost = _scope["depth"] == 0
     if outermost:
         _scope["freezes"] = gc.get_freeze_count() == 0
@@ -51,8 +57,12 @@ def long_lived() -> Iterator[None]:
     finally:
         _scope["depth"] -= 1
         if outermost:
-            if _scope["freezes"]:
+            if _scope["freezes"] and gc.get_freeze_count():
                 gc.unfreeze()
+                # Given back, the objects sit in the oldest generation, which is collected
+                # only after it has grown by a quarter: the cycles a run left (its configs')
+                # would pile up over a sweep's jobs. One full pass now, over what is left.
+                gc.collect()
             _scope["freezes"] = False
 
 

@@ -28,7 +28,7 @@ from evalframe.assess.runfolder import (
     run_file_facts,
 )
 from evalframe.core.errors import EXIT_GATE_FAILED, EXIT_OK, ConfigError, DataError, PluginError
-from evalframe.core.gcpause import settle
+from evalframe.core.gcpause import long_lived, settle
 from evalframe.core.messages import shown, warn
 from evalframe.core.progress import quiet, step
 from evalframe.core.records import warn_if_nothing_matches
@@ -511,7 +511,9 @@ def run_experiment(
     relay = HookRelay.build(exp.trackers)
     relay.emit("on_run_start", context)
     try:
-        with quiet(not progress):
+        # one run's scope (core.gcpause): what it loads is kept off the collector's
+        # passes until it ends, and given back before a sweep's next job in this process
+        with quiet(not progress), long_lived():
             inputs = load_inputs(exp)
             run = retrieve_run(exp, inputs, inputs.golden, progress=progress)
             relay.emit("on_retrieval_done", context, run)

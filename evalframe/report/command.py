@@ -69,6 +69,15 @@ def main(argv: Sequence[str]) -> int:
     # options may come between the positionals (... --out DIR ...)
     args = parser.parse_intermixed_args(list(argv))
 
+    from evalframe.core.gcpause import long_lived
+
+    # the command's scope (core.gcpause): the run folders it reads are kept off the
+    # collector's passes until it ends
+    with long_lived():
+        return _report(args)
+
+
+def _report(args: argparse.Namespace) -> int:
     from evalframe.report.page import (
         baseline_view,
         multi_run,
