@@ -12,6 +12,7 @@ from pathlib import Path
 
 from evalframe.assess.runfolder import RunFolder
 from evalframe.core.errors import ConfigError, DataError
+from evalframe.core.gcpause import long_lived
 from evalframe.core.io import default_cache_dir
 from evalframe.core.types import Corpus, Run
 
@@ -23,6 +24,8 @@ def load_stored_run(run_dir: Path) -> Run:
     return RunFolder(run_dir).run()
 
 
+# the command's scope (core.gcpause): what it loads stays off the collector's passes
+@long_lived()
 def rescore_main(argv: Sequence[str]) -> int:
     parser = argparse.ArgumentParser(
         prog="evalframe rescore",
@@ -39,14 +42,6 @@ def rescore_main(argv: Sequence[str]) -> int:
     # options may come between the positionals (RUN --out DIR KEY=VALUE)
     args = parser.parse_intermixed_args(list(argv))
 
-    from evalframe.core.gcpause import long_lived
-
-    # the command's scope (core.gcpause): what it loads is kept off the collector's passes
-    with long_lived():
-        return _rescore(args)
-
-
-def _rescore(args: argparse.Namespace) -> int:
     from evalframe.app.runconfig import load_config
     from evalframe.core.progress import step
     from evalframe.pipeline.config import validate_experiment

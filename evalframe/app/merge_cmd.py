@@ -13,9 +13,13 @@ import argparse
 from collections.abc import Sequence
 from pathlib import Path
 
+from evalframe.core.gcpause import long_lived
+
 __all__ = ["main"]
 
 
+# the command's scope (core.gcpause): what it loads stays off the collector's passes
+@long_lived()
 def main(argv: Sequence[str]) -> int:
     """Combine the shards of one evaluation and score, gate, compare and track it once."""
     parser = argparse.ArgumentParser(
@@ -38,14 +42,6 @@ def main(argv: Sequence[str]) -> int:
     overrides = [i for i in args.items if "=" in i and not Path(i).is_dir()]
     folders = [Path(i) for i in args.items if i not in overrides]
 
-    from evalframe.core.gcpause import long_lived
-
-    # the command's scope (core.gcpause): what it loads is kept off the collector's passes
-    with long_lived():
-        return _merge(folders, overrides, args.out)
-
-
-def _merge(folders: list[Path], overrides: list[str], out: Path) -> int:
     from evalframe.app.runconfig import load_config
     from evalframe.assess.runfolder import RunFolder
     from evalframe.pipeline.config import validate_experiment
@@ -58,7 +54,7 @@ def _merge(folders: list[Path], overrides: list[str], out: Path) -> int:
     raw = load_config(
         RunFolder(first.path).require(RunFolder.CONFIG, "shard config"),
         [*overrides, "shard=null"],
-        out,
+        args.out,
         what="shard config",
         hint="write changes as key=value or group=option, e.g. tracking=none",
     )

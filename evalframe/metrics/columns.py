@@ -141,7 +141,8 @@ def to_columns(qrels: GoldenSet | Qrels, run: RunLike, view: str | None = None) 
     if isinstance(run, RunRows):  # on a view: the rows as (doc, score) pairs a query
         ends = np.cumsum(run.counts).tolist()
         starts = [0, *ends[:-1]]
-        ids, values = run.doc_ids.tolist(), run.scores.tolist()
+        ids = run.doc_ids.astype(str).tolist()  # a run file's ASCII bytes decoded
+        values = run.scores.tolist()
         rankings = (
             (qid, list(zip(ids[a:b], values[a:b], strict=True)))
             for qid, a, b in zip(run.query_ids, starts, ends, strict=True)

@@ -22,6 +22,7 @@ from pathlib import Path
 
 from evalframe.assess.runfolder import RunFolder, SweepFolder
 from evalframe.core.errors import EXIT_OK, ConfigError
+from evalframe.core.gcpause import long_lived
 
 __all__ = ["main"]
 
@@ -34,6 +35,8 @@ def _is_sweep(path: Path) -> bool:
     return any(c.is_dir() and c.name.isdigit() and RunFolder.is_run(c) for c in path.iterdir())
 
 
+# the command's scope (core.gcpause): the run folders it reads stay off the collector's passes
+@long_lived()
 def main(argv: Sequence[str]) -> int:
     parser = argparse.ArgumentParser(
         prog="evalframe report",
@@ -69,15 +72,6 @@ def main(argv: Sequence[str]) -> int:
     # options may come between the positionals (... --out DIR ...)
     args = parser.parse_intermixed_args(list(argv))
 
-    from evalframe.core.gcpause import long_lived
-
-    # the command's scope (core.gcpause): the run folders it reads are kept off the
-    # collector's passes until it ends
-    with long_lived():
-        return _report(args)
-
-
-def _report(args: argparse.Namespace) -> int:
     from evalframe.report.page import (
         baseline_view,
         multi_run,

@@ -59,7 +59,8 @@ def test_rows_given_as_the_run_are_the_rankings_flattened_one_by_one(case: Case)
     _assert_same(to_columns(case.qrels, rows), to_columns(case.qrels, dict(_run(case).rankings)))
 
 
-def test_rows_given_as_the_run_are_scored_on_a_view_too() -> None:
+@pytest.mark.parametrize("kind", ["U", "S"], ids=["str ids", "a run file's ASCII bytes"])
+def test_rows_given_as_the_run_are_scored_on_a_view_too(kind: str) -> None:
     golden = GoldenSet.build(
         "kc",
         [GoldenQuery(id="q1", text="t", judgments={"a.py::f": 1}, views={"files": {"a.py": 1}})],
@@ -68,7 +69,7 @@ def test_rows_given_as_the_run_are_scored_on_a_view_too() -> None:
     rows = RunRows(
         ("q1",),
         np.array([3], dtype=np.int64),
-        np.array(["b.py::g", "a.py::h", "a.py::f"]),
+        np.array(["b.py::g", "a.py::h", "a.py::f"], dtype=kind),
         np.array([3.0, 2.0, 1.0]),
     )
     metrics = parse_metrics(["R(view=files)@2", "RR"])
