@@ -57,13 +57,14 @@ def sweep_project(project: Project, monkeypatch: pytest.MonkeyPatch) -> Project:
     return project
 
 
-def _sweep(project: Project, *overrides: str) -> int:
+def _sweep(project: Project, *overrides: str, page: bool = False) -> int:
     with TRACKERS.scoped() as reg:
         reg.add("sweeprec", SweepRecorder)
         return run_hydra(
             [
                 "-m",
                 *project.data_args(),
+                *(["report.html=true"] if page else []),  # the sweep's page, from the jobs'
                 "tracking=sweeprec",
                 "stats.bootstrap=0",
                 f"hydra.sweep.dir={project.root / 'sweep'}",
@@ -73,7 +74,7 @@ def _sweep(project: Project, *overrides: str) -> int:
 
 
 def test_a_sweep_is_announced_before_its_jobs_and_summed_up_after(sweep_project: Project) -> None:
-    code = _sweep(sweep_project, "depth=3,5")
+    code = _sweep(sweep_project, "depth=3,5", page=True)
     assert code == 0
     kinds = [e[0] for e in SweepRecorder.events]
     assert kinds == ["start", "run", "run", "end"]

@@ -68,7 +68,13 @@ class Project:
         }
         pre = []
         if data:
-            pre = ["dataset.path=golden.jsonl", "corpus.path=corpus.jsonl", "stats.bootstrap=50"]
+            # no run page: tests/report covers it, and its plots cost a run a second of CPU
+            pre = [
+                "dataset.path=golden.jsonl",
+                "corpus.path=corpus.jsonl",
+                "stats.bootstrap=50",
+                "report.html=false",
+            ]
             if "-m" not in args:
                 pre.append(f"hydra.run.dir={self.root / out}")
         return subprocess.run(

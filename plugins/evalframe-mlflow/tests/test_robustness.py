@@ -337,7 +337,7 @@ def test_ctrl_c_during_the_upload_keeps_the_record_and_logs_no_second_run(
     from evalframe.plugin.hooks import RunContext, RunOutcome
     from evalframe.plugin.protocols import PluginContext
 
-    res = project.run("tracking=none")
+    res = project.run("tracking=none", "report.html=true")  # the page is uploaded first
     assert res.returncode == 0, res.stderr
     out = project.root / "out"
     cache = project.root / ".cache"
