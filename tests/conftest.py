@@ -83,8 +83,8 @@ class Project:
 
     def data_args(self) -> list[str]:
         """The project's data, and no run page: the page is tested in ``tests/report``
-        (and its browser tests), and drawing its plots costs a CLI run about a second of
-        CPU, a fifth of the suite's time when every run drew one."""
+        (and its browser tests), and drawing its plots costs a small CLI run about a
+        second of CPU (docs/performance.md, "The test suite's time")."""
         return [f"dataset.path={self.golden}", f"corpus.path={self.corpus}", "report.html=false"]
 
 
