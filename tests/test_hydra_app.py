@@ -11,7 +11,9 @@ from evalframe.app.hydra_app import (
     config_search_path,
     core_conf_dir,
     group_options,
+    mode_may_be_set,
     plugin_conf_dirs,
+    prepare_overrides,
     split_argv,
 )
 from evalframe.core.errors import ConfigError
@@ -87,3 +89,19 @@ def test_hydras_not_in_struct_error_is_said_in_evalframes_words() -> None:
     )
     other = "no viable alternative at input '['\n"
     assert hydra_message(other) == other  # a message we do not recognise is kept whole
+
+
+def test_nothing_shipped_sets_hydra_mode_so_a_run_composes_once(tmp_path: Path) -> None:
+    """A shipped config that mentioned both would cost every run a second composition."""
+    assert not mode_may_be_set(prepare_overrides(["+experiment=quickstart"], tmp_path))
+    assert mode_may_be_set(prepare_overrides(["hydra.mode=MULTIRUN"], tmp_path))
+    assert mode_may_be_set(prepare_overrides(["++hydra.mode=RUN"], tmp_path))
+
+
+def test_a_users_config_that_may_set_hydra_mode_is_noticed(tmp_path: Path) -> None:
+    experiment = tmp_path / "conf" / "experiment"
+    experiment.mkdir(parents=True)
+    (experiment / "mine.yaml").write_text("# @package _global_\nhydra: {mode: MULTIRUN}\n")
+    assert mode_may_be_set(prepare_overrides([], tmp_path))
+    (experiment / "mine.yaml").write_text("retriever:\n  mode: fast  # not Hydra's\n")
+    assert not mode_may_be_set(prepare_overrides([], tmp_path))

@@ -150,3 +150,63 @@ def test_a_reused_sweep_folder_reports_only_the_new_sweeps_jobs(sweep_project: P
     assert _sweep(sweep_project, "depth=4") == 0
     jobs = SweepRecorder.events[-1][1]
     assert [(j.num, j.overrides[-1], j.exit_code) for j in jobs] == [(0, "depth=4", 0)]
+
+
+def _composed(monkeypatch: pytest.MonkeyPatch) -> list[list[str]]:
+    """The overrides of every composition Hydra makes from here on (a spy on its loader)."""
+    from hydra._internal.config_loader_impl import ConfigLoaderImpl
+
+    seen: list[list[str]] = []
+    load = ConfigLoaderImpl.load_configuration
+
+    def spy(self: Any, config_name: Any, overrides: list[str], *args: Any, **kw: Any) -> Any:
+        seen.append(list(overrides))
+        return load(self, config_name, overrides, *args, **kw)
+
+    monkeypatch.setattr(ConfigLoaderImpl, "load_configuration", spy)
+    return seen
+
+
+def test_a_run_composes_its_config_once(
+    sweep_project: Project, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Hydra 1.3 composes once to read ``hydra.mode`` and again to run; evalframe skips
+    the first when nothing sets ``hydra.mode``, and lets it happen when something may."""
+    seen = _composed(monkeypatch)
+    with TRACKERS.scoped() as reg:
+        reg.add("sweeprec", SweepRecorder)
+        args = [*sweep_project.data_args(), "tracking=sweeprec", "stats.bootstrap=0"]
+        out = f"hydra.run.dir={sweep_project.root / 'one'}"
+        assert run_hydra([*args, out]) == 0
+        assert len(seen) == 1
+        assert run_hydra([*args, "hydra.mode=RUN", out]) == 0
+    assert len(seen) == 3  # Hydra's own get_mode composed first
+    assert [e[0] for e in SweepRecorder.events] == ["run", "run"]
+
+
+def test_an_experiment_that_sets_hydra_mode_still_sweeps_without_dash_m(
+    sweep_project: Project,
+) -> None:
+    experiment = sweep_project.root / "conf" / "experiment"
+    experiment.mkdir(parents=True)
+    (experiment / "swept.yaml").write_text(
+        "# @package _global_\nhydra:\n  mode: MULTIRUN\n  sweeper:\n    params:\n      depth: 3,5\n"
+    )
+    with TRACKERS.scoped() as reg:
+        reg.add("sweeprec", SweepRecorder)
+        code = run_hydra(
+            [
+                *sweep_project.data_args(),
+                "tracking=sweeprec",
+                "stats.bootstrap=0",
+                f"hydra.sweep.dir={sweep_project.root / 'sweep'}",
+                "+experiment=swept",
+            ]
+        )
+    assert code == 0
+    assert [e[0] for e in SweepRecorder.events] == ["start", "run", "run", "end"]
+    jobs = SweepRecorder.events[-1][1]
+    assert [[o for o in j.overrides if o.startswith("depth=")] for j in jobs] == [
+        ["depth=3"],
+        ["depth=5"],
+    ]
