@@ -105,6 +105,8 @@ def raw_config(project: Project, **overrides: Any) -> dict[str, Any]:
         "gates": {},
         "tracking": {"name": "none"},
         "output": {"dir": str(project.root / "out"), "cache_dir": str(project.root / "cache")},
+        # no run page, as data_args(): tests that read it ask for it (report={"html": True})
+        "report": {"html": False},
     }
     cfg.update(overrides)
     return cfg

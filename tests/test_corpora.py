@@ -188,7 +188,7 @@ def test_a_warm_run_with_failure_categories_and_its_page_reads_no_whole_corpus(
 
     def experiment(out: str) -> Any:  # failure categories on, as by default
         dirs = {"dir": str(project.root / out), "cache_dir": str(project.root / "cache")}
-        return validate_experiment(raw_config(project, output=dirs))
+        return validate_experiment(raw_config(project, output=dirs, report={"html": True}))
 
     # one query that fails: its words are the cache document's, its answer another
     lost = {

@@ -345,7 +345,7 @@ def test_every_step_after_retrieval_shows_progress_unless_asked_not_to(
         project.golden.read_text(encoding="utf-8") + json.dumps(unanswered) + "\n",
         encoding="utf-8",
     )
-    exp = validate_experiment(raw_config(project))
+    exp = validate_experiment(raw_config(project, report={"html": True}))
     run_experiment(exp, reporters=[RunPage(), TerminalReport(io.StringIO())], progress=shown)
     # after the retrieval (bm25 indexes inside it, on its first query)
     after = display.steps[display.steps.index("bm25: indexing 4 documents") + 1 :] if shown else []

@@ -37,7 +37,7 @@ def run(project: Project, name: str, **overrides: Any) -> PipelineResult:
         output={"dir": str(out), "cache_dir": str(project.root / "cache")},
         gates={"floor": {"type": "threshold", "metric": "R@5", "op": ">=", "value": 0.5}},
         stats={"bootstrap": 200},
-        **overrides,
+        **{"report": {"html": True}, **overrides},  # raw_config's default has no page
     )
     return run_experiment(
         validate_experiment(cfg),
