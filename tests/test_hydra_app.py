@@ -11,11 +11,11 @@ from evalframe.app.hydra_app import (
     config_search_path,
     core_conf_dir,
     group_options,
-    mode_may_be_set,
     plugin_conf_dirs,
     prepare_overrides,
     split_argv,
 )
+from evalframe.app.hydra_mode import mode_may_be_set
 from evalframe.core.errors import ConfigError
 
 
@@ -91,17 +91,22 @@ def test_hydras_not_in_struct_error_is_said_in_evalframes_words() -> None:
     assert hydra_message(other) == other  # a message we do not recognise is kept whole
 
 
+def _prepared(overrides: list[str], cwd: Path) -> tuple[tuple[str, ...], tuple[Path, ...]]:
+    prepared = prepare_overrides(overrides, cwd)
+    return prepared.overrides, prepared.search_path
+
+
 def test_nothing_shipped_sets_hydra_mode_so_a_run_composes_once(tmp_path: Path) -> None:
     """A shipped config that mentioned both would cost every run a second composition."""
-    assert not mode_may_be_set(prepare_overrides(["+experiment=quickstart"], tmp_path))
-    assert mode_may_be_set(prepare_overrides(["hydra.mode=MULTIRUN"], tmp_path))
-    assert mode_may_be_set(prepare_overrides(["++hydra.mode=RUN"], tmp_path))
+    assert not mode_may_be_set(*_prepared(["+experiment=quickstart"], tmp_path))
+    assert mode_may_be_set(*_prepared(["hydra.mode=MULTIRUN"], tmp_path))
+    assert mode_may_be_set(*_prepared(["++hydra.mode=RUN"], tmp_path))
 
 
 def test_a_users_config_that_may_set_hydra_mode_is_noticed(tmp_path: Path) -> None:
     experiment = tmp_path / "conf" / "experiment"
     experiment.mkdir(parents=True)
     (experiment / "mine.yaml").write_text("# @package _global_\nhydra: {mode: MULTIRUN}\n")
-    assert mode_may_be_set(prepare_overrides([], tmp_path))
+    assert mode_may_be_set(*_prepared([], tmp_path))
     (experiment / "mine.yaml").write_text("retriever:\n  mode: fast  # not Hydra's\n")
-    assert not mode_may_be_set(prepare_overrides([], tmp_path))
+    assert not mode_may_be_set(*_prepared([], tmp_path))

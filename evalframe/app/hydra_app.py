@@ -18,20 +18,19 @@ for the plugins themselves and nothing is scanned at import time.
 
 from __future__ import annotations
 
-import contextlib
 import difflib
 import importlib.util
 import math
 import os
-import re
 import sys
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
 from typing import Any
 
 from evalframe.app.hydra_errors import hydra_message, plain_config
+from evalframe.app.hydra_mode import one_composition
 from evalframe.app.stderr import HeldStderr, release_stderr, report_crash
 from evalframe.core.errors import EXIT_ERROR, ConfigError, EvalframeError
 from evalframe.plugin.registry import CONF_GROUP
@@ -299,7 +298,7 @@ def run_hydra(argv: Sequence[str], prog: str = "evalframe") -> int:
     sys.argv = [prog, *flags, *prepared.overrides, prepared.searchpath_override, SWEEP_CALLBACK]
     failed = False
     try:
-        with HeldStderr() as held, _one_composition(prepared):
+        with HeldStderr() as held, one_composition(prepared.overrides, prepared.search_path):
             try:
                 main()
             except KeyboardInterrupt:
@@ -323,62 +322,6 @@ def run_hydra(argv: Sequence[str], prog: str = "evalframe") -> int:
     folders = sweep.take_started()
     _say_how_to_merge(folders)
     return max([*codes, *_sweep_codes(folders)], default=0)
-
-
-#: A word ``mode`` as YAML writes a key: ``mode:``, or ``hydra.mode`` in a flow mapping.
-_MODE_KEY = re.compile(rb"\bmode\s*:")
-
-
-def mode_may_be_set(prepared: Prepared) -> bool:
-    """Whether the composed config could set ``hydra.mode``: an override names a ``mode``,
-    or a config file on the search path has a ``mode:`` key and mentions ``hydra``.
-
-    Conservative on purpose (see :func:`_one_composition`): a false "yes" costs one
-    composition, a false "no" would run a sweep as a single run.
-    """
-    if any("mode" in o.split("=", 1)[0] for o in prepared.overrides):
-        return True
-    for folder in prepared.search_path:
-        for path in folder.rglob("*.yaml"):
-            try:
-                text = path.read_bytes()
-            except OSError:
-                return True  # unreadable here, so Hydra will say what is wrong: let it look
-            if b"hydra" in text and _MODE_KEY.search(text):
-                return True
-    return False
-
-
-@contextlib.contextmanager
-def _one_composition(prepared: Prepared) -> Iterator[None]:
-    """Let Hydra compose the config once per run instead of twice.
-
-    Before every run Hydra 1.3 composes the whole config once just to read
-    ``hydra.mode`` (``Hydra.get_mode``), then composes it again to run: a fifth
-    of a small run's time (0.15-0.25 s of 1.0-1.4 s on a 2-core machine).
-    ``hydra.mode`` is unset unless an override or a config file sets it, and
-    unset is what ``get_mode`` then returns (None: ``-m`` picks MULTIRUN, its
-    absence RUN). So when :func:`mode_may_be_set` finds neither, the first
-    composition is skipped; otherwise Hydra's own ``get_mode`` runs.
-    """
-    try:
-        from hydra._internal.hydra import Hydra
-    except ImportError:  # pragma: no cover - another Hydra layout: compose as it does
-        yield
-        return
-    original = getattr(Hydra, "get_mode", None)
-    if original is None or mode_may_be_set(prepared):
-        yield
-        return
-
-    def get_mode(self: Any, config_name: str | None, overrides: list[str]) -> None:
-        return None
-
-    Hydra.get_mode = get_mode  # type: ignore[method-assign]  # restored below
-    try:
-        yield
-    finally:
-        Hydra.get_mode = original  # type: ignore[method-assign]
 
 
 def _say_how_to_merge(folders: Sequence[Path]) -> None:
