@@ -69,6 +69,7 @@ def test_a_literal_secret_is_refused_before_anything_is_written(
     assert_nowhere(SECRET, project.root, res.stdout, res.stderr)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "command",
     [["mine", "+mine=mine_demo"], ["golden", "build", "+build=knowcode_demo"]],
@@ -91,6 +92,7 @@ def test_the_commands_beside_a_run_refuse_a_literal_secret_too(
     assert_nowhere(SECRET, project.root, res.stdout, res.stderr)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("sweep", [False, True], ids=["run", "sweep"])
 def test_a_secret_from_the_environment_reaches_the_service_and_nothing_else(
     project: Project, server: FakeServer, monkeypatch: pytest.MonkeyPatch, sweep: bool
@@ -117,6 +119,7 @@ def test_a_secret_from_the_environment_reaches_the_service_and_nothing_else(
     assert_nowhere(SECRET, project.root, res.stdout, res.stderr)
 
 
+@pytest.mark.slow
 def test_a_password_in_the_tracking_uri_is_used_but_never_written_or_printed(
     project: Project, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -111,6 +111,7 @@ _KEY_TEXT = st.text(
 )
 
 
+@pytest.mark.slow
 @settings(max_examples=300, deadline=None, database=None)
 @given(_KEY_TEXT)
 def test_safe_key_passes_mlflows_validators_for_arbitrary_strings(text: str) -> None:
@@ -171,6 +172,7 @@ def test_safe_key_hand_mapped_examples() -> None:
 
 
 # -- 2. a big record ----------------------------------------------------------------------
+@pytest.mark.slow
 def test_a_big_record_is_uploaded_in_full_across_batches(
     store: str, client: Callable[[str], Any], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -322,6 +324,7 @@ def test_a_crash_just_before_the_complete_tag_leaves_an_ended_run_that_sync_comp
 
 
 # -- 5. Ctrl-C ------------------------------------------------------------------------------
+@pytest.mark.slow
 def test_ctrl_c_during_the_upload_keeps_the_record_and_logs_no_second_run(
     project: Any, store: str, client: Callable[[str], Any], monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -401,6 +404,7 @@ def test_ctrl_c_during_the_upload_keeps_the_record_and_logs_no_second_run(
 
 
 # -- 6./7. sync: races and broken records --------------------------------------------------
+@pytest.mark.slow
 def test_three_runs_at_once_on_a_fresh_sqlite_store_all_log(
     project: Any, tmp_path: Path, client: Callable[[str], Any]
 ) -> None:
@@ -435,6 +439,7 @@ def test_three_runs_at_once_on_a_fresh_sqlite_store_all_log(
     assert len(_all_runs(client(store))) == 3
 
 
+@pytest.mark.slow
 def test_two_concurrent_syncs_of_one_record_make_one_run(
     project: Any, store: str, client: Callable[[str], Any]
 ) -> None:
@@ -463,6 +468,7 @@ def test_two_concurrent_syncs_of_one_record_make_one_run(
     assert not (folder / "mlflow_pending.json").exists()
 
 
+@pytest.mark.slow
 def test_a_corrupt_record_is_reported_and_the_good_one_still_uploaded(
     project: Any, store: str, client: Callable[[str], Any]
 ) -> None:
@@ -502,6 +508,7 @@ def _unreachable_sweep(project: Any, port: int) -> tuple[Path, subprocess.Comple
     return sweep, res
 
 
+@pytest.mark.slow
 def test_an_abandoned_sweep_parent_is_closed_as_failed_by_sync(
     project: Any, store: str, client: Callable[[str], Any], unused_port: int
 ) -> None:
@@ -551,6 +558,7 @@ def test_an_abandoned_sweep_parent_is_closed_as_failed_by_sync(
     assert len(_all_runs(c)) == 3
 
 
+@pytest.mark.slow
 def test_a_sweep_started_with_the_server_down_is_synced_later_with_nesting(
     project: Any, store: str, client: Callable[[str], Any], unused_port: int
 ) -> None:
@@ -596,6 +604,7 @@ def test_a_sweep_started_with_the_server_down_is_synced_later_with_nesting(
 
 
 # -- 10. evalframe runs -------------------------------------------------------------------
+@pytest.mark.slow
 def test_runs_reports_user_errors_without_tracebacks(
     project: Any, store: str, client: Callable[[str], Any], unused_port: int
 ) -> None:
@@ -645,6 +654,7 @@ def test_runs_reports_user_errors_without_tracebacks(
 
 
 # -- 11./12. turning tracking off and on ----------------------------------------------------
+@pytest.mark.slow
 def test_tracking_none_touches_no_mlflow(project: Any) -> None:
     """tracking=none: no store in the project folder and no word of MLflow on stderr."""
     res = project.run("tracking=none")
@@ -655,6 +665,7 @@ def test_tracking_none_touches_no_mlflow(project: Any) -> None:
     assert "mlflow" not in res.stderr.lower(), res.stderr
 
 
+@pytest.mark.slow
 def test_a_tracking_uri_on_the_command_line_beats_evalframe_tracking_none(
     project: Any, store: str, client: Callable[[str], Any]
 ) -> None:

@@ -21,6 +21,7 @@ STORED = """\
 """
 
 
+@pytest.mark.slow
 def test_two_retriever_sweep_is_a_parent_with_two_children(
     project: Any, store: str, client: Callable[..., Any]
 ) -> None:
@@ -71,6 +72,7 @@ def test_two_retriever_sweep_is_a_parent_with_two_children(
     assert "sweep" in lines[parent_line]
 
 
+@pytest.mark.slow
 def test_a_sweep_with_a_failed_job_closes_its_parent_as_failed(
     project: Any, store: str, client: Callable[..., Any]
 ) -> None:
@@ -92,6 +94,7 @@ def test_a_sweep_with_a_failed_job_closes_its_parent_as_failed(
     assert csv[2].startswith("1,depth=0,2,")
 
 
+@pytest.mark.slow
 def test_compare_accepts_mlflow_run_ids(
     project: Any, store: str, client: Callable[..., Any]
 ) -> None:
@@ -118,6 +121,7 @@ def test_compare_accepts_mlflow_run_ids(
     assert f"no MLflow run {'0' * 32}" in missing.stderr
 
 
+@pytest.mark.slow
 def test_a_sweep_under_the_joblib_launcher_is_tracked_the_same(
     project: Any, store: str, client: Callable[..., Any]
 ) -> None:

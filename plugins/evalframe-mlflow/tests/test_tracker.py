@@ -53,6 +53,7 @@ def test_flatten_params_and_truncation() -> None:
     assert len(cut) == 50 and cut.endswith(TRUNCATED)
 
 
+@pytest.mark.slow
 def test_cli_run_is_logged_to_sqlite(project: Any, store: str, client: Callable[..., Any]) -> None:
     res = project.run(
         "tracking=mlflow",
@@ -148,6 +149,7 @@ def test_cli_run_is_logged_to_sqlite(project: Any, store: str, client: Callable[
     assert (project.root / "mlartifacts").is_dir()
 
 
+@pytest.mark.slow
 def test_log_all_logs_every_metric_and_slice(
     project: Any, store: str, client: Callable[..., Any]
 ) -> None:
@@ -179,6 +181,7 @@ def test_log_all_logs_every_metric_and_slice(
     assert run.data.tags["evalframe.metric.recall_at_5"] == "R@5"
 
 
+@pytest.mark.slow
 def test_a_run_that_fails_is_logged_as_failed(
     project: Any, store: str, client: Callable[..., Any]
 ) -> None:
@@ -191,6 +194,7 @@ def test_a_run_that_fails_is_logged_as_failed(
     assert "nope.jsonl" in run.data.tags["evalframe.error"]
 
 
+@pytest.mark.slow
 def test_unreachable_server_keeps_a_pending_record_that_sync_uploads_once(
     project: Any, store: str, client: Callable[..., Any], unused_port: int
 ) -> None:
@@ -231,6 +235,7 @@ def test_unreachable_server_keeps_a_pending_record_that_sync_uploads_once(
     assert len(c.search_runs([exp_id])) == 1
 
 
+@pytest.mark.slow
 def test_quickstart_logs_to_the_default_store(tmp_path: Path, client: Callable[..., Any]) -> None:
     """What `make quickstart` does: tracking is on by default, to ./mlflow.db."""
     env = {
@@ -266,6 +271,7 @@ def test_quickstart_logs_to_the_default_store(tmp_path: Path, client: Callable[.
     assert "passed" in table.stdout
 
 
+@pytest.mark.slow
 def test_a_report_html_in_the_run_folder_is_the_runs_first_artifact_and_linked(
     project: Any, store: str, client: Callable[..., Any]
 ) -> None:
