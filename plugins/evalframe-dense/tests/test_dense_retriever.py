@@ -10,6 +10,7 @@ suite embeds one real corpus, once.
 
 from __future__ import annotations
 
+import importlib.util
 import re
 import subprocess
 import sys
@@ -17,7 +18,10 @@ from pathlib import Path
 
 import pytest
 
-pytest.importorskip("sentence_transformers")
+# found, not imported: importing it (torch, transformers) takes 5-9 s, and every xdist
+# worker collects this module; only the one that runs these tests needs it
+if importlib.util.find_spec("sentence_transformers") is None:
+    pytest.skip("needs the dense extra (sentence-transformers)", allow_module_level=True)
 
 import numpy as np
 import yaml
