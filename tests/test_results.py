@@ -202,6 +202,18 @@ def test_overall_aggregates() -> None:
     assert math.isnan(ev.per_query_value(RR, "q5"))
 
 
+def test_per_query_value_finds_every_query_and_names_one_not_scored() -> None:
+    ev = build()
+    rr = {"q1": 1.0, "q2": 1 / 2, "q3": 1 / 3, "q4": 0.0}  # by hand, as in test_overall
+    for qid, value in rr.items():
+        assert ev.per_query_value(RR, qid) == pytest.approx(value)
+    with pytest.raises(ValueError, match="'q99' was not scored"):
+        ev.per_query_value(RR, "q99")
+    # a Scores whose ids are replaced answers for the new ids, not the old positions
+    ev.scores.query_ids = tuple(reversed(ev.scores.query_ids))
+    assert ev.scores.position(ev.scores.query_ids[0]) == 0
+
+
 def test_slice_fields_default_to_scalar_metadata_except_notes() -> None:
     ev = build()
     assert ev.slice_fields == ["difficulty", "category", "level"]

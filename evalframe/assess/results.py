@@ -359,8 +359,7 @@ class Evaluation:
         return {k: np.asarray(v, dtype=np.int64) for k, v in sorted(groups.items())}
 
     def per_query_value(self, m: Metric, qid: str) -> float:
-        idx = self.scores.query_ids.index(qid)
-        return float(self.scores.values[m][idx])
+        return float(self.scores.values[m][self.scores.position(qid)])
 
 
 class GateView:

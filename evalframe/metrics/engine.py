@@ -94,6 +94,24 @@ class Scores:
     ties: TieSummary | None = None
     #: the matrix the values were computed on (set by :func:`evaluate_columns`)
     matrix: ScoreMatrix | None = field(default=None, repr=False, compare=False)
+    #: ``query_ids`` -> position, built on the first :meth:`position` (for that tuple)
+    _positions: tuple[tuple[str, ...], dict[str, int]] | None = field(
+        default=None, init=False, repr=False, compare=False
+    )
+
+    def position(self, qid: str) -> int:
+        """Where ``qid`` is in ``query_ids``: one dictionary look-up, not a scan.
+
+        A caller that asks for each of 10k queries in turn would otherwise scan
+        the tuple each time (10^8 comparisons). ValueError for an id not scored.
+        """
+        if self._positions is None or self._positions[0] is not self.query_ids:
+            ids = self.query_ids
+            self._positions = (ids, {q: i for i, q in enumerate(ids)})
+        try:
+            return self._positions[1][qid]
+        except KeyError:
+            raise ValueError(f"query {qid!r} was not scored in this run") from None
 
     def per_query(self) -> dict[str, dict[str, float]]:
         out: dict[str, dict[str, float]] = {}
