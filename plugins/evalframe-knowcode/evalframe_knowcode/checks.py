@@ -422,10 +422,17 @@ def deduplicate_candidates(
     Overlap is the fraction of the *candidate's* targets that the accepted one
     already has (``|C ∩ A| / |C|``): a candidate adding nothing new is rejected
     however many targets the accepted one has. A candidate without targets is
-    rejected too (every query must name a target entity).
+    rejected too (every query must name a target entity). ``max_overlap`` is at
+    least 0 (a ValueError otherwise): a candidate sharing no target with an accepted
+    one is then never rejected because of it, so only those sharing one are compared.
     """
+    if not max_overlap >= 0:
+        raise ValueError(f"max_overlap must be at least 0, not {max_overlap!r}")
     result = Dedup()
     kept: list[tuple[str, set[str]]] = []
+    # target -> positions in ``kept`` of the accepted candidates that have it: a
+    # candidate is compared only with those sharing a target, not with every one kept
+    holders: dict[str, list[int]] = {}
     for cand in candidates:
         mine = targets(cand)
         cid = str(
@@ -436,16 +443,21 @@ def deduplicate_candidates(
         if not mine:
             result.rejected.append((cand, "no target entities"))
             continue
-        reason = None
-        for other_id, theirs in kept:
-            overlap = len(mine & theirs) / len(mine)
-            if overlap > max_overlap:
-                reason = f"{overlap:.0%} of its targets overlap accepted candidate {other_id}"
-                break
-        if reason:
+        shared: dict[int, int] = {}
+        for target in mine:
+            for k in holders.get(target, ()):
+                shared[k] = shared.get(k, 0) + 1
+        # the first accepted candidate, in acceptance order, that overlaps too much
+        over = [k for k, n in shared.items() if n / len(mine) > max_overlap]
+        if over:
+            k = min(over)
+            overlap = shared[k] / len(mine)
+            reason = f"{overlap:.0%} of its targets overlap accepted candidate {kept[k][0]}"
             result.rejected.append((cand, reason))
         else:
             result.accepted.append(cand)
+            for target in mine:
+                holders.setdefault(target, []).append(len(kept))
             kept.append((cid, mine))
     return result
 

@@ -24,6 +24,8 @@ from evalframe_knowcode.checks import (
 )
 from evalframe_knowcode.dataset import KnowCodeConfig, KnowCodeDataset
 from evalframe_knowcode.source import GitTree
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from evalframe.app.golden_cli import main
 from evalframe.plugin.protocols import PluginContext
@@ -205,6 +207,50 @@ def test_candidates_overlapping_an_accepted_one_by_more_than_half_are_rejected()
         ("d", "no target entities"),
     ]
     assert len(deduplicate_candidates(cands, max_overlap=0.7).accepted) == 4
+    with pytest.raises(ValueError, match="at least 0"):
+        deduplicate_candidates(cands, max_overlap=-0.1)
+
+
+def _dedup_by_scanning(cands: list[dict[str, Any]], max_overlap: float) -> list[tuple[str, str]]:
+    """The rule as the docstring states it: each candidate against every accepted one."""
+    kept: list[tuple[str, set[str]]] = []
+    out = []
+    for c in cands:
+        mine = set(c["target_entity_ids"])
+        if not mine:
+            out.append((c["query_id"], "no target entities"))
+            continue
+        for other, theirs in kept:
+            if len(mine & theirs) / len(mine) > max_overlap:
+                share = len(mine & theirs) / len(mine)
+                out.append(
+                    (
+                        c["query_id"],
+                        f"{share:.0%} of its targets overlap accepted candidate {other}",
+                    )
+                )
+                break
+        else:
+            out.append((c["query_id"], "accepted"))
+            kept.append((c["query_id"], mine))
+    return out
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    targets=st.lists(st.sets(st.sampled_from("ABCDEFGH"), max_size=5), max_size=25),
+    max_overlap=st.sampled_from([0.0, 0.25, 0.5, 0.6, 2 / 3, 0.99, 1.0]),
+)
+def test_dedup_decides_as_comparing_with_every_accepted_candidate(
+    targets: list[set[str]], max_overlap: float
+) -> None:
+    cands = [{"query_id": f"q{i}", "target_entity_ids": sorted(t)} for i, t in enumerate(targets)]
+    result = deduplicate_candidates(cands, max_overlap=max_overlap)
+    got = {c["query_id"]: "accepted" for c in result.accepted}
+    got.update({c["query_id"]: why for c, why in result.rejected})
+    assert [(q, got[q]) for q, _ in _dedup_by_scanning(cands, max_overlap)] == (
+        _dedup_by_scanning(cands, max_overlap)
+    )
 
 
 def test_structural_jaccard_agreement() -> None:
