@@ -9,7 +9,26 @@ from __future__ import annotations
 
 import os
 
+import pytest
+
 os.environ.setdefault("EVALFRAME_TRACKING", "none")
 os.environ.setdefault("DVC_NO_ANALYTICS", "1")
 os.environ.setdefault("MLFLOW_ENABLE_TELEMETRY", "false")
 os.environ.setdefault("DO_NOT_TRACK", "1")
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Run the modules that hold ``slow`` tests first, each whole and in file order.
+
+    Why: under ``-n``, pyproject's ``--dist loadscope`` hands each worker one
+    whole module at a time, in this order. Under xdist's default scheduler,
+    with the slow end-to-end modules last in collection order (the MLflow
+    plugin's), one worker ran them alone for the last 2.5 minutes of a
+    9-minute suite. First, the workers share them and the quick modules even
+    out the end: both finished within a second of each other
+    (docs/performance.md, "The test suite's time"). A module stays on one
+    worker, so its module-scoped fixtures are built once and its tests run
+    in the order written (``tests/test_dvc_pipeline.py``'s steps rely on it).
+    """
+    slow = {item.path for item in items if item.get_closest_marker("slow")}
+    items.sort(key=lambda item: item.path not in slow)  # stable: file order within each part

@@ -13,22 +13,6 @@ from typing import Any
 
 import pytest
 
-
-def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    """Run the modules that hold ``slow`` tests first, each whole and in file order.
-
-    Why: pytest-xdist's default scheduler hands out tests in consecutive chunks,
-    and once none are left to hand out, a worker that finishes early waits.
-    With the slow end-to-end modules last in collection order (the MLflow
-    plugin's), one worker ran them alone for the last 2.5 minutes of a
-    9-minute suite. First, they are shared; the quick tests fill the end.
-    A module is kept whole, so its module-scoped fixtures are built once and
-    its tests still run in the order they are written.
-    """
-    slow = {item.path for item in items if item.get_closest_marker("slow")}
-    items.sort(key=lambda item: item.path not in slow)  # stable: file order within each part
-
-
 CORPUS = [
     {"id": "install", "text": "Install the tool with pip install and a virtual environment."},
     {"id": "gates", "text": "A failed required gate makes the run exit with code 1."},

@@ -39,8 +39,8 @@ def one_composition(overrides: Sequence[str], search_path: Sequence[Path]) -> It
     """Let Hydra compose the config once per run instead of twice.
 
     Before every run Hydra 1.3 composes the whole config once just to read
-    ``hydra.mode`` (``Hydra.get_mode``), then composes it again to run: a fifth
-    of a small run's time (0.15-0.25 s of 1.0-1.4 s on a 2-core machine).
+    ``hydra.mode`` (``Hydra.get_mode``), then composes it again to run: about
+    0.15 s of a 1.2-1.4 s quickstart run on a 2-core machine (docs/performance.md).
     ``hydra.mode`` is unset unless an override or a config file sets it, and
     unset is what ``get_mode`` then returns (None: ``-m`` picks MULTIRUN, its
     absence RUN). So when :func:`mode_may_be_set` finds neither, the first
