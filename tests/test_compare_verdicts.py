@@ -113,3 +113,37 @@ def test_a_table_of_runs_carries_the_same_kind_of_interval() -> None:
         cell = cells["RR"]
         excludes = not cell["interval_low"] <= 0.0 <= cell["interval_high"]
         assert excludes == (cell["verdict"] != "within noise")
+
+
+def test_an_unbounded_interval_is_explained_where_it_is_printed() -> None:
+    """Three queries per slice: 2 / 2^3 = 0.25, so no shift is rejected at 95%."""
+    ids = ("q0", "q1", "q2", "q3", "q4", "q5", "q6", "q7")
+    slices = {q: {"domain": "small" if i < 3 else "big"} for i, q in enumerate(ids)}
+
+    def run(name: str, values: list[float]) -> RunData:
+        return RunData(
+            name=name,
+            path=Path(name),
+            query_ids=ids,
+            values={"RR": dict(zip(ids, values, strict=True))},
+            slices=slices,
+            retrieved={},
+            expected={},
+            golden_hash="h",
+            policies={},
+        )
+
+    comp = compare_runs(run("a", [0.5] * 8), run("b", [1.0] * 8), alpha=0.05)
+    small = comp.metrics[0].interval_slices["domain"]["small"]
+    assert (small.low, small.high) == (-math.inf, math.inf)
+    for markdown in (False, True):
+        text = render_comparison(comp, markdown=markdown)
+        assert "[-inf, +inf]" in text
+        assert "too few paired queries" in text and "2 / 2^n" in text
+    # and not said where every interval is finite (60 queries, no slices)
+    plain = [
+        RunData(**{**_run(n, v).__dict__, "slices": {}}) for n, v in (("a", BASE), ("b", CAND))
+    ]
+    finite = compare_runs(*plain, alpha=0.05)
+    assert all(math.isfinite(mc.interval.low + mc.interval.high) for mc in finite.metrics)
+    assert "too few paired queries" not in render_comparison(finite)

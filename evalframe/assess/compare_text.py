@@ -7,12 +7,37 @@ them out. The terminal forms are tables fitted to 100 columns
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from evalframe.assess.compare import MARKS, Comparison, decided, verdict_of
 from evalframe.core.console import WIDTH, Col, render, table
 
 __all__ = ["render_comparison", "render_table"]
+
+
+_INTERVALS = (
+    "Intervals: that test inverted at the level the correction gave it; an interval "
+    "excludes 0 exactly when its verdict is improved or regressed."
+)
+
+
+def _unbounded(comp: Comparison) -> str:
+    """What an infinite interval end means, said only when one is printed.
+
+    With n paired queries the sign-flip test cannot give a p below 2 / 2^n, so at
+    the level a correction asks for it may reject no shift at all; the interval is
+    then ``[-inf, +inf]``, which reads as a bug unless the report says why.
+    """
+    shown = [mc.interval for mc in comp.metrics]
+    if comp.metrics:  # the lead metric's slices are printed with their intervals too
+        shown += [i for group in comp.metrics[0].interval_slices.values() for i in group.values()]
+    if not any(math.isinf(i.low) or math.isinf(i.high) for i in shown):
+        return ""
+    return (
+        " An infinite end (-inf, +inf): too few paired queries for the test to reject any "
+        "shift at that level (with n queries its smallest p is 2 / 2^n)."
+    )
 
 
 def render_comparison(
@@ -31,8 +56,7 @@ def render_comparison(
     how = " ".join(
         [
             f"Verdicts: {decided(comp.correction, comp.family, comp.alpha)}.",
-            "Intervals: that test inverted at the level the correction gave it; an interval "
-            "excludes 0 exactly when its verdict is improved or regressed.",
+            _INTERVALS + _unbounded(comp),
         ]
     )
     lines = [f"## {head}", how, ""]
@@ -80,10 +104,7 @@ def _render_terminal(comp: Comparison, *, width: int, color: bool) -> str:
     parts: list[Any] = [
         Text(f"Comparison: {comp.b} vs {comp.a} ({comp.n} paired queries)"),
         Text(f"Verdicts: {decided(comp.correction, comp.family, comp.alpha)}."),
-        Text(
-            "Intervals: that test inverted at the level the correction gave it; an interval "
-            "excludes 0 exactly when its verdict is improved or regressed."
-        ),
+        Text(_INTERVALS + _unbounded(comp)),
         Text(""),
     ]
     rows = []
