@@ -31,9 +31,12 @@ quickstart: install
 	$(PY) -m evalframe +experiment=quickstart
 
 # Every core (pytest-xdist); `make test PYTEST_ARGS=-n0` runs it in one process.
+# PYTHONDONTWRITEBYTECODE (set on some machines) is cleared for pytest: with it, every
+# worker rewrites and compiles the asserts of every test module, and of every module of
+# each distribution with a pytest plugin, on every run (collection 10 s, then 3.5 s)
 PYTEST_ARGS ?= -n auto
 test: install
-	$(PY) -m pytest -q $(PYTEST_ARGS)
+	PYTHONDONTWRITEBYTECODE= $(PY) -m pytest -q $(PYTEST_ARGS)
 
 lint: install
 	$(VENV)/bin/ruff check evalframe plugins tests tools bench
