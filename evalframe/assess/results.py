@@ -14,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from evalframe.core.errors import ConfigError
+from evalframe.core.errors import ConfigError, DataError
 from evalframe.core.messages import warn
 from evalframe.core.types import GoldenSet, Run
 from evalframe.metrics import Metric, Policies, Scores, parse_metric
@@ -475,4 +475,32 @@ class GateView:
             for i, qid in enumerate(self._ev.scores.query_ids)
             if all(slice_label(by_id[qid].metadata.get(f)) == v for f, v in wanted.items())
         ]
+        for fname, value in wanted.items():
+            self._refuse_near_misses(fname, value, key)
         return np.asarray(idx, dtype=np.int64)
+
+    def _refuse_near_misses(self, fname: str, value: str, key: str) -> None:
+        """A slice value written in another case or with spaces ('Easy ' for 'easy') is
+        not selected, and a gate on the slice would pass or fail without those queries
+        and say nothing: that is refused, naming the values and where they are."""
+        folded = value.strip().casefold()
+        near: dict[str, list[str]] = {}
+        for q in self._ev.golden.queries:
+            label = slice_label(q.metadata.get(fname))
+            if label != value and label.strip().casefold() == folded:
+                near.setdefault(label, []).append(q.id)
+        if not near:
+            return
+        found = "; ".join(
+            f"{label!r} on {len(ids)} quer{'y' if len(ids) == 1 else 'ies'} "
+            f"({', '.join(ids[:5])}{', …' if len(ids) > 5 else ''})"
+            for label, ids in near.items()
+        )
+        gate = key.rsplit(".", 1)[0] if key.count(".") > 1 else key  # the gate, not its metric
+        raise DataError(
+            f"the gate selects {fname}={value!r}, and the golden set also writes that value "
+            f"as {found}: those queries would be left out of the gate without a word",
+            key=gate,
+            expected=f"one spelling of {fname} for one value",
+            hint=f"write {fname} as {value!r} in the golden set (or change the gate's slice)",
+        )

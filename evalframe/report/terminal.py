@@ -28,11 +28,20 @@ def _fmt(value: float) -> str:
 
 
 def _table(header: list[str], rows: list[list[str]]) -> list[str]:
-    """A slice table (first column text, then numbers), indented two spaces, fitted to WIDTH."""
-    from evalframe.core.console import WIDTH, Col, render, table
+    """A slice table (first column text, then numbers), indented two spaces, fitted to WIDTH.
+
+    A table with more metric columns than fit is stacked in parts, each
+    starting with the slice value and the query count: squeezed into one part,
+    rich would shrink the value column to nothing (12 metrics at 100 columns).
+    """
+    from evalframe.core.console import WIDTH, Col, render, split_columns, table
 
     cols = [Col(header[0], "text"), *(Col(h, "number") for h in header[1:])]
-    text = render(table(cols, rows), width=WIDTH - 2)
+    parts = split_columns(cols, rows, keep=2, width=WIDTH - 2)
+    drawn = [
+        table([cols[i] for i in part], [[row[i] for i in part] for row in rows]) for part in parts
+    ]
+    text = "\n\n".join(render(t, width=WIDTH - 2) for t in drawn)
     return ["  " + line if line else line for line in text.split("\n")]
 
 

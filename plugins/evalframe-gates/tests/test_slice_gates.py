@@ -119,3 +119,30 @@ def test_no_zero_slice_says_which_values_it_could_not_check() -> None:
     result = NoZeroSliceGate(NoZeroSliceConfig(metric="R@5", field="task"), CTX).evaluate(view)
     assert result.passed
     assert "not checked, no scored query (n=0): task=explain" in result.message
+
+
+def test_a_slice_value_spelt_in_another_case_is_refused_not_left_out() -> None:
+    """'Easy' on one query and 'easy' on another: a gate on difficulty=easy would judge
+    without the 'Easy' one and say nothing (a failing run passed that way), so the gate
+    stops with a data error naming the spelling, the queries and the gate."""
+    from evalframe.core.errors import DataError
+
+    queries = [q.model_copy() for q in GOLDEN.queries]
+    queries[1] = queries[1].model_copy(update={"metadata": {"difficulty": "Easy "}})
+    golden = GoldenSet.build("g", queries)
+    metrics = parse_metrics(["RR"])
+    scores = evaluate(metrics, golden, RUN, Policies())
+    view = GateView(Evaluation.build(golden, RUN, scores, metrics, Policies()))
+    gate = EveryQueryGate(
+        EveryQueryConfig(metric="RR", op=">=", value=1.0, slice={"difficulty": "easy"}), CTX
+    )
+    with pytest.raises(DataError) as err:
+        gate.evaluate(view)
+    text = str(err.value)
+    assert "'Easy ' on 1 query (e2)" in text
+    assert err.value.key == "gates.g"
+    # a slice no other spelling shadows still works
+    hard = EveryQueryGate(
+        EveryQueryConfig(metric="RR", op=">=", value=1.0, slice={"difficulty": "hard"}), CTX
+    )
+    assert hard.evaluate(view).failures == ("h1: RR = 0.000",)

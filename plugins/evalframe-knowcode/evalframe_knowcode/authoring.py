@@ -136,6 +136,15 @@ def authoring_findings(
                     "developer would describe it, and grep alone would find it (§3.1)",
                 )
 
+    raw = record.get("difficulty")
+    if difficulty in ENTITY_COUNTS and raw != difficulty:
+        # read as its tier here, but a gate or a slice on difficulty=easy matches the
+        # exact value, and would leave this query out ('Easy' is not 'easy')
+        add(
+            "authoring-difficulty",
+            f"difficulty {raw!r} is the tier {difficulty!r} spelt another way; write it "
+            f"{difficulty!r}: gates and slices match the exact value",
+        )
     if difficulty in ENTITY_COUNTS:
         bounds = ENTITY_COUNTS[difficulty]
         locate = LOCATE_COUNTS.get(difficulty) if task == "locate" else None

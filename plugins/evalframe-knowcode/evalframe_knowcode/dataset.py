@@ -231,6 +231,7 @@ class KnowCodeDataset:
             )
         if not queries:
             raise DataError("the golden set has no records", path=path)
+        _warn_off_schema(path, queries)
         return queries
 
     def _check_meta(self, meta_path: Path, count: int) -> dict[str, Any]:
@@ -319,3 +320,36 @@ class KnowCodeDataset:
             )
         path, records = self._records()
         return check_authoring(records, str(path), cast(AuthoringLevel, level))
+
+
+#: KnowCode's difficulty tiers (§7.2), as its gates and tables spell them.
+TIERS = ("easy", "medium", "hard")
+
+
+def _warn_off_schema(path: Path, queries: list[GoldenQuery]) -> None:
+    """One warning for records without a task type or with a difficulty outside the
+    tiers: they sit in rows of their own ('unset', 'Easy') that no tier's gate sees,
+    which must not pass unsaid (``golden validate`` lists each with its line)."""
+    problems = []
+    for field_name in ("task_type", "difficulty"):
+        missing = [q.id for q in queries if q.metadata.get(field_name) is None]
+        if missing:
+            problems.append(f"{len(missing)} record(s) without {field_name} ({_some(missing)})")
+    odd = [
+        f"{q.id}: {q.metadata['difficulty']!r}"
+        for q in queries
+        if q.metadata.get("difficulty") is not None and q.metadata["difficulty"] not in TIERS
+    ]
+    if odd:
+        tiers = ", ".join(TIERS)
+        problems.append(f"{len(odd)} record(s) with a difficulty other than {tiers} ({_some(odd)})")
+    if problems:
+        warn(
+            f"{path}: {'; '.join(problems)}. Those queries are in rows of their own in the "
+            "tables, and a gate on a tier (difficulty=easy) does not see them; `evalframe golden "
+            "validate` gives each one's line"
+        )
+
+
+def _some(items: list[str], limit: int = 5) -> str:
+    return ", ".join(items[:limit]) + (", …" if len(items) > limit else "")

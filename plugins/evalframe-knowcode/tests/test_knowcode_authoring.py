@@ -97,6 +97,15 @@ def test_difficulty_against_the_entity_count(
         assert f"query has {count} expected entit" in found[0][2]
 
 
+def test_a_tier_spelt_another_way_is_flagged_as_the_gates_would_miss_it() -> None:
+    """'Easy' reads as the easy tier for the entity count, but a gate on difficulty=easy
+    matches the exact value: the validator says so rather than passing it."""
+    (found,) = checks(good(difficulty="Easy", expected_entities=[E]))
+    assert found[:2] == ("warning", "authoring-difficulty")
+    assert "difficulty 'Easy' is the tier 'easy' spelt another way; write it 'easy'" in found[2]
+    assert checks(good(difficulty="easy", expected_entities=[E])) == []
+
+
 def test_medium_and_hard_queries_need_a_difficulty_rationale() -> None:
     for difficulty, n in (("medium", 2), ("hard", 3)):
         entities = [f"src/pkg/parsers.py::f{i}" for i in range(n)]

@@ -141,6 +141,25 @@ def test_malformed_records_name_file_and_line(  # type: ignore[no-untyped-def]  
     assert err.value.line == starts[bad_record]
 
 
+def test_records_off_the_schema_are_loaded_and_said(
+    workspace: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A record without task_type, or with a difficulty outside easy/medium/hard, still
+    scores, but in a row of its own that no tier's gate sees: one warning lists them."""
+    records = json.loads(GOLDEN.read_text())
+    records[0]["difficulty"] = "Easy"
+    del records[1]["task_type"]
+    (workspace / "golden_v1.0.json").write_text(json.dumps(records, indent=2))
+    golden = load(workspace)
+    assert len(golden.queries) == len(records)
+    err = capsys.readouterr().err
+    q0, q1 = records[0]["query_id"], records[1]["query_id"]
+    assert f"1 record(s) without task_type ({q1})" in err
+    assert f"1 record(s) with a difficulty other than easy, medium, hard ({q0}: 'Easy')" in err
+    load()  # the shipped sample follows the schema: no warning
+    assert "difficulty other than" not in capsys.readouterr().err
+
+
 def test_invalid_json_gives_the_line(workspace: Path) -> None:
     (workspace / "golden_v1.0.json").write_text('[\n  {"query_id": "q1",\n  "x" 1}\n]\n')
     with pytest.raises(DataError) as err:
