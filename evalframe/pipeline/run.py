@@ -457,7 +457,12 @@ def retrieve_run(
     """Ask the retriever for every query of ``queries`` (all, or one shard's), via the cache."""
     retriever = _build(
         exp.retriever,
-        PluginContext(corpus=inputs.corpus, cache_dir=exp.cache_dir, config_key="retriever"),
+        PluginContext(
+            corpus=inputs.corpus,
+            cache_dir=exp.cache_dir,
+            config_key="retriever",
+            normalise_id=inputs.normalise_id,
+        ),
         Retriever,
     )
     _warn_empty_texts(queries, retriever, exp.retriever.spec.name)
@@ -468,6 +473,9 @@ def retrieve_run(
     )
     name = exp.retriever.spec.name
     run = retrieve_all(retriever, queries, exp.depth, name=name, progress=progress, cache=cache)
+    notes = getattr(retriever, "notes", None)
+    for note in notes() if callable(notes) else ():  # what it saw that the run must say
+        warn(f"{name}: {note}")
     held = getattr(retriever, "held_query_ids", None)
     if held is not None:  # a run file: the queries it answers that no golden query asked
         known = {q.id for q in inputs.golden.queries}

@@ -8,7 +8,7 @@ loaded (the corpus, a cache directory).
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
@@ -83,6 +83,10 @@ class PluginContext:
     corpus: Corpus | None = None
     cache_dir: Path = field(default_factory=lambda: Path(".evalframe-cache"))
     config_key: str = ""
+    #: The dataset's id normaliser (``dataset.normalise``, e.g. Galaxy's dropped tool
+    #: versions), which the pipeline applies to every ranking after retrieval; a
+    #: retriever that checks ids against a catalogue compares them the same way.
+    normalise_id: Callable[[str], str] | None = None
 
 
 @runtime_checkable
@@ -112,6 +116,10 @@ class Retriever(Protocol):
     Optional: ``cache_inputs(query) -> JSON-able value or None``, for what of
     the query besides its text changes the ranking (the metadata fields a
     prompt template reads); it joins that query's cache key.
+
+    Optional: ``notes() -> list[str]``, called once every query is answered: what
+    the retriever saw that the run must say (ids a model gave that are not in
+    its catalogue, dropped); each is printed as a warning naming the retriever.
 
     Optional: a class attribute ``reads_query_text = False`` for a retriever
     that answers by query id alone (a run file), so that queries without text

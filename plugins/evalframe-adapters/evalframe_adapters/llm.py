@@ -4,9 +4,13 @@ For each query the prompt lists the candidate catalogue (ids, with
 descriptions when the catalogue has them) and asks for the ``k`` best ids.
 The answer is parsed robustly: the first JSON list anywhere in the text (also
 inside a ```json fence or an object such as ``{"tools": [...]}``), otherwise
-numbered or bulleted lines. Ids not in the catalogue are dropped and counted
-(``dropped_ids``), repeated ids are kept once, in order; the order is the
-ranking (synthetic scores ``n - i``).
+numbered or bulleted lines. An id is matched to the catalogue exactly, then
+ignoring case, then as the dataset's id normaliser reads both (Galaxy's
+``normalise: [strip_versions]``: an answer naming another version of a
+catalogue tool is that tool). Ids that still match nothing are dropped,
+counted (``dropped_ids``) and said in a warning at the end of retrieval;
+repeated ids are kept once, in order; the order is the ranking (synthetic
+scores ``n - i``).
 
 The prompt template is filled in one pass: ``{query}``, ``{catalogue}``,
 ``{k}``, ``{id}`` and any metadata field of the query by name (``{topic}``,
@@ -272,6 +276,12 @@ class LLMRecommender:
                 key="retriever.catalogue_path",
             )
         self._folded = {ident.lower(): ident for ident in reversed(self.catalogue)}
+        # the first catalogue id of each normalised form, as the pipeline will read ids
+        self._normalise = context.normalise_id
+        self._normalised: dict[str, str] = {}
+        if self._normalise is not None:
+            for ident in self.catalogue:
+                self._normalised.setdefault(self._normalise(ident), ident)
         headers: dict[str, str] = {}
         secrets: list[str] = []
         if config.api_key_env:
@@ -305,10 +315,25 @@ class LLMRecommender:
         self._lock = threading.Lock()  # the counters above, across those threads
 
     def cache_identity(self) -> str | None:
-        """The catalogue's contents when read from a file (a corpus is in the key already)."""
-        if self.config.catalogue_path is None:
-            return None
-        return content_hash(sorted(self.catalogue.items()))
+        """The catalogue's contents when read from a file (a corpus is in the key already),
+        and what the id normaliser makes of its ids, which decides what an answer matches."""
+        parts: list[Any] = []
+        if self.config.catalogue_path is not None:
+            parts.append(sorted(self.catalogue.items()))
+        if self._normalise is not None:
+            parts.append(sorted(self._normalised.items()))
+        return content_hash(parts) if parts else None
+
+    def notes(self) -> list[str]:
+        """The ids the model gave that are not in the catalogue, said once at the end."""
+        if not self.dropped_ids:
+            return []
+        qid, ids = next(iter(self.dropped.items()))
+        return [
+            f"{self.dropped_ids} id(s) the model gave in {len(self.dropped)} answer(s) are not in "
+            f"the catalogue and were dropped (first: query {qid!r}, {ids[0]!r}); each answer's "
+            "text is kept in per_query.jsonl ('answer')"
+        ]
 
     def _line(self, ident: str, text: str) -> str:
         limit = self.config.max_description_chars
@@ -370,6 +395,11 @@ class LLMRecommender:
             folded = self._folded.get(t.lower())
             if folded is not None:
                 return folded
+        if self._normalise is not None:
+            for t in tries:
+                same = self._normalised.get(self._normalise(t))
+                if same is not None:
+                    return same
         return None
 
     def retrieve(self, query: Query, k: int) -> Ranking | None:

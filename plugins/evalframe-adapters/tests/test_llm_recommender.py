@@ -66,7 +66,9 @@ def server(serve: Any, monkeypatch: pytest.MonkeyPatch) -> FakeServer:
     return serve(chat)  # type: ignore[no-any-return]
 
 
-def make(server: FakeServer, catalogue: str | None, **settings: Any) -> LLMRecommender:
+def make(
+    server: FakeServer, catalogue: str | None, context: PluginContext | None = None, **settings: Any
+) -> LLMRecommender:
     settings.setdefault("api_key_env", "EFA_LLM_KEY")
     config = LLMRecommenderConfig(
         api_url=server.url + "/v1/",
@@ -77,7 +79,7 @@ def make(server: FakeServer, catalogue: str | None, **settings: Any) -> LLMRecom
         timeout_seconds=2,
         **settings,
     )
-    return LLMRecommender(config, PluginContext())
+    return LLMRecommender(config, context or PluginContext())
 
 
 def ids(r: LLMRecommender, text: str, k: int = 5, qid: str = "q1") -> tuple[str, ...] | None:
@@ -118,6 +120,50 @@ def test_json_list_in_a_fence_drops_unknown_and_repeated_ids(
     assert ranking.pairs() == [("fastqc", 2.0), ("multiqc", 1.0)]
     assert ranking.tokens == 42 and ranking.answer is not None and "json" in ranking.answer
     assert r.dropped_ids == 1 and r.dropped == {"q1": ["hallucinated_tool"]}
+
+
+def test_dropped_ids_are_said_once_at_the_end(server: FakeServer, catalogue: str) -> None:
+    r = make(server, catalogue)
+    assert r.notes() == []
+    ids(r, "check read quality", qid="q1")
+    ids(r, "align my reads", qid="q2")
+    assert r.notes() == [
+        "2 id(s) the model gave in 2 answer(s) are not in the catalogue and were dropped "
+        "(first: query 'q1', 'hallucinated_tool'); each answer's text is kept in "
+        "per_query.jsonl ('answer')"
+    ]
+
+
+def strip_version(ident: str) -> str:
+    """Galaxy's rule, written out for the test: a toolshed id without its version."""
+    parts = ident.split("/")
+    return "/".join(parts[:-1]) if len(parts) == 6 else ident
+
+
+def test_another_version_of_a_catalogue_tool_is_that_tool_under_the_normaliser(
+    serve: Any, tmp_path: Path
+) -> None:
+    """The catalogue offers multiqc 1.11; the model names 1.9 (as Galaxy's own predictions
+    do). With the dataset's normaliser (strip versions) that is the catalogue's tool,
+    not a hallucination; without one it is dropped, as before."""
+    shed = "toolshed.g2.bx.psu.edu/repos/iuc"
+    path = tmp_path / "tools.jsonl"
+    path.write_text(
+        json.dumps({"id": f"{shed}/multiqc/multiqc/1.11+galaxy0"})
+        + "\n"
+        + json.dumps({"id": f"{shed}/fastp/fastp/0.23.4+galaxy0"})
+        + "\n"
+    )
+    answer = json.dumps([f"{shed}/multiqc/multiqc/1.9+galaxy1", f"{shed}/nope/nope/1.0"])
+    server = serve(lambda request: Reply(body={"choices": [{"message": {"content": answer}}]}))
+    context = PluginContext(normalise_id=strip_version)
+    r = make(server, str(path), context, api_key_env=None)
+    assert ids(r, "summarise my QC reports") == (f"{shed}/multiqc/multiqc/1.11+galaxy0",)
+    assert r.dropped == {"q1": [f"{shed}/nope/nope/1.0"]}
+    plain = make(server, str(path), api_key_env=None)
+    assert ids(plain, "summarise my QC reports") == ()
+    # what the normaliser makes of the catalogue decides the matches: it keys the cache
+    assert r.cache_identity() != plain.cache_identity()
 
 
 def test_numbered_and_bulleted_lines(server: FakeServer, catalogue: str) -> None:
