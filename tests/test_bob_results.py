@@ -142,3 +142,31 @@ def test_other_policies_than_bobs_are_refused(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match="ties=trec_eval") as err:
         baseline.check(GOLDEN, Policies(no_relevant="bob"), allow_mismatch=False)
     assert "metrics=bob" in (err.value.hint or "")
+
+
+def test_compare_takes_a_results_file_as_either_side(tmp_path: Path) -> None:
+    """`evalframe compare results.json RUN` (gates.md): B.O.B's file names no golden set,
+    so its questions must hold every query of the run; the deltas are per query."""
+    import dataclasses
+
+    from evalframe.assess.compare import check_comparable, compare_runs, load_run_data
+
+    bob = load_run_data(write(tmp_path, RESULTS), name="bob")
+    run = dataclasses.replace(
+        bob,
+        name="this run",
+        query_ids=("1", "2"),
+        values={"RR": {"1": 1.0, "2": 1.0}, "R@5": {"1": 1.0, "2": 1.0}},
+        golden_hash="abc",
+    )
+    check_comparable(bob, run)
+    check_comparable(run, bob)
+    comp = compare_runs(bob, run, metrics=["RR"], randomization=100, resamples=100)
+    overall = comp.metrics[0].overall
+    assert comp.n == 2
+    assert overall.mean_a == pytest.approx((1.0 + 0.5) / 2)
+    assert overall.delta == pytest.approx(1.0 - (1.0 + 0.5) / 2)
+    stranger = dataclasses.replace(run, query_ids=("1", "9"))
+    with pytest.raises(ConfigError, match=r"bob has no results for 1 of the 2 queries .*\(ids 9\)"):
+        check_comparable(bob, stranger)
+    check_comparable(bob, stranger, allow_mismatch=True)

@@ -37,7 +37,11 @@ __all__ = [
 
 
 def load_run_data(folder: Path, name: str | None = None) -> RunData:
-    """Read a run or baseline folder written by evalframe."""
+    """Read a run or baseline folder written by evalframe, or a results JSON B.O.B saved."""
+    from evalframe.assess.bob_results import is_bob_results, read_bob_results
+
+    if is_bob_results(folder):
+        return read_bob_results(folder, name)
     return RunFolder(folder).data(name)
 
 
@@ -192,7 +196,22 @@ def check_comparable(a: RunData, b: RunData, *, allow_mismatch: bool = False) ->
     """Refuse runs on different golden sets or metric policies, unless told otherwise."""
     if allow_mismatch:
         return
-    if a.golden_hash != b.golden_hash:
+    if a.golden_hash is None or b.golden_hash is None:
+        # B.O.B's results JSON carries no hash of its golden set: its questions must
+        # then hold every query of the other side (a one-domain run against the whole
+        # set's results compares its own queries), as a B.O.B baseline's must
+        held, other = (a, b) if a.golden_hash is None else (b, a)
+        known = set(held.query_ids)
+        unknown = [q for q in other.query_ids if q not in known]
+        if unknown:
+            raise ConfigError(
+                f"{held.name} has no results for {len(unknown)} of the {len(other.query_ids)} "
+                f"queries of {other.name} (ids {', '.join(unknown[:5])}"
+                f"{' …' if len(unknown) > 5 else ''}), and names no golden set to check against",
+                hint="compare results saved on the same golden set, or pass --allow-mismatch "
+                "(compare) / compare.allow_mismatch=true to compare the shared queries anyway",
+            )
+    elif a.golden_hash != b.golden_hash:
         raise ConfigError(
             f"{a.name} and {b.name} were scored on different golden sets "
             f"({a.golden_hash} vs {b.golden_hash}); their numbers are not comparable",

@@ -55,6 +55,7 @@ def render_comparison(
     head = f"Comparison: {comp.b} vs {comp.a} ({comp.n} paired queries)"
     how = " ".join(
         [
+            _columns(comp),
             f"Verdicts: {decided(comp.correction, comp.family, comp.alpha)}.",
             _INTERVALS + _unbounded(comp),
         ]
@@ -97,12 +98,19 @@ def render_comparison(
     return "\n".join(lines)
 
 
+def _columns(comp: Comparison) -> str:
+    """Which run each column holds: the header names the candidate first, the tables
+    the reference first."""
+    return f"Columns: a is {comp.a} (the reference), b is {comp.b}; delta is b - a."
+
+
 def _render_terminal(comp: Comparison, *, width: int, color: bool) -> str:
     """The comparison as text and tables that fit ``width`` columns."""
     from rich.text import Text
 
     parts: list[Any] = [
         Text(f"Comparison: {comp.b} vs {comp.a} ({comp.n} paired queries)"),
+        Text(_columns(comp)),
         Text(f"Verdicts: {decided(comp.correction, comp.family, comp.alpha)}."),
         Text(_INTERVALS + _unbounded(comp)),
         Text(""),
