@@ -134,6 +134,20 @@ def test_missing_golden_file(project: Project) -> None:
     assert "dataset.path" in res.stderr
 
 
+def test_a_run_that_stops_at_a_mistake_leaves_no_folder_behind(project: Project) -> None:
+    """Hydra makes the run folder before the job reads its data: after exit 2 it held
+    only .hydra/ and an empty log, which read as a run. A sweep's job keeps its folder
+    (job.json says how it ended)."""
+    bad = f"dataset.path={project.root / 'nope.jsonl'}"
+    res = project.run(bad, f"corpus.path={project.corpus}", "hydra.run.dir=out")
+    assert res.code == 2, res.stderr
+    assert not (project.root / "out").exists()
+    res = project.run(bad, f"corpus.path={project.corpus}", "-m", "hydra.sweep.dir=swept")
+    assert res.code == 2, res.stderr
+    job = json.loads((project.root / "swept" / "0" / "job.json").read_text())
+    assert job["exit_code"] == 2
+
+
 def test_no_dataset_path_says_what_to_set(project: Project) -> None:
     res = project.run(f"corpus.path={project.corpus}")
     assert res.code == 2

@@ -22,6 +22,7 @@ import difflib
 import importlib.util
 import math
 import os
+import shutil
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -408,6 +409,7 @@ def _run_task(cfg: Any) -> tuple[int, float | None]:
     except EvalframeError as exc:
         print(exc.render(), file=sys.stderr)
         code, error = EXIT_ERROR, exc.render()
+        _drop_stub_folder()
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         _record_sweep_job(130, "interrupted")
@@ -419,6 +421,27 @@ def _run_task(cfg: Any) -> tuple[int, float | None]:
         code, error = EXIT_CRASH, f"crash: {type(exc).__name__}: {exc}"
     _record_sweep_job(code, error)
     return code, objective
+
+
+def _drop_stub_folder() -> None:
+    """After a usage, config or data error, the run folder Hydra made before the job ran,
+    if it holds nothing else: ``.hydra/`` and an empty ``hydra_app.log`` are not a run,
+    and left behind they read as one (``evalframe compare`` then calls it "not a run
+    folder"). A sweep's jobs keep theirs: ``job.json`` records how each ended."""
+    from hydra.core.hydra_config import HydraConfig
+    from hydra.types import RunMode
+
+    if not HydraConfig.initialized() or HydraConfig.get().mode == RunMode.MULTIRUN:
+        return
+    folder = Path(HydraConfig.get().runtime.output_dir)
+    try:
+        for entry in folder.iterdir():
+            empty_log = entry.suffix == ".log" and entry.is_file() and not entry.stat().st_size
+            if entry.name != ".hydra" and not empty_log:
+                return
+        shutil.rmtree(folder)
+    except OSError:
+        return  # a folder that cannot be read or removed stays: the error was the point
 
 
 def tuning_objective(result: Any) -> float | None:
