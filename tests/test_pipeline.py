@@ -248,6 +248,7 @@ class UnblessedConfig(PluginConfig):
     path: str
     status: str = "agent_curated_pending_human_review"
     blessed: bool = False
+    drift: list[str] = []
 
 
 class UnblessedDataset:
@@ -269,6 +270,7 @@ class UnblessedDataset:
             "dataset_status": self.config.status,
             "blessed": self.config.blessed,
             "blessed_statuses": ["blessed"],
+            "drift": list(self.config.drift),
         }
         return GoldenSet.build(golden.name, golden.queries, provenance=provenance)
 
@@ -310,6 +312,47 @@ def test_gating_on_an_unblessed_set_puts_a_warning_in_the_verdict(
     # the report wraps lines at 100 columns: compare the words
     assert f"⚠ warning: {' '.join(warning.split())}" in " ".join(report.split())
     assert report.rstrip().endswith("Result: PASSED (provisional: 1 warning(s) above)")
+
+
+def test_a_verdict_on_drifted_code_is_provisional_on_every_page(project: Project) -> None:
+    """Issue #25 §12: with dataset.allow_drift the run proceeds, and its verdict says it
+    rests on ids the code may no longer have: in gates.json, the terminal, report.html
+    and summary.md (a CI job posting summary.md must not show a bare PASSED)."""
+    from evalframe.plugin.registry import DATASETS
+    from evalframe.report.page import RunPage
+
+    DATASETS.get("jsonl")
+    gates = {"floor": {"type": "threshold", "metric": "RR", "value": 0.0}}
+    dataset = {
+        "name": "unblessed",
+        "path": str(project.golden),
+        "blessed": True,
+        "drift": ["src/a.py: changed", "src/b.py: missing"],
+    }
+    with DATASETS.scoped() as reg:
+        reg.add("unblessed", UnblessedDataset, UnblessedConfig)
+        exp = validate_experiment(
+            raw_config(project, dataset=dataset, gates=gates, report={"html": True})
+        )
+        stream = io.StringIO()
+        result = run_experiment(exp, reporters=[RunPage(), TerminalReport(stream)], progress=False)
+    assert result.exit_code == EXIT_OK
+    warning = (
+        "gated on golden set 'golden' while the code under evaluation has drifted from it in "
+        "2 source file(s) (dataset.allow_drift=true): src/a.py: changed; src/b.py: missing; "
+        "its entity ids and line ranges may no longer hold, so this verdict is provisional"
+    )
+    out = project.root / "out"
+    assert json.loads((out / "gates.json").read_text())["warnings"] == [warning]
+    assert stream.getvalue().rstrip().endswith("Result: PASSED (provisional: 1 warning(s) above)")
+    summary = (out / "summary.md").read_text()
+    assert summary.startswith("## ✓ PASSED (provisional) · evalframe · unit")
+    assert f"> ⚠ {warning}" in summary
+    page = (out / "report.html").read_text()
+    banner = page.split('id="verdict">', 1)[1].split("</div>", 1)[0]
+    assert banner.startswith("✓ PASSED: every required gate passed")
+    assert "(provisional: 1 warning(s) below)" in banner
+    assert "src/a.py: changed; src/b.py: missing" in banner
 
 
 def test_a_run_file_with_queries_the_golden_set_lacks_says_so(project: Project) -> None:

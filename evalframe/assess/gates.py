@@ -61,23 +61,39 @@ def verdict(results: list[GateResult]) -> bool:
 
 
 def verdict_warnings(golden: GoldenSet, results: list[GateResult]) -> list[str]:
-    """What the verdict must say beside pass/fail: today, gating on an unblessed set.
+    """What the verdict must say beside pass/fail: gating on an unblessed set, or on a
+    set whose source has drifted.
 
     A dataset plugin marks a set that has not passed its curation gate (KnowCode's
     human spot-check, §8) with ``provenance["blessed"] = False`` and its
-    ``dataset_status``. Gates still run and decide the exit code, but a verdict
-    reached on labels no human has confirmed is provisional, and says so.
+    ``dataset_status``, and the source files that changed since the set was
+    labelled (allowed with ``dataset.allow_drift``) in ``provenance["drift"]``.
+    Gates still run and decide the exit code, but a verdict reached on labels no
+    human has confirmed, or on ids the code may no longer have, is provisional,
+    and says so wherever the verdict is shown (terminal, page, summary.md,
+    gates.json).
     """
-    if not results or golden.provenance.get("blessed") is not False:
+    if not results:
         return []
-    status = golden.provenance.get("dataset_status")
-    blessed = golden.provenance.get("blessed_statuses")
-    accepted = f" (blessed: {', '.join(map(str, blessed))})" if blessed else ""
-    return [
-        f"gated on golden set {golden.name!r}, which is not blessed: its dataset_status is "
-        f"{status!r}{accepted}; its labels have not passed the human spot-check, so this "
-        "verdict is provisional"
-    ]
+    out = []
+    if golden.provenance.get("blessed") is False:
+        status = golden.provenance.get("dataset_status")
+        blessed = golden.provenance.get("blessed_statuses")
+        accepted = f" (blessed: {', '.join(map(str, blessed))})" if blessed else ""
+        out.append(
+            f"gated on golden set {golden.name!r}, which is not blessed: its dataset_status is "
+            f"{status!r}{accepted}; its labels have not passed the human spot-check, so this "
+            "verdict is provisional"
+        )
+    drift = golden.provenance.get("drift")
+    if isinstance(drift, list) and drift:
+        shown = "; ".join(map(str, drift[:3])) + (" …" if len(drift) > 3 else "")
+        out.append(
+            f"gated on golden set {golden.name!r} while the code under evaluation has drifted "
+            f"from it in {len(drift)} source file(s) (dataset.allow_drift=true): {shown}; its "
+            "entity ids and line ranges may no longer hold, so this verdict is provisional"
+        )
+    return out
 
 
 def parse_gate_specs(node: Mapping[str, Any] | None) -> list[GateSpec]:

@@ -82,6 +82,7 @@ nav{margin:.4em 0 0;font-size:.95em}nav a{margin-right:1em}
  border:2px solid}
 .verdict.pass{color:var(--ok);border-color:var(--ok)}.verdict.fail{color:var(--bad);
  border-color:var(--bad)}
+.verdict-warnings{margin:.3em 0 0;padding-left:1.2em;font-weight:400;color:#8a5300;max-width:70em}
 dl.facts{display:grid;grid-template-columns:max-content 1fr;gap:.15em 1em;margin:.6em 0}
 dl.facts dt{color:var(--muted)}dl.facts dd{margin:0;overflow-wrap:anywhere}
 table{border-collapse:collapse;margin:.5em 0}

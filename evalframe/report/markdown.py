@@ -35,7 +35,11 @@ def render_summary_md(
     gates = view.gates.get("gates") or []
     failed = [g for g in gates if g.get("required") and not g.get("passed")]
     head = "✗ FAILED" if failed else "✓ PASSED"
+    warnings = [str(w) for w in view.gates.get("warnings") or []]
+    if warnings:
+        head += " (provisional)"
     lines = [f"## {head} · evalframe · {view.experiment}", ""]
+    lines += [f"> ⚠ {_cell(w, 400)}" for w in warnings] + ([""] if warnings else [])
     golden = s.get("golden_set") or {}
     facts = [
         f"retriever `{s.get('retriever', '?')}`",

@@ -134,7 +134,16 @@ def verdict_banner(gates: Mapping[str, Any]) -> str:
         text, cls = "✓ PASSED: no gates configured", "pass"
     if advisory:
         text += f"; advisory gate(s) missed: {', '.join(advisory)}"
-    return f'<div class="verdict {cls}" id="verdict">{esc(text)}</div>'
+    warnings = [str(w) for w in gates.get("warnings") or []]
+    if not warnings:
+        return f'<div class="verdict {cls}" id="verdict">{esc(text)}</div>'
+    # a verdict on unconfirmed labels or drifted code says so where it is read
+    text += f" (provisional: {len(warnings)} warning(s) below)"
+    items = "".join(f"<li>{mark(WARN)} {esc(w)}</li>" for w in warnings)
+    return (
+        f'<div class="verdict {cls}" id="verdict">{esc(text)}'
+        f'<ul class="verdict-warnings">{items}</ul></div>'
+    )
 
 
 def gates_list(gates: Mapping[str, Any]) -> str:
