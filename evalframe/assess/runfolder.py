@@ -91,6 +91,7 @@ __all__ = [
     "LAYOUT",
     "NEGATIVE",
     "PASS",
+    "UNSCORED",
     "WARN",
     "RunData",
     "RunFolder",
@@ -106,6 +107,8 @@ __all__ = [
 LAYOUT = 1
 
 PASS, WARN, FAIL, NEGATIVE = "✓", "⚠", "✗", "–"
+#: A query the criterion left out (``missing_query: skip``): no value, so not "in between".
+UNSCORED = "○"
 
 
 class StatusRule(Protocol):
@@ -120,11 +123,12 @@ class StatusRule(Protocol):
 
 
 def query_status(value: float | None, is_negative: bool, rule: StatusRule) -> str:
-    """✓ at or above ``pass_at``, ✗ below ``fail_below``, ⚠ between; – for a negative example."""
+    """✓ at or above ``pass_at``, ✗ below ``fail_below``, ⚠ between; – for a negative
+    example; ○ when the criterion has no value for the query (a policy skipped it)."""
     if is_negative:
         return NEGATIVE
     if value is None or math.isnan(value):
-        return WARN
+        return UNSCORED
     if value >= rule.pass_at:
         return PASS
     if value < rule.fail_below:

@@ -16,7 +16,7 @@ from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from evalframe import __version__
-from evalframe.assess.runfolder import FAIL, NEGATIVE, PASS, WARN
+from evalframe.assess.runfolder import FAIL, NEGATIVE, PASS, UNSCORED, WARN
 from evalframe.report.plotdata import number
 from evalframe.report.plots import VERDICT_MARKS
 
@@ -187,8 +187,20 @@ apply();
 """
 
 
-STATUS_CLASS = {PASS: "s-pass", WARN: "s-warn", FAIL: "s-fail", NEGATIVE: "s-neg"}
-STATUS_WORD = {PASS: "pass", WARN: "in between", FAIL: "fail", NEGATIVE: "negative example"}
+STATUS_CLASS = {
+    PASS: "s-pass",
+    WARN: "s-warn",
+    FAIL: "s-fail",
+    NEGATIVE: "s-neg",
+    UNSCORED: "s-neg",
+}
+STATUS_WORD = {
+    PASS: "pass",
+    WARN: "in between",
+    FAIL: "fail",
+    NEGATIVE: "negative example",
+    UNSCORED: "not scored",
+}
 VERDICT_CLASS = {"improved": "v-improved", "regressed": "v-regressed", "within noise": "v-noise"}
 
 

@@ -16,7 +16,7 @@ from typing import Any
 
 import numpy as np
 
-from evalframe.assess.runfolder import NEGATIVE, PASS
+from evalframe.assess.runfolder import NEGATIVE, PASS, UNSCORED
 from evalframe.core.types import RunRows
 from evalframe.metrics import Policies, evaluate, parse_metric
 
@@ -318,7 +318,7 @@ def reliability(records: Sequence[Mapping[str, Any]], bins: int = 10) -> Reliabi
     pairs = [
         (number(r.get("confidence")), r.get("status") == PASS)
         for r in records
-        if r.get("confidence") is not None and r.get("status") != NEGATIVE
+        if r.get("confidence") is not None and r.get("status") not in (NEGATIVE, UNSCORED)
     ]
     pairs = [(c, ok) for c, ok in pairs if not math.isnan(c)]
     if not pairs or any(not 0.0 <= c <= 1.0 for c, _ in pairs):

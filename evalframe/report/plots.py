@@ -58,6 +58,10 @@ VERDICT_MARKS = {
     "within noise": ("o", "#666666", "●"),
 }
 
+#: A curve family's panel title: the metric's canonical name, its identity everywhere
+#: (a harness's label such as ADK's "Recall@5" may name another metric).
+CURVE_TITLES = {"Recall": "R", "Precision": "P", "nDCG": "nDCG"}
+
 #: typed Any: matplotlib's stubs accept only a literal of known keys
 _RC: Any = {
     "svg.fonttype": "none",
@@ -174,7 +178,7 @@ def curves_svg(series: Mapping[str, Curves], name: str = "curves") -> str:
                     linewidth=1.4,
                     **_style(i),
                 )
-            ax.set_title(f"{family}@k")
+            ax.set_title(f"{CURVE_TITLES.get(family, family)}@k")
             ax.set_xlabel("k")
             ax.set_ylim(-0.02, 1.02)
             ax.set_xlim(left=0.5)

@@ -8,7 +8,7 @@ import math
 from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
-from evalframe.assess.runfolder import FAIL, NEGATIVE, PASS, WARN
+from evalframe.assess.runfolder import FAIL, NEGATIVE, PASS, UNSCORED, WARN
 from evalframe.report.html import STATUS_WORD, esc, fmt, mark
 from evalframe.report.model import DocTexts, RunView
 from evalframe.report.plotdata import headline_metrics, number
@@ -176,7 +176,7 @@ def queries_section(view: RunView, texts: DocTexts | None) -> str:
         '<label>status <select data-filter="status"><option value="">all</option>'
         + "".join(
             f'<option value="{esc(s)}">{esc(s)} {esc(STATUS_WORD[s])}</option>'
-            for s in (PASS, WARN, FAIL, NEGATIVE)
+            for s in (PASS, WARN, FAIL, NEGATIVE, UNSCORED)
         )
         + "</select></label>"
     ]
@@ -223,7 +223,7 @@ def queries_section(view: RunView, texts: DocTexts | None) -> str:
             f'<th data-col="{i}" data-type="{t}"{cls}><button type="button">{esc(h)}</button></th>'
         )
     bodies = []
-    order = {FAIL: 0, WARN: 1, PASS: 2, NEGATIVE: 3}
+    order = {FAIL: 0, WARN: 1, PASS: 2, NEGATIVE: 3, UNSCORED: 4}
     for n, record in enumerate(records):
         status = str(record.get("status", ""))
         given = record.get("slices") or {}
@@ -266,7 +266,8 @@ def queries_section(view: RunView, texts: DocTexts | None) -> str:
     rule = view.rule
     legend = (
         f"<p>Status from {crit}: {mark(PASS)} at least {rule.pass_at:g}, {mark(FAIL)} below "
-        f"{rule.fail_below:g}, {mark(WARN)} in between, {mark(NEGATIVE)} a negative example. "
+        f"{rule.fail_below:g}, {mark(WARN)} in between, {mark(NEGATIVE)} a negative example, "
+        f"{mark(UNSCORED)} not scored (a policy left the query out). "
         f"Click a column to sort; expand a row (▸) for the question, the expected documents and "
         f"the top {k} retrieved with their scores (★ expected).</p>"
     )

@@ -217,6 +217,28 @@ def headline_table(view: RunView, comparison: Mapping[str, Any] | None) -> str:
 # -- plots ------------------------------------------------------------------------
 
 
+#: What a harness's label names, by its first word: the curve family it reads as.
+_LABEL_FAMILIES = {"recall": "R", "precision": "P", "ndcg": "nDCG"}
+
+
+def _label_clash(view: RunView) -> str:
+    """A note when the experiment's labels give a curve's name to another metric (ADK
+    calls Hit@5 "Recall@5"): the curves are evalframe's, and must not be read as those."""
+    labels = view.summary.get("labels") or {}
+    clashes = []
+    for canonical, label in labels.items():
+        family = _LABEL_FAMILIES.get(str(label).split("@")[0].strip().casefold())
+        if family is not None and str(canonical).split("@")[0].split("(")[0] != family:
+            clashes.append(f"<code>{esc(canonical)}</code> {esc(repr(label))}")
+    if not clashes:
+        return ""
+    return (
+        " This experiment's labels (<code>metrics.labels</code>) call "
+        + ", ".join(clashes)
+        + ": the curves are evalframe's metrics of the names above, not those."
+    )
+
+
 def plots_section(view: RunView, baseline: BaselineView | None = None) -> str:
     parts = []
     series = {"this run": metric_curves(view.records, view.policies, view.depth)}
@@ -233,9 +255,12 @@ def plots_section(view: RunView, baseline: BaselineView | None = None) -> str:
     parts.append(
         figure(
             plots.curves_svg(series, name="curves"),
-            "Recall, precision and nDCG at each cutoff k up to the run's depth, scored by the "
-            "metric engine under the run's policies (so each point equals the metric of that "
-            "name in <code>metrics.json</code>)." + against,
+            "<code>R@k</code> (recall: the share of a query's relevant documents in its top "
+            "k), <code>P@k</code> and <code>nDCG@k</code> at each cutoff k up to the run's "
+            "depth, scored by the metric engine under the run's policies (so each point equals "
+            "the metric of that canonical name, as <code>metrics.json</code> would hold it)."
+            + _label_clash(view)
+            + against,
             wide=True,
             ident="plot-curves",
         )

@@ -12,7 +12,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
 from evalframe.assess.gates import verdict_warnings
-from evalframe.assess.runfolder import FAIL, NEGATIVE, PASS, WARN, per_query_records
+from evalframe.assess.runfolder import (
+    FAIL,
+    NEGATIVE,
+    PASS,
+    UNSCORED,
+    WARN,
+    per_query_records,
+)
 from evalframe.core.messages import shown
 
 if TYPE_CHECKING:
@@ -165,8 +172,9 @@ def render_report(
     if cfg.max_queries:
         out.append("")
         out.append(
-            f"Per-query breakdown ({cfg.criterion}: {PASS} ≥ {cfg.pass_at:g}, "
-            f"{FAIL} < {cfg.fail_below:g}, {NEGATIVE} negative example):"
+            f"Per-query breakdown ({name(cfg.criterion)}: {PASS} ≥ {cfg.pass_at:g}, "
+            f"{WARN} in between, {FAIL} < {cfg.fail_below:g}, {NEGATIVE} negative example, "
+            f"{UNSCORED} not scored):"
         )
         shown_metrics = evaluation.metrics[:4]
         for rec in records[: cfg.max_queries]:
@@ -180,7 +188,7 @@ def render_report(
     failed = [r for r in records if r["status"] == FAIL]
     if failed and cfg.max_failed:
         out.append("")
-        out.append(f"Failed queries ({cfg.criterion} < {cfg.fail_below:g}): {len(failed)}")
+        out.append(f"Failed queries ({name(cfg.criterion)} < {cfg.fail_below:g}): {len(failed)}")
         for rec in failed[: cfg.max_failed]:
             out.append(f'  {rec["query_id"]}: "{rec["text"]}"')
             out.append(f"      Expected:  {_ids(rec['expected'], cfg.show_k)}")
