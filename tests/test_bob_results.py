@@ -170,3 +170,20 @@ def test_compare_takes_a_results_file_as_either_side(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match=r"bob has no results for 1 of the 2 queries .*\(ids 9\)"):
         check_comparable(bob, stranger)
     check_comparable(bob, stranger, allow_mismatch=True)
+
+
+def test_compare_reads_metric_names_canonically_and_refuses_ones_a_run_lacks(
+    tmp_path: Path,
+) -> None:
+    """`--metrics MRR` is RR (an alias); R@20, which neither run computed, is a located
+    config error listing what they share, not a KeyError (exit 3 at best)."""
+    from evalframe.assess.compare import compare_runs, load_run_data
+
+    bob = load_run_data(write(tmp_path, RESULTS), name="bob")
+    comp = compare_runs(bob, bob, metrics=["MRR"], randomization=10, resamples=10)
+    assert [mc.metric for mc in comp.metrics] == ["RR"]
+    with pytest.raises(ConfigError) as err:
+        compare_runs(bob, bob, metrics=["RR", "R@20"])
+    assert err.value.key == "metrics[1]"
+    assert "metric 'R@20' is not in bob and bob" in err.value.message
+    assert "R@5, P@5, RR" in str(err.value.expected)

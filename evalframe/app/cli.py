@@ -16,7 +16,7 @@ import sys
 from collections.abc import Callable, Sequence
 
 from evalframe import __version__
-from evalframe.core.errors import EXIT_ERROR, EvalframeError
+from evalframe.core.errors import EXIT_CRASH, EXIT_ERROR, EvalframeError
 
 __all__ = ["main"]
 
@@ -218,11 +218,15 @@ def main(argv: Sequence[str] | None = None) -> int:
             command = plugin_command(args[0])
             if command is not None:
                 return int(command(args[1:]))
+            import difflib
+
             names = sorted({*SUBCOMMANDS, *plugin_command_names()})
+            close = difflib.get_close_matches(args[0], names, n=1)
             print(
                 f"error: unknown command {args[0]!r}; commands are {', '.join(names)}, "
                 "or give Hydra overrides such as +experiment=quickstart\n"
-                "  hint: `evalframe --help` lists them",
+                + (f"  hint: did you mean {close[0]!r}? " if close else "  hint: ")
+                + "`evalframe --help` lists them",
                 file=sys.stderr,
             )
             return EXIT_ERROR
@@ -232,6 +236,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     except EvalframeError as exc:
         print(exc.render(), file=sys.stderr)
         return EXIT_ERROR
+    except Exception:  # noqa: BLE001  # a crash is reported with its traceback, and exits 3
+        from evalframe.app.stderr import report_crash
+
+        report_crash()
+        return EXIT_CRASH
 
 
 def entry() -> None:

@@ -33,7 +33,7 @@ from typing import Any
 from evalframe.app.hydra_errors import hydra_message, plain_config
 from evalframe.app.hydra_mode import one_composition
 from evalframe.app.stderr import HeldStderr, release_stderr, report_crash
-from evalframe.core.errors import EXIT_ERROR, ConfigError, EvalframeError
+from evalframe.core.errors import EXIT_CRASH, EXIT_ERROR, ConfigError, EvalframeError
 from evalframe.plugin.registry import CONF_GROUP
 
 __all__ = [
@@ -47,9 +47,6 @@ __all__ = [
     "run_hydra",
 ]
 
-#: A bug in evalframe or a plugin (a traceback is printed): distinct from 2 so
-#: CI can tell "you misconfigured it" from "it crashed".
-EXIT_CRASH = 3
 GROUPS = (
     "dataset",
     "corpus",

@@ -225,6 +225,27 @@ def check_comparable(a: RunData, b: RunData, *, allow_mismatch: bool = False) ->
         )
 
 
+def _chosen(metrics: list[str], a: RunData, b: RunData) -> list[str]:
+    """The metrics asked for, by canonical name (``ndcg@10`` is ``nDCG@10``), each one
+    both runs computed: a name either lacks is an error listing what they share."""
+    from evalframe.metrics import parse_metric
+
+    shared = [m for m in b.values if m in a.values]
+    out = []
+    for i, text in enumerate(metrics):
+        name = str(parse_metric(text, key=f"metrics[{i}]"))
+        if name not in shared:
+            lacking = " and ".join(r.name for r in (a, b) if name not in r.values)
+            raise ConfigError(
+                f"metric {name!r} is not in {lacking}",
+                key=f"metrics[{i}]",
+                expected=f"one both runs computed: {', '.join(shared) or '(none)'}",
+                hint="re-score the runs with it (evalframe rescore RUN 'metrics.measures=[...]')",
+            )
+        out.append(name)
+    return list(dict.fromkeys(out))
+
+
 def compare_runs(
     a: RunData,
     b: RunData,
@@ -240,7 +261,7 @@ def compare_runs(
     """Paired statistics for every metric both runs computed, overall and per slice."""
     in_a = set(a.query_ids)  # built once: in the condition it was built per query (10k^2)
     shared = [q for q in b.query_ids if q in in_a]
-    names = metrics or [m for m in b.values if m in a.values]
+    names = _chosen(metrics, a, b) if metrics else [m for m in b.values if m in a.values]
     if not shared or not names:
         raise ConfigError(
             f"{a.name} and {b.name} share no queries or no metrics to compare",

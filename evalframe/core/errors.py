@@ -13,6 +13,7 @@ from pathlib import Path
 from evalframe.core.secrets import redact_text
 
 __all__ = [
+    "EXIT_CRASH",
     "EXIT_ERROR",
     "EXIT_GATE_FAILED",
     "EXIT_OK",
@@ -25,6 +26,9 @@ __all__ = [
 EXIT_OK = 0
 EXIT_GATE_FAILED = 1
 EXIT_ERROR = 2
+#: A bug in evalframe or a plugin (a traceback is printed): distinct from 2 so
+#: CI can tell "you misconfigured it" from "it crashed".
+EXIT_CRASH = 3
 
 
 class EvalframeError(Exception):

@@ -1,0 +1,31 @@
+"""The command line's exit codes for what is not a run: a crash in a subcommand is 3 with
+its traceback (not 1, a failed gate), and a misspelt command gets a suggestion."""
+
+from __future__ import annotations
+
+import pytest
+
+from evalframe.app import cli
+
+
+def test_a_crash_in_a_subcommand_exits_3_and_says_it_is_a_bug(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import evalframe.app.commands as commands
+
+    def broken(argv: list[str]) -> int:
+        raise KeyError("ndcg@10")  # what `compare --metrics ndcg@10` raised before
+
+    monkeypatch.setattr(commands, "compare_main", broken)
+    assert cli.main(["compare", "a", "b"]) == 3
+    err = capsys.readouterr().err
+    assert "Traceback" in err and "KeyError: 'ndcg@10'" in err
+    assert "this is a bug, not a mistake in your config" in err
+
+
+def test_a_misspelt_command_exits_2_with_a_suggestion(capsys: pytest.CaptureFixture[str]) -> None:
+    assert cli.main(["rescroe", "outputs/x"]) == 2
+    err = capsys.readouterr().err
+    assert "error: unknown command 'rescroe'" in err
+    assert "hint: did you mean 'rescore'?" in err
+    assert "Traceback" not in err
