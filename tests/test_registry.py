@@ -384,6 +384,43 @@ def test_entry_point_may_name_a_class_directly(install: Callable[..., None]) -> 
 # -- duplicate detection and load_all ----------------------------------------------
 
 
+def test_two_distributions_claiming_one_name_is_an_error_naming_both(
+    install: Callable[..., None],
+) -> None:
+    """plugins.md: two distributions registering one name is an error naming both.
+    Before, the entry points collapsed into one by install order and the other plugin
+    was ignored (its settings then refused as unknown keys)."""
+    install("plug_a", "[evalframe.retrievers]\ntwin = twin_a\n", {"twin_a": "X = 1\n"})
+    install("plug_b", "[evalframe.retrievers]\ntwin = twin_b\n", {"twin_b": "X = 2\n"})
+    with pytest.raises(PluginError) as err:
+        RETRIEVERS.get("twin")
+    message = err.value.message
+    assert "two retriever plugins are both named 'twin'" in message
+    assert "twin_a (plug_a)" in message and "twin_b (plug_b)" in message
+    assert "twin_a" not in sys.modules and "twin_b" not in sys.modules  # neither imported
+    specs, broken = RETRIEVERS.load_all()
+    assert any("both named 'twin'" in line for line in broken)
+
+
+def test_a_plugin_named_like_a_built_in_is_said_by_plugins_list(
+    install: Callable[..., None],
+) -> None:
+    """A name evalframe registers itself wins, and the entry point's module is never
+    imported: `plugins list` says the plugin is shadowed rather than dropping it."""
+    from evalframe.plugin.registry import METRICS
+
+    install(
+        "judgedplug",
+        "[evalframe.metrics]\nJudged = judged_mod\n",
+        {"judged_mod": "X = 1\n"},
+    )
+    _, broken = METRICS.load_all()
+    assert [line for line in broken if "Judged" in line] == [
+        "metric Judged: entry point 'judged_mod' is shadowed by the metric registered in "
+        f"{METRICS.get('Judged').module}; rename the plugin"
+    ]
+
+
 def test_two_different_metric_definitions_with_the_same_name_are_an_error(
     reg: Registry[object],
 ) -> None:

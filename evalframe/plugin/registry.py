@@ -118,6 +118,8 @@ class Registry(Generic[T]):
         self.check = check
         self._specs: dict[str, PluginSpec] = {}
         self._dropped: dict[str, PluginSpec] = {}  # registered inside a scope that ended
+        #: entry points of this group sharing one name, as the last scan found them
+        self._clashes: dict[str, list[metadata.EntryPoint]] = {}
 
     # -- registration -----------------------------------------------------
     def add(
@@ -185,7 +187,30 @@ class Registry(Generic[T]):
     def _entry_points(self) -> dict[str, metadata.EntryPoint]:
         # Read on every call on purpose: a plugin installed (or put on
         # sys.path by a test) after start-up must still be found.
-        return {ep.name: ep for ep in metadata.entry_points(group=self.group)}
+        found: dict[str, metadata.EntryPoint] = {}
+        self._clashes: dict[str, list[metadata.EntryPoint]] = {}
+        for ep in metadata.entry_points(group=self.group):
+            first = found.setdefault(ep.name, ep)
+            if first.value != ep.value:  # two distributions claim one name
+                self._clashes.setdefault(ep.name, [first]).append(ep)
+        return found
+
+    def _clash(self, name: str) -> PluginError | None:
+        """Two entry points of this group with one name (read by the last
+        :meth:`_entry_points`): the error names both, where one would win by
+        install order and the other's settings be refused as unknown."""
+        eps = self._clashes.get(name)
+        if not eps:
+            return None
+        where = " and ".join(
+            f"{ep.value} ({ep.dist.name if ep.dist is not None else 'unknown distribution'})"
+            for ep in eps
+        )
+        return PluginError(
+            f"two {self.kind} plugins are both named {name!r}: {where}",
+            hint="uninstall one of the distributions, or rename one plugin; plugin names "
+            "are unique per kind",
+        )
 
     def names(self) -> list[str]:
         """Every name that can be looked up, without importing any plugin."""
@@ -201,6 +226,9 @@ class Registry(Generic[T]):
         ep = self._entry_points().get(name)
         if ep is None:
             raise self._unknown(name, key)
+        clash = self._clash(name)
+        if clash is not None:
+            raise clash
         try:
             loaded = ep.load()
         except ImportError as exc:
@@ -237,11 +265,22 @@ class Registry(Generic[T]):
         """
         specs: list[PluginSpec] = []
         broken: list[str] = []
+        entry_points = self._entry_points()
         for name in self.names():
             try:
-                specs.append(self.get(name))
+                spec = self.get(name)
             except PluginError as exc:
                 broken.append(f"{self.kind} {name}: {exc.message}")
+                continue
+            specs.append(spec)
+            ep = entry_points.get(name)
+            if ep is not None and ep.value.split(":")[0] != spec.module:
+                # a name evalframe registers itself (a built-in metric): the entry point's
+                # module is never imported, so its plugin would be ignored without a word
+                broken.append(
+                    f"{self.kind} {name}: entry point {ep.value!r} is shadowed by the "
+                    f"{self.kind} registered in {spec.module}; rename the plugin"
+                )
         return specs, broken
 
     def _unknown(self, name: str, key: str | None) -> PluginError:
