@@ -398,7 +398,7 @@ def test_two_distributions_claiming_one_name_is_an_error_naming_both(
     assert "two retriever plugins are both named 'twin'" in message
     assert "twin_a (plug_a)" in message and "twin_b (plug_b)" in message
     assert "twin_a" not in sys.modules and "twin_b" not in sys.modules  # neither imported
-    specs, broken = RETRIEVERS.load_all()
+    _, broken = RETRIEVERS.load_all()
     assert any("both named 'twin'" in line for line in broken)
 
 

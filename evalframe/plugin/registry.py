@@ -188,7 +188,7 @@ class Registry(Generic[T]):
         # Read on every call on purpose: a plugin installed (or put on
         # sys.path by a test) after start-up must still be found.
         found: dict[str, metadata.EntryPoint] = {}
-        self._clashes: dict[str, list[metadata.EntryPoint]] = {}
+        self._clashes = {}
         for ep in metadata.entry_points(group=self.group):
             first = found.setdefault(ep.name, ep)
             if first.value != ep.value:  # two distributions claim one name
