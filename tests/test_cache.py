@@ -180,8 +180,34 @@ def test_info_and_clear(tmp_path: Path) -> None:
     cache.put("q", 5, Ranking.from_pairs("1", [("a", 1.0)]))
     info = cache_info(tmp_path)
     assert info["kinds"]["runs"]["entries"] == 1 and info["bytes"] > 0
-    assert clear_cache(tmp_path) == info["bytes"]
+    assert clear_cache(tmp_path) == {"runs": info["kinds"]["runs"]["bytes"]}
     assert cache_info(tmp_path)["bytes"] == 0
+
+
+def test_clear_keeps_pending_records_and_clears_only_the_kinds_asked(tmp_path: Path) -> None:
+    """`cache clear` emptied mlflow-pending too, so `evalframe sync` no longer found the
+    runs still to log: what is not a cache stays. `--kind` clears some kinds only."""
+    from evalframe.core.errors import ConfigError
+    from evalframe.core.store import open_store
+
+    RunCache(tmp_path, fingerprint()).put("q", 5, Ranking.from_pairs("1", [("a", 1.0)]))
+    open_store(tmp_path, "solver").put("k", '"an answer"')
+    (tmp_path / "bm25").mkdir()
+    (tmp_path / "bm25" / "index.bin").write_bytes(b"x" * 10)
+    pending = tmp_path / "mlflow-pending"
+    pending.mkdir()
+    (pending / "uid.path").write_text("/runs/r1/mlflow_pending.json")
+
+    assert clear_cache(tmp_path, ["solver", "bm25"]) == {"solver": len('"an answer"'), "bm25": 10}
+    kinds = cache_info(tmp_path)["kinds"]
+    assert "solver" not in kinds and "bm25" not in kinds and kinds["runs"]["entries"] == 1
+    with pytest.raises(ConfigError) as err:
+        clear_cache(tmp_path, ["dense"])
+    assert err.value.key == "--kind" and "runs" in str(err.value.expected)
+
+    assert set(clear_cache(tmp_path)) == {"runs"}
+    assert [p.name for p in tmp_path.iterdir()] == ["mlflow-pending"]
+    assert (pending / "uid.path").read_text() == "/runs/r1/mlflow_pending.json"
 
 
 def test_entries_of_the_old_one_file_per_entry_layout_are_read_and_moved_in(

@@ -181,8 +181,14 @@ def test_cache_info_and_clear(tmp_path: Path, capsys: pytest.CaptureFixture[str]
     assert main(["cache", "info", "--dir", str(tmp_path), "--json"]) == 0
     info = json.loads(capsys.readouterr().out)
     assert info["kinds"]["runs"] == {"files": 1, "bytes": 2}
+    (tmp_path / "mlflow-pending").mkdir()
+    (tmp_path / "mlflow-pending" / "u.path").write_text("/r/mlflow_pending.json")
     assert main(["cache", "clear", "--dir", str(tmp_path)]) == 0
     assert not (tmp_path / "runs").exists()
+    out = capsys.readouterr().out
+    assert f"cleared {tmp_path}: runs 2 B (2 B freed)" in out
+    assert "kept mlflow-pending: pointers to runs not logged to MLflow yet" in out
+    assert main(["cache", "clear", "--dir", str(tmp_path), "--kind", "bm25"]) == 2
 
 
 class HalfEmpty(Counting):

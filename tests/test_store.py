@@ -132,3 +132,27 @@ def test_two_stores_opening_a_first_layout_database_migrate_it_once(tmp_path: Pa
     tables = [r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")]
     conn.close()
     assert tables == ["entries"]  # no half-done copy left beside it
+
+
+def test_the_files_store_is_chosen_for_a_shared_folder(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """EVALFRAME_CACHE_STORE=files (scaling.md, a cache on NFS): one renamed file per
+    entry and no database; the retrieval cache round-trips through it. Any other value
+    is a config error naming the variable."""
+    from evalframe.core.errors import ConfigError
+    from evalframe.core.store import open_store
+
+    monkeypatch.setenv("EVALFRAME_CACHE_STORE", "files")
+    assert isinstance(open_store(tmp_path, "runs"), FileEntryStore)
+    cache = RunCache(tmp_path, {"retriever": "shared"})
+    ranking = Ranking.from_pairs("q1", [("a", 2.0), ("b", 1.0)])
+    cache.put("how?", 5, ranking)
+    assert RunCache(tmp_path, {"retriever": "shared"}).get("q1", "how?", 5) == ranking
+    assert not (tmp_path / DATABASE).exists()
+    assert len(list((tmp_path / "runs").rglob("*.json"))) == 1
+    monkeypatch.setenv("EVALFRAME_CACHE_STORE", "nfs")
+    with pytest.raises(ConfigError, match=r"\$EVALFRAME_CACHE_STORE is 'nfs'"):
+        open_store(tmp_path, "runs")
+    monkeypatch.delenv("EVALFRAME_CACHE_STORE")
+    assert isinstance(open_store(tmp_path, "runs"), SqliteEntryStore)

@@ -121,14 +121,26 @@ def cache_main(argv: Sequence[str]) -> int:
         help="cache folder (default: $EVALFRAME_CACHE_DIR or ~/.cache/evalframe)",
     )
     parser.add_argument("--json", action="store_true", help="print info as JSON")
+    parser.add_argument(
+        "--kind",
+        nargs="+",
+        metavar="KIND",
+        help="clear only these kinds (as `cache info` lists them: runs, bm25, solver...)",
+    )
     args = parser.parse_args(list(argv))
 
     from evalframe.retrieval.cache import cache_info, clear_cache
 
     root = args.dir or default_cache_dir()
     if args.action == "clear":
-        freed = clear_cache(root)
-        print(f"cleared {root} ({_size(freed)} freed)")
+        from evalframe.retrieval.cache import KEPT
+
+        freed = clear_cache(root, args.kind)
+        shown = ", ".join(f"{k} {_size(n)}" for k, n in freed.items()) or "nothing was cached"
+        print(f"cleared {root}: {shown} ({_size(sum(freed.values()))} freed)")
+        for name, what in KEPT.items():
+            if (root / name).is_dir() and any((root / name).iterdir()):
+                print(f"kept {name}: {what}")
         return 0
     info = cache_info(root)
     if args.json:

@@ -19,7 +19,9 @@ are kept on disk is decided here.
 * **Concurrent sweep jobs** share the file: readers never wait, writers take
   turns (``busy_timeout``), and two writers of one key write the same value.
 * WAL needs a local file system; on a network share SQLite may refuse it,
-  and the store then runs in SQLite's default rollback-journal mode.
+  and the store then runs in SQLite's default rollback-journal mode. A cache
+  folder shared by jobs on several machines should use
+  ``EVALFRAME_CACHE_STORE=files`` (:func:`open_store`).
 
 The old layout, one file per entry under ``<root>/<namespace>/<2 hex>/``
 (:class:`FileEntryStore`), is still read: a key missing from the database is
@@ -40,6 +42,7 @@ from evalframe.core.io import atomic_write
 
 __all__ = [
     "DATABASE",
+    "STORE_ENV",
     "EntryStore",
     "FileEntryStore",
     "SqliteEntryStore",
@@ -114,6 +117,9 @@ class FileEntryStore:
 
     def put(self, key: str, text: str | bytes) -> None:
         atomic_write(self.path(key), text)
+
+    def close(self) -> None:
+        """Nothing is held open between calls (the SQLite store's counterpart)."""
 
 
 class SqliteEntryStore:
@@ -285,8 +291,30 @@ def _migrate(conn: sqlite3.Connection) -> None:
         raise
 
 
-def open_store(root: Path, namespace: str) -> SqliteEntryStore:
-    """The entry store of ``namespace`` in the cache folder ``root``."""
+#: The environment variable that picks the store: ``sqlite`` (the default) or ``files``.
+STORE_ENV = "EVALFRAME_CACHE_STORE"
+
+
+def open_store(root: Path, namespace: str) -> SqliteEntryStore | FileEntryStore:
+    """The entry store of ``namespace`` in the cache folder ``root``.
+
+    ``EVALFRAME_CACHE_STORE=files`` keeps one atomically renamed file per entry
+    instead of the SQLite database: for a cache folder on shared storage (NFS,
+    Lustre) used by jobs on several nodes, where SQLite's locking cannot be
+    trusted. Slower for many small entries, safe wherever rename is atomic.
+    """
+    kind = os.environ.get(STORE_ENV, "sqlite").strip().lower() or "sqlite"
+    if kind == "files":
+        return FileEntryStore(Path(root), namespace)
+    if kind != "sqlite":
+        from evalframe.core.errors import ConfigError
+
+        raise ConfigError(
+            f"${STORE_ENV} is {kind!r}",
+            expected="sqlite (one database, for a local folder) or files (one file per "
+            "entry, for a folder shared by several machines)",
+            hint=f"unset {STORE_ENV}, or set it to files for a cache on NFS or Lustre",
+        )
     return SqliteEntryStore(Path(root), namespace)
 
 

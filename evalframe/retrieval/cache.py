@@ -184,13 +184,64 @@ def cache_info(root: Path) -> dict[str, Any]:
     return {"path": str(root), "exists": root.is_dir(), "kinds": kinds, "bytes": total}
 
 
-def clear_cache(root: Path) -> int:
-    """Remove every cached entry; returns the bytes freed."""
-    freed = int(cache_info(root)["bytes"])
-    if root.is_dir():
+#: Folders in the cache folder that are not a cache, so ``cache clear`` keeps them:
+#: name -> what they hold (said when they are kept).
+KEPT = {
+    "mlflow-pending": "pointers to runs not logged to MLflow yet (`evalframe sync` logs them)",
+}
+
+
+def clear_cache(root: Path, kinds: Sequence[str] | None = None) -> dict[str, int]:
+    """Remove cached entries, every kind or only ``kinds``; returns the bytes freed by kind.
+
+    What :data:`KEPT` names stays: it records work still to do, and clearing it
+    would lose that without a word. A kind that is not in the cache is an
+    error listing the kinds that are.
+    """
+    from evalframe.core.errors import ConfigError
+
+    info = cache_info(root)["kinds"]
+    present = [k for k in info if k not in KEPT]
+    if kinds is not None:
+        unknown = [k for k in kinds if k not in present]
+        if unknown:
+            raise ConfigError(
+                f"the cache at {root} holds no {', '.join(map(repr, unknown))}",
+                key="--kind",
+                expected=f"one of: {', '.join(present) or '(the cache is empty)'}",
+                hint="`evalframe cache info` lists the kinds with their sizes",
+            )
+    chosen = present if kinds is None else list(dict.fromkeys(kinds))
+    freed = {k: int(info[k]["bytes"]) for k in chosen}
+    if not root.is_dir():
+        return freed
+    if kinds is None:  # everything but what is kept, the database whole
         for child in root.iterdir():
+            if child.name in KEPT:
+                continue
             if child.is_dir():
                 shutil.rmtree(child)
             else:
                 child.unlink()
+        return freed
+    stored = [k for k in chosen if "entries" in info[k]]
+    if stored:
+        _delete_namespaces(root, stored)
+    for kind in chosen:
+        folder = root / kind
+        if folder.is_dir():
+            shutil.rmtree(folder)
     return freed
+
+
+def _delete_namespaces(root: Path, names: Sequence[str]) -> None:
+    """Drop the entries of ``names`` from the cache database, and give the space back."""
+    import sqlite3
+
+    conn = sqlite3.connect(root / DATABASE, timeout=30)
+    try:
+        with conn:
+            conn.executemany("DELETE FROM entries WHERE namespace = ?", [(n,) for n in names])
+        conn.execute("VACUUM")
+    finally:
+        conn.close()
