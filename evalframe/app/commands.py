@@ -31,7 +31,7 @@ def rescore_main(argv: Sequence[str]) -> int:
         prog="evalframe rescore",
         description="Recompute metrics, gates and the report from a stored run, without "
         "calling the retriever. KEY=VALUE overrides change the stored config (for example "
-        "'metrics.measures=[R@10,nDCG@10]'); GROUP=OPTION picks a config group's file as a run "
+        "'metrics.measures=[R@5,R@10,nDCG@10]'); GROUP=OPTION picks a config group's file as a run "
         "would (gates=bob_regression, metrics=bob).",
     )
     parser.add_argument("run_dir", type=Path, help="a run directory written by evalframe")
@@ -57,7 +57,7 @@ def rescore_main(argv: Sequence[str]) -> int:
         args.overrides,
         args.out or run_dir,
         what="stored run config",
-        hint="write overrides as key=value or group=option, e.g. 'metrics.measures=[R@10,RR]' "
+        hint="write overrides as key=value or group=option, e.g. 'metrics.measures=[R@5,R@10,RR]' "
         "or gates=bob_regression",
     )
     exp = validate_experiment(raw)

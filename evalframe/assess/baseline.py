@@ -28,7 +28,7 @@ import numpy as np
 from evalframe.assess.bob_results import BOB_POLICIES, is_bob_results, read_bob_results
 from evalframe.assess.runfolder import RunData, RunFolder
 from evalframe.core.errors import ConfigError
-from evalframe.core.reader import require_file
+from evalframe.core.reader import dvc_placeholder, require_file
 from evalframe.core.types import GoldenSet
 from evalframe.metrics import Policies, same_policies
 
@@ -120,12 +120,18 @@ def _resolve(name_or_path: str, root: Path) -> Path:
     available = (
         sorted(p.name for p in root.iterdir() if RunFolder.is_run(p)) if (root.is_dir()) else []
     )
+    tracked = dvc_placeholder(named)
+    hint = (
+        f"it is tracked by DVC ({tracked}): fetch it with `dvc pull {tracked}`"
+        if tracked is not None
+        else "promote one with `evalframe baseline promote RUN_DIR --name NAME`, or give a "
+        "run directory or the results JSON B.O.B saved"
+    )
     raise ConfigError(
         f"no baseline named {name_or_path!r} in {root}",
         key="baseline",
         expected=f"one of: {', '.join(available)}" if available else "a promoted baseline",
-        hint="promote one with `evalframe baseline promote RUN_DIR --name NAME`, or give a "
-        "run directory or the results JSON B.O.B saved",
+        hint=hint,
     )
 
 

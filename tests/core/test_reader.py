@@ -344,3 +344,28 @@ def test_unchecked_rankings_are_what_model_construct_builds(latency: float | Non
     assert got.model_copy(update={"answer": "x"}).answer == "x"
     with pytest.raises(ValidationError):
         got.query_id = "q2"  # type: ignore[misc]  # frozen, as any ranking
+
+
+def test_a_missing_file_that_dvc_tracks_says_dvc_pull(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A fresh clone has golden/x.jsonl.dvc but not the file: the error says how to get it,
+    not "check the path". A folder's .dvc covers the files under it."""
+    from evalframe.core.errors import DataError
+    from evalframe.core.reader import require_file
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "golden").mkdir()
+    (tmp_path / "golden" / "set.jsonl.dvc").write_text("outs:\n- path: set.jsonl\n")
+    (tmp_path / "baselines.dvc").write_text("outs:\n- path: baselines\n")
+    with pytest.raises(DataError) as err:
+        require_file("golden/set.jsonl", what="golden set", key="dataset.path")
+    assert err.value.hint == (
+        "it is tracked by DVC (golden/set.jsonl.dvc): fetch it with `dvc pull golden/set.jsonl.dvc`"
+    )
+    with pytest.raises(DataError) as err:
+        require_file("baselines/main/summary.json", what="run summary")
+    assert err.value.hint is not None and "`dvc pull baselines.dvc`" in err.value.hint
+    with pytest.raises(DataError) as err:
+        require_file("elsewhere.jsonl", what="golden set")
+    assert err.value.hint is not None and err.value.hint.startswith("check the path")

@@ -68,12 +68,25 @@ _CONVERT = "convert it to UTF-8, e.g. iconv -f {enc} -t utf-8 FILE > FILE.utf8"
 
 
 def _missing(p: Path, what: str, key: str | None) -> DataError:
-    return DataError(
-        f"{what} not found: {p}",
-        key=key,
-        expected="an existing file",
-        hint=f"check the path (relative paths are read from {Path.cwd()})",
-    )
+    tracked = dvc_placeholder(p)
+    if tracked is not None:  # a fresh clone: DVC keeps the data, git only its .dvc file
+        hint = f"it is tracked by DVC ({tracked}): fetch it with `dvc pull {tracked}`"
+    else:
+        hint = f"check the path (relative paths are read from {Path.cwd()})"
+    return DataError(f"{what} not found: {p}", key=key, expected="an existing file", hint=hint)
+
+
+def dvc_placeholder(path: Path) -> Path | None:
+    """The ``.dvc`` file that tracks a missing ``path`` (its own, or a folder's above it
+    up to the current folder), as a fresh clone has it before ``dvc pull``; else None."""
+    p = Path(path)
+    for candidate in (p, *p.parents):
+        marker = candidate.with_name(candidate.name + ".dvc") if candidate.name else None
+        if marker is not None and marker.is_file():
+            return marker
+        if candidate.resolve() == Path.cwd().resolve():
+            break
+    return None
 
 
 def require_file(path: str | Path, *, what: str, key: str | None = None) -> Path:
