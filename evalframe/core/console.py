@@ -129,7 +129,9 @@ def split_columns(
 
     def natural(i: int) -> int:
         cells = [len(str(r[i])) for r in rows if i < len(r)]
-        return max([len(columns[i].header), *cells]) + 2  # the gap between columns
+        width = max([len(columns[i].header), *cells])
+        cap = columns[i].max_width  # a capped column is drawn no wider (cut or wrapped)
+        return (min(width, cap) if cap is not None else width) + 2  # the gap between columns
 
     key = list(range(min(keep, len(columns))))
     base = sum(natural(i) for i in key) - 2  # no gap before the first column

@@ -78,6 +78,8 @@ def _result(run: Any) -> str:
     tags = run.data.tags
     if tags.get("evalframe.sweep") == "true":
         return "sweep" if run.info.status == "FINISHED" else f"sweep {run.info.status.lower()}"
+    if run.info.status == "FAILED":  # stopped by an error: not a failed gate's FAILED
+        return "error"
     if run.info.status != "FINISHED":
         return str(run.info.status).lower()
     return {"true": "passed", "false": "FAILED"}.get(tags.get("evalframe.gates_passed", ""), "—")
@@ -299,7 +301,7 @@ def runs_main(argv: Sequence[str]) -> int:
         "--filter",
         "-f",
         default="",
-        help='MLflow search filter, e.g. "metrics.nDCG_at_10 > 0.5" or '
+        help='MLflow search filter, e.g. "metrics.ndcg_at_10 > 0.5" or '
         "\"params.retriever.name = 'bm25'\"",
     )
     parser.add_argument(
