@@ -91,6 +91,23 @@ def test_hydras_not_in_struct_error_is_said_in_evalframes_words() -> None:
     assert hydra_message(other) == other  # a message we do not recognise is kept whole
 
 
+def test_an_experiment_chosen_without_its_plus_is_said_in_evalframes_words() -> None:
+    """Hydra 1.3's own text for `evalframe experiment=quickstart`, as it prints it."""
+    from evalframe.app.hydra_errors import hydra_message
+
+    hydra_text = (
+        "Could not override 'experiment'. No match in the defaults list.\n"
+        "To append to your default list use +experiment=quickstart\n\n"
+        "Set the environment variable HYDRA_FULL_ERROR=1 for a complete stack trace.\n"
+    )
+    assert hydra_message(hydra_text) == (
+        "error: config key experiment: experiment is not chosen by default, so it is added "
+        "with a plus, not overridden (got experiment=quickstart)\n"
+        "  hint: write +experiment=quickstart (as in `python -m evalframe "
+        "+experiment=quickstart`)\n"
+    )
+
+
 def _prepared(overrides: list[str], cwd: Path) -> tuple[tuple[str, ...], tuple[Path, ...]]:
     prepared = prepare_overrides(overrides, cwd)
     return prepared.overrides, prepared.search_path

@@ -140,8 +140,13 @@ def check_group_overrides(overrides: Sequence[str], search_path: Sequence[Path])
                 f"no {kind} named {choice!r}; available: {', '.join(options) or '(none)'}",
                 key=name,
                 hint=(f"did you mean {close[0]!r}? " if close else "")
-                + f"options are the {name}/*.yaml files on the config search path; "
-                "`evalframe plugins list` shows the installed plugins",
+                + f"options are the {name}/*.yaml files on the config search path "
+                + (
+                    "(your ./conf/experiment, then evalframe's)"
+                    if name == "experiment"
+                    else "(yours, evalframe's and the installed plugins'; `evalframe plugins "
+                    "list` shows the plugins)"
+                ),
             )
 
 

@@ -21,6 +21,13 @@ _NOT_IN_STRUCT = re.compile(
     r"\+(?P<override>\S+)\s*Key '[^']+' is not in struct"
 )
 
+#: A config group that is not in the defaults list, chosen without the ``+``
+#: (``experiment=quickstart``).
+_NOT_IN_DEFAULTS = re.compile(
+    r"Could not override '(?P<key>[^']+)'\. No match in the defaults list\.\s*"
+    r"To append to your default list use \+(?P<override>\S+)"
+)
+
 
 _YAML_ERROR = re.compile(
     r"yaml\.\w+\.(?P<kind>\w+Error): (?P<context>[^\n]*)\n"
@@ -56,6 +63,15 @@ def hydra_error(text: str) -> EvalframeError | None:
             line=int(broken["line"] or broken["line2"] or 0) or None,
             hint="fix the file (a bracket or quote left open, a tab used for indent, "
             "a missing ': ' after a key)",
+        )
+    group = _NOT_IN_DEFAULTS.search(text)
+    if group is not None:
+        key = group["key"]
+        return ConfigError(
+            f"{key} is not chosen by default, so it is added with a plus, not overridden",
+            key=key,
+            got=group["override"],
+            hint=f"write +{group['override']} (as in `python -m evalframe +experiment=quickstart`)",
         )
     found = _NOT_IN_STRUCT.search(text)
     if found is None:
