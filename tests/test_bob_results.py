@@ -187,3 +187,14 @@ def test_compare_reads_metric_names_canonically_and_refuses_ones_a_run_lacks(
     assert err.value.key == "metrics[1]"
     assert "metric 'R@20' is not in bob and bob" in err.value.message
     assert "R@5, P@5, RR" in str(err.value.expected)
+
+
+def test_a_policy_mismatch_names_the_policies_that_differ() -> None:
+    """The error listed the baseline's whole policy dict; now only what differs, both ways."""
+    from evalframe.metrics import Policies, policy_differences
+
+    stored = {"ties": "given", "no_relevant": "skip"}
+    assert policy_differences(stored, Policies(ties="trec_eval", no_relevant="skip")) == [
+        "ties: given vs trec_eval"
+    ]
+    assert policy_differences({}, Policies()) == []  # an old run: defaults, equal

@@ -30,7 +30,7 @@ from evalframe.assess.runfolder import RunData, RunFolder
 from evalframe.core.errors import ConfigError
 from evalframe.core.reader import dvc_placeholder, require_file
 from evalframe.core.types import GoldenSet
-from evalframe.metrics import Policies, same_policies
+from evalframe.metrics import Policies, policy_differences, same_policies
 
 __all__ = ["FILES", "Baseline", "load_baseline", "promote", "version_commands", "version_with_dvc"]
 
@@ -95,7 +95,8 @@ class Baseline:
             )
         if not same_policies(self.policies, policies):
             raise ConfigError(
-                f"baseline {self.name!r} used other metric policies ({self.policies})",
+                f"baseline {self.name!r} used other metric policies (baseline vs this run: "
+                f"{'; '.join(policy_differences(self.policies, policies))})",
                 key="baseline",
                 hint="use the same metrics.policies, " + hint,
             )

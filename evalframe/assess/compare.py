@@ -22,7 +22,7 @@ from evalframe.assess.stats import (
     randomization_ci,
 )
 from evalframe.core.errors import ConfigError
-from evalframe.metrics import same_policies
+from evalframe.metrics import policy_differences, same_policies
 
 __all__ = [
     "MARKS",
@@ -220,7 +220,8 @@ def check_comparable(a: RunData, b: RunData, *, allow_mismatch: bool = False) ->
         )
     if not same_policies(a.policies, b.policies):
         raise ConfigError(
-            f"{a.name} and {b.name} used different metric policies ({a.policies} vs {b.policies})",
+            f"{a.name} and {b.name} used different metric policies ("
+            f"{'; '.join(policy_differences(a.policies, b.policies))})",
             hint="use the same metrics.policies, or allow the mismatch explicitly",
         )
 

@@ -11,7 +11,7 @@ from evalframe.metrics.measures import (
     parse_metric,
     parse_metrics,
 )
-from evalframe.metrics.policies import Policies, same_policies
+from evalframe.metrics.policies import Policies, policy_differences, same_policies
 
 __all__ = [
     "Metric",
@@ -27,5 +27,6 @@ __all__ = [
     "metric",
     "parse_metric",
     "parse_metrics",
+    "policy_differences",
     "same_policies",
 ]

@@ -74,6 +74,19 @@ class Policies(BaseModel):
     )
 
 
+def policy_differences(
+    stored: Mapping[str, Any], current: Policies | Mapping[str, Any]
+) -> list[str]:
+    """``["ties: given vs trec_eval", ...]``: what :func:`same_policies` found unequal,
+    read the same way (a key a run did not store is its default)."""
+    now = current.model_dump() if isinstance(current, Policies) else dict(current)
+    defaults = Policies().model_dump()
+    a, b = {**defaults, **stored}, {**defaults, **now}
+    return [
+        f"{k}: {a.get(k)} vs {b.get(k)}" for k in sorted(set(a) | set(b)) if a.get(k) != b.get(k)
+    ]
+
+
 def same_policies(stored: Mapping[str, Any], current: Policies | Mapping[str, Any]) -> bool:
     """Whether policies stored by a run (a plain mapping) equal ``current``.
 
