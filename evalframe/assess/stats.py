@@ -40,10 +40,11 @@ def _diffs(a: np.ndarray, b: np.ndarray) -> np.ndarray:
 def paired_t_test(a: np.ndarray, b: np.ndarray) -> tuple[float, float]:
     """Two-sided paired t-test of mean(b - a) = 0: (t, p).
 
-    When every difference is the same, t has no variance to divide by: it is
-    NaN, and p is that of the exact sign-flip test instead, 1 when the
-    differences are all zero and 2 / 2^n otherwise (only the two uniform sign
-    patterns reach the observed mean). Fewer than two pairs give (NaN, NaN).
+    When every difference is the same, t has no variance to divide by, and p
+    is that of the exact sign-flip test instead: all zero gives (0, 1), as
+    nothing changed; the same nonzero difference gives (NaN, 2 / 2^n), as
+    only the two uniform sign patterns reach the observed mean. Fewer than
+    two pairs give (NaN, NaN).
     """
     d = _diffs(a, b)
     n = d.size

@@ -186,6 +186,12 @@ class ScoreHistogram:
     other: list[int]
 
 
+def _rank_only(scores: np.ndarray) -> bool:
+    """Whether a ranking's scores are the synthetic n, n-1, ..., 1 a file without scores
+    gets (Galaxy's predictions): a histogram of them would show the ranks, not a model."""
+    return bool(np.array_equal(scores, np.arange(scores.size, 0, -1, dtype=np.float64)))
+
+
 def score_histogram(records: Sequence[Mapping[str, Any]], bins: int = 20) -> ScoreHistogram | None:
     """Every retrieved document's score, split by whether it is judged relevant (label
     above 0); None when nothing was retrieved. ``bins`` equal-width bins span the
@@ -212,8 +218,8 @@ def score_histogram(records: Sequence[Mapping[str, Any]], bins: int = 20) -> Sco
             elif doc in ids:  # listed twice: every place counts
                 mask[[i for i, d in enumerate(ids) if d == doc]] = True
         judged_at.append(mask)
-    if not values:
-        return None
+    if not values or all(_rank_only(v) for v in values):
+        return None  # no scores, or scores that only restate the rank (n, n-1, ..., 1)
     flat, is_relevant = np.concatenate(values), np.concatenate(judged_at)
     drawn = ~np.isnan(flat)  # NaN (or null) is not drawn
     relevant, other = flat[drawn & is_relevant], flat[drawn & ~is_relevant]

@@ -289,7 +289,8 @@ def plots_section(view: RunView, baseline: BaselineView | None = None) -> str:
                 ident="plot-scores",
             )
         )
-    lat = latency_data(view.records)
+    # a run file's rankings are looked up, not retrieved: its "latency" says nothing
+    lat = None if view.summary.get("retriever") == "run_file" else latency_data(view.records)
     if lat is not None:
         parts.append(
             figure(

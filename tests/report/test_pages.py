@@ -264,3 +264,15 @@ def test_document_text_is_left_out_past_the_budget(
     page = files["report_html"].read_text()
     assert "Install the tool with pip" not in page
     assert "Document text is left out" in page
+
+
+def test_a_run_files_page_has_no_latency_plot(project: Project) -> None:
+    """A run file's rankings are looked up, not retrieved: the time of the lookup is not a
+    latency worth a plot (the Galaxy page drew one at 0.0 ms)."""
+    trec = project.root / "run.trec"
+    trec.write_text("".join(f"{q} Q0 install 1 2.0 r\n" for q in ("1", "2", "3", "4")))
+    run(project, "replayed", retriever={"name": "run_file", "path": str(trec), "format": "trec"})
+    page = (project.root / "replayed" / "report.html").read_text()
+    assert 'id="plot-curves"' in page and 'id="plot-latency"' not in page
+    run(project, "retrieved")
+    assert 'id="plot-latency"' in (project.root / "retrieved" / "report.html").read_text()

@@ -112,9 +112,29 @@ def test_score_histogram_splits_relevant_from_the_rest_on_shared_bins() -> None:
     assert one is not None and one.edges == [4.5, 5.5] and one.other == [1]
 
 
+def test_scores_that_only_restate_the_rank_are_not_drawn() -> None:
+    """A file without scores (Galaxy's predictions) gets n, n-1, ..., 1: a histogram of
+    those would picture the ranks. One ranking with real scores brings it back."""
+    synthetic = [
+        {"judgments": {"a": 1}, "retrieved": ["a", "b", "c"], "scores": [3.0, 2.0, 1.0]},
+        {"judgments": {}, "retrieved": ["d"], "scores": [1.0]},
+    ]
+    assert score_histogram(synthetic) is None
+    real = [*synthetic, {"judgments": {}, "retrieved": ["e"], "scores": [7.5]}]
+    assert score_histogram(real) is not None
+
+
 def _histogram_by_pairs(records: list[dict[str, Any]], bins: int) -> tuple[Any, ...] | None:
     """The histogram's definition, one (id, score) pair at a time: what is drawn is
-    every score that is a number (not a bool, not NaN or null), on shared bins."""
+    every score that is a number (not a bool, not NaN or null), on shared bins; nothing
+    when every ranking's scores only restate its ranks (n, n-1, ..., 1)."""
+
+    def rank_only(ids: list[str], scores: list[Any]) -> bool:
+        n = min(len(ids), len(scores))
+        return all(type(v) in (int, float) and v == n - i for i, v in enumerate(scores[:n]))
+
+    if all(rank_only(r["retrieved"], r["scores"]) for r in records):
+        return None
     relevant, other = [], []
     for record in records:
         judged = {d for d, label in record["judgments"].items() if label > 0}
