@@ -41,7 +41,7 @@ usage:
   evalframe cache info|clear                       the retrieval and index cache
   evalframe mine +mine=NAME [KEY=VALUE ...]        mine relevance labels by experiment
                                                    (docs/mining.md; `mine --help`)
-  evalframe compare A B                            paired comparison (run dirs, baselines,
+  evalframe compare A B [C ...]                    paired comparison (run dirs, baselines,
                                                    MLflow run ids)
   evalframe benefit A B [--golden G]               A/B benefit of a tool per stratum, from two
                                                    arms' attempts (docs/analyses.md)
@@ -166,6 +166,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(help_text(), end="")
             return 0
         if args and args[0] in ("--version", "version"):
+            if any(a in ("-h", "--help") for a in args[1:]):
+                print("usage: evalframe version\n\nPrint the installed evalframe's version.")
+                return 0
             print(f"evalframe {__version__}")
             return 0
         if args and args[0] == "plugins":

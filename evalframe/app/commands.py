@@ -232,9 +232,25 @@ def compare_main(argv: Sequence[str]) -> int:
     parser.add_argument(
         "--wide", action="store_true", help="lay tables out in full instead of fitting 100 columns"
     )
-    parser.add_argument("--correction", choices=("holm", "bh"), default="holm")
-    parser.add_argument("--alpha", type=float, default=0.05)
-    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument(
+        "--correction",
+        choices=("holm", "bh"),
+        default="holm",
+        help="how p-values are adjusted across every metric and slice tested: Holm "
+        "(family-wise error) or Benjamini-Hochberg (false discovery rate); default holm",
+    )
+    parser.add_argument(
+        "--alpha",
+        type=float,
+        default=0.05,
+        help="the level a verdict (improved, regressed) needs; default 0.05",
+    )
+    parser.add_argument(
+        "--seed",
+        type=int,
+        default=0,
+        help="seed of the bootstrap and randomization resamples (same seed, same numbers)",
+    )
     parser.add_argument(
         "--allow-mismatch",
         action="store_true",
@@ -315,8 +331,15 @@ def baseline_main(argv: Sequence[str]) -> int:
     sub = parser.add_subparsers(dest="action", required=True)
     promote_p = sub.add_parser("promote", help="copy a run's results into baselines/<name>/")
     promote_p.add_argument("run_dir", type=Path)
-    promote_p.add_argument("--name", required=True)
-    promote_p.add_argument("--root", type=Path, default=Path("baselines"))
+    promote_p.add_argument(
+        "--name", required=True, help="the baseline's name, as runs give it (baseline=NAME)"
+    )
+    promote_p.add_argument(
+        "--root",
+        type=Path,
+        default=Path("baselines"),
+        help="the folder of baselines (default: baselines, as the config's baselines_dir)",
+    )
     promote_p.add_argument(
         "--commit",
         action="store_true",

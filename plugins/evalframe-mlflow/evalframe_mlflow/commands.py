@@ -459,7 +459,12 @@ def sync_main(argv: Sequence[str]) -> int:
     )
     parser.add_argument("--uri", help="upload here instead of the URI each record names")
     parser.add_argument("--timeout", type=float, default=5, help="seconds per HTTP request")
-    parser.add_argument("--retries", type=int, default=1)
+    parser.add_argument(
+        "--retries",
+        type=int,
+        default=1,
+        help="MLflow HTTP retries per request (MLFLOW_HTTP_REQUEST_MAX_RETRIES; default 1)",
+    )
     args = parser.parse_args(list(argv))
 
     from evalframe_mlflow.pending import find_pending_in, indexed_records, relpath, sync
