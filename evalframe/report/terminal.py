@@ -205,7 +205,10 @@ def render_report(
         out.append("")
         out.append(f"Negative examples (nothing should match): {len(negs)}")
         for rec in negs[: cfg.max_failed]:
-            out.append(f'  {rec["query_id"]}: "{rec["text"]}" → top: {_ids(rec["retrieved"], 3)}')
+            top = _ids(rec["retrieved"], cfg.show_k)
+            out.append(f'  {rec["query_id"]}: "{rec["text"]}" → retrieved: {top}')
+        if len(negs) > cfg.max_failed:
+            out.append(f"  … {len(negs) - cfg.max_failed} more in per_query.jsonl")
 
     out.append("")
     if gates:
@@ -216,6 +219,8 @@ def render_report(
             out.append(f"  {mark} {g.name}{severity}: {g.message}")
             for item in g.failures[:10]:
                 out.append(f"      - {item}")
+            if len(g.failures) > 10:
+                out.append(f"      … {len(g.failures) - 10} more in gates.json")
             for hint in g.hints:
                 out.append(f"      hint: {hint}")
     else:
