@@ -198,3 +198,15 @@ def test_a_policy_mismatch_names_the_policies_that_differ() -> None:
         "ties: given vs trec_eval"
     ]
     assert policy_differences({}, Policies()) == []  # an old run: defaults, equal
+
+
+def test_a_baseline_path_that_does_not_exist_is_said_as_a_path(tmp_path: Path) -> None:
+    """`baseline=/x/results.json` that is not there was reported as "no baseline named
+    '/x/results.json' in baselines": a path is a path, and the error says so."""
+    missing = tmp_path / "gone" / "results.json"
+    with pytest.raises(ConfigError) as err:
+        load_baseline(str(missing), tmp_path / "baselines")
+    assert err.value.message == f"baseline not found: {missing} (no such file or folder)"
+    assert err.value.key == "baseline"
+    with pytest.raises(ConfigError, match="no baseline named 'main'"):
+        load_baseline("main", tmp_path / "baselines")  # a name is still looked up by name

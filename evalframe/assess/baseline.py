@@ -14,6 +14,7 @@ saves instead (:mod:`evalframe.assess.bob_results`): a team keeps its history.
 
 from __future__ import annotations
 
+import os
 import shlex
 import shutil
 import subprocess
@@ -118,6 +119,17 @@ def _resolve(name_or_path: str, root: Path) -> Path:
     named = root / name_or_path
     if RunFolder.is_run(named):
         return named
+    if (os.sep in name_or_path or name_or_path.endswith(".json")) and not candidate.exists():
+        tracked = dvc_placeholder(candidate)
+        raise ConfigError(
+            f"baseline not found: {name_or_path} (no such file or folder)",
+            key="baseline",
+            expected="a run or baseline folder, a results JSON B.O.B saved, or a baseline "
+            f"name in {root}",
+            hint=f"it is tracked by DVC ({tracked}): fetch it with `dvc pull {tracked}`"
+            if tracked is not None
+            else f"check the path (relative paths are read from {Path.cwd()})",
+        )
     available = (
         sorted(p.name for p in root.iterdir() if RunFolder.is_run(p)) if (root.is_dir()) else []
     )

@@ -185,18 +185,17 @@ def warn_ids_not_in_corpus(
     if corpus is None:
         return
     known = corpus.ids()
-    unknown = sorted(
-        {
-            d
-            for q in queries
-            for d in (q.relevant if relevant_only else q.judgments)
-            if d not in known
-        }
-    )
+    asked_by: dict[str, list[str]] = {}  # each missing id -> the queries that judge it
+    for q in queries:
+        for d in q.relevant if relevant_only else q.judgments:
+            if d not in known:
+                asked_by.setdefault(d, []).append(q.id)
+    unknown = sorted(asked_by)
     if unknown:
+        where = [f"{d} (query {', '.join(asked_by[d][:3])})" for d in unknown]
         warn(
             f"{len(unknown)} {what} id(s) are not in corpus {corpus.name!r} "
-            f"and can never be retrieved: {shown(unknown)}"
+            f"and can never be retrieved: {shown(where)}"
         )
         _warn_lookalikes(unknown, known, f"{what} id(s)", f"corpus {corpus.name!r}")
 

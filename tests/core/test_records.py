@@ -64,7 +64,10 @@ def test_one_match_anywhere_is_enough_to_stay_quiet(capsys: pytest.CaptureFixtur
 
 def test_judged_ids_the_corpus_lacks_are_listed_once(capsys: pytest.CaptureFixture[str]) -> None:
     corpus = Corpus.build("c", [Document(id="a", text="x")])
-    warn_ids_not_in_corpus([q("q1", "a", "b"), q("q2", "c")], corpus, "expected chunk")
+    warn_ids_not_in_corpus(
+        [q("q1", "a", "b"), q("q2", "c"), q("q3", "c")], corpus, "expected chunk"
+    )
     assert capsys.readouterr().err == (
-        "warning: 2 expected chunk id(s) are not in corpus 'c' and can never be retrieved: b, c\n"
+        "warning: 2 expected chunk id(s) are not in corpus 'c' and can never be retrieved: "
+        "b (query q1), c (query q2, q3)\n"
     )

@@ -273,9 +273,11 @@ class KnowCodeDataset:
             raise DataError(
                 f"the code under evaluation has drifted from the golden set: {len(drift)} "
                 f"source file(s) differ from {meta_path.name}: {shown}",
-                key="dataset.allow_drift",
-                hint="re-verify the affected records and refresh source_file_hashes, or run "
-                "with dataset.allow_drift=true to evaluate anyway (the drift is recorded)",
+                path=meta_path,
+                hint="re-verify the affected records and refresh source_file_hashes; or "
+                "evaluate the revision the set was labelled on (dataset.source_rev=REV, with "
+                "corpus.rev=REV); or run with dataset.allow_drift=true to evaluate anyway "
+                "(the drift is recorded and the verdict marked provisional)",
             )
         if drift:
             warn(
