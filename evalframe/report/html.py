@@ -82,6 +82,8 @@ nav{margin:.4em 0 0;font-size:.95em}nav a{margin-right:1em}
  border:2px solid}
 .verdict.pass{color:var(--ok);border-color:var(--ok)}.verdict.fail{color:var(--bad);
  border-color:var(--bad)}
+table.changes td:nth-child(-n+3){white-space:nowrap}
+ul.failing{margin:.1em 0 .2em;padding-left:1.4em}
 .verdict-warnings{margin:.3em 0 0;padding-left:1.2em;font-weight:400;color:#8a5300;max-width:70em}
 dl.facts{display:grid;grid-template-columns:max-content 1fr;gap:.15em 1em;margin:.6em 0}
 dl.facts dt{color:var(--muted)}dl.facts dd{margin:0;overflow-wrap:anywhere}

@@ -90,7 +90,9 @@ class RunView:
 
     @property
     def detail_k(self) -> int:
-        return int(self.report_config.get("detail_k") or 10)
+        """How many of each ranking the drill-downs list: ``report.detail_k``, never more
+        than the run retrieved (a depth-5 run's page said "top-10")."""
+        return min(int(self.report_config.get("detail_k") or 10), self.depth)
 
     @property
     def policies(self) -> Policies:

@@ -160,10 +160,11 @@ def gates_list(gates: Mapping[str, Any]) -> str:
             f"{esc(g.get('message', ''))}"
         )
         failures = g.get("failures") or []
-        if failures:
-            shown = ", ".join(str(f) for f in failures[:10])
-            more = " …" if len(failures) > 10 else ""
-            body += f'<br><span class="muted">failing: {esc(shown)}{more}</span>'
+        if failures:  # one a line: "5004: RR 1.000 → 0.250" run together read as one
+            items = "".join(f"<li>{esc(str(f))}</li>" for f in failures[:10])
+            if len(failures) > 10:
+                items += f"<li>… {len(failures) - 10} more in gates.json</li>"
+            body += f'<ul class="failing muted">{items}</ul>'
         for hint in g.get("hints") or []:
             body += f'<br><span class="muted">hint: {esc(hint)}</span>'
         items.append(f"<li>{body}</li>")
@@ -289,9 +290,10 @@ def plots_section(view: RunView, baseline: BaselineView | None = None) -> str:
                 ident="plot-scores",
             )
         )
-    # a run file's rankings are looked up, not retrieved: its "latency" says nothing
+    # a run file's rankings are looked up, not retrieved: its "latency" says nothing; nor
+    # does one value for every query (a batch retriever's time, shared out evenly)
     lat = None if view.summary.get("retriever") == "run_file" else latency_data(view.records)
-    if lat is not None:
+    if lat is not None and min(lat.values) != max(lat.values):
         parts.append(
             figure(
                 plots.latency_svg(lat),

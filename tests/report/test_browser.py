@@ -117,7 +117,7 @@ def test_the_run_page_renders_and_its_rows_expand(
     headline = page.locator("#headline tbody tr")
     assert headline.count() == 3  # R@5, RR, nDCG@10
     assert headline.first.inner_text().startswith("R@5")
-    for plot in ("#plot-curves", "#plot-slices", "#plot-scores", "#plot-latency", "#plot-deltas"):
+    for plot in ("#plot-curves", "#plot-slices", "#plot-scores", "#plot-deltas"):
         box = page.locator(f"{plot} svg").bounding_box()
         assert box is not None and box["width"] > 200 and box["height"] > 100, plot
 

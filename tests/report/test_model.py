@@ -1,0 +1,30 @@
+"""What the pages read of a run folder (report.model.RunView)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from evalframe.report.model import RunView
+
+
+def view(depth: int, detail_k: int | None) -> RunView:
+    report = {} if detail_k is None else {"detail_k": detail_k}
+    return RunView(
+        path=Path("run"),
+        name="run",
+        summary={"depth": depth},
+        metrics={},
+        gates={},
+        config={"report": report},
+        records=[],
+        comparison=None,
+        manifest=None,
+    )
+
+
+def test_the_drill_down_lists_no_more_than_the_run_retrieved() -> None:
+    """B.O.B's depth-5 page said "both top-10 rankings" (detail_k's default)."""
+    assert view(5, None).detail_k == 5
+    assert view(5, 10).detail_k == 5
+    assert view(100, None).detail_k == 10
+    assert view(100, 3).detail_k == 3
