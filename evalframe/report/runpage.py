@@ -161,10 +161,10 @@ def gates_list(gates: Mapping[str, Any]) -> str:
         )
         failures = g.get("failures") or []
         if failures:  # one a line: "5004: RR 1.000 → 0.250" run together read as one
-            items = "".join(f"<li>{esc(str(f))}</li>" for f in failures[:10])
+            listed = "".join(f"<li>{esc(str(f))}</li>" for f in failures[:10])
             if len(failures) > 10:
-                items += f"<li>… {len(failures) - 10} more in gates.json</li>"
-            body += f'<ul class="failing muted">{items}</ul>'
+                listed += f"<li>… {len(failures) - 10} more in gates.json</li>"
+            body += f'<ul class="failing muted">{listed}</ul>'
         for hint in g.get("hints") or []:
             body += f'<br><span class="muted">hint: {esc(hint)}</span>'
         items.append(f"<li>{body}</li>")
