@@ -107,6 +107,23 @@ def test_a_metric_the_export_needs_is_checked_before_retrieval(
     assert "Hit@3" in str(err.value) and "metrics.measures" in str(err.value)
 
 
+def test_every_metric_an_export_lacks_is_named_at_once(project: Project) -> None:
+    """Galaxy's export reads Hit, RR and nDCG at each k: with two of twelve computed, the
+    error named one metric and the next run the next one (ten rounds)."""
+    metrics = {"measures": ["Hit@1", "RR@10"]}
+    exports = {"galaxy": {"ks": [1, 10]}}
+    with pytest.raises(ConfigError) as err:
+        validate_experiment(
+            raw_config(project, metrics=metrics, exports=exports, report={"criterion": "RR@10"})
+        )
+    assert err.value.key == "exports.galaxy"
+    assert err.value.message == (
+        "export 'galaxy' needs metrics 'RR@1', 'nDCG@1', 'Hit@10', 'nDCG@10', which are not "
+        "computed"
+    )
+    assert "'metrics.measures=[Hit@1, RR@10, RR@1, nDCG@1, Hit@10, nDCG@10]'" in str(err.value.hint)
+
+
 @pytest.mark.parametrize(
     "name",
     ["summary.json", "../escape.json", "sub/dir.json", ".hidden"],

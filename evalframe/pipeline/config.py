@@ -241,17 +241,21 @@ def _resolve_exports(
 
 
 def _require_metrics(names: list[str], metrics: list[Metric], key: str, who: str) -> None:
-    """Every metric ``who`` reads must be among the computed ones (said before retrieval)."""
-    for name in names:
-        m = parse_metrics([name], key=key)[0]
-        if m not in metrics:
-            raise ConfigError(
-                f"{who} needs metric {str(m)!r}, which is not computed",
-                key=key,
-                expected=f"one of: {', '.join(str(x) for x in metrics)}",
-                hint=f"add {str(m)!r} to metrics.measures, e.g. "
-                f"'metrics.measures=[{', '.join([*(str(x) for x in metrics), str(m)])}]'",
-            )
+    """Every metric ``who`` reads must be among the computed ones (said before retrieval),
+    all the missing ones at once: fixing them one error at a time took Galaxy's export
+    ten rounds."""
+    wanted = [parse_metrics([name], key=key)[0] for name in names]
+    missing = [str(m) for m in dict.fromkeys(wanted) if m not in metrics]
+    if missing:
+        listed = ", ".join(map(repr, missing))
+        raise ConfigError(
+            f"{who} needs metric{'s' if len(missing) > 1 else ''} {listed}, "
+            f"which {'are' if len(missing) > 1 else 'is'} not computed",
+            key=key,
+            expected=f"one of: {', '.join(str(x) for x in metrics)}",
+            hint=f"add {'them' if len(missing) > 1 else 'it'} to metrics.measures, e.g. "
+            f"'metrics.measures=[{', '.join([*(str(x) for x in metrics), *missing])}]'",
+        )
 
 
 def _check_gates(

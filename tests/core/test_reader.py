@@ -369,3 +369,15 @@ def test_a_missing_file_that_dvc_tracks_says_dvc_pull(
     with pytest.raises(DataError) as err:
         require_file("elsewhere.jsonl", what="golden set")
     assert err.value.hint is not None and err.value.hint.startswith("check the path")
+
+
+def test_a_broken_json_line_says_its_column_once(tmp_path: Path) -> None:
+    from evalframe.core.errors import DataError
+    from evalframe.core.reader import read_jsonl
+
+    path = tmp_path / "gold.jsonl"
+    path.write_text('{"id": 1}\n{"id": "v1-q\n')
+    with pytest.raises(DataError) as err:
+        list(read_jsonl(path))
+    assert err.value.line == 2
+    assert "line is not valid JSON (Unterminated string starting at column 8)" in str(err.value)

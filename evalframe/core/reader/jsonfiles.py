@@ -40,7 +40,7 @@ def read_jsonl(
             yield lineno, loads(line)
         except json.JSONDecodeError as exc:
             raise DataError(
-                f"line is not valid JSON ({exc.msg} at column {exc.colno})",
+                f"line is not valid JSON ({_where(exc)})",
                 path=p,
                 line=lineno,
                 got=repr(line.strip()[:80]),
@@ -127,7 +127,7 @@ def read_json(
         data = json.loads(text)
     except json.JSONDecodeError as exc:
         raise DataError(
-            f"the {what} is not valid JSON ({exc.msg} at column {exc.colno})",
+            f"the {what} is not valid JSON ({_where(exc)})",
             path=p,
             line=exc.lineno,
             hint=hint,
@@ -153,3 +153,9 @@ def read_json_array(
         )
     offsets = doc.items(doc.start())
     return [(doc.line_at(at), value) for at, value in zip(offsets, doc.data, strict=True)]
+
+
+def _where(exc: json.JSONDecodeError) -> str:
+    """The parser's message with its column: "Unterminated string starting at column 34",
+    not "... starting at at column 34" (some messages end in "at" already)."""
+    return f"{exc.msg.removesuffix(' at')} at column {exc.colno}"

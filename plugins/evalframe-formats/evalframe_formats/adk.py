@@ -329,7 +329,12 @@ def _candidate(
             "empirical_relevance",
             expected='"YES" (relevant) or "NO" (judged not relevant)',
             got=repr(relevance),
-            hint="run the Monte Carlo verification on this pair, or drop the candidate",
+            hint=(
+                f"write it in capitals, {relevance.strip().upper()!r}, as ADK's files do"
+                if isinstance(relevance, str) and relevance.strip().upper() in LABELS
+                else "label it YES or NO (the Monte Carlo verification gives one), or drop "
+                "the candidate"
+            ),
         )
     delta_p = raw.get("delta_p")
     if delta_p is not None and (isinstance(delta_p, bool) or not isinstance(delta_p, (int, float))):

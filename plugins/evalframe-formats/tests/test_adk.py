@@ -227,7 +227,7 @@ pairs:
                     empirical_relevance: "yes"
             """,
             7,
-            ["empirical_relevance is not YES or NO", "got 'yes'"],
+            ["empirical_relevance is not YES or NO", "got 'yes'", "write it in capitals, 'YES'"],
         ),
         (
             """
