@@ -148,7 +148,8 @@ def render_report(
             f"  retrieval     {cache['misses']} retrieved, {cache['hits']} from cache "
             "(cache.retrieval=false to re-run all)"
         )
-    if evaluation.latency:
+    # a run file's rankings are looked up, not retrieved: no latency to speak of
+    if evaluation.latency and exp.retriever.spec.name != "run_file":
         lat = evaluation.latency
         out.append(f"  latency       p50 {lat['p50_ms']:.1f} ms · p95 {lat['p95_ms']:.1f} ms")
 
