@@ -283,3 +283,19 @@ def test_a_per_query_file_with_more_ids_than_scores_is_a_located_error(
     err = capsys.readouterr().err
     assert f"{path}:1: query '1' lists 2 retrieved ids but 1 scores" in err
     assert "Traceback" not in err
+
+
+def test_rescore_of_a_folder_of_runs_names_its_newest_run(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`evalframe rescore outputs/quickstart` (the experiment's folder, not a run): exit 2,
+    and the hint gives the run to use, not "check the path"."""
+    for stamp in ("2026-11-27_07-00-00", "2026-11-27_08-00-00"):
+        run = tmp_path / "quickstart" / stamp
+        run.mkdir(parents=True)
+        (run / "summary.json").write_text('{"layout": 1}')
+    assert main(["rescore", str(tmp_path / "quickstart")]) == 2
+    err = capsys.readouterr().err
+    assert "a folder of 2 run(s)" in err
+    assert f"the newest: {tmp_path / 'quickstart' / '2026-11-27_08-00-00'}" in err
+    assert "Traceback" not in err

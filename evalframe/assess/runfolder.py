@@ -343,7 +343,28 @@ class RunFolder:
         return self.path / name
 
     def require(self, name: str, what: str) -> Path:
-        return require_file(self.path / name, what=what)
+        """``name`` in the folder, or a located error; a folder of runs (``outputs/bob``,
+        one run per timestamp) gets a hint naming its newest run."""
+        try:
+            return require_file(self.path / name, what=what)
+        except DataError as exc:
+            runs = self._runs_inside()
+            if not runs:
+                raise
+            newest = max(runs, key=lambda r: r.name)
+            raise DataError(
+                exc.message,
+                path=exc.path,
+                expected="a run folder (one with summary.json)",
+                got=f"{self.path}, a folder of {len(runs)} run(s)",
+                hint=f"give one of its runs, e.g. the newest: {newest}",
+            ) from None
+
+    def _runs_inside(self) -> list[Path]:
+        """The run folders directly inside this one (a Hydra ``outputs/<experiment>``)."""
+        if not self.path.is_dir():
+            return []
+        return [p for p in self.path.iterdir() if p.is_dir() and self.is_run(p)]
 
     # -- reading ---------------------------------------------------------------
 
