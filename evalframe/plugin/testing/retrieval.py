@@ -138,6 +138,19 @@ class RetrieverContract(PluginContract):
         assert not isinstance(value, bool), rule
         assert value >= 1, rule
 
+    def test_notes_are_a_list_of_sentences(
+        self, retriever: Retriever, queries: list[Query]
+    ) -> None:
+        notes = getattr(retriever, "notes", None)
+        if notes is None:
+            pytest.skip("no notes()")
+        for q in queries:
+            retriever.retrieve(q, self.k)
+        said = notes()
+        rule = self._rule("notes(), when present, returns a list of str (one warning each)")
+        assert isinstance(said, list), rule
+        assert all(isinstance(n, str) and n.strip() for n in said), rule
+
     def test_concurrent_calls_answer_as_one_by_one(
         self, retriever: Retriever, queries: list[Query]
     ) -> None:
