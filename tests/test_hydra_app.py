@@ -84,8 +84,12 @@ def test_hydras_not_in_struct_error_is_said_in_evalframes_words() -> None:
     assert hydra_message(hydra_text) == (
         "error: config key retriever.k11: there is no setting retriever.k11 to override "
         "(expected a key of the composed config; got retriever.k11=3)\n"
-        "  hint: check its spelling (`--cfg job` prints every key), or write "
-        "+retriever.k11=3 to add a new key\n"
+        "  hint: check its spelling: `evalframe plugins show retriever NAME` lists the "
+        "settings of the retriever plugin NAME, and `--cfg job` prints every key\n"
+    )
+    # outside a plugin's section, '+' does add a key
+    assert "or write +stats.extra=1 to add a new key" in hydra_message(
+        hydra_text.replace("retriever.k11", "stats.extra").replace("=3", "=1")
     )
     other = "no viable alternative at input '['\n"
     assert hydra_message(other) == other  # a message we do not recognise is kept whole

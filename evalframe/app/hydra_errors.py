@@ -21,6 +21,9 @@ _NOT_IN_STRUCT = re.compile(
     r"\+(?P<override>\S+)\s*Key '[^']+' is not in struct"
 )
 
+#: Config sections whose keys a plugin's config model owns (not Hydra's struct).
+_PLUGIN_SECTIONS = ("retriever", "dataset", "corpus")
+
 #: A config group that is not in the defaults list, chosen without the ``+``
 #: (``experiment=quickstart``).
 _NOT_IN_DEFAULTS = re.compile(
@@ -77,13 +80,24 @@ def hydra_error(text: str) -> EvalframeError | None:
     if found is None:
         return None
     key = found["key"]
+    section = key.split(".", 1)[0]
+    if section in _PLUGIN_SECTIONS and "." in key:
+        # a plugin's settings are validated by its config model: a '+' only moves the error
+        hint = (
+            f"check its spelling: `evalframe plugins show {section} NAME` lists the settings "
+            f"of the {section} plugin NAME, and `--cfg job` prints every key"
+        )
+    else:
+        hint = (
+            f"check its spelling (`--cfg job` prints every key), or write "
+            f"+{found['override']} to add a new key"
+        )
     return ConfigError(
         f"there is no setting {key} to override",
         key=key,
         expected="a key of the composed config",
         got=f"{key}=" + found["override"].partition("=")[2],
-        hint=f"check its spelling (`--cfg job` prints every key), or write "
-        f"+{found['override']} to add a new key",
+        hint=hint,
     )
 
 
