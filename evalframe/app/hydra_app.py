@@ -436,6 +436,9 @@ def _drop_stub_folder() -> None:
     if not HydraConfig.initialized() or HydraConfig.get().mode == RunMode.MULTIRUN:
         return
     folder = Path(HydraConfig.get().runtime.output_dir)
+    here = Path.cwd().resolve()
+    if folder.resolve() in (here, *here.parents):  # hydra.run.dir=. : never the user's folder
+        return
     try:
         for entry in folder.iterdir():
             empty_log = entry.suffix == ".log" and entry.is_file() and not entry.stat().st_size
