@@ -138,7 +138,7 @@ def test_expected_ids_absent_from_the_corpus_are_warned_about(
     load(DATA / "bob_gold.jsonl", PluginContext(corpus=corpus))
     err = capsys.readouterr().err
     assert "4 expected chunk id(s) are not in corpus" in err  # 23, 45, 46, 47
-    assert "23, 45, 46, 47" in err
+    assert "23 (query 2), 45 (query 3), 46 (query 3), 47 (query 3)" in err
 
 
 def test_query_ids_that_are_also_chunk_ids_are_said_once_with_the_count(
