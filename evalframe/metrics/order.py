@@ -42,7 +42,8 @@ _BLOCK = 1 << 20
 def sort_scores(scores: np.ndarray, score_precision: ScorePrecision) -> np.ndarray:
     """Scores at the precision at which they are compared for ranking."""
     dtype = np.float32 if score_precision == "float32" else np.float64
-    return np.asarray(scores, dtype=dtype)
+    with np.errstate(over="ignore"):  # 1e308 as float32 is inf, as trec_eval's float is
+        return np.asarray(scores, dtype=dtype)
 
 
 def _descending_key(scores: np.ndarray) -> np.ndarray:

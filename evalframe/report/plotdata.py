@@ -111,13 +111,34 @@ def judgments_and_run(
             list(map(str, itertools.chain.from_iterable(d for d, _ in kept.values()))),
             dtype=str,
         ),
-        scores=np.fromiter(
+        scores=_finite_scores(kept, total),
+    )
+    return qrels, rows
+
+
+def _finite_scores(kept: Mapping[str, tuple[Sequence[Any], Sequence[Any]]], total: int) -> Any:
+    """Every ranking's scores as one float column. A ranking with a score that is not a
+    finite number (null: an inf or NaN, which JSON cannot hold) gets n, n-1, ..., 1:
+    the records list it in the order the run scored it, and those keep that order."""
+    try:
+        flat = np.fromiter(
             map(float, itertools.chain.from_iterable(s for _, s in kept.values())),
             dtype=np.float64,
             count=total,
-        ),
-    )
-    return qrels, rows
+        )
+        if np.isfinite(flat).all():
+            return flat
+    except (TypeError, ValueError):
+        pass
+    out: list[float] = []
+    for _, scores in kept.values():
+        if all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in scores) and all(
+            math.isfinite(v) for v in scores
+        ):
+            out.extend(map(float, scores))
+        else:
+            out.extend(float(len(scores) - i) for i in range(len(scores)))
+    return np.asarray(out, dtype=np.float64)
 
 
 @dataclass(frozen=True)
@@ -221,13 +242,15 @@ def score_histogram(records: Sequence[Mapping[str, Any]], bins: int = 20) -> Sco
     if not values or all(_rank_only(v) for v in values):
         return None  # no scores, or scores that only restate the rank (n, n-1, ..., 1)
     flat, is_relevant = np.concatenate(values), np.concatenate(judged_at)
-    drawn = ~np.isnan(flat)  # NaN (or null) is not drawn
+    drawn = np.isfinite(flat)  # NaN (or null) and ±inf are not drawn
     relevant, other = flat[drawn & is_relevant], flat[drawn & ~is_relevant]
     if not relevant.size and not other.size:
         return None
     low, high = float(flat[drawn].min()), float(flat[drawn].max())
     if low == high:
         low, high, bins = low - 0.5, high + 0.5, 1
+    if not math.isfinite(high - low):  # ±1e308: no bins of a finite width span them
+        return None
     edges = np.linspace(low, high, bins + 1)
     return ScoreHistogram(
         edges=[float(e) for e in edges],

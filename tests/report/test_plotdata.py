@@ -240,3 +240,19 @@ def test_the_calibration_analysis_bins_are_drawn_as_it_computed_them() -> None:
     assert got.bins == [ReliabilityBin(0.5, 1.0, 0.8, 0.6, 5, 0.2, 0.9)]
     assert calibration_reliability(None) is None
     assert calibration_reliability({"bins": []}) is None
+
+
+def test_scores_json_cannot_hold_keep_the_scored_order() -> None:
+    """An inf score is written to per_query.jsonl as null: the page crashed reading it
+    back (the run itself exited 0). The records are in the order the run scored, so the
+    ranking keeps that order; the histogram draws only finite scores, and none when
+    their range has no finite width (±1e308)."""
+    records = [
+        {"query_id": "q1", "judgments": {"b": 1}, "retrieved": ["a", "b"], "scores": [None, 2.0]},
+    ]
+    _, rows = judgments_and_run(records)
+    assert rows.doc_ids.tolist() == ["a", "b"] and rows.scores.tolist() == [2.0, 1.0]
+    curves = metric_curves(records, Policies(), depth=2)
+    assert curves.values["Recall"] == [0.0, 1.0]  # b, the relevant one, at rank 2
+    huge = [{"judgments": {}, "retrieved": ["a", "b"], "scores": [1e308, -1e308]}]
+    assert score_histogram(huge) is None
