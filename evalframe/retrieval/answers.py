@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from evalframe.core.errors import ConfigError, PluginError
-from evalframe.core.types import Ranking
+from evalframe.core.types import Ranking, normalise_id
 from evalframe.plugin.protocols import Query
 
 __all__ = ["CallShape", "Item", "build_ranking", "call_shape", "coerce_id", "to_ranking"]
@@ -89,6 +89,15 @@ def build_ranking(
                 expected="a non-empty string or an integer",
                 got=repr(raw_id)[:80],
             )
+        try:
+            doc = normalise_id(doc)
+        except ValueError as exc:  # a space inside: a TREC run could not hold it
+            raise PluginError(
+                f"{source} returned a document id evalframe cannot keep for query "
+                f"{query_id!r} (result {position}): {exc}",
+                got=repr(raw_id)[:80],
+                hint="ids are single words: map the service's ids to ones without spaces",
+            ) from None
         if doc in seen:
             if duplicates == "first":
                 continue

@@ -32,6 +32,7 @@ Galaxy's evaluator de-duplicates predictions. The shipped config follows
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any, Literal
@@ -43,7 +44,7 @@ from evalframe.core.errors import DataError
 from evalframe.core.messages import warn
 from evalframe.core.reader import read_json, read_jsonl, read_run_columns, require_file
 from evalframe.core.records import At, UniqueIds
-from evalframe.core.types import Ranking, Run
+from evalframe.core.types import Ranking, Run, normalise_id
 from evalframe.metrics.engine import trec_order
 from evalframe.plugin.protocols import PluginConfig, PluginContext, Query
 from evalframe.plugin.registry import retriever
@@ -90,12 +91,19 @@ Entry = tuple[str, float, At]
 def _id(at: At, value: Any, what: str) -> str:
     if isinstance(value, bool) or not isinstance(value, (str, int)) or value == "":
         raise at.error(f"{what} must be a non-empty string or an integer", got=repr(value)[:80])
-    return str(value)
+    try:
+        return str(normalise_id(value))
+    except ValueError as exc:  # a space or a control character inside: refused here, located
+        raise at.error(
+            f"{what}: {exc}", got=repr(value)[:80], hint="ids are single words; fix the file"
+        ) from None
 
 
 def _score(at: At, value: Any, doc: str) -> float:
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         raise at.error(f"the score of {doc!r} is not a number", got=repr(value)[:80])
+    if math.isnan(value):  # ±inf ranks first or last, as in a TREC run; NaN cannot rank
+        raise at.error(f"the score of {doc!r} is NaN", hint="give every result a number")
     return float(value)
 
 
@@ -185,7 +193,12 @@ def _read_json(p: Path) -> Iterator[tuple[str, list[Entry]]]:
             got=f"a JSON {type(doc.data).__name__}",
             hint="for a list of {id, predictions} records use format: jsonl",
         )
-    for qid, offset in doc.members(doc.start()):
+    seen = UniqueIds("query id", hint="a JSON object keeps only the last of a repeated key")
+    members = list(doc.members(doc.start()))
+    for qid, offset in members:  # all first: a repeated key's first value is already gone
+        at = At(p, doc.line_at(offset))
+        seen.add(_id(at, qid, "a query id") if qid else qid, at)
+    for qid, offset in members:
         at = At(p, doc.line_at(offset))
         docs = doc.data[qid]
         if not isinstance(docs, dict):
@@ -195,9 +208,12 @@ def _read_json(p: Path) -> Iterator[tuple[str, list[Entry]]]:
         if not qid:
             raise at.error("a query id is empty")
         entries = []
+        names = UniqueIds("document id", hint="list each document once per query")
         for name, doc_offset in doc.members(offset):
             where = At(p, doc.line_at(doc_offset))
-            entries.append((name, _score(where, docs[name], name), where))
+            doc_id = _id(where, name, "a document id")
+            names.add(doc_id, where)
+            entries.append((doc_id, _score(where, docs[name], name), where))
         yield qid, entries
 
 

@@ -143,6 +143,8 @@ def test_unknown_normaliser_is_a_config_error() -> None:
         ('{"id": "q2", "results": [{"id": "a"}]}', "result 1 must be an object"),
         ('{"id": "q2", "results": [{"id": "a", "score": "x"}]}', "score of 'a' is not a number"),
         ('{"id": "q1", "predictions": []}', "query id 'q1' is duplicated"),
+        ('{"id": "q2", "predictions": ["d 1"]}', "prediction 1: the id 'd 1' contains whitespace"),
+        ('{"id": "q2", "results": [{"id": "a", "score": NaN}]}', "score of 'a' is NaN"),
         ('["q2", "a"]', "must be a JSON object"),
         ('{"id": "q2", "predictions": [', "not valid JSON"),
     ],
@@ -169,4 +171,21 @@ def test_malformed_ranx_json_names_the_line(tmp_path: Path) -> None:
         make(write(tmp_path, "run.json", "[]"), "json")
     with pytest.raises(DataError, match="not valid JSON") as err:
         make(write(tmp_path, "run.json", '{\n "q1": {"a": 1,}\n}'), "json")
+    assert err.value.line == 2
+
+
+def test_a_json_run_with_a_query_or_document_twice_names_both_lines(tmp_path: Path) -> None:
+    """A JSON object keeps only the last of a repeated key: the first ranking (or score)
+    would be dropped without a word, and a repeated query crashed with a KeyError."""
+    twice = '{\n "q1": {"d1": 2},\n "q1": {"d4": 9}\n}\n'
+    with pytest.raises(DataError, match=r"query id 'q1' is duplicated \(first at .*:2\)") as err:
+        make(write(tmp_path, "run.json", twice), "json")
+    assert err.value.line == 3
+    doc_twice = '{\n "q1": {"d1": 2,\n        "d1": 3}\n}\n'
+    with pytest.raises(DataError, match="document id 'd1' is duplicated") as err:
+        make(write(tmp_path, "run.json", doc_twice), "json")
+    assert err.value.line == 3
+    spaced = '{\n "q1": {"d 1": 2}\n}\n'
+    with pytest.raises(DataError, match="the id 'd 1' contains whitespace") as err:
+        make(write(tmp_path, "run.json", spaced), "json")
     assert err.value.line == 2
