@@ -99,6 +99,27 @@ def test_a_stage_dependency_in_dvc_lock(tmp_path: Path) -> None:
     assert (record.md5, record.file, record.modified) == (digest, "dvc.lock", False)
 
 
+def test_a_stage_that_reads_a_whole_folder_is_not_the_golden_sets_identity(
+    tmp_path: Path,
+) -> None:
+    """A stage depends on `evalframe/` (the source tree), which holds a shipped golden
+    set: the folder's md5 hashes all the code and said nothing about the set (the
+    knowcode_calibration run showed it as the set's "DVC md5"). A stage that writes the
+    folder still names it: an output folder is the data."""
+    root = dvc_repo(tmp_path)
+    golden = root / "evalframe" / "data" / "golden.jsonl"
+    golden.parent.mkdir(parents=True)
+    golden.write_text("q\n")
+    lock = (
+        "schema: '2.0'\nstages:\n  evaluate@x:\n    cmd: evalframe\n    {kind}:\n"
+        "    - path: evalframe\n      hash: md5\n      md5: 0123.dir\n      size: 2\n"
+    )
+    (root / "dvc.lock").write_text(lock.format(kind="deps"))
+    assert lookup(golden) == DvcRecord()
+    (root / "dvc.lock").write_text(lock.format(kind="outs"))
+    assert (lookup(golden).md5, lookup(golden).tracked) == ("0123.dir", "evalframe")
+
+
 def test_broken_records_are_ignored_not_fatal(tmp_path: Path) -> None:
     root = dvc_repo(tmp_path)
     golden = root / "set.jsonl"

@@ -104,12 +104,16 @@ def _from_lock(target: Path, root: Path) -> tuple[Path, Path, dict[str, Any]] | 
     stages = data.get("stages") if isinstance(data, dict) else None
     if not isinstance(stages, dict):
         return None
-    candidates = (target, *target.parents)
-    for key in ("outs", "deps"):  # the stage that wrote a file knows it best
+    # The stage that wrote a file (or a folder holding it) knows it best; a stage that
+    # reads it names it only when it reads the file itself: a dependency on a folder
+    # above it (the source tree `evalframe/`) hashes everything in that folder, which
+    # is not the golden set's identity.
+    candidates = {"outs": (target, *target.parents), "deps": (target,)}
+    for key in ("outs", "deps"):
         for stage in stages.values():
             for entry in _entries(stage, key):
                 tracked = (root / str(entry.get("path", ""))).resolve()
-                if tracked in candidates:
+                if tracked in candidates[key]:
                     return lock, tracked, entry
     return None
 
