@@ -149,6 +149,24 @@ def calibration_outcomes(
     )
 
 
+def _why_none(excluded: dict[str, list[str]], settings: Any) -> str:
+    """The fix for the reason that left most queries out (the hint spoke of confidences
+    when they were there and the facts field was misnamed)."""
+    main = max(excluded, key=lambda k: len(excluded[k]), default="no_confidence")
+    if main == "no_facts":
+        return (
+            f"no query has must-mention facts in analysis.calibration.facts_field "
+            f"({getattr(settings, 'facts_field', '?')!r}): name the golden set's field that "
+            "lists them, or score another outcome (analysis.calibration.outcome)"
+        )
+    if main == "no_answer":
+        return "the outcome 'answer' needs the retriever to return its answer text (Ranking.answer)"
+    return (
+        "calibration needs a retriever or adapter that returns a per-query confidence "
+        "(Ranking.confidence); see docs/analyses.md"
+    )
+
+
 def _calibration(
     analyses: Analyses, evaluation: Evaluation, boot: BootstrapSettings
 ) -> tuple[CalibrationResult, dict[str, Any]]:
@@ -162,8 +180,7 @@ def _calibration(
             key="analysis.calibration",
             expected="queries whose ranking carries a confidence"
             + (" and an answer, with must-mention facts" if settings.outcome == "answer" else ""),
-            hint="calibration needs a retriever or adapter that returns a per-query confidence "
-            "(Ranking.confidence); see docs/analyses.md",
+            hint=_why_none(found.excluded, settings),
         )
     for why, ids in found.excluded.items():
         warn(

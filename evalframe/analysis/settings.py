@@ -129,7 +129,7 @@ class CalibrationSettings(_Section):
     def _unit(cls, values: list[float]) -> list[float]:
         for v in values:
             if not 0.0 <= v <= 1.0:
-                raise ValueError(f"a threshold must lie in [0, 1] (got {v})")
+                raise ValueError(f"a threshold must lie in [0, 1], and {v} does not")
         return values
 
 

@@ -174,6 +174,16 @@ def test_a_retriever_without_confidences_cannot_be_calibrated(project: Project) 
     assert e.value.key == "analysis.calibration"
 
 
+def test_a_misnamed_facts_field_gets_the_hint_for_it(facts_project: Project) -> None:
+    """Every query has a confidence; none has facts under the named field: the hint
+    names facts_field, not the confidences (it said a retriever must return them)."""
+    misnamed = {"calibration": {**CAL["calibration"], "facts_field": "facts"}}
+    with pytest.raises(DataError) as e:
+        run(facts_project, analysis=misnamed)
+    assert "no facts" in e.value.message
+    assert "analysis.calibration.facts_field ('facts')" in str(e.value.hint)
+
+
 def test_a_confidence_outside_0_1_is_a_data_error(facts_project: Project) -> None:
     saved = ANSWERS["1"]
     ANSWERS["1"] = (saved[0], 1.5, saved[2])
