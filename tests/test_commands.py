@@ -299,3 +299,17 @@ def test_rescore_of_a_folder_of_runs_names_its_newest_run(
     assert "a folder of 2 run(s)" in err
     assert f"the newest: {tmp_path / 'quickstart' / '2026-11-27_08-00-00'}" in err
     assert "Traceback" not in err
+
+
+def test_rescore_of_a_run_whose_config_is_broken_yaml_is_a_data_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """It crashed with yaml's ParserError (exit 3, "this is a bug")."""
+    run = tmp_path / "run"
+    run.mkdir()
+    (run / "summary.json").write_text('{"layout": 1}')
+    (run / "config.yaml").write_text("experiment: x\nmetrics: [\n")
+    assert main(["rescore", str(run)]) == 2
+    err = capsys.readouterr().err
+    assert f"{run / 'config.yaml'}:3: stored run config" in err and "not valid YAML" in err
+    assert "Traceback" not in err

@@ -239,9 +239,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     except EvalframeError as exc:
         print(exc.render(), file=sys.stderr)
         return EXIT_ERROR
-    except Exception:  # noqa: BLE001  # a crash is reported with its traceback, and exits 3
-        from evalframe.app.stderr import report_crash
+    except Exception as exc:  # noqa: BLE001  # a crash is reported with its traceback, exit 3
+        from evalframe.app.stderr import environment_error, report_crash
 
+        said = environment_error(exc)  # a full disk or a forbidden folder: the user's to fix
+        if said is not None:
+            print(said, file=sys.stderr)
+            return EXIT_ERROR
         report_crash()
         return EXIT_CRASH
 

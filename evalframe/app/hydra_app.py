@@ -32,7 +32,7 @@ from typing import Any
 
 from evalframe.app.hydra_errors import hydra_message, plain_config
 from evalframe.app.hydra_mode import one_composition
-from evalframe.app.stderr import HeldStderr, release_stderr, report_crash
+from evalframe.app.stderr import HeldStderr, environment_error, release_stderr, report_crash
 from evalframe.core.errors import EXIT_CRASH, EXIT_ERROR, ConfigError, EvalframeError
 from evalframe.plugin.registry import CONF_GROUP
 
@@ -419,8 +419,13 @@ def _run_task(cfg: Any) -> tuple[int, float | None]:
             raise  # Ctrl-C stops the whole sweep, not just this job
         return 130, objective
     except Exception as exc:  # noqa: BLE001  # a crash is reported with its traceback, not hidden
-        report_crash()
-        code, error = EXIT_CRASH, f"crash: {type(exc).__name__}: {exc}"
+        said = environment_error(exc)  # a full disk is the machine's state, not a bug
+        if said is not None:
+            print(said, file=sys.stderr)
+            code, error = EXIT_ERROR, said
+        else:
+            report_crash()
+            code, error = EXIT_CRASH, f"crash: {type(exc).__name__}: {exc}"
     _record_sweep_job(code, error)
     return code, objective
 

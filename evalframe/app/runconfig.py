@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from evalframe.core.errors import ConfigError
+from evalframe.core.errors import ConfigError, DataError
 from evalframe.core.io import require_file
 
 __all__ = ["main"]
@@ -112,8 +112,19 @@ def load_config(
     choice = os.environ.get("EVALFRAME_TRACKING", "").strip()
     if choice and "tracking" not in groups:
         groups["tracking"] = choice
+    import yaml
+
     try:
-        cfg = OmegaConf.load(path)
+        try:
+            cfg = OmegaConf.load(path)
+        except yaml.YAMLError as exc:  # a hand-edited or truncated file: located, exit 2
+            mark = getattr(exc, "problem_mark", None)
+            raise DataError(
+                f"{what} {path} is not valid YAML ({getattr(exc, 'problem', None) or exc})",
+                path=path,
+                line=mark.line + 1 if mark is not None else None,
+                hint="restore it from the run (or re-run); evalframe writes it whole",
+            ) from None
         if not isinstance(cfg, DictConfig):
             raise ConfigError(
                 f"{path} is not a mapping of settings",

@@ -13,11 +13,12 @@ current, and leaving the ``with`` block restores the real stream.
 
 from __future__ import annotations
 
+import errno
 import sys
 from types import TracebackType
 from typing import Any, ClassVar
 
-__all__ = ["HeldStderr", "release_stderr", "report_crash"]
+__all__ = ["HeldStderr", "environment_error", "release_stderr", "report_crash"]
 
 
 class HeldStderr:
@@ -91,3 +92,24 @@ def report_crash() -> None:
         "not a mistake in your config — please report it",
         file=sys.stderr,
     )
+
+
+#: OS errors that are the machine's state, not a bug: a full disk, a quota, a
+#: read-only or forbidden folder. They exit 2 with the file named, not 3.
+_ENVIRONMENT_ERRNOS = frozenset(
+    {errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EACCES, errno.EPERM}
+)
+
+
+def environment_error(exc: BaseException) -> str | None:
+    """The one-paragraph message for an OS error the user can fix, or None."""
+    if not isinstance(exc, OSError) or exc.errno not in _ENVIRONMENT_ERRNOS:
+        return None
+    where = f" {exc.filename}" if exc.filename else ""
+    fixes = {
+        errno.ENOSPC: "free some space (or point output.dir or EVALFRAME_CACHE_DIR elsewhere)",
+        errno.EDQUOT: "free some of your quota (or write elsewhere)",
+        errno.EROFS: "write to a folder that is writable (output.dir, EVALFRAME_CACHE_DIR)",
+    }
+    hint = fixes.get(exc.errno or 0, "check the permissions of that path, or write elsewhere")
+    return f"error: cannot use{where}: {exc.strerror}\n  hint: {hint}"

@@ -29,3 +29,22 @@ def test_a_misspelt_command_exits_2_with_a_suggestion(capsys: pytest.CaptureFixt
     assert "error: unknown command 'rescroe'" in err
     assert "hint: did you mean 'rescore'?" in err
     assert "Traceback" not in err
+
+
+def test_a_full_disk_is_the_machines_state_exit_2_not_a_bug(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import errno
+
+    import evalframe.app.commands as commands
+
+    def full(argv: list[str]) -> int:
+        raise OSError(errno.ENOSPC, "No space left on device", "/data/out/per_query.jsonl.tmp")
+
+    monkeypatch.setattr(commands, "compare_main", full)
+    assert cli.main(["compare", "a", "b"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(
+        "error: cannot use /data/out/per_query.jsonl.tmp: No space left on device"
+    )
+    assert "hint: free some space" in err and "Traceback" not in err
