@@ -259,6 +259,10 @@ class HttpRetriever:
                     extra[name] = dotted(response, path)
                 except KeyError:
                     extra[name] = None
+        if isinstance(extra.get("answer"), str):
+            # a service that echoes the request (headers and all) must not put a key into
+            # per_query.jsonl, the page or the cache: stored text is redacted as errors are
+            extra["answer"] = self.client.redact(extra["answer"])
         return build_ranking(
             query_id,
             items,

@@ -451,7 +451,8 @@ class LLMRecommender:
                 got=self.client.redact(json.dumps(response)[:200]),
                 hint="is retriever.api_url an OpenAI-compatible endpoint?",
             ) from None
-        return self.rank(query.id, str(content), k, response.get("usage"))
+        # the model's text is stored (per_query.jsonl, the page): never a key it echoed
+        return self.rank(query.id, self.client.redact(str(content)), k, response.get("usage"))
 
     def rank(self, query_id: str, content: str, k: int, usage: Any = None) -> Ranking:
         """The ranking in one answer text: catalogue ids only, each once, in order."""

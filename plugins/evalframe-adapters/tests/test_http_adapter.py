@@ -187,6 +187,27 @@ def test_auth_header_comes_from_env_and_never_shows(
     assert "EFA_TEST_TOKEN" in r.config.model_dump_json()  # the name, never the value
 
 
+def test_a_key_the_service_echoes_in_its_answer_is_not_stored(
+    serve: Serve, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A 200 answer whose text holds the request's header (a careless echo) went into
+    per_query.jsonl and the page as it was; the answer kept on the ranking is redacted."""
+    secret = "sk-live-0123456789abcdef"
+    monkeypatch.setenv("EFA_TEST_TOKEN", secret)
+
+    def echo(req: Request) -> Reply:
+        body = results_for(req.body["query_id"], req.body["k"])
+        return Reply(body={**body, "echo": f"you sent {req.headers['Authorization']}"})
+
+    r = make(
+        serve(echo).url,
+        headers_from_env={"Authorization": "Bearer $EFA_TEST_TOKEN"},
+        answer_path="echo",
+    )
+    ranking = r.retrieve(QUERIES[0], 5)
+    assert ranking is not None and ranking.answer == "you sent Bearer ***"
+
+
 def test_unset_env_var_is_named(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("EFA_NOT_SET", raising=False)
     with pytest.raises(ConfigError, match="EFA_NOT_SET is not set") as err:
