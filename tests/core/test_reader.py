@@ -381,3 +381,21 @@ def test_a_broken_json_line_says_its_column_once(tmp_path: Path) -> None:
         list(read_jsonl(path))
     assert err.value.line == 2
     assert "line is not valid JSON (Unterminated string starting at column 8)" in str(err.value)
+
+
+def test_a_digit_separator_is_not_part_of_a_number(tmp_path: Path) -> None:
+    """Python reads "1_0" as 10, and so did the run reader; trec_eval's strtod stops at
+    the "_". Neither reading is safe: the line is refused, named."""
+    from evalframe.core.errors import DataError
+    from evalframe.core.reader import read_qrels_columns, read_run_columns
+
+    run = tmp_path / "r"
+    run.write_text("1 Q0 a 1 2.5 t\n1 Q0 d 2 1_0 t\n")
+    with pytest.raises(DataError) as err:
+        read_run_columns(run)
+    assert err.value.line == 2 and "digit separator" in err.value.message
+    qrels = tmp_path / "q"
+    qrels.write_text("1 0 a 1_0\n")
+    with pytest.raises(DataError, match="digit separator") as err:
+        read_qrels_columns(qrels)
+    assert err.value.line == 1

@@ -521,11 +521,15 @@ def _numbers(
     if len(values) == 0:
         return np.zeros(0, dtype=dtype)
     raw = values if isinstance(values, np.ndarray) else np.array(values, dtype="S")
-    try:
-        parsed = raw.astype(dtype)
-    except (ValueError, OverflowError):
-        parsed = None
-    if parsed is None and dtype is np.int64:  # accept integral floats such as "1.0"
+    parsed: np.ndarray | None = None
+    # Python's (and NumPy's) number parsing takes "1_0" for 10; C's strtod, which
+    # trec_eval uses, stops at the "_": a digit separator is refused, never guessed.
+    if not (np.frombuffer(raw.tobytes(), dtype=np.uint8) == ord("_")).any():
+        try:
+            parsed = raw.astype(dtype)
+        except (ValueError, OverflowError):
+            parsed = None
+    if parsed is None and dtype is np.int64 and b"_" not in raw.tobytes():  # "1.0" is 1
         try:
             as_float = raw.astype(np.float64)
             if np.all(np.abs(as_float) <= LABEL_MAX) and np.all(as_float == np.round(as_float)):
@@ -564,6 +568,8 @@ def _out_of_range(values: np.ndarray) -> np.ndarray:
 
 def _not_a_number(token: bytes, dtype: Any) -> str | None:
     """Why ``token`` is not a value of the column, or None when it is one."""
+    if b"_" in token:
+        return "not a number (a digit separator '_' is not part of one)"
     try:
         value = float(token)
     except ValueError:
