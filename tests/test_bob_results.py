@@ -210,3 +210,19 @@ def test_a_baseline_path_that_does_not_exist_is_said_as_a_path(tmp_path: Path) -
     assert err.value.key == "baseline"
     with pytest.raises(ConfigError, match="no baseline named 'main'"):
         load_baseline("main", tmp_path / "baselines")  # a name is still looked up by name
+
+
+def test_a_per_query_file_with_a_query_twice_is_refused_at_its_line(tmp_path: Path) -> None:
+    """A duplicated record made `compare` pair 4 queries of a 3-query set, silently."""
+    from evalframe.assess.runfolder import RunData
+
+    records = [
+        (1, {"query_id": "q1", "metrics": {"RR": 1.0}}),
+        (2, {"query_id": "q2", "metrics": {"RR": 0.5}}),
+        (3, {"query_id": "q1", "metrics": {"RR": 1.0}}),
+    ]
+    source = tmp_path / "per_query.jsonl"
+    with pytest.raises(DataError) as err:
+        RunData.from_records(iter(records), {}, name="r", path=tmp_path, source=source)
+    assert err.value.line == 3
+    assert "query 'q1' has two records (first at line 1)" in err.value.message

@@ -79,6 +79,7 @@ from evalframe.core.io import (
     atomic_write_jsonl,
     write_trec_run,
 )
+from evalframe.core.messages import warn
 from evalframe.core.reader import read_jsonl, read_run_columns, read_trec_run, require_file
 from evalframe.core.types import Corpus, Ranking, Run, document_hash
 from evalframe.plugin.hooks import SweepJob
@@ -248,9 +249,19 @@ class RunData:
         retrieved: dict[str, list[str]] = {}
         expected: dict[str, list[str]] = {}
         ids: list[str] = []
+        first_at: dict[str, int | None] = {}
         for line, record in records:
             try:
                 qid = str(record["query_id"])
+                if qid in first_at:  # a comparison would pair it twice
+                    raise DataError(
+                        f"query {qid!r} has two records (first at line {first_at[qid]})",
+                        path=source,
+                        line=line,
+                        expected="one record per query, as evalframe writes them",
+                        hint="restore the file from the run (or re-run); it was edited by hand",
+                    )
+                first_at[qid] = line
                 for metric, value in record["metrics"].items():
                     values.setdefault(metric, {})[qid] = math.nan if value is None else float(value)
                 slices[qid] = {
@@ -263,6 +274,12 @@ class RunData:
                     "not a per-query record written by evalframe", path=source, line=line
                 ) from None
             ids.append(qid)
+        stated = (summary.get("golden_set") or {}).get("queries")
+        if isinstance(stated, int) and stated != len(ids) and source is not None:
+            warn(
+                f"{source}: {len(ids)} per-query records, but the run's summary counts "
+                f"{stated} queries; the records are compared as they are"
+            )
         return cls(
             name=name,
             path=path,
