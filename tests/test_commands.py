@@ -313,3 +313,22 @@ def test_rescore_of_a_run_whose_config_is_broken_yaml_is_a_data_error(
     err = capsys.readouterr().err
     assert f"{run / 'config.yaml'}:3: stored run config" in err and "not valid YAML" in err
     assert "Traceback" not in err
+
+
+def test_rescore_says_when_run_trec_cannot_be_read(
+    project: Project, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A line appended to run.trec was skipped without a word: the rescore still scores
+    per_query.jsonl's rankings (the same numbers), and says why run.trec was not used."""
+    with RETRIEVERS.scoped() as reg:  # the stored config names it: validated on rescore
+        reg.add("counting", Counting, CountingConfig)
+        run_dir = stored_run(project)
+        before = json.loads((run_dir / "metrics.json").read_text())
+        lines = (run_dir / "run.trec").read_text().count("\n")
+        with (run_dir / "run.trec").open("a") as fh:
+            fh.write("hello world\n")
+        capsys.readouterr()
+        assert main(["rescore", str(run_dir), "--out", str(project.root / "again")]) == 0
+    err = capsys.readouterr().err
+    assert f"run.trec:{lines + 1} cannot be read (a run line has 2 columns)" in err
+    assert json.loads((project.root / "again" / "metrics.json").read_text()) == before

@@ -620,8 +620,12 @@ class RunFolder:
             return {}
         try:
             return dict(read_trec_run(self.file(self.RUN)).rankings)
-        except DataError:
-            return {}  # a hand-edited run.trec: per_query.jsonl's order still scores the same
+        except DataError as exc:  # a hand-edited run.trec: per_query.jsonl's order still scores
+            warn(
+                f"{self.file(self.RUN)}{f':{exc.line}' if exc.line else ''} cannot be read "
+                f"({exc.message}); the rankings are read from {self.PER_QUERY} alone"
+            )
+            return {}
 
     def job(self) -> dict[str, Any]:
         """``job.json`` of a sweep job (empty when absent or unreadable)."""
