@@ -292,6 +292,11 @@ class RunFileRetriever:
         self.run, removed, queries = read_run_file(
             config.path, config.format, normalise=config.normalise, duplicates=config.duplicates
         )
+        if not self.run.rankings:  # every query will be missing: said, not only counted
+            warn(
+                f"run file {config.path} holds no rankings: every golden query is missing "
+                "from the run (is it the right file, and retriever.format the right format?)"
+            )
         #: Document ids dropped as repeats (after normalising), for reports and tests.
         self.duplicates_removed = removed
         if removed:

@@ -189,3 +189,10 @@ def test_a_json_run_with_a_query_or_document_twice_names_both_lines(tmp_path: Pa
     with pytest.raises(DataError, match="the id 'd 1' contains whitespace") as err:
         make(write(tmp_path, "run.json", spaced), "json")
     assert err.value.line == 2
+
+
+def test_an_empty_run_file_is_warned_about(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    make(write(tmp_path, "run.trec", ""), "trec")
+    assert "holds no rankings: every golden query is missing" in capsys.readouterr().err
