@@ -59,7 +59,7 @@ from pydantic import Field
 from evalframe.core.errors import DataError
 from evalframe.core.reader import read_text
 from evalframe.core.records import At, UniqueIds, field_names, is_id, warn_ids_not_in_corpus
-from evalframe.core.types import Corpus, Document, GoldenQuery, GoldenSet
+from evalframe.core.types import Corpus, Document, GoldenQuery, GoldenSet, normalise_id
 from evalframe.plugin.protocols import PluginConfig, PluginContext
 from evalframe.plugin.registry import corpus, dataset
 
@@ -317,6 +317,10 @@ def _candidate(
         raise _error(
             doc, f"{label}: {where}.fqn must be a non-empty string", raw, "fqn", got=repr(fqn)
         )
+    try:
+        normalise_id(fqn)
+    except ValueError as exc:  # a space inside: located here rather than by the model
+        raise _error(doc, f"{label}: {where}.fqn: {exc}", raw, "fqn", got=repr(fqn)) from None
     text = raw["text"]
     if not isinstance(text, str):
         raise _error(doc, f"{label}: {where}.text must be a string", raw, "text", got=repr(text))

@@ -33,7 +33,7 @@ from evalframe.core.errors import ConfigError, DataError
 from evalframe.core.messages import warn
 from evalframe.core.reader import read_jsonl
 from evalframe.core.records import At, UniqueIds, field_names, is_id, warn_ids_not_in_corpus
-from evalframe.core.types import GoldenQuery, GoldenSet
+from evalframe.core.types import GoldenQuery, GoldenSet, normalise_id
 from evalframe.plugin.protocols import PluginConfig, PluginContext
 from evalframe.plugin.registry import dataset
 
@@ -238,7 +238,14 @@ class GalaxyDataset:
                     expected="a non-empty string",
                     got=repr(tool),
                 )
-            tool_id = normalise_tool_ids(cfg.normalise, tool)
+            try:
+                tool_id = normalise_id(normalise_tool_ids(cfg.normalise, tool))
+            except ValueError as exc:  # a space inside: located here, not by the model
+                raise at.error(
+                    f"tools[{i}] of query {qid!r}: {exc}",
+                    got=repr(tool),
+                    hint="tool ids are single words; fix the gold file",
+                ) from None
             if tool_id in judgments:
                 removed += 1
                 continue

@@ -567,3 +567,15 @@ def test_rejudging_a_candidate_without_delta_p_names_it(tmp_path: Path) -> None:
         AdkDataset(config, PluginContext()).load()
     assert "pairs[0].candidates[0] has no delta_p" in err.value.render()
     assert err.value.line == 5  # the candidate's first line
+
+
+def test_an_fqn_with_a_space_is_refused_at_its_line(tmp_path: Path) -> None:
+    """It was refused by the model afterwards, with no line and pydantic's wording."""
+    from evalframe.app.cli import main
+
+    path = tmp_path / "a.yaml"
+    path.write_text(
+        'pairs:\n  - id: "p:01"\n    query: "q"\n    candidates:\n'
+        '      - fqn: "a C"\n        text: "A"\n        empirical_relevance: "YES"\n'
+    )
+    assert main(["golden", "validate", "--format", "adk", str(path)]) == 2

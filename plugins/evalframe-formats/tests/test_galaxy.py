@@ -286,3 +286,11 @@ def test_gold_tools_absent_from_the_corpus_are_warned_about(
     galaxy(GOLD, PluginContext(corpus=corpus), normalise=["strip_version"])
     err = capsys.readouterr().err
     assert "5 relevant gold tool id(s) are not in corpus 'tools'" in err
+
+
+def test_a_tool_id_with_a_space_is_refused_at_its_line(tmp_path: Path) -> None:
+    path = gold_file(tmp_path, '{"id": "g0", "tools": ["a"]}', '{"id": "g1", "tools": ["t 1"]}')
+    with pytest.raises(DataError) as err:
+        galaxy(path)
+    assert err.value.line == 2
+    assert "tools[0] of query 'g1': the id 't 1' contains whitespace" in err.value.message
