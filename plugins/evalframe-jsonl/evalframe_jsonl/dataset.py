@@ -24,7 +24,7 @@ from pydantic import Field
 from evalframe.core.errors import DataError
 from evalframe.core.messages import Tally
 from evalframe.core.reader import read_jsonl, require_file
-from evalframe.core.records import At, UniqueIds, is_id, warn_ids_not_in_corpus
+from evalframe.core.records import At, UniqueIds, id_problem, warn_ids_not_in_corpus
 from evalframe.core.types import GoldenQuery, GoldenSet
 from evalframe.plugin.protocols import PluginConfig, PluginContext
 from evalframe.plugin.registry import dataset
@@ -44,11 +44,12 @@ def _judgments(value: Any, at: At) -> dict[str, int]:
     if isinstance(value, list):
         out: dict[str, int] = {}
         for item in value:
-            if not is_id(item):
+            problem = id_problem(item)
+            if problem is not None:  # says which: not a string, empty, or a space inside
                 raise at.error(
-                    "field 'expected_chunks' must list chunk ids (strings or integers)",
+                    f"field 'expected_chunks' must list chunk ids: {repr(item)[:60]} {problem}",
                     got=repr(item),
-                    hint='write chunk ids as 12 or "12"',
+                    hint='write chunk ids as 12 or "12", one word each',
                 )
             out[str(item)] = 1
         if len(out) != len(value):

@@ -229,3 +229,16 @@ def test_texts_skips_other_documents_without_checking_them_but_not_a_broken_line
     with pytest.raises(DataError) as err:  # a line load() refuses is refused here too
         loader.texts(["a"])
     assert err.value.line == 2 and "must be a JSON object" in err.value.render()
+
+
+def test_an_expected_chunk_with_a_space_says_so(tmp_path: Path) -> None:
+    """It said "must list chunk ids (strings or integers)" of a string: the space was the
+    problem, and now the message names it."""
+    from evalframe_jsonl.dataset import _judgments
+
+    from evalframe.core.errors import DataError
+    from evalframe.core.records import At
+
+    with pytest.raises(DataError) as err:
+        _judgments(["d 4"], At(tmp_path / "g.jsonl", 3))
+    assert "'d 4' contains a space" in err.value.message and err.value.line == 3
