@@ -19,8 +19,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from evalframe.core.errors import ConfigError, DataError
+from evalframe.core.errors import ConfigError
 from evalframe.core.io import require_file
+from evalframe.core.reader import yaml_error
 
 __all__ = ["main"]
 
@@ -118,11 +119,10 @@ def load_config(
         try:
             cfg = OmegaConf.load(path)
         except yaml.YAMLError as exc:  # a hand-edited or truncated file: located, exit 2
-            mark = getattr(exc, "problem_mark", None)
-            raise DataError(
-                f"{what} {path} is not valid YAML ({getattr(exc, 'problem', None) or exc})",
-                path=path,
-                line=mark.line + 1 if mark is not None else None,
+            raise yaml_error(
+                exc,
+                path,
+                what=f"{what} {path}",
                 hint="restore it from the run (or re-run); evalframe writes it whole",
             ) from None
         if not isinstance(cfg, DictConfig):

@@ -37,6 +37,7 @@ from evalframe.core.reader.files import (
     require_folder,
     split_fields,
     warn_unicode_space,
+    yaml_error,
 )
 from evalframe.core.reader.jsonfiles import JsonDocument, read_json, read_json_array, read_jsonl
 from evalframe.core.reader.trec import (
@@ -76,4 +77,5 @@ __all__ = [
     "require_folder",
     "split_fields",
     "warn_unicode_space",
+    "yaml_error",
 ]

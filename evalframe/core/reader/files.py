@@ -404,3 +404,21 @@ def parse_int(
             got=repr(token),
             hint="labels and numbers must be written as whole numbers (e.g. 0, 1, 2, -1)",
         ) from None
+
+
+def yaml_error(exc: Exception, path: str | Path, *, what: str, hint: str) -> DataError:
+    """A YAML parser's error (PyYAML's ``MarkedYAMLError``) as a located :class:`DataError`:
+    the line of the problem, and where the construct it broke started when that is
+    elsewhere (an unclosed ``[`` twenty lines up). Reads the error's attributes only, so
+    the core needs no YAML import."""
+    mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
+    problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+    context, context_mark = getattr(exc, "context", None), getattr(exc, "context_mark", None)
+    if context and context_mark is not None and context_mark is not mark:
+        problem = f"{context} started on line {context_mark.line + 1}: {problem}"
+    return DataError(
+        f"{what} is not valid YAML ({problem})",
+        path=path,
+        line=mark.line + 1 if mark is not None else None,
+        hint=hint,
+    )

@@ -57,7 +57,7 @@ import yaml
 from pydantic import Field
 
 from evalframe.core.errors import DataError
-from evalframe.core.reader import read_text
+from evalframe.core.reader import read_text, yaml_error
 from evalframe.core.records import At, UniqueIds, field_names, is_id, warn_ids_not_in_corpus
 from evalframe.core.types import Corpus, Document, GoldenQuery, GoldenSet, normalise_id
 from evalframe.plugin.protocols import PluginConfig, PluginContext
@@ -148,16 +148,8 @@ def _parse(path: Path, key: str | None) -> _Doc:
     try:
         data = loader.get_single_data()
     except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
-        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
-        context, context_mark = getattr(exc, "context", None), getattr(exc, "context_mark", None)
-        if context and context_mark is not None and context_mark is not mark:
-            problem = f"{context} started on line {context_mark.line + 1}: {problem}"
-        raise DataError(
-            f"the file is not valid YAML ({problem})",
-            path=path,
-            line=mark.line + 1 if mark is not None else None,
-            hint="check the indentation and quoting around this line",
+        raise yaml_error(
+            exc, path, what="the file", hint="check the indentation and quoting around this line"
         ) from None
     finally:
         loader.dispose()
