@@ -18,6 +18,7 @@ from evalframe.build.steps import (
     step_plan,
 )
 from evalframe.core.errors import EXIT_GATE_FAILED, EXIT_OK, DataError
+from evalframe.core.reader import require_file
 
 __all__ = ["STEP_FUNCTIONS", "run_build"]
 
@@ -49,11 +50,14 @@ def _check_fresh(batch: Batch) -> None:
 
 def run_build(config: BuildConfig, echo: Callable[[str], None]) -> tuple[int, str | None]:
     """Run the configured step(s); return the exit code and the batch's final status."""
+    steps = STEPS if config.step == "all" else (config.step,)
+    if "review" in steps and config.review.file is not None:
+        # found missing at step G, after every role call of A-F has been paid for
+        require_file(config.review.file, what="review file", key="review.file")
     batch = Batch(config.batch_dir)
     if config.step == "all":
         _check_fresh(batch)
     ctx = Context(config=config, batch=batch, echo=echo)
-    steps = STEPS if config.step == "all" else (config.step,)
     for step in steps:
         line = STEP_FUNCTIONS[step](ctx)
         echo(f"{LETTERS[step]} {step:<10} {line}")

@@ -209,3 +209,14 @@ def test_a_requeued_batch_feeds_its_failure_modes_to_the_next(
     assert any("q_00001 (wrong): not the writer" in f for f in seen[0])
     # b1 asked once, b2 was answered from the cache, b3's request carries the feedback: new
     assert scripted.calls["author"] == 2
+
+
+def test_a_review_file_that_is_not_there_stops_the_build_before_any_role_call(
+    tmp_path: Path, scripted: Script
+) -> None:
+    """It was found at step G, after steps A-F had called (and paid) every role."""
+    with pytest.raises(DataError) as err:
+        build(tmp_path, _plan(2, 1), headroom=1.0, review={"file": str(tmp_path / "nope.jsonl")})
+    assert err.value.key == "review.file" and "review file not found" in err.value.message
+    assert not scripted.calls
+    assert not (tmp_path / "b1").exists()
