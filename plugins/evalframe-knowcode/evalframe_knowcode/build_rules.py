@@ -133,15 +133,16 @@ class KnowCodeBuildRules:
         settings = {"path": str(path), "source_root": self.root, "source_rev": self.rev}
         config = self.loader.config_model(**settings, allow_drift=allow_drift)
         loader = self.loader(config, PluginContext(config_key="allow_drift"))
+        from evalframe_knowcode.dataset import SourceDriftError
+
         try:
             loader.load()
-        except Exception as exc:
-            if getattr(exc, "key", None) == "dataset.allow_drift":
-                exc.key = "allow_drift"  # type: ignore[attr-defined]
-                exc.hint = (  # type: ignore[attr-defined]
-                    "the source changed since the blessed version: re-verify it, or build "
-                    "with allow_drift=true to add to it anyway (the drift is recorded)"
-                )
+        except SourceDriftError as exc:  # said in the build's terms: its own setting
+            exc.key = "allow_drift"
+            exc.hint = (
+                "the source changed since the blessed version: re-verify it, or build "
+                "with allow_drift=true to add to it anyway (the drift is recorded)"
+            )
             raise
         return [
             r for _, r in read_json_array(path, what="blessed golden set") if isinstance(r, dict)

@@ -47,6 +47,14 @@ from evalframe.plugin.registry import dataset
 from evalframe_knowcode.source import SourceTree, open_tree
 
 REQUIRED = ("query_id", "query_text", "expected_entities", "expected_files")
+
+
+class SourceDriftError(DataError):
+    """The drift guard stopped the load: source files differ from the meta file's hashes.
+    Its own kind, so a caller with another setting for it (the golden build's
+    ``allow_drift``) can say so in its own terms."""
+
+
 #: Retrieved entity ids map to their file: everything before the first "::".
 FILES_PROJECTION = r"^(.*?)::"
 
@@ -270,7 +278,7 @@ class KnowCodeDataset:
             info["blessed_statuses"] = list(self.config.blessed_statuses)
         if drift and not self.config.allow_drift:
             shown = "; ".join(drift[:10]) + (" …" if len(drift) > 10 else "")
-            raise DataError(
+            raise SourceDriftError(
                 f"the code under evaluation has drifted from the golden set: {len(drift)} "
                 f"source file(s) differ from {meta_path.name}: {shown}",
                 path=meta_path,
