@@ -133,7 +133,7 @@ class KnowCodeBuildRules:
         settings = {"path": str(path), "source_root": self.root, "source_rev": self.rev}
         config = self.loader.config_model(**settings, allow_drift=allow_drift)
         loader = self.loader(config, PluginContext(config_key="allow_drift"))
-        from evalframe_knowcode.dataset import SourceDriftError
+        from evalframe_knowcode.source import SourceDriftError
 
         try:
             loader.load()

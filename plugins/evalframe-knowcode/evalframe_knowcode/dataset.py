@@ -44,15 +44,9 @@ from evalframe.core.types import GoldenQuery, GoldenSet
 from evalframe.golden.versions import list_versions, resolve_version
 from evalframe.plugin.protocols import PluginConfig, PluginContext
 from evalframe.plugin.registry import dataset
-from evalframe_knowcode.source import SourceTree, open_tree
+from evalframe_knowcode.source import SourceDriftError, SourceTree, open_tree
 
 REQUIRED = ("query_id", "query_text", "expected_entities", "expected_files")
-
-
-class SourceDriftError(DataError):
-    """The drift guard stopped the load: source files differ from the meta file's hashes.
-    Its own kind, so a caller with another setting for it (the golden build's
-    ``allow_drift``) can say so in its own terms."""
 
 
 #: Retrieved entity ids map to their file: everything before the first "::".

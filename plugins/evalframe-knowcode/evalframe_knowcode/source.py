@@ -28,7 +28,22 @@ from typing import Protocol
 from evalframe.core.errors import ConfigError, DataError
 from evalframe.core.reader import decode, read_bytes, require_folder
 
-__all__ = ["FolderTree", "GitTree", "SourceTree", "glob_regex", "open_tree", "select"]
+__all__ = [
+    "FolderTree",
+    "GitTree",
+    "SourceDriftError",
+    "SourceTree",
+    "glob_regex",
+    "open_tree",
+    "select",
+]
+
+
+class SourceDriftError(DataError):
+    """The drift guard stopped a load: source files differ from the meta file's hashes.
+    Its own kind, so a caller with another setting for it (the golden build's
+    ``allow_drift``) can say so in its own terms."""
+
 
 SKIP_DIRS = frozenset({"__pycache__", "node_modules", "site-packages"})
 DEFAULT_INCLUDE = ("**/*.py",)
