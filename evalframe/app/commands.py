@@ -19,9 +19,10 @@ from evalframe.core.types import Corpus, Run
 __all__ = ["cache_main", "default_cache_dir", "load_stored_run", "rescore_main"]
 
 
-def load_stored_run(run_dir: Path) -> Run:
-    """The rankings a run wrote (see :meth:`evalframe.assess.runfolder.RunFolder.run`)."""
-    return RunFolder(run_dir).run()
+def load_stored_run(run_dir: Path, cache_dir: Path | None = None) -> Run:
+    """The rankings a run wrote (see :meth:`evalframe.assess.runfolder.RunFolder.run`);
+    ``cache_dir`` keeps a large ``run.trec`` parsed for the next rescore."""
+    return RunFolder(run_dir).run(cache_dir)
 
 
 # the command's scope (core.gcpause): what it loads stays off the collector's passes
@@ -68,7 +69,7 @@ def rescore_main(argv: Sequence[str]) -> int:
     inputs = load_inputs(exp, corpus=deferred)
     golden = inputs.golden
     with step("reading the stored run"):  # run.trec, and per_query.jsonl when it adds to it
-        run = load_stored_run(run_dir)
+        run = load_stored_run(run_dir, exp.cache_dir)
     _note_golden_change(run_dir, golden.content_hash)
     context = RunContext(experiment=exp.name, output_dir=exp.output_dir, config=exp.public_config)
     relay = HookRelay.build(exp.trackers)
@@ -174,9 +175,9 @@ RUN_SOURCES_GROUP = "evalframe.run_sources"
 
 def fetch_from_sources(ref: str, dest: Path) -> Path | None:
     """The run files for ``ref`` from the first run source that knows it, else None."""
-    from importlib import metadata
+    from evalframe.plugin.dists import entry_points
 
-    for ep in sorted(metadata.entry_points(group=RUN_SOURCES_GROUP), key=lambda e: e.name):
+    for ep in sorted(entry_points(RUN_SOURCES_GROUP), key=lambda e: e.name):
         folder = ep.load()(ref, dest / ep.name)
         if folder is not None:
             return Path(folder)

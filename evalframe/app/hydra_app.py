@@ -26,7 +26,6 @@ import shutil
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
-from importlib import metadata
 from pathlib import Path
 from typing import Any
 
@@ -34,6 +33,7 @@ from evalframe.app.hydra_errors import hydra_message, plain_config
 from evalframe.app.hydra_mode import one_composition
 from evalframe.app.stderr import HeldStderr, environment_error, release_stderr, report_crash
 from evalframe.core.errors import EXIT_CRASH, EXIT_ERROR, ConfigError, EvalframeError
+from evalframe.plugin.dists import entry_points
 from evalframe.plugin.registry import CONF_GROUP
 
 __all__ = [
@@ -89,7 +89,7 @@ def _package_dir(package: str) -> Path | None:
 def plugin_conf_dirs() -> list[tuple[str, Path]]:
     """(entry-point name, folder) for every config folder a distribution declares."""
     found = []
-    for ep in sorted(metadata.entry_points(group=CONF_GROUP), key=lambda e: e.name):
+    for ep in sorted(entry_points(CONF_GROUP), key=lambda e: e.name):
         folder = _package_dir(ep.value)
         if folder is None:
             print(

@@ -58,11 +58,13 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+import io
 import json
 import math
 import operator
 import time
 import uuid
+import zipfile
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -79,8 +81,15 @@ from evalframe.core.io import (
     atomic_write_jsonl,
     write_trec_run,
 )
+from evalframe.core.jsoncodec import loads as json_loads
 from evalframe.core.messages import warn
-from evalframe.core.reader import read_jsonl, read_run_columns, read_trec_run, require_file
+from evalframe.core.reader import (
+    RunColumns,
+    read_jsonl,
+    read_run_columns,
+    read_trec_run,
+    require_file,
+)
 from evalframe.core.types import Corpus, Ranking, Run, document_hash
 from evalframe.plugin.hooks import SweepJob
 
@@ -177,12 +186,17 @@ def per_query_records(evaluation: Evaluation, rule: StatusRule) -> list[dict[str
     reordered = moved.tolist()
     ends = np.cumsum(rows.counts).tolist()
     at = {qid: i for i, qid in enumerate(rows.query_ids)}
-    columns = {str(m): v.tolist() for m, v in evaluation.scores.values.items()}
+    # Python floats once per metric (tolist), not a NumPy scalar converted per query
+    columns = [
+        (str(m), np.asarray(v, dtype=np.float64).tolist())
+        for m, v in evaluation.scores.values.items()
+    ]
+    slice_fields = evaluation.slice_fields
     records: list[dict[str, Any]] = []
     with gc_paused():  # 10k records of dicts and lists, none in a cycle
         for i, qid in enumerate(query_ids):
             gq = by_id[qid]
-            values = {name: float(v[i]) for name, v in columns.items()}
+            values = {name: v[i] for name, v in columns}
             ranking = run.rankings.get(qid)
             if ranking is None:
                 doc_ids, scores = [], []
@@ -194,14 +208,15 @@ def per_query_records(evaluation: Evaluation, rule: StatusRule) -> list[dict[str
                 pick = _picker((order[start : ends[j]] - start).tolist())
                 doc_ids, scores = pick(ranking.doc_ids), pick(ranking.scores)
             value = values.get(str(crit)) if crit is not None else None
+            relevant = gq.relevant
             records.append(
                 {
                     "query_id": qid,
                     "text": gq.text,
-                    "slices": {f: gq.metadata.get(f) for f in evaluation.slice_fields},
+                    "slices": {f: gq.metadata.get(f) for f in slice_fields},
                     "metrics": values,
-                    "status": query_status(value, gq.is_negative, rule),
-                    "expected": sorted(gq.relevant),
+                    "status": query_status(value, not relevant, rule),
+                    "expected": sorted(relevant),
                     "judgments": dict(sorted(gq.judgments.items())),
                     "retrieved": doc_ids,
                     "scores": scores,
@@ -388,7 +403,9 @@ class RunFolder:
     def _json(self, name: str, what: str) -> dict[str, Any]:
         path = self.require(name, what)
         try:
-            data = json.loads(path.read_text(encoding="utf-8"))
+            # orjson by json's rules (core.jsoncodec): timings.json and the corpus
+            # manifest of a 10k run are megabytes
+            data = json_loads(path.read_bytes())
         except ValueError as exc:
             raise DataError(f"the {what} is not valid JSON ({exc})", path=path) from None
         if not isinstance(data, dict):
@@ -504,9 +521,13 @@ class RunFolder:
             source=self.file(self.PER_QUERY),
         )
 
-    def run(self) -> Run:
+    def run(self, cache_dir: Path | None = None) -> Run:
         """The rankings as the retriever returned them, with latencies, empty rankings
         and missing queries restored.
+
+        ``cache_dir``: where a large ``run.trec`` keeps its parsed columns, under its
+        SHA-256 (:func:`run_columns`), so that the next rescore of it reads them
+        instead of parsing the file again.
 
         ``per_query.jsonl`` keeps what ``run.trec`` cannot say (a query that was
         answered with nothing) and ``timings.json`` the latency (older folders
@@ -519,7 +540,7 @@ class RunFolder:
         """
         if not self.file(self.PER_QUERY).is_file():
             return read_trec_run(self.require(self.RUN, "stored run"))
-        alone = self._run_file_alone()
+        alone = self._run_file_alone(cache_dir)
         if alone is not None:
             return alone
         given = self._given_order()
@@ -565,7 +586,7 @@ class RunFolder:
                 ) from None
         return Run(rankings=rankings, metadata={"source": str(self.path), "rescored": True})
 
-    def _run_file_alone(self) -> Run | None:
+    def _run_file_alone(self, cache_dir: Path | None = None) -> Run | None:
         """The run from ``run.trec`` and ``summary.json``'s ``run_file`` facts alone,
         without reading ``per_query.jsonl`` (34 MB at 10k queries of 100: half a second).
 
@@ -589,7 +610,7 @@ class RunFolder:
         latency = self.timings().get("per_query_ms")
         latency = latency if isinstance(latency, dict) else {}
         try:
-            read = read_run_columns(path).to_run(latency)
+            read = run_columns(path, digest, cache_dir).to_run(latency)
             rankings = dict(read.rankings)
             for qid in map(str, empty):
                 ms = latency.get(qid)
@@ -744,9 +765,75 @@ def run_file_facts(run: Run, path: Path) -> dict[str, Any]:
 
 def file_sha256(path: Path) -> str:
     """SHA-256 of a file (a 45 MB run file: 25 ms), through one small reused buffer:
-    large reads, freed at the end of a run, left 70 MB of the heap in the process."""
-    with Path(path).open("rb") as handle:
-        return hashlib.file_digest(handle, "sha256").hexdigest()
+    large reads, freed at the end of a run, left 70 MB of the heap in the process.
+
+    A rescore asks twice about its ``run.trec`` (to trust ``summary.json``'s facts,
+    then to write them again): the digest is remembered for the process while
+    the file's size, times and inode stay the same, as git's index trusts them,
+    and, as git does, not for a file modified in the last second, whose next
+    change could keep its modification time.
+    """
+    stat = Path(path).stat()
+    seen = (
+        str(Path(path).resolve()),
+        stat.st_size,
+        stat.st_mtime_ns,
+        stat.st_ctime_ns,
+        stat.st_ino,
+    )
+    digest = _DIGESTS.get(seen)
+    if digest is None:
+        with Path(path).open("rb") as handle:
+            digest = hashlib.file_digest(handle, "sha256").hexdigest()
+        if stat.st_mtime_ns < time.time_ns() - 1_000_000_000:
+            _DIGESTS.clear()  # one file at a time is all a command asks twice about
+            _DIGESTS[seen] = digest
+    return digest
+
+
+_DIGESTS: dict[tuple[str, int, int, int, int], str] = {}
+
+#: The cache's folder of parsed run files (``evalframe cache info`` lists it as a kind).
+COLUMNS_KIND = "columns"
+#: Version of its entries' format, in their names: a new format never reads an old one.
+_COLUMNS_FORMAT = 1
+#: Only run files at least this large are kept: a smaller one parses in a few
+#: milliseconds, and every entry is about half its run file's size again.
+_COLUMNS_MIN_BYTES = 4 << 20
+
+
+def run_columns(path: Path, digest: str, cache_dir: Path | None) -> RunColumns:
+    """``run.trec``'s columns, from the cache when a rescore has parsed this file before.
+
+    The entry is named by the file's SHA-256 (``digest``, which the caller has
+    checked), so it stands for these bytes only, whoever wrote them; it holds
+    NumPy arrays and no pickle (:meth:`RunColumns.save`). A damaged or
+    unreadable entry is parsed again and rewritten; a cache that cannot be
+    written (read-only, full) costs the next rescore the parse, with a warning.
+    Runs with non-ASCII ids are parsed every time (rare, and their reading may
+    warn about what they hold, which a cached copy would keep quiet).
+    """
+    if cache_dir is None or path.stat().st_size < _COLUMNS_MIN_BYTES:
+        return read_run_columns(path)
+    entry = cache_dir / COLUMNS_KIND / f"{digest}.v{_COLUMNS_FORMAT}.npz"
+    try:
+        return RunColumns.load(entry, str(path))
+    except FileNotFoundError:
+        pass
+    except (OSError, ValueError, EOFError, zipfile.BadZipFile):
+        pass  # damaged (a disk error, an edit): parsed again below, and replaced
+    columns = read_run_columns(path)
+    if columns.ascii_only:
+        buffer = io.BytesIO()
+        columns.save(buffer)
+        try:
+            atomic_write(entry, buffer.getvalue())
+        except OSError as exc:
+            warn(
+                f"could not keep the parsed {path.name} in the cache {entry.parent} "
+                f"({exc.strerror or exc}); the next rescore of it parses it again"
+            )
+    return columns
 
 
 _EXTRAS = ("latency_ms", "confidence", "answer", "tokens", "tool_calls")
@@ -787,7 +874,7 @@ def _document_hashes(corpus: Corpus) -> dict[str, str]:
 
 def _read_json(path: Path) -> dict[str, Any]:
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = json_loads(path.read_bytes())
     except (OSError, ValueError):
         return {}
     return data if isinstance(data, dict) else {}

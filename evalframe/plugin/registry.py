@@ -26,7 +26,12 @@ from typing import Any, Generic, TypeVar
 from pydantic import BaseModel, ValidationError
 
 from evalframe.core.errors import ConfigError, PluginError
-from evalframe.plugin.dists import distribution_of, learn_distribution, version_of
+from evalframe.plugin.dists import (
+    distribution_of,
+    entry_points,
+    learn_distribution,
+    version_of,
+)
 
 __all__ = [
     "ADVERSARIES",
@@ -185,11 +190,12 @@ class Registry(Generic[T]):
 
     # -- lookup -------------------------------------------------------------
     def _entry_points(self) -> dict[str, metadata.EntryPoint]:
-        # Read on every call on purpose: a plugin installed (or put on
-        # sys.path by a test) after start-up must still be found.
+        # Looked at on every call on purpose: a plugin installed (or put on
+        # sys.path by a test) after start-up must still be found (dists.entry_points
+        # scans again when either could have happened).
         found: dict[str, metadata.EntryPoint] = {}
         self._clashes = {}
-        for ep in metadata.entry_points(group=self.group):
+        for ep in entry_points(self.group):
             first = found.setdefault(ep.name, ep)
             if first.value != ep.value:  # two distributions claim one name
                 self._clashes.setdefault(ep.name, [first]).append(ep)

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from importlib import metadata
 from typing import Any, ClassVar
 
 import pytest
 from pydantic import BaseModel, ValidationError
 
+from evalframe.plugin.dists import entry_points
 from evalframe.plugin.registry import (
     Registry,
 )
@@ -25,7 +25,7 @@ class PluginContract:
         return f"{self.registry.kind} plugin {self.plugin_name!r} breaks the rule: {rule}"
 
     def test_discovered_through_its_entry_point(self) -> None:
-        names = {ep.name for ep in metadata.entry_points(group=self.registry.group)}
+        names = {ep.name for ep in entry_points(self.registry.group)}
         assert self.plugin_name in names, self._rule(
             f"it must be declared in the {self.registry.group!r} entry-point group"
         )
