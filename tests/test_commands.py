@@ -6,6 +6,7 @@ import gc
 import hashlib
 import io
 import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -332,3 +333,126 @@ def test_rescore_says_when_run_trec_cannot_be_read(
     err = capsys.readouterr().err
     assert f"run.trec:{lines + 1} cannot be read (a run line has 2 columns)" in err
     assert json.loads((project.root / "again" / "metrics.json").read_text()) == before
+
+
+# -- the parsed run.trec, kept in the cache under its SHA-256 ---------------------------------
+
+
+def _columns_entry(project: Project, run_dir: Path) -> Path:
+    digest = hashlib.sha256((run_dir / "run.trec").read_bytes()).hexdigest()
+    return project.root / "cache" / "columns" / f"{digest}.v1.npz"
+
+
+@pytest.fixture
+def every_run_file_kept(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The cache keeps run files of 4 MB and more; these tests' runs are a few hundred bytes."""
+    monkeypatch.setattr("evalframe.assess.runfolder._COLUMNS_MIN_BYTES", 0)
+
+
+def test_a_rescore_keeps_the_parsed_run_file_and_the_next_reads_it_unparsed(
+    project: Project, every_run_file_kept: None, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    run_dir, made = _half_empty_run(project)
+    with RETRIEVERS.scoped() as reg:
+        reg.add("half_empty", HalfEmpty, CountingConfig)
+        assert main(["rescore", str(run_dir), "--out", str(project.root / "first")]) == 0
+        entry = _columns_entry(project, run_dir)
+        assert entry.is_file()
+
+        def unparsed(*args: Any, **kwargs: Any) -> Any:
+            raise AssertionError("run.trec was parsed again")
+
+        monkeypatch.setattr("evalframe.assess.runfolder.read_run_columns", unparsed)
+        assert main(["rescore", str(run_dir), "--out", str(project.root / "second")]) == 0
+    for name in ("per_query.jsonl", "metrics.json", "summary.json", "run.trec"):
+        first, second = (project.root / d / name for d in ("first", "second"))
+        assert second.read_bytes() == first.read_bytes() == (run_dir / name).read_bytes(), name
+    stored = RunFolder(run_dir).run(project.root / "cache")
+    assert {q: (r.doc_ids, r.scores) for q, r in stored.rankings.items()} == {
+        q: (r.doc_ids, r.scores) for q, r in made.rankings.items()
+    }
+
+
+def test_a_damaged_cache_entry_is_parsed_again_and_replaced(
+    project: Project, every_run_file_kept: None
+) -> None:
+    run_dir, made = _half_empty_run(project)
+    cache = project.root / "cache"
+    RunFolder(run_dir).run(cache)
+    entry = _columns_entry(project, run_dir)
+    good = entry.read_bytes()
+    entry.write_bytes(good[: len(good) // 2])  # a disk error, a killed copy
+    stored = RunFolder(run_dir).run(cache)
+    assert {q: r.doc_ids for q, r in stored.rankings.items()} == {
+        q: r.doc_ids for q, r in made.rankings.items()
+    }
+    assert entry.read_bytes() == good
+
+
+def test_an_edited_run_file_is_not_read_from_the_cache(
+    project: Project, every_run_file_kept: None
+) -> None:
+    """The entry stands for the bytes it was parsed from: after an edit, the facts in
+    summary.json no longer hold, and run.trec is read beside per_query.jsonl."""
+    run_dir, made = _half_empty_run(project)
+    cache = project.root / "cache"
+    RunFolder(run_dir).run(cache)
+    trec = run_dir / "run.trec"
+    trec.write_text(trec.read_text().replace(" install ", " cache ", 1))
+    stored = RunFolder(run_dir).run(cache)
+    assert {q: r.doc_ids for q, r in stored.rankings.items()} == {
+        q: r.doc_ids for q, r in made.rankings.items()
+    }
+    assert len(list((cache / "columns").iterdir())) == 1  # only the first file's entry
+
+
+def test_a_cache_that_cannot_be_written_costs_a_warning_not_the_rescore(
+    project: Project, every_run_file_kept: None, capsys: pytest.CaptureFixture[str]
+) -> None:
+    run_dir, made = _half_empty_run(project)
+    blocked = project.root / "blocked"
+    blocked.write_text("a file where the cache folder would be")
+    stored = RunFolder(run_dir).run(blocked)
+    assert stored.rankings.keys() == made.rankings.keys()
+    err = capsys.readouterr().err
+    assert "could not keep the parsed run.trec in the cache" in err
+    assert "the next rescore of it parses it again" in err
+
+
+def test_small_run_files_are_not_kept(project: Project) -> None:
+    run_dir, _ = _half_empty_run(project)
+    RunFolder(run_dir).run(project.root / "cache")
+    assert not (project.root / "cache" / "columns").exists()
+
+
+def test_cache_info_lists_the_kept_run_files(
+    project: Project, every_run_file_kept: None, capsys: pytest.CaptureFixture[str]
+) -> None:
+    run_dir, _ = _half_empty_run(project)
+    cache = project.root / "cache"
+    RunFolder(run_dir).run(cache)
+    capsys.readouterr()
+    assert main(["cache", "info", "--dir", str(cache)]) == 0
+    assert "columns" in capsys.readouterr().out
+    assert main(["cache", "clear", "--dir", str(cache), "--kind", "columns"]) == 0
+    assert not any((cache / "columns").glob("*.npz"))
+
+
+def test_a_file_digest_is_remembered_only_while_the_file_is_unchanged(tmp_path: Path) -> None:
+    """file_sha256 answers a rescore's second question about run.trec from memory: never
+    after a change, even one that keeps the size and puts the old modification time back."""
+    from evalframe.assess.runfolder import file_sha256
+
+    path = tmp_path / "run.trec"
+    path.write_bytes(b"q1 Q0 d1 1 1.0 a\n")
+    long_ago = 1_000_000_000
+    os.utime(path, (long_ago, long_ago))
+    assert file_sha256(path) == hashlib.sha256(path.read_bytes()).hexdigest()
+    path.write_bytes(b"q1 Q0 d2 1 1.0 a\n")  # same size
+    os.utime(path, (long_ago, long_ago))  # same modification time
+    assert file_sha256(path) == hashlib.sha256(b"q1 Q0 d2 1 1.0 a\n").hexdigest()
+    fresh = tmp_path / "fresh.trec"  # modified just now: hashed each time, as git does
+    fresh.write_bytes(b"q1 Q0 d1 1 1.0 a\n")
+    assert file_sha256(fresh) == hashlib.sha256(fresh.read_bytes()).hexdigest()
+    fresh.write_bytes(b"q1 Q0 d3 1 1.0 a\n")
+    assert file_sha256(fresh) == hashlib.sha256(fresh.read_bytes()).hexdigest()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib
+import os
 import sys
 import textwrap
 from collections.abc import Callable, Iterator
@@ -12,6 +13,7 @@ import pytest
 from pydantic import BaseModel, ConfigDict, Field
 
 from evalframe.core.errors import ConfigError, PluginError
+from evalframe.plugin.dists import entry_points
 from evalframe.plugin.registry import RETRIEVERS, PluginSpec, Registry, configure
 
 EMPTY_GROUP = "evalframe.test_nothing"  # no installed distribution declares this group
@@ -523,3 +525,30 @@ def test_a_plugin_first_imported_inside_a_scope_is_found_after_it(tmp_path: Path
     finally:
         sys.modules.pop("fakeplug_mod", None)
         RETRIEVERS._specs.pop("fake_ret", None)
+
+
+def test_a_distribution_installed_after_a_lookup_is_found(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Entry points are scanned once while nothing changes (dists.entry_points): a
+    distribution installed into a folder already on sys.path changes that folder's
+    modification time, and the next lookup scans again."""
+    site = tmp_path / "site"
+    site.mkdir()
+    past = 1_000_000_000  # the folder as an install long ago left it
+    os.utime(site, (past, past))
+    monkeypatch.syspath_prepend(str(site))
+    importlib.invalidate_caches()
+    assert "late_ret" not in RETRIEVERS.names()
+    _write_dist(
+        site,
+        "lateplug",
+        """
+        [evalframe.retrievers]
+        late_ret = lateplug_mod
+        """,
+        {},
+    )
+    importlib.invalidate_caches()
+    assert "late_ret" in RETRIEVERS.names()
+    assert {ep.name for ep in entry_points("evalframe.retrievers")} >= {"late_ret", "bm25"}

@@ -432,3 +432,29 @@ def test_evaluation_with_several_metrics_and_policies() -> None:
     check(ev.overall[metrics[1]], [1, 1 / 2, 1 / 3, 0, 0])
     check(ev.by_slice["difficulty"]["hard"][metrics[0]], [0, 1])
     assert ev.policies is policies
+
+
+def _reference_interval(values: np.ndarray, resamples: int, seed: int) -> tuple[float, float]:
+    """The percentile bootstrap written out plainly: the same draws, blocks and quantiles."""
+    rng = np.random.default_rng(seed)
+    n = values.size
+    block = max(1, 2_000_000 // n)
+    means = []
+    for start in range(0, resamples, block):
+        idx = rng.integers(0, n, size=(min(resamples, start + block) - start, n))
+        means.extend(values[idx].mean(axis=1).tolist())
+    alpha = (1.0 - 0.95) / 2.0  # as the code writes it: 0.025000000000000022
+    low, high = np.quantile(np.array(means), [alpha, 1.0 - alpha])
+    return float(low), float(high)
+
+
+def test_intervals_taken_on_several_threads_are_the_plain_bootstraps_to_the_bit() -> None:
+    """bootstrap_cis shares a run's metrics among the cores (arrays of 2,000 queries and
+    more); each interval must still be exactly the one-array, one-thread bootstrap."""
+    from evalframe.assess.results import bootstrap_cis
+
+    rng = np.random.default_rng(5)
+    arrays = [rng.random(3000), (rng.random(3000) < 0.3).astype(float), rng.random(2500)]
+    arrays.append(rng.random(40))  # below the threaded size: the plain loop
+    got = bootstrap_cis(arrays, resamples=1500, seed=11)
+    assert got == [_reference_interval(a, 1500, 11) for a in arrays]

@@ -292,3 +292,33 @@ def test_a_rankings_ids_follow_the_id_policy_on_the_fast_path_too() -> None:
     for bad in ("d 1", "d\x011"):
         with pytest.raises(ValidationError, match="whitespace or a control character"):
             Ranking(query_id="q", doc_ids=("a", bad), scores=(2.0, 1.0))
+
+
+@pytest.mark.parametrize(
+    ("given", "kept"),
+    [
+        ({"d1": 1, "d2": 0}, {"d1": 1, "d2": 0}),  # plain ids: kept as they are
+        ({12: 1, " d2 ": 2}, {"12": 1, "d2": 2}),  # one key to normalise: every key is
+        ({"é": 1, "x-1": -1}, {"é": 1, "x-1": -1}),
+    ],
+)
+def test_judgment_keys_follow_the_id_rules_whatever_the_mix(
+    given: dict[object, int], kept: dict[str, int]
+) -> None:
+    query = GoldenQuery(id="q", text="t", judgments=given)  # type: ignore[arg-type]
+    assert query.judgments == kept
+    assert query.views == {}
+    viewed = GoldenQuery(id="q", text="t", views={"files": given})  # type: ignore[dict-item]
+    assert viewed.views == {"files": kept}
+
+
+@pytest.mark.parametrize("bad", ["d 1", "", "d\x07"])
+def test_a_judgment_key_that_cannot_be_an_id_is_refused_with_its_value(bad: str) -> None:
+    with pytest.raises(ValidationError) as info:
+        GoldenQuery(id="q", text="t", judgments={"d1": 1, bad: 1})
+    assert info.value.errors()[0]["loc"][0] == "judgments"
+
+
+def test_a_run_keyed_by_integers_is_keyed_by_their_decimal_strings() -> None:
+    run = Run(rankings={5: Ranking(query_id="5")})  # type: ignore[dict-item]
+    assert list(run.rankings) == ["5"]

@@ -9,8 +9,10 @@ from __future__ import annotations
 
 import hashlib
 import math
+import os
 from collections import OrderedDict
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 import numpy as np
@@ -19,6 +21,8 @@ __all__ = [
     "PairedComparison",
     "SignFlips",
     "adjust_pvalues",
+    "bootstrap_ci",
+    "bootstrap_cis",
     "compare_paired",
     "paired_bootstrap_ci",
     "paired_t_test",
@@ -26,6 +30,88 @@ __all__ = [
     "randomization_test",
     "sign_flips",
 ]
+
+
+def bootstrap_ci(
+    values: np.ndarray, *, resamples: int, seed: int, confidence: float = 0.95
+) -> tuple[float, float]:
+    """Percentile bootstrap interval of the mean; the same seed gives the same interval.
+
+    Resampling is done in blocks so memory stays near 16 MB whatever the
+    number of queries.
+    """
+    return bootstrap_cis([values], resamples=resamples, seed=seed, confidence=confidence)[0]
+
+
+def bootstrap_cis(
+    arrays: Sequence[np.ndarray], *, resamples: int, seed: int, confidence: float = 0.95
+) -> list[tuple[float, float]]:
+    """:func:`bootstrap_ci` of each array, drawing the resamples once per array length.
+
+    Arrays of one length share a seed's resample indices, so drawing them
+    once for all (the metrics of one run, most often) gives each array
+    exactly the interval :func:`bootstrap_ci` gives it alone, for less work.
+    """
+    out: list[tuple[float, float]] = [(math.nan, math.nan)] * len(arrays)
+    by_size: dict[int, list[int]] = {}
+    for i, values in enumerate(arrays):
+        if values.size and resamples > 0:
+            by_size.setdefault(int(values.size), []).append(i)
+    alpha = (1.0 - confidence) / 2.0
+    with _Gathers(sum(len(m) for n, m in by_size.items() if n >= _THREADED_SIZE)) as gathers:
+        for n, members in by_size.items():
+            rng = np.random.default_rng(seed)
+            means = np.empty((len(members), resamples), dtype=np.float64)
+            block = max(1, 2_000_000 // n)  # the draws must be cut as bootstrap_ci always cut them
+            for start in range(0, resamples, block):
+                stop = min(resamples, start + block)
+                idx = rng.integers(0, n, size=(stop - start, n))
+                gathers.run(
+                    [(means[row, start:stop], arrays[i], idx) for row, i in enumerate(members)],
+                    threaded=n >= _THREADED_SIZE,
+                )
+            for row, i in enumerate(members):
+                low, high = np.quantile(means[row], [alpha, 1.0 - alpha])
+                out[i] = (float(low), float(high))
+    return out
+
+
+#: Arrays at least this long have their resample means taken on several threads.
+_THREADED_SIZE = 2_000
+
+
+class _Gathers:
+    """The resample means of :func:`bootstrap_cis`, each ``values[idx].mean(axis=1)``
+    into its row of the output, on up to one thread per core.
+
+    NumPy lets the GIL go while it gathers and sums, so the metrics of a run
+    (7 at 10k queries: 0.17 s on one core) share the cores. Each mean is the
+    very computation the one-thread loop does, so every interval is the same
+    to the last bit; only which core computes it changes.
+    """
+
+    def __init__(self, jobs: int) -> None:
+        workers = min(jobs, os.cpu_count() or 1, 4)
+        self._pool = ThreadPoolExecutor(workers) if workers > 1 else None
+
+    def __enter__(self) -> _Gathers:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._pool is not None:
+            self._pool.shutdown()
+
+    def run(self, tasks: list[tuple[np.ndarray, np.ndarray, np.ndarray]], threaded: bool) -> None:
+        if self._pool is None or not threaded or len(tasks) < 2:
+            for target, values, idx in tasks:
+                target[:] = values[idx].mean(axis=1)
+            return
+        # list(): wait for all, and raise the first error a task met
+        list(self._pool.map(lambda task: _mean_into(*task), tasks))
+
+
+def _mean_into(target: np.ndarray, values: np.ndarray, idx: np.ndarray) -> None:
+    target[:] = values[idx].mean(axis=1)
 
 
 def _diffs(a: np.ndarray, b: np.ndarray) -> np.ndarray:

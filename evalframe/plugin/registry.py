@@ -26,12 +26,7 @@ from typing import Any, Generic, TypeVar
 from pydantic import BaseModel, ValidationError
 
 from evalframe.core.errors import ConfigError, PluginError
-from evalframe.plugin.dists import (
-    distribution_of,
-    entry_points,
-    learn_distribution,
-    version_of,
-)
+from evalframe.plugin.dists import distribution_of, entry_points, learn_distribution, version_of
 
 __all__ = [
     "ADVERSARIES",

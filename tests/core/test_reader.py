@@ -6,6 +6,7 @@ checks what a user sees from the commands.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from pathlib import Path
 
@@ -30,7 +31,7 @@ from evalframe.core.reader import (
     read_trec_run,
     split_fields,
 )
-from evalframe.core.reader.trec import unchecked_rankings
+from evalframe.core.reader.trec import RunColumns, ascii_id_list, unchecked_rankings
 from evalframe.core.types import Ranking
 
 BOM = b"\xef\xbb\xbf"
@@ -399,3 +400,68 @@ def test_a_digit_separator_is_not_part_of_a_number(tmp_path: Path) -> None:
     with pytest.raises(DataError, match="digit separator") as err:
         read_qrels_columns(qrels)
     assert err.value.line == 1
+
+
+# -- the ids of a run as Python strings, and the columns saved for the cache ----------
+
+
+@given(
+    st.lists(
+        st.text(alphabet=st.characters(min_codepoint=0, max_codepoint=127), min_size=1, max_size=9),
+        min_size=1,
+        max_size=40,
+    )
+)
+@settings(max_examples=200, deadline=None, database=None)
+def test_ascii_ids_are_listed_as_the_slow_way_lists_them(ids: list[str]) -> None:
+    """ascii_id_list is astype(str).tolist() for ids that are plain (printable, no
+    space): what to_run may build rankings from unchecked. Anything else, it declines."""
+    values = np.array([i.encode("ascii") for i in ids], dtype="S")
+    if any("\0" in i for i in ids):  # an S array drops trailing NULs; the readers refuse NUL
+        return
+    plain = all(i.isprintable() and " " not in i for i in ids)
+    got = ascii_id_list(values)
+    assert got == ((values.astype(str).tolist(), True) if plain else ([], False))
+
+
+def test_ascii_ids_in_any_order_and_of_any_width() -> None:
+    values = np.array([b"d10", b"a", b"longest-id", b"x"], dtype="S")
+    assert ascii_id_list(values[::-1]) == (["x", "longest-id", "a", "d10"], True)
+    assert ascii_id_list(np.zeros(0, dtype="S1")) == ([], True)
+    assert ascii_id_list(np.array([b"a\tb", b"c"], dtype="S")) == ([], False)
+    assert ascii_id_list(np.array([b"caf\xc3\xa9"], dtype="S")) == ([], False)  # not ASCII
+
+
+@pytest.mark.parametrize(
+    "data",
+    [
+        b"q1 Q0 d1 1 2.5 tag\nq1 Q0 d2 2 1.5 tag\nq2 Q0 d1 1 0.5 tag\n",
+        # the careful cut: a comment and a blank line, so lines are not 1..n
+        b"# a run\nq1 Q0 d1 1 2.5 tag\n\nq2\tQ0 d3 1 -1e-4 other extra words\n",
+        "q1 Q0 café 1 2.5 tag\n".encode(),
+    ],
+)
+def test_run_columns_saved_and_loaded_are_the_same_columns(tmp_path: Path, data: bytes) -> None:
+    path = write(tmp_path, data, "run.trec")
+    columns = read_run_columns(path)
+    saved = tmp_path / "columns.npz"
+    with saved.open("wb") as handle:
+        columns.save(handle)
+    loaded = RunColumns.load(saved, str(path))
+    for field in dataclasses.fields(columns):
+        want, got = getattr(columns, field.name), getattr(loaded, field.name)
+        if isinstance(want, np.ndarray):
+            assert got.dtype == want.dtype and np.array_equal(got, want), field.name
+        else:
+            assert got == want, field.name
+    assert loaded.to_run() == columns.to_run()
+
+
+def test_what_is_not_saved_run_columns_is_refused(tmp_path: Path) -> None:
+    other = tmp_path / "other.npz"
+    np.savez(other, qid_codes=np.zeros(2))
+    with pytest.raises(ValueError, match="not saved run columns"):
+        RunColumns.load(other, "run.trec")
+    garbage = write(tmp_path, b"not a zip file", "garbage.npz")
+    with pytest.raises((ValueError, OSError)):
+        RunColumns.load(garbage, "run.trec")

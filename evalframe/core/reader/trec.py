@@ -134,6 +134,9 @@ class RunColumns(_Columns):
     def load(cls, source: str | Path | BinaryIO, path: str) -> RunColumns:
         """What :meth:`save` wrote, as the columns of the run file ``path``. A file that
         is not what :meth:`save` writes raises ``ValueError`` (or ``OSError``)."""
+        if isinstance(source, (str, Path)):
+            with open(source, "rb") as handle:  # closed even when NumPy refuses what it holds
+                return cls.load(handle, path)
         try:
             with np.load(source, allow_pickle=False) as saved:
                 arrays = {name: saved[name] for name in _SAVED}
