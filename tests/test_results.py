@@ -448,13 +448,13 @@ def _reference_interval(values: np.ndarray, resamples: int, seed: int) -> tuple[
     return float(low), float(high)
 
 
-def test_intervals_taken_on_several_threads_are_the_plain_bootstraps_to_the_bit() -> None:
-    """bootstrap_cis shares a run's metrics among the cores (arrays of 2,000 queries and
-    more); each interval must still be exactly the one-array, one-thread bootstrap."""
+def test_intervals_drawn_together_are_each_arrays_own_bootstrap_to_the_bit() -> None:
+    """bootstrap_cis draws the resamples once per array length for all the metrics of a
+    run; each interval must still be exactly that array's own plain bootstrap."""
     from evalframe.assess.results import bootstrap_cis
 
     rng = np.random.default_rng(5)
     arrays = [rng.random(3000), (rng.random(3000) < 0.3).astype(float), rng.random(2500)]
-    arrays.append(rng.random(40))  # below the threaded size: the plain loop
+    arrays.append(rng.random(40))  # a length of its own: its own draws
     got = bootstrap_cis(arrays, resamples=1500, seed=11)
     assert got == [_reference_interval(a, 1500, 11) for a in arrays]

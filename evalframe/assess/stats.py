@@ -3,16 +3,17 @@
 Every function takes two aligned per-query vectors (the same queries, in the
 same order) and works on the per-query differences ``b - a``. Randomised
 procedures take a seed and give the same answer on every call with it.
+The percentile bootstrap of one vector's mean (:func:`bootstrap_ci`, the
+intervals of every aggregate in :mod:`evalframe.assess.results`) lives here
+too, beside its paired form.
 """
 
 from __future__ import annotations
 
 import hashlib
 import math
-import os
 from collections import OrderedDict
 from collections.abc import Sequence
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 import numpy as np
@@ -58,60 +59,19 @@ def bootstrap_cis(
         if values.size and resamples > 0:
             by_size.setdefault(int(values.size), []).append(i)
     alpha = (1.0 - confidence) / 2.0
-    with _Gathers(sum(len(m) for n, m in by_size.items() if n >= _THREADED_SIZE)) as gathers:
-        for n, members in by_size.items():
-            rng = np.random.default_rng(seed)
-            means = np.empty((len(members), resamples), dtype=np.float64)
-            block = max(1, 2_000_000 // n)  # the draws must be cut as bootstrap_ci always cut them
-            for start in range(0, resamples, block):
-                stop = min(resamples, start + block)
-                idx = rng.integers(0, n, size=(stop - start, n))
-                gathers.run(
-                    [(means[row, start:stop], arrays[i], idx) for row, i in enumerate(members)],
-                    threaded=n >= _THREADED_SIZE,
-                )
+    for n, members in by_size.items():
+        rng = np.random.default_rng(seed)
+        means = np.empty((len(members), resamples), dtype=np.float64)
+        block = max(1, 2_000_000 // n)  # the draws must be cut as bootstrap_ci always cut them
+        for start in range(0, resamples, block):
+            stop = min(resamples, start + block)
+            idx = rng.integers(0, n, size=(stop - start, n))
             for row, i in enumerate(members):
-                low, high = np.quantile(means[row], [alpha, 1.0 - alpha])
-                out[i] = (float(low), float(high))
+                means[row, start:stop] = arrays[i][idx].mean(axis=1)
+        for row, i in enumerate(members):
+            low, high = np.quantile(means[row], [alpha, 1.0 - alpha])
+            out[i] = (float(low), float(high))
     return out
-
-
-#: Arrays at least this long have their resample means taken on several threads.
-_THREADED_SIZE = 2_000
-
-
-class _Gathers:
-    """The resample means of :func:`bootstrap_cis`, each ``values[idx].mean(axis=1)``
-    into its row of the output, on up to one thread per core.
-
-    NumPy lets the GIL go while it gathers and sums, so the metrics of a run
-    (7 at 10k queries: 0.17 s on one core) share the cores. Each mean is the
-    very computation the one-thread loop does, so every interval is the same
-    to the last bit; only which core computes it changes.
-    """
-
-    def __init__(self, jobs: int) -> None:
-        workers = min(jobs, os.cpu_count() or 1, 4)
-        self._pool = ThreadPoolExecutor(workers) if workers > 1 else None
-
-    def __enter__(self) -> _Gathers:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        if self._pool is not None:
-            self._pool.shutdown()
-
-    def run(self, tasks: list[tuple[np.ndarray, np.ndarray, np.ndarray]], threaded: bool) -> None:
-        if self._pool is None or not threaded or len(tasks) < 2:
-            for target, values, idx in tasks:
-                target[:] = values[idx].mean(axis=1)
-            return
-        # list(): wait for all, and raise the first error a task met
-        list(self._pool.map(lambda task: _mean_into(*task), tasks))
-
-
-def _mean_into(target: np.ndarray, values: np.ndarray, idx: np.ndarray) -> None:
-    target[:] = values[idx].mean(axis=1)
 
 
 def _diffs(a: np.ndarray, b: np.ndarray) -> np.ndarray:
