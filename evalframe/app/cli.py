@@ -253,6 +253,12 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def entry() -> None:
     """Console-script entry point."""
+    if sys.argv[1:2] and sys.argv[1] in ("rescore", "merge", "report"):
+        # one command scope (core.gcpause.long_lived), then the process ends; a sweep's
+        # jobs, several scopes in one process, still give theirs back one by one
+        from evalframe.core.gcpause import process_ends_with_command
+
+        process_ends_with_command()
     code = main()
     # The interpreter's last collections walk every object still alive (the modules,
     # pydantic's schemas, what a command keeps): 0.1 s at the end of a 10k rescore,

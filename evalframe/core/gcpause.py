@@ -24,7 +24,9 @@ until the command ends:
   the other in one process (Hydra's basic launcher) each give theirs back
   before the next, and the scope ends with one full collection: without it
   the given-back cycles (each job's configs) waited in the oldest
-  generation, 40 MB more after 16 Cranfield jobs. Freezing does
+  generation, 40 MB more after 16 Cranfield jobs. The console script's
+  ``rescore``, ``merge`` and ``report``, whose process ends with their one
+  scope, skip that collection (:func:`process_ends_with_command`). Freezing does
   not stop reference counting: a frozen object is freed when its last
   reference goes. Only a frozen object in a reference cycle waits, until the
   scope ends. A scope opened while something else has frozen objects (a
@@ -38,10 +40,18 @@ import gc
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-__all__ = ["gc_paused", "long_lived", "settle"]
+__all__ = ["gc_paused", "long_lived", "process_ends_with_command", "settle"]
 
-#: open :func:`long_lived` scopes, and whether the outermost one may freeze
-_scope = {"depth": 0, "freezes": False}
+#: open :func:`long_lived` scopes, whether the outermost one may freeze, and whether
+#: the process ends with it (:func:`process_ends_with_command`)
+_scope = {"depth": 0, "freezes": False, "last": False}
+
+
+def process_ends_with_command() -> None:
+    """Say that the process ends when its command does (the ``evalframe`` console
+    script): the outermost scope then leaves what it froze frozen rather than give it
+    back with a full collection (0.05 s at 10k queries) that nothing would use."""
+    _scope["last"] = True
 
 
 @contextmanager
@@ -57,7 +67,7 @@ def long_lived() -> Iterator[None]:
     finally:
         _scope["depth"] -= 1
         if outermost:
-            if _scope["freezes"] and gc.get_freeze_count():
+            if _scope["freezes"] and gc.get_freeze_count() and not _scope["last"]:
                 gc.unfreeze()
                 # Given back, the objects sit in the oldest generation, which is collected
                 # only after it has grown by a quarter: the cycles a run left (its configs')

@@ -14,7 +14,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from evalframe.core.gcpause import gc_paused, long_lived, settle
+from evalframe.core.gcpause import gc_paused, long_lived, process_ends_with_command, settle
 
 
 @pytest.fixture(autouse=True)
@@ -104,3 +104,19 @@ def test_gc_paused_turns_collection_back_on_and_settles_inside_a_command() -> No
     with gc_paused():
         pass
     assert gc.isenabled() and gc.get_freeze_count() == 0
+
+
+def test_a_command_that_ends_the_process_leaves_its_objects_frozen(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The console script's rescore, merge and report: nothing would use what a final
+    full collection gives back, so the scope skips it (the process ends next)."""
+    from evalframe.core import gcpause
+
+    monkeypatch.setitem(gcpause._scope, "last", False)
+    process_ends_with_command()
+    with long_lived():
+        settle()
+        frozen = gc.get_freeze_count()
+        assert frozen > 0
+    assert gc.get_freeze_count() > frozen // 2  # left frozen (not given back: 0), for the exit
