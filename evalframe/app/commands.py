@@ -148,14 +148,15 @@ def cache_main(argv: Sequence[str]) -> int:
         print(json.dumps(info, indent=2))
         return 0
     print(f"cache: {root}{'' if info['exists'] else ' (empty: not created yet)'}")
+    width = max([10, *map(len, info["kinds"])])  # kinds such as mlflow-pending stay in line
     for kind, stats in info["kinds"].items():
         count = (
             f"{stats['entries']:>7} entries"
             if "entries" in stats
             else f"{stats.get('files', 0):>7} files  "
         )
-        print(f"  {kind:<10} {count}  {_size(stats['bytes']):>10}")
-    print(f"  total on disk {_size(info['bytes']):>23}")
+        print(f"  {kind:<{width}} {count}  {_size(stats['bytes']):>10}")
+    print(f"  {'total on disk':<{width}} {'':>15}  {_size(info['bytes']):>10}")
     return 0
 
 
