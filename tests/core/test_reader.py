@@ -449,12 +449,19 @@ def test_run_columns_saved_and_loaded_are_the_same_columns(tmp_path: Path, data:
         columns.save(handle)
     loaded = RunColumns.load(saved, str(path))
     for field in dataclasses.fields(columns):
+        if field.name.startswith("doc_"):  # what save adds: the ids factorized
+            continue
         want, got = getattr(columns, field.name), getattr(loaded, field.name)
         if isinstance(want, np.ndarray):
             assert got.dtype == want.dtype and np.array_equal(got, want), field.name
         else:
             assert got == want, field.name
+    assert loaded.doc_names is not None and loaded.doc_codes is not None
+    assert loaded.doc_names[loaded.doc_codes].tolist() == columns.docs.tolist()
     assert loaded.to_run() == columns.to_run()
+    shared = loaded.to_run().rankings
+    if "q2" in shared and "d1" in shared["q2"].doc_ids:  # one string per document
+        assert shared["q2"].doc_ids[0] is shared["q1"].doc_ids[0]
 
 
 def test_what_is_not_saved_run_columns_is_refused(tmp_path: Path) -> None:
@@ -465,3 +472,17 @@ def test_what_is_not_saved_run_columns_is_refused(tmp_path: Path) -> None:
     garbage = write(tmp_path, b"not a zip file", "garbage.npz")
     with pytest.raises((ValueError, OSError)):
         RunColumns.load(garbage, "run.trec")
+
+
+def test_saved_columns_whose_doc_codes_point_nowhere_are_refused(tmp_path: Path) -> None:
+    path = write(tmp_path, b"q1 Q0 d1 1 2.5 tag\nq1 Q0 d2 2 1.5 tag\n", "run.trec")
+    columns = read_run_columns(path)
+    saved = tmp_path / "columns.npz"
+    with saved.open("wb") as handle:
+        columns.save(handle)
+    with np.load(saved) as npz:
+        arrays = {name: npz[name] for name in npz.files}
+    arrays["doc_codes"] = np.array([0, 7], dtype=np.int32)  # 7: no such document
+    np.savez(saved, **arrays)
+    with pytest.raises(ValueError, match="out of range"):
+        RunColumns.load(saved, str(path))

@@ -110,6 +110,11 @@ class RunColumns(_Columns):
 
     scores: np.ndarray  # float64
     runid: str  # the tag of the last line, which trec_eval prints as runid
+    # The doc ids factorized (``docs == doc_names[doc_codes]``), kept by :meth:`save`:
+    # a run of 10k x 100 names about 100k documents, so its rankings are built from
+    # 100k strings shared a million times, not a million strings (0.05 s and 50 MB less).
+    doc_codes: np.ndarray | None = None
+    doc_names: np.ndarray | None = None
 
     def save(self, handle: BinaryIO) -> None:
         """The columns as one uncompressed ``.npz`` (NumPy arrays only, no pickle), for
@@ -117,8 +122,14 @@ class RunColumns(_Columns):
         parsed (10k x 100: 0.02 s against 0.6 s)."""
         lines = self.lines
         plain = lines.size == 0 or (lines[0] == 1 and bool((np.diff(lines) == 1).all()))
+        if self.doc_codes is None or self.doc_names is None:
+            names, codes = np.unique(self.docs, return_inverse=True)
+        else:
+            names, codes = self.doc_names, self.doc_codes
         np.savez(
             handle,
+            doc_names=names,
+            doc_codes=codes.astype(np.int32 if names.size < 2**31 else np.int64),
             qid_codes=self.qid_codes,
             qid_names=np.asarray(self.qid_names, dtype=str),
             docs=self.docs,
@@ -155,10 +166,15 @@ class RunColumns(_Columns):
             bool(arrays["ascii_only"]),
             scores=arrays["scores"],
             runid=str(arrays["runid"]),
+            doc_codes=arrays["doc_codes"],
+            doc_names=arrays["doc_names"],
         )
         sizes = {columns.qid_codes.size, columns.docs.size, columns.scores.size, lines.size}
+        sizes.add(arrays["doc_codes"].size)
         if sizes != {rows} or columns.docs.dtype.kind != "S":
             raise ValueError("saved run columns of different lengths")
+        if rows and not 0 <= int(arrays["doc_codes"].max()) < arrays["doc_names"].size:
+            raise ValueError("saved run columns with doc codes out of range")
         return columns
 
     def to_run(self, latency: Mapping[str, float] | None = None) -> Run:
@@ -174,7 +190,7 @@ class RunColumns(_Columns):
         # rankings of 100: 0.1 s less). Otherwise every ranking is validated, which
         # names the offending id.
         ordered = self.docs[order]
-        docs, printable = ascii_id_list(ordered) if self.ascii_only else ([], False)
+        docs, printable = self._id_list(order, ordered) if self.ascii_only else ([], False)
         if not printable:  # the slow way, which also says which id is wrong
             docs = decode_ids(self.docs, self.ascii_only)[order].tolist()
             printable = "".join(docs).isprintable()
@@ -190,6 +206,17 @@ class RunColumns(_Columns):
         kept = ordered if self.ascii_only else np.asarray(docs, dtype=str)
         run.keep_rows(RunRows(tuple(self.qid_names), count_array, kept, score_array))
         return run
+
+    def _id_list(self, order: np.ndarray, ordered: np.ndarray) -> tuple[list[str], bool]:
+        """The ASCII doc ids in ``order`` as strings (:func:`ascii_id_list`), from the
+        factorized ids when :meth:`load` gave them: each document's id is one string."""
+        if self.doc_codes is None or self.doc_names is None:
+            return ascii_id_list(ordered)
+        names, printable = ascii_id_list(self.doc_names)
+        if not printable:
+            return [], False
+        shared = np.array(names, dtype=object)[self.doc_codes[order]]
+        return shared.tolist(), True
 
     def _rankings(
         self,
@@ -242,7 +269,10 @@ class RunColumns(_Columns):
 
 
 #: The arrays :meth:`RunColumns.save` writes.
-_SAVED = ("qid_codes", "qid_names", "docs", "scores", "lines", "rows", "runid", "ascii_only")
+_SAVED = (
+    *("qid_codes", "qid_names", "docs", "scores", "lines", "rows", "runid", "ascii_only"),
+    *("doc_codes", "doc_names"),
+)
 
 #: What :func:`unchecked_rankings` marks as given: pydantic's record of set fields.
 _RANKING_SET = frozenset({"query_id", "doc_ids", "scores"})
