@@ -468,6 +468,4 @@ def test_cache_info_keeps_long_kind_names_in_line(
     rows = capsys.readouterr().out.splitlines()[1:]
     sizes = {len(row) for row in rows}  # every size ends in the same column
     assert len(sizes) == 1, rows
-    assert {row.index(" files") for row in rows if " files" in row} == {
-        rows[0].index(" files")
-    }
+    assert {row.index(" files") for row in rows if " files" in row} == {rows[0].index(" files")}
