@@ -64,7 +64,8 @@ bench: install
 	$(PY) -m pip install --quiet -e '.[bench]'
 	$(PY) bench/bench.py
 
-# The DVC pipeline (docs/dvc.md) with this virtualenv's evalframe and dvc on PATH.
+# The DVC pipeline (docs/dvc.md) with this virtualenv's evalframe and dvc on PATH;
+# --pull: a fresh clone fetches the golden sets a stage needs from the repository's remote.
 .PHONY: repro
 repro: install
-	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" DVC_NO_ANALYTICS=1 $(VENV)/bin/dvc repro
+	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" DVC_NO_ANALYTICS=1 $(VENV)/bin/dvc repro --pull
