@@ -4,7 +4,7 @@ Makes the run once (``retrieval_data.py``'s 100k documents x 10k queries, a
 cold ``python -m evalframe`` into ``bench/data/rescore-run``), then each round
 times, each in its own process: ``evalframe rescore`` of a fresh copy of the
 run folder, and a short script that reads ``run.trec`` and the judgments
-with pytrec_eval's parsers and scores the same seven measures (the obvious
+with pytrec_eval's parsers and scores five of its measures (the obvious
 alternative; no report, no files written). Rescore must reproduce the run's
 ``metrics.json`` exactly. ``--baseline SRC`` times an earlier checkout's
 rescore too (``git worktree add SRC <commit>``; see ``at_source.py``).

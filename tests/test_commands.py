@@ -469,3 +469,48 @@ def test_cache_info_keeps_long_kind_names_in_line(
     sizes = {len(row) for row in rows}  # every size ends in the same column
     assert len(sizes) == 1, rows
     assert {row.index(" files") for row in rows if " files" in row} == {rows[0].index(" files")}
+
+
+def test_a_cache_folder_that_cannot_be_used_is_named_not_a_crash(
+    project: Project, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A file where the cache folder should be (or another machine's path this user
+    cannot make): exit 2 with the folder and the settings that move it, no traceback."""
+    run_dir, _ = _half_empty_run(project)
+    blocked = project.root / "blocked"
+    blocked.write_text("a file where the cache folder would be")
+    monkeypatch.setenv("EVALFRAME_CACHE_DIR", str(blocked))
+    with RETRIEVERS.scoped() as reg:
+        reg.add("half_empty", HalfEmpty, CountingConfig)
+        code = main(["rescore", str(run_dir), "--out", str(project.root / "again")])
+    err = capsys.readouterr().err
+    assert code == 2, err
+    assert "the cache folder cannot be used" in err and str(blocked) in err
+    assert "EVALFRAME_CACHE_DIR" in err and "Traceback" not in err
+
+
+def test_a_hand_edited_run_file_is_said_and_does_not_change_the_next_rescore(
+    project: Project, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """per_query.jsonl's rankings win over an edited run.trec: the rescore says so, and
+    writes run.trec again from what it scored, so that the new folder's run_file facts
+    describe it and a rescore of that folder gives the same numbers."""
+    run_dir, made = _half_empty_run(project)
+    trec = run_dir / "run.trec"
+    edited = trec.read_text().replace(" install ", " cache ", 1)
+    trec.write_text(edited)
+    first, second = project.root / "first", project.root / "second"
+    with RETRIEVERS.scoped() as reg:
+        reg.add("half_empty", HalfEmpty, CountingConfig)
+        assert main(["rescore", str(run_dir), "--out", str(first)]) == 0
+        err = capsys.readouterr().err
+        assert "changed since the run wrote it" in err and "per_query.jsonl" in err
+        assert (first / "run.trec").read_text() != edited
+        assert main(["rescore", str(first), "--out", str(second)]) == 0
+    assert "changed since the run wrote it" not in capsys.readouterr().err
+    for name in ("metrics.json", "per_query.jsonl", "run.trec"):
+        assert (second / name).read_bytes() == (first / name).read_bytes(), name
+    assert json.loads((first / "metrics.json").read_text()) == json.loads(
+        (run_dir / "metrics.json").read_text()
+    )
+    assert made.rankings  # the run the folder was made from

@@ -156,3 +156,20 @@ def test_the_files_store_is_chosen_for_a_shared_folder(
         open_store(tmp_path, "runs")
     monkeypatch.delenv("EVALFRAME_CACHE_STORE")
     assert isinstance(open_store(tmp_path, "runs"), SqliteEntryStore)
+
+
+@pytest.mark.parametrize("kind", ["sqlite", "files"])
+def test_a_cache_folder_behind_a_file_is_a_data_error_naming_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, kind: str
+) -> None:
+    from evalframe.core.errors import DataError
+    from evalframe.core.store import open_store
+
+    blocked = tmp_path / "blocked"
+    blocked.write_text("not a folder")
+    monkeypatch.setenv("EVALFRAME_CACHE_STORE", kind)
+    store = open_store(blocked / "cache", "runs")
+    with pytest.raises(DataError) as info:
+        store.put("ab" * 32, "{}")
+    assert "the cache folder cannot be used" in info.value.message
+    assert "EVALFRAME_CACHE_DIR" in (info.value.hint or "")

@@ -69,13 +69,16 @@ def rescore_main(argv: Sequence[str]) -> int:
     inputs = load_inputs(exp, corpus=deferred)
     golden = inputs.golden
     with step("reading the stored run"):  # run.trec, and per_query.jsonl when it adds to it
-        run = load_stored_run(run_dir, exp.cache_dir)
+        run, exact = RunFolder(run_dir).read_run(exp.cache_dir)
     _note_golden_change(run_dir, golden.content_hash)
     context = RunContext(experiment=exp.name, output_dir=exp.output_dir, config=exp.public_config)
     relay = HookRelay.build(exp.trackers)
     relay.emit("on_run_start", context)
     try:
         reporters: list[Reporter] = [RunPage(), TerminalReport()]
+        # run.trec is kept as it is only when it holds exactly the rankings scored; else
+        # (an older folder, a hand-edited file) it is written again from them, so that the
+        # folder's run_file facts describe what was scored
         stored = RunFolder(run_dir).file(RunFolder.RUN)
         # the corpus is the run folder's manifest's: the file stays as it is
         manifest = RunFolder(run_dir).file(RunFolder.CORPUS_MANIFEST)
@@ -88,7 +91,7 @@ def rescore_main(argv: Sequence[str]) -> int:
             reporters,
             normalise_id=inputs.normalise_id,
             corpus=inputs.corpus,
-            stored_run=stored if stored.is_file() else None,
+            stored_run=stored if exact and stored.is_file() else None,
             stored_manifest=manifest if isinstance(deferred, Corpus) else None,
         ).exit_code
     except BaseException as exc:

@@ -522,8 +522,13 @@ class RunFolder:
         )
 
     def run(self, cache_dir: Path | None = None) -> Run:
+        """The rankings as the retriever returned them (:meth:`read_run`)."""
+        return self.read_run(cache_dir)[0]
+
+    def read_run(self, cache_dir: Path | None = None) -> tuple[Run, bool]:
         """The rankings as the retriever returned them, with latencies, empty rankings
-        and missing queries restored.
+        and missing queries restored; and whether ``run.trec`` holds exactly them (it
+        may then be kept as it is, rather than written again from them).
 
         ``cache_dir``: where a large ``run.trec`` keeps its parsed columns, under its
         SHA-256 (:func:`run_columns`), so that the next rescore of it reads them
@@ -539,10 +544,10 @@ class RunFolder:
         under either tie rule.
         """
         if not self.file(self.PER_QUERY).is_file():
-            return read_trec_run(self.require(self.RUN, "stored run"))
+            return read_trec_run(self.require(self.RUN, "stored run")), True
         alone = self._run_file_alone(cache_dir)
         if alone is not None:
-            return alone
+            return alone, True
         given = self._given_order()
         latency = self.timings().get("per_query_ms")
         latency = latency if isinstance(latency, dict) else {}
@@ -584,7 +589,8 @@ class RunFolder:
                     line=line,
                     got=f"{type(exc).__name__}: {exc}",
                 ) from None
-        return Run(rankings=rankings, metadata={"source": str(self.path), "rescored": True})
+        run = Run(rankings=rankings, metadata={"source": str(self.path), "rescored": True})
+        return run, False
 
     def _run_file_alone(self, cache_dir: Path | None = None) -> Run | None:
         """The run from ``run.trec`` and ``summary.json``'s ``run_file`` facts alone,
@@ -606,6 +612,11 @@ class RunFolder:
         if not isinstance(empty, list) or not isinstance(digest, str) or not path.is_file():
             return None
         if file_sha256(path) != digest:
+            warn(
+                f"{path} changed since the run wrote it (its SHA-256 is not the one "
+                f"{self.SUMMARY} records): its rankings are read beside {self.PER_QUERY}'s, "
+                "which win where the two disagree"
+            )
             return None
         latency = self.timings().get("per_query_ms")
         latency = latency if isinstance(latency, dict) else {}
@@ -798,7 +809,7 @@ COLUMNS_KIND = "columns"
 #: Version of its entries' format, in their names: a new format never reads an old one.
 _COLUMNS_FORMAT = 1
 #: Only run files at least this large are kept: a smaller one parses in a few
-#: milliseconds, and every entry is about half its run file's size again.
+#: milliseconds, and every entry costs about a third of its run file's size on disk.
 _COLUMNS_MIN_BYTES = 4 << 20
 
 

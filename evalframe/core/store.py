@@ -50,6 +50,7 @@ __all__ = [
     "namespaces",
     "open_store",
     "put_many",
+    "unusable_folder",
 ]
 
 #: The database file inside a cache folder.
@@ -96,6 +97,18 @@ def put_many(store: EntryStore, items: Iterable[tuple[str, str]]) -> None:
         store.put(key, text)
 
 
+def unusable_folder(root: Path, exc: OSError) -> DataError:
+    """The error for a cache folder that cannot be made or written (a file where it
+    should be, a folder of another user): the user's to fix, so exit 2, not a crash."""
+    return DataError(
+        f"the cache folder cannot be used ({exc.strerror or exc})",
+        path=root,
+        hint="point EVALFRAME_CACHE_DIR or output.cache_dir at a folder you can write; "
+        "a rescore otherwise uses the folder named in the run's config.yaml, which may be "
+        "another machine's",
+    )
+
+
 class FileEntryStore:
     """``<root>/<namespace>/<first 2 hex>/<key>.json``, one atomically written file per entry.
 
@@ -116,7 +129,10 @@ class FileEntryStore:
             return None
 
     def put(self, key: str, text: str | bytes) -> None:
-        atomic_write(self.path(key), text)
+        try:
+            atomic_write(self.path(key), text)
+        except (NotADirectoryError, FileExistsError, IsADirectoryError, PermissionError) as exc:
+            raise unusable_folder(self.root, exc) from None
 
     def close(self) -> None:
         """Nothing is held open between calls (the SQLite store's counterpart)."""
@@ -152,6 +168,9 @@ class SqliteEntryStore:
         except sqlite3.DatabaseError as exc:
             self._conn = None
             raise self._damaged(exc) from None
+        except OSError as exc:  # the folder cannot be made: a file in the way, no right
+            self._conn = None
+            raise unusable_folder(self.root, exc) from None
 
     def _open(self) -> sqlite3.Connection:
         if self._conn is None or self._pid != os.getpid():

@@ -128,11 +128,11 @@ class RunColumns(_Columns):
             names, codes = self.doc_names, self.doc_codes
         np.savez(
             handle,
+            # the ids as each distinct one and a code per row: docs is doc_names[doc_codes]
             doc_names=names,
             doc_codes=codes.astype(np.int32 if names.size < 2**31 else np.int64),
-            qid_codes=self.qid_codes,
+            qid_codes=self.qid_codes.astype(np.int32 if len(self.qid_names) < 2**31 else np.int64),
             qid_names=np.asarray(self.qid_names, dtype=str),
-            docs=self.docs,
             scores=self.scores,
             # 1..n for a file with no blank or comment line: said by an empty array
             lines=np.zeros(0, dtype=np.int64) if plain else lines,
@@ -157,11 +157,14 @@ class RunColumns(_Columns):
         lines = arrays["lines"]
         if lines.size == 0:
             lines = np.arange(1, rows + 1, dtype=np.int64)
+        names, codes = arrays["doc_names"], arrays["doc_codes"]
+        if codes.size and not 0 <= int(codes.min()) <= int(codes.max()) < names.size:
+            raise ValueError("saved run columns with doc codes out of range")
         columns = cls(
             path,
-            arrays["qid_codes"],
+            arrays["qid_codes"].astype(np.int64),  # as the readers give them
             arrays["qid_names"].tolist() if arrays["qid_names"].size else [],
-            arrays["docs"],
+            names[codes] if codes.size else np.zeros(0, dtype="S1"),
             lines,
             bool(arrays["ascii_only"]),
             scores=arrays["scores"],
@@ -170,11 +173,8 @@ class RunColumns(_Columns):
             doc_names=arrays["doc_names"],
         )
         sizes = {columns.qid_codes.size, columns.docs.size, columns.scores.size, lines.size}
-        sizes.add(arrays["doc_codes"].size)
         if sizes != {rows} or columns.docs.dtype.kind != "S":
             raise ValueError("saved run columns of different lengths")
-        if rows and not 0 <= int(arrays["doc_codes"].max()) < arrays["doc_names"].size:
-            raise ValueError("saved run columns with doc codes out of range")
         return columns
 
     def to_run(self, latency: Mapping[str, float] | None = None) -> Run:
@@ -270,8 +270,8 @@ class RunColumns(_Columns):
 
 #: The arrays :meth:`RunColumns.save` writes.
 _SAVED = (
-    *("qid_codes", "qid_names", "docs", "scores", "lines", "rows", "runid", "ascii_only"),
-    *("doc_codes", "doc_names"),
+    *("qid_codes", "qid_names", "doc_codes", "doc_names", "scores", "lines", "rows"),
+    *("runid", "ascii_only"),
 )
 
 #: What :func:`unchecked_rankings` marks as given: pydantic's record of set fields.
