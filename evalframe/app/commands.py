@@ -19,10 +19,9 @@ from evalframe.core.types import Corpus, Run
 __all__ = ["cache_main", "default_cache_dir", "load_stored_run", "rescore_main"]
 
 
-def load_stored_run(run_dir: Path, cache_dir: Path | None = None) -> Run:
-    """The rankings a run wrote (see :meth:`evalframe.assess.runfolder.RunFolder.run`);
-    ``cache_dir`` keeps a large ``run.trec`` parsed for the next rescore."""
-    return RunFolder(run_dir).run(cache_dir)
+def load_stored_run(run_dir: Path) -> Run:
+    """The rankings a run wrote (see :meth:`evalframe.assess.runfolder.RunFolder.run`)."""
+    return RunFolder(run_dir).run()
 
 
 # the command's scope (core.gcpause): what it loads stays off the collector's passes
@@ -151,7 +150,8 @@ def cache_main(argv: Sequence[str]) -> int:
         print(json.dumps(info, indent=2))
         return 0
     print(f"cache: {root}{'' if info['exists'] else ' (empty: not created yet)'}")
-    width = max([10, *map(len, info["kinds"])])  # kinds such as mlflow-pending stay in line
+    total = "total on disk"
+    width = max([len(total), *map(len, info["kinds"])])  # mlflow-pending stays in line too
     for kind, stats in info["kinds"].items():
         count = (
             f"{stats['entries']:>7} entries"
@@ -159,7 +159,7 @@ def cache_main(argv: Sequence[str]) -> int:
             else f"{stats.get('files', 0):>7} files  "
         )
         print(f"  {kind:<{width}} {count}  {_size(stats['bytes']):>10}")
-    print(f"  {'total on disk':<{width}} {'':>15}  {_size(info['bytes']):>10}")
+    print(f"  {total:<{width}} {'':>15}  {_size(info['bytes']):>10}")
     return 0
 
 
