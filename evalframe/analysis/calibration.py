@@ -10,7 +10,7 @@ judge's verdict on the answer). Formulas, in docs/analyses.md:
 - ECE = sum_b (n_b / N) |acc_b - conf_b|;  MCE = max_b |acc_b - conf_b|;
 - Brier = (1 / N) sum_i (c_i - y_i)^2;
 - answer_correctness@T = mean of y_i over the queries with c_i >= T (routed),
-  with a percentile-bootstrap CI (``assess.results.bootstrap_ci``).
+  with a percentile-bootstrap CI (``assess.stats.bootstrap_ci``).
 
 The verdict reads the bins' Wilson intervals of acc_b, made simultaneous by
 Bonferroni over the non-empty bins (each at 1 - alpha / m), so that a
@@ -28,7 +28,8 @@ from typing import Any
 
 import numpy as np
 
-from evalframe.assess.results import Aggregate, bootstrap_ci
+from evalframe.assess.results import Aggregate
+from evalframe.assess.stats import bootstrap_ci
 
 __all__ = [
     "CalibrationResult",
