@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sqlite3
+import threading
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -173,3 +174,27 @@ def test_a_cache_folder_behind_a_file_is_a_data_error_naming_it(
         store.put("ab" * 32, "{}")
     assert "the cache folder cannot be used" in info.value.message
     assert "EVALFRAME_CACHE_DIR" in (info.value.hint or "")
+
+
+def test_opening_waits_out_a_rollback_mode_writer_instead_of_failing(tmp_path: Path) -> None:
+    """Sweep jobs opening a new cache folder together: one is still switching it to WAL.
+
+    SQLite answers ``PRAGMA journal_mode = WAL`` with "database is locked" at
+    once, without its busy handler, while another connection holds a write
+    lock in rollback mode. Here a real second connection holds one for a
+    moment; the store must wait it out and then work.
+    """
+    other = sqlite3.connect(tmp_path / DATABASE, isolation_level=None, check_same_thread=False)
+    other.execute("CREATE TABLE held (x)")
+    other.execute("BEGIN IMMEDIATE")
+    released = threading.Timer(0.3, lambda: other.execute("COMMIT"))
+    released.start()
+    try:
+        store = SqliteEntryStore(tmp_path, "runs")
+        store.put_many([("a" * 64, "text")])
+        assert store.get("a" * 64) == "text"
+        assert store._connection().execute("PRAGMA journal_mode").fetchone() == ("wal",)
+        store.close()
+    finally:
+        released.join()
+        other.close()

@@ -33,7 +33,8 @@ from __future__ import annotations
 import os
 import sqlite3
 import threading
-from collections.abc import Iterable, Sequence
+import time
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Protocol, runtime_checkable
 
@@ -181,12 +182,11 @@ class SqliteEntryStore:
                 isolation_level=None,  # transactions are explicit
                 check_same_thread=False,  # one connection, guarded by self._lock
             )
-            conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
-            conn.execute("PRAGMA journal_mode = WAL")
-            conn.execute("PRAGMA synchronous = NORMAL")
-            conn.execute(f"CREATE TABLE IF NOT EXISTS entries {_SCHEMA}")
-            if _without_rowid(conn):
-                _migrate(conn)
+            try:
+                _retry_while_locked(lambda: _set_up(conn))
+            except BaseException:
+                conn.close()
+                raise
             self._conn, self._pid = conn, os.getpid()
         return self._conn
 
@@ -277,6 +277,40 @@ _SCHEMA = (
     "(namespace TEXT NOT NULL, key TEXT NOT NULL, value TEXT NOT NULL, "
     "PRIMARY KEY (namespace, key))"
 )
+
+
+def _set_up(conn: sqlite3.Connection) -> None:
+    """WAL mode, the table, the current schema: every step may be run twice."""
+    conn.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
+    conn.execute("PRAGMA journal_mode = WAL")
+    conn.execute("PRAGMA synchronous = NORMAL")
+    conn.execute(f"CREATE TABLE IF NOT EXISTS entries {_SCHEMA}")
+    if _without_rowid(conn):
+        _migrate(conn)
+
+
+def _retry_while_locked(step: Callable[[], None], budget: float = BUSY_TIMEOUT_MS / 1000) -> None:
+    """Run ``step``, again after a short sleep while SQLite answers "locked", up to ``budget`` s.
+
+    Why: SQLite does not call its busy handler for every lock it waits on.
+    ``PRAGMA journal_mode = WAL`` fails at once with "database is locked"
+    while another connection holds a write lock in the default rollback
+    mode, which is what happens when several sweep jobs open a brand-new
+    cache folder together (the first is switching the file to WAL). The
+    busy timeout covers the rest; this covers the set-up.
+    """
+    deadline = time.monotonic() + budget
+    pause = 0.005
+    while True:
+        try:
+            step()
+            return
+        except sqlite3.OperationalError as exc:
+            text = str(exc).lower()
+            if ("locked" not in text and "busy" not in text) or time.monotonic() >= deadline:
+                raise
+        time.sleep(pause)
+        pause = min(pause * 2, 0.2)
 
 
 def _without_rowid(conn: sqlite3.Connection) -> bool:
