@@ -19,7 +19,12 @@ from pathlib import Path
 from typing import Any
 
 from evalframe.app.composed import run_composed
-from evalframe.app.hydra_app import EXIT_CRASH, config_search_path, group_options
+from evalframe.app.hydra_app import (
+    EXIT_CRASH,
+    config_search_path,
+    drop_stub_folder,
+    group_options,
+)
 from evalframe.app.hydra_errors import plain_config
 from evalframe.app.stderr import report_crash
 from evalframe.core.errors import EXIT_ERROR, EXIT_OK, ConfigError, EvalframeError
@@ -147,6 +152,8 @@ def _job(cfg: Any) -> int:
             _echo(_result(summary))
         return code
     except EvalframeError as exc:
+        # a config refused before the batch began leaves no empty batch folder behind
+        drop_stub_folder()
         print(exc.render(), file=sys.stderr)
         return EXIT_ERROR
     except KeyboardInterrupt:

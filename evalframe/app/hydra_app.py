@@ -42,6 +42,7 @@ __all__ = [
     "Prepared",
     "config_search_path",
     "core_conf_dir",
+    "drop_stub_folder",
     "prepare_overrides",
     "register_resolvers",
     "run_hydra",
@@ -411,7 +412,7 @@ def _run_task(cfg: Any) -> tuple[int, float | None]:
     except EvalframeError as exc:
         print(exc.render(), file=sys.stderr)
         code, error = EXIT_ERROR, exc.render()
-        _drop_stub_folder()
+        drop_stub_folder()
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         _record_sweep_job(130, "interrupted")
@@ -430,7 +431,7 @@ def _run_task(cfg: Any) -> tuple[int, float | None]:
     return code, objective
 
 
-def _drop_stub_folder() -> None:
+def drop_stub_folder() -> None:
     """After a usage, config or data error, the run folder Hydra made before the job ran,
     if it holds nothing else: ``.hydra/`` and an empty ``hydra_app.log`` are not a run,
     and left behind they read as one (``evalframe compare`` then calls it "not a run

@@ -15,7 +15,8 @@
    ``canonical_narrative`` in place; the build reads the file named by
    ``review.file`` back. A verdict counts only for the record it was given on
    (same ``record_hash``); one for a record that has changed since is stale
-   and ignored, with a warning. Edits are kept in ``human_reviews.jsonl`` and
+   and ignored, with a warning, as is one for a record not in the batch's
+   pool (a review file of another batch). Edits are kept in ``human_reviews.jsonl`` and
    in each record's provenance, and an edited record passes the mechanical
    gate again. Editing any other field is an error (exit 2) at its line.
 4. **The ceilings** (``golden review-check``'s arithmetic): a breach requeues
@@ -74,7 +75,7 @@ class Review:
 class Verdicts:
     reviews: dict[str, Review] = field(default_factory=dict)
     stale: list[str] = field(default_factory=list)
-    unknown: int = 0
+    unknown: list[str] = field(default_factory=list)
 
 
 def read_verdicts(path: Path, labels: Mapping[str, Mapping[str, Any]]) -> Verdicts:
@@ -101,7 +102,7 @@ def read_verdicts(path: Path, labels: Mapping[str, Mapping[str, Any]]) -> Verdic
                 got=repr(verdict),
             )
         if qid not in labels:
-            out.unknown += 1
+            out.unknown.append(qid)
             continue
         if "record_hash" not in rec:
             raise DataError(
@@ -227,6 +228,13 @@ def step_review(ctx: Context) -> str:
             f"{path}: {len(verdicts.stale)} verdict(s) are for an earlier version of their "
             f"record and were ignored: {', '.join(verdicts.stale[:10])}"
         )
+    if verdicts.unknown:
+        warn(
+            f"{path}: {len(verdicts.unknown)} verdict(s) are for records that are not in this "
+            f"batch's pool and were ignored: {', '.join(verdicts.unknown[:10])} (a review file "
+            "of another batch, or records dropped since; review this batch's "
+            f"{ctx.batch.path('sample').name})"
+        )
     reviews = verdicts.reviews
     ctx.batch.write_jsonl(
         "reviews",
@@ -274,7 +282,7 @@ def step_review(ctx: Context) -> str:
             "ceilings": ceilings.to_dict(),
             "missing": missing,
             "stale": verdicts.stale,
-            "ignored": verdicts.unknown,
+            "ignored": len(verdicts.unknown),
             "reviewers": sorted({r.reviewer for r in reviews.values() if r.reviewer}),
             "edits": {q: r.edits for q, r in reviews.items() if r.edits},
             "verdicts": {q: r.verdict for q, r in reviews.items()},

@@ -177,6 +177,8 @@ def test_kill_9_during_the_oracle_step_then_resume_repeats_no_call(tmp_path: Pat
         (["+build=knowcode_demo", "oracle=oracel"], ["no oracle config named 'oracel'", "ast"]),
         (["+build=knowcode_demo", "budget.max_calls=10"], ["budget.max_calls", "may make 84"]),
         (["+build=knowcode_demo", "plan={lookup: {easy: 1}}"], ["config key plan", "lookup"]),
+        # refused by the schema, after Hydra made the batch folder: it is removed again
+        (["+build=knowcode_demo", "headroom=0"], ["headroom", "greater than or equal to 1"]),
     ],
 )
 def test_usage_errors_exit_2_with_a_clear_message(

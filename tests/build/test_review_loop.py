@@ -134,6 +134,23 @@ def test_a_verdict_on_a_record_that_has_changed_since_is_stale(
     assert "earlier version of their record" in capsys.readouterr().err
 
 
+def test_a_verdict_for_a_record_outside_the_pool_is_ignored_with_a_warning(
+    tmp_path: Path, scripted: Script, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A review file of another batch (or a record dropped since): said, never dropped silently."""
+    plan = _plan(2, 0)
+    _, _, first, _ = build(tmp_path, plan, headroom=1.0)
+    review = fill_review(first, {"q_00001": "correct", "q_00002": "correct"}, tmp_path / "r.jsonl")
+    with review.open("a", encoding="utf-8") as fh:
+        fh.write(json.dumps({"query_id": "q_99999", "verdict": "wrong", "record_hash": "x"}) + "\n")
+    _, status, batch, _ = build(tmp_path, plan, "b2", headroom=1.0, review={"file": str(review)})
+    assert status == "blessed"  # the two records of the pool were reviewed correct
+    assert step_file(batch, "review")["ignored"] == 1
+    err = capsys.readouterr().err
+    assert "1 verdict(s) are for records that are not in this batch's pool" in err
+    assert "q_99999" in err
+
+
 def test_edits_are_applied_tracked_in_provenance_and_gated_again(
     tmp_path: Path, scripted: Script
 ) -> None:
