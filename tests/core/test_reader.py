@@ -189,6 +189,25 @@ def test_trec_readers_follow_the_same_policy(
     assert "1 Unicode whitespace character(s)" in capsys.readouterr().err
 
 
+def test_a_mark_where_two_files_were_joined_is_kept_as_trec_eval_keeps_it_and_warned(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``cat a b`` of two files saved with a mark: the second mark glues to its id."""
+    joined = b"q1 Q0 a 1 2.0 t\n" + BOM + b"q2 Q0 b 1 1.0 t\n"
+    path = write(tmp_path, BOM + joined)  # the file's own leading mark is dropped
+    assert list(read_trec_run(path).rankings) == ["q1", "\ufeffq2"]
+    err = capsys.readouterr().err
+    assert err.count("warning:") == 1
+    assert "1 byte-order mark(s) (U+FEFF) inside the run file" in err
+    assert f"(first at {path}:2)" in err
+    qrels = write(tmp_path, b"1 0 a 1\n" + BOM + b"2 0 b 1\n" + BOM + b"3 0 c 1\n", "q.txt")
+    assert read_qrels_columns(qrels).qid_names == ["1", "\ufeff2", "\ufeff3"]
+    assert f"2 byte-order mark(s) (U+FEFF) inside the qrels file {qrels}" in capsys.readouterr().err
+    rows = list(read_fields(qrels, what="judgments file"))
+    assert rows[1] == (2, ["\ufeff2", "0", "b", "1"])
+    assert f"(first at {qrels}:2)" in capsys.readouterr().err
+
+
 # -- JSON ----------------------------------------------------------------------------
 
 

@@ -39,6 +39,7 @@ __all__ = [
     "UNICODE_SPACE",
     "check_text",
     "decode",
+    "inner_bom_phrase",
     "parse_int",
     "read_bytes",
     "read_fields",
@@ -49,6 +50,7 @@ __all__ = [
     "split_fields",
     "strip_bom",
     "unicode_space_phrase",
+    "warn_inner_bom",
     "warn_unicode_space",
 ]
 
@@ -329,10 +331,14 @@ def read_fields(
     each tab and strips ASCII whitespace around each field. A field holding
     other Unicode whitespace is kept whole and counted in one warning per file.
     """
-    spaces = Tally()
+    spaces, marks = Tally(), Tally()
     for lineno, line in read_lines(path, what=what, key=key):
         if not line.strip(ASCII_SPACE):
             continue
+        if "\ufeff" in line:  # the file's leading mark is gone: one past it, where files met
+            marks.add(
+                inner_bom_phrase(what, path), where=f"{path}:{lineno}", n=line.count("\ufeff")
+            )
         if sep is None:
             fields = split_fields(line)
         else:
@@ -348,6 +354,34 @@ def read_fields(
             )
         yield lineno, fields
     spaces.flush()
+    marks.flush()
+
+
+def inner_bom_phrase(what: str, path: str | Path) -> str:
+    """The warning about a byte-order mark after the start of a file (after its count)."""
+    return (
+        f"byte-order mark(s) (U+FEFF) inside the {what} {path}, where files were joined "
+        "(`cat a b`): each is kept as part of the text it precedes, as trec_eval keeps it, "
+        "so an id there does not match the same id elsewhere; re-save the parts without "
+        "the mark before joining them"
+    )
+
+
+def warn_inner_bom(data: bytes, *, path: str | Path, what: str) -> None:
+    """One warning (count and first line) for UTF-8 byte-order marks past the file's
+    start (``data`` is the file without its leading mark). Why: a mark in the middle
+    is glued to the id it precedes, and the record then silently matches nothing."""
+    first = data.find(_UTF8_BOM)
+    if first < 0:
+        return
+    line = data.count(b"\n", 0, first) + 1
+    tally = Tally()
+    tally.add(
+        inner_bom_phrase(what, path),
+        where=f"{path}:{line}",
+        n=data.count(_UTF8_BOM),
+    )
+    tally.flush()
 
 
 def unicode_space_phrase(what: str, path: str | Path) -> str:

@@ -46,6 +46,7 @@ from evalframe.core.reader.files import (
     _unreadable,
     check_text,
     read_bytes,
+    warn_inner_bom,
     warn_unicode_space,
 )
 from evalframe.core.records import LABEL_MAX, LABEL_MIN
@@ -478,6 +479,8 @@ def _streamed(
             if b"\0" in block:
                 return None
             if not block.isascii():
+                if b"\xef\xbb\xbf" in block:  # a mark where files were joined: warned of there
+                    return None
                 try:
                     if UNICODE_SPACE.search(block.decode("utf-8")):
                         return None
@@ -527,8 +530,9 @@ def parse_run(data: bytes, path: str) -> RunColumns:
 def _checked(data: bytes, path: str, fmt: _Format) -> bytes:
     """The file's bytes without a BOM, checked to be UTF-8 without NUL bytes."""
     data = check_text(data, path=path, what=fmt.what)
-    if not data.isascii():  # only non-ASCII text can hold a no-break space
+    if not data.isascii():  # only non-ASCII text can hold a no-break space, or a mark
         warn_unicode_space(data.decode("utf-8"), path=path, what=fmt.what)
+        warn_inner_bom(data, path=path, what=fmt.what)
     return data
 
 
