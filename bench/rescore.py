@@ -5,8 +5,10 @@ cold ``python -m evalframe`` into ``bench/data/rescore-run``), then each round
 times, each in its own process: ``evalframe rescore`` of a fresh copy of the
 run folder, and a short script that reads ``run.trec`` and the judgments
 with pytrec_eval's parsers and scores five of its measures (the obvious
-alternative; no report, no files written). Rescore must reproduce the run's
-``metrics.json`` exactly. ``--baseline SRC`` times an earlier checkout's
+alternative; no report, no files written), and the floor: evalframe's own
+engine scoring the same inputs with nothing around it (the least a rescore
+could cost on this machine, whatever its design). Rescore and the floor must
+reproduce the run's ``metrics.json`` exactly. ``--baseline SRC`` times an earlier checkout's
 rescore too (``git worktree add SRC <commit>``; see ``at_source.py``).
 
     .venv/bin/python bench/rescore.py [--rounds 3] [--baseline SRC]
@@ -43,6 +45,39 @@ for q in qrels:
 measures = {"recall.5", "P.5", "recip_rank", "ndcg_cut.10", "map"}
 per = pytrec_eval.RelevanceEvaluator(qrels, measures).evaluate(ranked)
 print(len(per))
+"""
+
+
+# The least a rescore can do with evalframe's engine: the judgments read with orjson, the
+# run's cached columns (what a repeat rescore reads) loaded, the seven measures scored and
+# averaged; no config, no checks, no bootstrap, nothing written. Not an alternative to
+# rescore, but its floor on this machine: what a redesign could at best reach.
+FLOOR = """
+import glob, json, sys
+import numpy as np, orjson
+from evalframe.core.types import RunRows
+from evalframe.metrics import parse_metric
+from evalframe.metrics.engine import evaluate
+from evalframe.metrics.policies import Policies
+golden, columns = sys.argv[1], sys.argv[2]
+qrels = {}
+with open(golden, "rb") as fh:
+    for line in fh:
+        r = orjson.loads(line)
+        qrels[r["id"]] = r["expected_chunks"]
+with np.load(columns, allow_pickle=False) as z:
+    names, codes, qids = z["doc_names"], z["doc_codes"], z["qid_codes"]
+    order = np.argsort(qids, kind="stable")
+    rows = RunRows(
+        tuple(z["qid_names"].tolist()),
+        np.bincount(qids, minlength=z["qid_names"].size),
+        names[codes][order],
+        z["scores"][order],
+    )
+measures = [parse_metric(m) for m in ("R@5", "P@5", "RR", "RR@10", "nDCG@10", "AP", "Hit@5")]
+scored = evaluate(measures, qrels, rows, Policies())
+means = {str(m): float(np.mean(scored.values[m])) for m in measures}
+print(json.dumps(means))
 """
 
 
@@ -85,6 +120,7 @@ def main() -> None:
         "evalframe rescore": [],
         "evalframe rescore, first (run.trec parsed)": [],
         "pytrec_eval": [],
+        "floor: evalframe's engine on the cached columns, nothing else": [],
     }
     if args.baseline:
         rows[f"evalframe rescore at {args.baseline}"] = []
@@ -139,6 +175,13 @@ def main() -> None:
                 )
             pytrec = [sys.executable, "-c", PYTREC, str(stored / "run.trec")]
             rows["pytrec_eval"].append(measure([*pytrec, str(data / "golden.jsonl")], env=env)[0])
+            (entry,) = (work / "cache" / "columns").glob("*.npz")
+            floor = [sys.executable, "-c", FLOOR, str(data / "golden.jsonl"), str(entry)]
+            timing, printed = measure(floor, env=env)
+            rows["floor: evalframe's engine on the cached columns, nothing else"].append(timing)
+            means = json.loads(printed)
+            # the floor scores what rescore scores: the run's own means, to the last digit
+            same.append(all(means[m] == want[m] for m in means))
             done = ", ".join(f"{k} {v[-1]['wall_s']:.2f}s" for k, v in rows.items())
             print(f"round {r + 1}: {done}", flush=True)
     finally:
