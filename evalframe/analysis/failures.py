@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import hashlib
 import inspect
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from typing import Any
 
 from evalframe.analysis import text as _text
@@ -288,11 +288,16 @@ def annotate_failures(
     corpus: Corpus | None,
     settings: FailureSettings,
     store: EntryStore | None = None,
+    labels: Mapping[str, Any] | None = None,
 ) -> dict[str, Any]:
     """Add ``failure`` to every failed (✗) record; return the counts for summary.json.
 
     Without a corpus there is no text to compare, so nothing is categorised
-    and the counts say why.
+    and the counts say why. ``labels``: query id -> the value of its
+    ``settings.label_field`` (the dataset's own label); a failed query whose
+    label ``settings.label_categories`` maps takes that category, with the
+    heuristics' verdict kept beside it, and the counts say how often the two
+    agreed: the dataset's labels are a check on the heuristics.
     """
     failed = [r for r in records if r.get("status") == FAIL]
     if not settings.enabled:
@@ -314,13 +319,28 @@ def annotate_failures(
         # golden set (another retriever fails other queries) finds all its counts kept
         df.expect(t for record in records for t in terms(record.get("text", "")))
         counts = dict.fromkeys(CATEGORIES, 0)
+        labelled = agree = 0
         for record in failed:
             ranking = list(zip(record.get("retrieved", []), record.get("scores", []), strict=False))
             text, expected = record.get("text", ""), record.get("expected", [])
             info = categorise(text, expected, ranking, terms_of, settings, df.share)
+            label = (labels or {}).get(str(record.get("query_id")))
+            given = settings.label_categories.get(str(label)) if label is not None else None
+            if given is not None:
+                labelled += 1
+                agree += info["category"] == given
+                info = {
+                    **info,
+                    "category": given,
+                    "label": LABELS[given],
+                    "fix": FIXES[given],
+                    "heuristic": False,
+                    "heuristic_category": info["category"],
+                    "source": f"{settings.label_field}={label}",
+                }
             record["failure"] = info
             counts[info["category"]] += 1
-    return {
+    out: dict[str, Any] = {
         "enabled": True,
         "available": True,
         "heuristic": True,
@@ -328,6 +348,11 @@ def annotate_failures(
         "counts": counts,
         "fixes": {c: FIXES[c] for c in CATEGORIES},
     }
+    if settings.label_field:
+        # how many failed queries the dataset's labels named, and on how many of those the
+        # heuristics had come to the same category on their own
+        out["labels"] = {"field": settings.label_field, "labelled": labelled, "agree": agree}
+    return out
 
 
 def _looked_at(record: dict[str, Any]) -> list[str]:

@@ -21,7 +21,12 @@ from evalframe.analysis.benefit import compute_benefit
 from evalframe.analysis.calibration import BootstrapSettings, CalibrationResult, calibrate
 from evalframe.analysis.facts import BlindItem, judge_blind
 from evalframe.analysis.failures import annotate_failures
-from evalframe.analysis.settings import Analyses, CalibrationSettings, JudgeChoice
+from evalframe.analysis.settings import (
+    Analyses,
+    CalibrationSettings,
+    FailureSettings,
+    JudgeChoice,
+)
 from evalframe.assess.results import Aggregate, Evaluation
 from evalframe.assess.runfolder import RunFolder
 from evalframe.core.errors import DataError
@@ -232,6 +237,21 @@ def clean_json(value: Any) -> Any:
     return value
 
 
+def _labels(evaluation: Evaluation, settings: FailureSettings) -> dict[str, Any] | None:
+    """Query id -> its ``label_field`` value, for the failed queries' categories; a field
+    no query holds is said (a misspelt field would otherwise change nothing, silently)."""
+    name = settings.label_field
+    if not name or not settings.enabled:
+        return None
+    found = {q.id: q.metadata[name] for q in evaluation.golden.queries if name in q.metadata}
+    if not found:
+        warn(
+            f"analysis.failures.label_field: no query of the golden set has a metadata field "
+            f"{name!r}, so every failed query is categorised by the heuristics alone"
+        )
+    return found
+
+
 def run_analyses(
     analyses: Analyses,
     evaluation: Evaluation,
@@ -247,7 +267,9 @@ def run_analyses(
     """
     out = AnalysisOutput()
     settings = analyses.settings
-    failures = annotate_failures(records, corpus, settings.failures, store)
+    failures = annotate_failures(
+        records, corpus, settings.failures, store, _labels(evaluation, settings.failures)
+    )
     out.summary["failures"] = failures
     if failures.get("available"):
         failed = failures["failed"]

@@ -19,7 +19,14 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
 from evalframe.core.errors import ConfigError
 from evalframe.plugin.protocols import PluginContext, Validator
@@ -82,6 +89,34 @@ class FailureSettings(_Section):
         5, ge=2, description="scores are flat when at least this many are about equal"
     )
     flat_depth: int = Field(10, ge=2, description="how deep the flat-score test looks")
+    label_field: str | None = Field(
+        None,
+        description="query metadata field with the dataset's own label of why a query is hard "
+        "(ADK's kind); a failed query whose label label_categories maps takes that category, "
+        "and the heuristics' verdict is kept beside it",
+    )
+    label_categories: dict[
+        str, Literal["vocabulary_mismatch", "specificity_gap", "distractor_overlap"]
+    ] = Field(
+        default_factory=dict,
+        description="label value -> category (vocabulary_mismatch, specificity_gap, "
+        "distractor_overlap); a label not listed leaves the query to the heuristics",
+    )
+
+    @model_validator(mode="after")
+    def _labels_need_a_field(self) -> FailureSettings:
+        if bool(self.label_field) != bool(self.label_categories):
+            given, missing = (
+                ("label_field", "label_categories")
+                if self.label_field
+                else ("label_categories", "label_field")
+            )
+            raise ValueError(
+                f"{given} is set but {missing} is not: the dataset's labels name a category "
+                "only with both (e.g. label_field: kind, label_categories: {vague: "
+                "specificity_gap})"
+            )
+        return self
 
 
 class CalibrationSettings(_Section):

@@ -157,7 +157,13 @@ def render_failure_counts(failures: dict[str, Any] | None) -> list[str]:
         return [f"Failure categories: not computed ({failures.get('reason', 'no corpus')})"]
     if not failures.get("failed"):
         return []
-    out = [f"Failure categories of {failures['failed']} failed queries (heuristics):"]
+    labels = failures.get("labels") or {}
+    named = int(labels.get("labelled") or 0)
+    source = f"{named} by the dataset's {labels.get('field')}, the rest by heuristics"
+    out = [
+        f"Failure categories of {failures['failed']} failed queries "
+        f"({source if named else 'heuristics'}):"
+    ]
     fixes = failures.get("fixes", {})
     for category, count in failures["counts"].items():
         if not count:
@@ -165,6 +171,11 @@ def render_failure_counts(failures: dict[str, Any] | None) -> list[str]:
         fix = fixes.get(category)
         label = category.replace("_", " ")
         out.append(f"  {label:<20} {count:>4}" + (f"   fix: {fix}" if fix else ""))
+    if named:
+        out.append(
+            f"  the heuristics agree with {labels.get('field')} on {labels.get('agree', 0)} "
+            f"of the {named}"
+        )
     return out
 
 

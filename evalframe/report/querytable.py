@@ -91,9 +91,19 @@ def _detail(
     if category(record):
         failure = record.get("failure")
         fix = failure.get("fix") if isinstance(failure, Mapping) else None
+        # named by the dataset's own label (analysis.failures.label_field): said, with the
+        # heuristics' verdict, so a reader sees where the two differ
+        source = failure.get("source") if isinstance(failure, Mapping) else None
+        said = failure.get("heuristic_category") if isinstance(failure, Mapping) else None
         parts.append(
             f"<p><b>Failure category:</b> {esc(category(record))}"
             + (f' <span class="muted">(fix: {esc(fix)})</span>' if fix else "")
+            + (
+                f' <span class="muted">from the dataset\'s {esc(source)}; the heuristics '
+                f"say {esc(said)}</span>"
+                if source and said
+                else ""
+            )
             + "</p>"
         )
     if record.get("answer") is not None:

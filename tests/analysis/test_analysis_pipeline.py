@@ -194,6 +194,22 @@ def test_a_confidence_outside_0_1_is_a_data_error(facts_project: Project) -> Non
         ANSWERS["1"] = saved
 
 
+def test_a_label_field_no_query_holds_is_said_and_the_heuristics_decide(
+    facts_project: Project, capsys: pytest.CaptureFixture[str]
+) -> None:
+    failures = {"label_field": "kindd", "label_categories": {"vague": "specificity_gap"}}
+    run(facts_project, analysis={"failures": failures})
+    err = capsys.readouterr().err
+    assert "analysis.failures.label_field: no query of the golden set has a metadata field " in err
+    assert "'kindd'" in err
+    summary = json.loads((facts_project.root / "out" / "summary.json").read_text())
+    assert summary["analysis"]["failures"]["labels"] == {
+        "field": "kindd",
+        "labelled": 0,
+        "agree": 0,
+    }
+
+
 def test_failed_queries_get_categories_and_rescore_keeps_them(
     facts_project: Project, capsys: pytest.CaptureFixture[str]
 ) -> None:

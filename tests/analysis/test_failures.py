@@ -13,9 +13,10 @@ from typing import Any
 import pytest
 
 from evalframe.analysis.failures import DocFrequency, DocTerms, annotate_failures, categorise
-from evalframe.analysis.settings import FailureSettings
+from evalframe.analysis.settings import FailureSettings, validate_analysis
 from evalframe.analysis.text import terms
 from evalframe.assess.runfolder import FAIL, PASS
+from evalframe.core.errors import ConfigError
 from evalframe.core.store import open_store
 from evalframe.core.types import Corpus, Document
 
@@ -129,6 +130,62 @@ def test_only_failed_records_get_a_category_and_the_counts_add_up() -> None:
         "other": 0,
     }
     assert counts["fixes"]["vocabulary_mismatch"] == "vector search"
+
+
+def test_a_dataset_label_names_the_category_and_the_heuristics_verdict_stays_beside_it() -> None:
+    """ADK's pairs carry ``kind``; mapped kinds name the category, others are left to the rules.
+
+    By hand: record 0 (label paraphrase -> vocabulary_mismatch) is what the rules say too;
+    record 2 (label vague -> specificity_gap) the rules call distractor_overlap; a third
+    failed record labelled ``direct`` (not mapped) keeps the rules' category.
+    """
+    corpus = Corpus.build("c", (Document(id=k, text=v) for k, v in DOCS.items()))
+    records = [{**r, "query_id": f"q{i}"} for i, r in enumerate(_records())]
+    records.append({**records[0], "query_id": "q3"})
+    cfg = FailureSettings(
+        label_field="kind",
+        label_categories={"paraphrase": "vocabulary_mismatch", "vague": "specificity_gap"},
+    )
+    labels = {"q0": "paraphrase", "q1": "vague", "q2": "vague", "q3": "direct"}
+    counts = annotate_failures(records, corpus, cfg, labels=labels)
+    first, third, fourth = records[0]["failure"], records[2]["failure"], records[3]["failure"]
+    assert (first["category"], first["heuristic_category"]) == ("vocabulary_mismatch",) * 2
+    assert first["source"] == "kind=paraphrase" and first["heuristic"] is False
+    assert (third["category"], third["heuristic_category"]) == (
+        "specificity_gap",
+        "distractor_overlap",
+    )
+    assert (third["fix"], third["label"]) == ("query expansion", "specificity gap")
+    assert third["matched"] == ["distractor_overlap"]  # the rules' own findings, unchanged
+    assert fourth["category"] == "vocabulary_mismatch" and fourth["heuristic"] is True
+    assert "source" not in fourth and "heuristic_category" not in fourth
+    assert "failure" not in records[1]  # passed: its label names nothing
+    assert counts["counts"] == {
+        "vocabulary_mismatch": 2,
+        "specificity_gap": 1,
+        "distractor_overlap": 0,
+        "other": 0,
+    }
+    assert counts["labels"] == {"field": "kind", "labelled": 2, "agree": 1}
+
+
+@pytest.mark.parametrize(
+    ("given", "key", "says"),
+    [
+        ({"label_field": "kind"}, "analysis.failures", "label_categories is not"),
+        ({"label_categories": {"vague": "specificity_gap"}}, "analysis.failures", "label_field"),
+        (
+            {"label_field": "kind", "label_categories": {"vague": "specifity_gap"}},
+            "analysis.failures.label_categories.vague",
+            "'specificity_gap'",
+        ),
+    ],
+)
+def test_labels_need_both_keys_and_a_known_category(given: dict, key: str, says: str) -> None:
+    with pytest.raises(ConfigError) as caught:
+        validate_analysis({"failures": given}, depth=10)
+    assert caught.value.key == key
+    assert says in caught.value.render()
 
 
 @pytest.mark.parametrize("enabled", [True, False])

@@ -16,6 +16,7 @@ the experiment states (`no_relevant: skip`).
 
 from __future__ import annotations
 
+import json
 import math
 import re
 from pathlib import Path
@@ -166,6 +167,37 @@ def test_adk_runs_from_a_fresh_folder_with_adks_numbers(tmp_path: Path) -> None:
         ("recall_at_5", True),
     ]
     assert gates["gates"][0]["value"] == pytest.approx(35 / 48)
+
+    # Failure categories: the ✗ queries are the Recall@5 misses (no YES in the top 5);
+    # a pair's own kind names the category where the experiment maps it (paraphrase:
+    # vocabulary mismatch, vague: specificity gap), the heuristics the rest.
+    mapped = {"paraphrase": "vocabulary_mismatch", "vague": "specificity_gap"}
+    missed = {
+        str(p["id"]): p["metadata"]["kind"]
+        for p in pairs
+        if (gold := {c["fqn"] for c in p["candidates"] if c["empirical_relevance"] == "YES"})
+        and not gold & set(ranked.get(str(p["id"]), [])[:5])
+    }
+    assert len(missed) == 48 - 44
+    records = [json.loads(line) for line in (out / "per_query.jsonl").read_text().splitlines()]
+    failures = {r["query_id"]: r["failure"] for r in records if "failure" in r}
+    assert set(failures) == set(missed)
+    for qid, kind in missed.items():
+        if kind in mapped:
+            assert failures[qid]["category"] == mapped[kind], qid
+            assert failures[qid]["source"] == f"kind={kind}"
+        else:
+            assert failures[qid]["heuristic"] is True and "source" not in failures[qid]
+    labelled = [f for q, f in failures.items() if missed[q] in mapped]
+    assert summary["analysis"]["failures"]["labels"] == {
+        "field": "kind",
+        "labelled": len(labelled),
+        "agree": sum(f["heuristic_category"] == f["category"] for f in labelled),
+    }
+    assert (
+        f"Failure categories of 4 failed queries ({len(labelled)} by the dataset's kind, "
+        "the rest by heuristics):" in text
+    )
 
 
 # -- issue #13, item 1: ADK's Recall@K is a hit rate ---------------------------------------
