@@ -12,6 +12,10 @@ reproduce the run's ``metrics.json`` exactly. ``--baseline SRC`` times an earlie
 rescore too (``git worktree add SRC <commit>``; see ``at_source.py``).
 
     .venv/bin/python bench/rescore.py [--rounds 3] [--baseline SRC]
+
+The first use generates the data (``retrieval_data.py``, into bench/data/,
+about 150 MB) and makes the run with a cold bm25 run (a minute or two);
+later uses find both. Needs pytrec_eval (the ``bench`` extra).
 """
 
 from __future__ import annotations
@@ -83,10 +87,15 @@ print(json.dumps(means))
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--docs", type=int, default=100_000)
-    parser.add_argument("--queries", type=int, default=10_000)
-    parser.add_argument("--rounds", type=int, default=3)
-    parser.add_argument("--out", type=Path, default=HERE / "results" / "rescore.json")
+    parser.add_argument("--docs", type=int, default=100_000, help="corpus size (100000)")
+    parser.add_argument("--queries", type=int, default=10_000, help="queries (10000)")
+    parser.add_argument("--rounds", type=int, default=3, help="timed rounds (3)")
+    parser.add_argument(
+        "--out",
+        type=Path,
+        default=HERE / "results" / "rescore.json",
+        help="where the figures go (bench/results/rescore.json)",
+    )
     parser.add_argument(
         "--set", action="append", default=[], metavar="KEY=VALUE", help="rescore overrides"
     )

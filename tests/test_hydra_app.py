@@ -91,6 +91,13 @@ def test_hydras_not_in_struct_error_is_said_in_evalframes_words() -> None:
     assert "or write +stats.extra=1 to add a new key" in hydra_message(
         hydra_text.replace("retriever.k11", "stats.extra").replace("=3", "=1")
     )
+    # a value with spaces (a map), as Hydra prints it: the whole override is named
+    mapped = hydra_text.replace("retriever.k11", "analysis.failures.label_categories")
+    mapped = mapped.replace("=3", "={hard: specificity_gap}").replace("'k11'", "'hard'")
+    assert (
+        "or write +analysis.failures.label_categories={hard: specificity_gap} to add a new key"
+        in hydra_message(mapped)
+    )
     other = "no viable alternative at input '['\n"
     assert hydra_message(other) == other  # a message we do not recognise is kept whole
 

@@ -325,7 +325,11 @@ def annotate_failures(
             text, expected = record.get("text", ""), record.get("expected", [])
             info = categorise(text, expected, ranking, terms_of, settings, df.share)
             label = (labels or {}).get(str(record.get("query_id")))
-            given = settings.label_categories.get(str(label)) if label is not None else None
+            given = (
+                settings.label_categories.get(str(label))
+                if label is not None and settings.label_field
+                else None
+            )
             if given is not None:
                 labelled += 1
                 agree += info["category"] == given
@@ -343,7 +347,8 @@ def annotate_failures(
     out: dict[str, Any] = {
         "enabled": True,
         "available": True,
-        "heuristic": True,
+        # whether any category is the heuristics' (not all named by the dataset's labels)
+        "heuristic": labelled < len(failed) or not failed,
         "failed": len(failed),
         "counts": counts,
         "fixes": {c: FIXES[c] for c in CATEGORIES},

@@ -100,21 +100,19 @@ class FailureSettings(_Section):
     ] = Field(
         default_factory=dict,
         description="label value -> category (vocabulary_mismatch, specificity_gap, "
-        "distractor_overlap); a label not listed leaves the query to the heuristics",
+        "distractor_overlap); a label not listed leaves the query to the heuristics; "
+        "ignored while label_field is null",
     )
 
     @model_validator(mode="after")
-    def _labels_need_a_field(self) -> FailureSettings:
-        if bool(self.label_field) != bool(self.label_categories):
-            given, missing = (
-                ("label_field", "label_categories")
-                if self.label_field
-                else ("label_categories", "label_field")
-            )
+    def _a_field_needs_its_categories(self) -> FailureSettings:
+        # label_field: null is the off switch, whatever the map holds (a stored run's map
+        # cannot be emptied by an override: Hydra merges {} into it)
+        if self.label_field and not self.label_categories:
             raise ValueError(
-                f"{given} is set but {missing} is not: the dataset's labels name a category "
-                "only with both (e.g. label_field: kind, label_categories: {vague: "
-                "specificity_gap})"
+                "label_field is set but label_categories is empty: say which of its values "
+                "name which category (e.g. label_categories: {vague: specificity_gap}), or "
+                "set label_field: null to leave every failed query to the heuristics"
             )
         return self
 

@@ -18,7 +18,8 @@ __all__ = ["hydra_error", "hydra_message", "omegaconf_error", "plain_config"]
 
 _NOT_IN_STRUCT = re.compile(
     r"Could not override '(?P<key>[^']+)'\.\s*To append to your config use "
-    r"\+(?P<override>\S+)\s*Key '[^']+' is not in struct"
+    # the override may hold spaces ({hard: specificity_gap}): up to the line Hydra ends it with
+    r"\+(?P<override>[^\n]+?)\s*Key '[^']+' is not in struct"
 )
 
 #: Config sections whose keys a plugin's config model owns (not Hydra's struct).

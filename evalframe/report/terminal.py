@@ -194,10 +194,17 @@ def render_report(
             out.append(f'  {rec["query_id"]}: "{rec["text"]}"')
             out.append(f"      Expected:  {_ids(rec['expected'], cfg.show_k)}")
             out.append(f"      Retrieved: {_ids(rec['retrieved'], cfg.show_k)}")
-            failure = rec.get("failure")  # a heuristic category (docs/analyses.md)
+            failure = rec.get("failure")  # a category (docs/analyses.md)
             if failure:
                 fix = f" → fix: {failure['fix']}" if failure["fix"] else ""
-                out.append(f"      Category:  {failure['label']} (heuristic){fix}")
+                # the heuristics', or the dataset's own label's (analysis.failures.label_field)
+                said = failure.get("heuristic_category")
+                how = (
+                    f"{failure['source']}; heuristics: {str(said).replace('_', ' ')}"
+                    if failure.get("source") and said
+                    else "heuristic"
+                )
+                out.append(f"      Category:  {failure['label']} ({how}){fix}")
         if len(failed) > cfg.max_failed:
             out.append(f"  … {len(failed) - cfg.max_failed} more in per_query.jsonl")
 

@@ -172,8 +172,7 @@ def test_a_dataset_label_names_the_category_and_the_heuristics_verdict_stays_bes
 @pytest.mark.parametrize(
     ("given", "key", "says"),
     [
-        ({"label_field": "kind"}, "analysis.failures", "label_categories is not"),
-        ({"label_categories": {"vague": "specificity_gap"}}, "analysis.failures", "label_field"),
+        ({"label_field": "kind"}, "analysis.failures", "label_categories is empty"),
         (
             {"label_field": "kind", "label_categories": {"vague": "specifity_gap"}},
             "analysis.failures.label_categories.vague",
@@ -181,11 +180,23 @@ def test_a_dataset_label_names_the_category_and_the_heuristics_verdict_stays_bes
         ),
     ],
 )
-def test_labels_need_both_keys_and_a_known_category(given: dict, key: str, says: str) -> None:
+def test_a_label_field_needs_its_categories_and_each_a_known_one(
+    given: dict, key: str, says: str
+) -> None:
     with pytest.raises(ConfigError) as caught:
         validate_analysis({"failures": given}, depth=10)
     assert caught.value.key == key
     assert says in caught.value.render()
+
+
+def test_label_field_null_turns_the_labels_off_whatever_the_map_holds() -> None:
+    """The off switch a stored run can take (an override cannot empty a stored map)."""
+    cfg = FailureSettings(label_field=None, label_categories={"vague": "specificity_gap"})
+    corpus = Corpus.build("c", (Document(id=k, text=v) for k, v in DOCS.items()))
+    records = [{**r, "query_id": f"q{i}"} for i, r in enumerate(_records())]
+    counts = annotate_failures(records, corpus, cfg, labels={"q2": "vague"})
+    assert records[2]["failure"]["category"] == "distractor_overlap"  # the rules'
+    assert "labels" not in counts and counts["heuristic"] is True
 
 
 @pytest.mark.parametrize("enabled", [True, False])

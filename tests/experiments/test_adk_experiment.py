@@ -198,6 +198,19 @@ def test_adk_runs_from_a_fresh_folder_with_adks_numbers(tmp_path: Path) -> None:
         f"Failure categories of 4 failed queries ({len(labelled)} by the dataset's kind, "
         "the rest by heuristics):" in text
     )
+    vague = next(q for q, kind in missed.items() if kind == "vague")
+    said = failures[vague]["heuristic_category"].replace("_", " ")
+    assert f"Category:  specificity gap (kind=vague; heuristics: {said})" in text
+    # label_field: null turns the labels off on the stored run (the map stays, unused)
+    res = evalframe(
+        tmp_path, "rescore", "out", "--out", "off", "analysis.failures.label_field=null"
+    )
+    assert res.returncode == 0, res.stderr
+    again = [
+        json.loads(line) for line in (tmp_path / "off/per_query.jsonl").read_text().splitlines()
+    ]
+    assert all(r["failure"]["heuristic"] for r in again if "failure" in r)
+    assert "labels" not in read_json(tmp_path / "off/summary.json")["analysis"]["failures"]
 
 
 # -- issue #13, item 1: ADK's Recall@K is a hit rate ---------------------------------------
