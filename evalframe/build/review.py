@@ -102,7 +102,7 @@ def read_verdicts(path: Path, labels: Mapping[str, Mapping[str, Any]]) -> Verdic
                 got=repr(verdict),
             )
         if qid not in labels:
-            out.unknown.append(qid)
+            out.unknown.append(f"{qid} (line {line})")
             continue
         if "record_hash" not in rec:
             raise DataError(

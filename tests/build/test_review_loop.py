@@ -148,7 +148,7 @@ def test_a_verdict_for_a_record_outside_the_pool_is_ignored_with_a_warning(
     assert step_file(batch, "review")["ignored"] == 1
     err = capsys.readouterr().err
     assert "1 verdict(s) are for records that are not in this batch's pool" in err
-    assert "q_99999" in err
+    assert "q_99999 (line 3)" in err  # the two sampled records' lines, then this one
 
 
 def test_edits_are_applied_tracked_in_provenance_and_gated_again(
