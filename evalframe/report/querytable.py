@@ -99,8 +99,8 @@ def _detail(
             f"<p><b>Failure category:</b> {esc(category(record))}"
             + (f' <span class="muted">(fix: {esc(fix)})</span>' if fix else "")
             + (
-                f' <span class="muted">from the dataset\'s {esc(source)}; the heuristics '
-                f"say {esc(said)}</span>"
+                f' <span class="muted">· named by the dataset\'s {esc(source)} (the '
+                f"heuristics say {esc(said)})</span>"
                 if source and said
                 else ""
             )

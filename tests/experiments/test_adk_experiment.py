@@ -201,6 +201,9 @@ def test_adk_runs_from_a_fresh_folder_with_adks_numbers(tmp_path: Path) -> None:
     vague = next(q for q, kind in missed.items() if kind == "vague")
     said = failures[vague]["heuristic_category"].replace("_", " ")
     assert f"Category:  specificity gap (kind=vague; heuristics: {said})" in text
+    page = (out / "report.html").read_text(encoding="utf-8")
+    raw = failures[vague]["heuristic_category"]
+    assert f"named by the dataset's kind=vague (the heuristics say {raw})" in page
     # label_field: null turns the labels off on the stored run (the map stays, unused)
     res = evalframe(
         tmp_path, "rescore", "out", "--out", "off", "analysis.failures.label_field=null"
