@@ -5,7 +5,8 @@ inline script, nothing loaded from anywhere (no CDN script, font or image), so
 it opens offline, prints, and shows inside MLflow's artifact view (an iframe
 that allows scripts). Everything is readable without the script too: it only
 adds sorting, filtering and expanding rows (without it, every row's details
-are shown).
+are shown; past ``querytable.LAZY_OVER`` queries the details are data the
+script builds on expand, and a note says so).
 """
 
 from __future__ import annotations
@@ -133,7 +134,9 @@ footer{margin-top:3em;color:var(--muted);font-size:.85em}
 """
 
 #: Sorting, filtering and expanding rows of the per-query table (``#q-table``):
-#: each query is a ``<tbody class="q">`` holding its row and its detail row.
+#: each query is a ``<tbody class="q">`` holding its row and its detail row; a detail
+#: row marked ``data-lazy="i"`` is filled from the ``#q-details`` JSON block when it is
+#: first expanded (large runs, ``querytable.LAZY_OVER``).
 SCRIPT = """
 (function(){
 "use strict";
@@ -141,9 +144,16 @@ var table=document.getElementById("q-table");
 if(!table){return;}
 var bodies=function(){return Array.prototype.slice.call(table.tBodies);};
 bodies().forEach(function(tb){var d=tb.querySelector("tr.detail");if(d){d.hidden=true;}});
+var lazy=null;
+function fill(d){
+ var i=d.getAttribute("data-lazy");if(i===null){return;}
+ if(lazy===null){var s=document.getElementById("q-details");lazy=s?JSON.parse(s.textContent):[];}
+ d.cells[0].innerHTML=lazy[+i]||"";d.removeAttribute("data-lazy");
+}
 function setOpen(tb,open){
  var b=tb.querySelector("button.toggle"),d=tb.querySelector("tr.detail");
  if(!b||!d){return;}
+ if(open){fill(d);}
  b.setAttribute("aria-expanded",open?"true":"false");b.textContent=open?"\\u25BE":"\\u25B8";
  d.hidden=!open;
 }

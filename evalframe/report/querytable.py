@@ -4,6 +4,7 @@ with their scores and text."""
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Collection, Mapping, Sequence
 from typing import Any
@@ -13,7 +14,7 @@ from evalframe.report.html import STATUS_WORD, esc, fmt, mark
 from evalframe.report.model import DocTexts, RunView
 from evalframe.report.plotdata import headline_metrics, number
 
-__all__ = ["queries_section", "too_much_text"]
+__all__ = ["LAZY_OVER", "lazy_block", "queries_section", "too_much_text"]
 
 #: Above this many characters of document text on the page (a document is shown once
 #: in every query that ranks it) the drill-down leaves text out.
@@ -21,6 +22,12 @@ TEXT_BUDGET = 2_000_000
 #: A document's text is previewed on one or two lines, the rest up to SNIPPET on demand.
 PREVIEW = 160
 SNIPPET = 1500
+#: Above this many queries the drill-downs are not elements of the page but strings in
+#: one JSON block, each made into elements when its row is expanded. Why: a browser
+#: builds a million elements slowly; the page of a 10k-query run (23 MB) took Chromium
+#: about 40 s to show, scripts on or off, and with the drill-downs as data it shows in
+#: a few seconds. Small runs keep them inline, readable without the script.
+LAZY_OVER = 1000
 
 
 def _text_size(records: Sequence[Mapping[str, Any]], texts: DocTexts, k: int) -> int:
@@ -233,6 +240,8 @@ def queries_section(view: RunView, texts: DocTexts | None) -> str:
             f'<th data-col="{i}" data-type="{t}"{cls}><button type="button">{esc(h)}</button></th>'
         )
     bodies = []
+    lazy = len(records) > LAZY_OVER
+    details: list[str] = []
     order = {FAIL: 0, WARN: 1, PASS: 2, NEGATIVE: 3, UNSCORED: 4}
     for n, record in enumerate(records):
         status = str(record.get("status", ""))
@@ -268,9 +277,15 @@ def queries_section(view: RunView, texts: DocTexts | None) -> str:
         if has_category:
             cells.append(f"<td>{esc(category(record))}</td>")
         detail = _detail(record, k, texts, view.metric_names)
+        if lazy:  # filled in from the JSON block when expanded (LAZY_OVER)
+            details.append(detail)
+            detail, where = "", f' data-lazy="{n}" hidden'
+        else:
+            where = ""
         bodies.append(
             f'<tbody class="q" {" ".join(attrs)}><tr class="row">{"".join(cells)}</tr>'
-            f'<tr class="detail" id="d{n}"><td colspan="{len(head)}">{detail}</td></tr></tbody>'
+            f'<tr class="detail" id="d{n}"{where}><td colspan="{len(head)}">{detail}</td></tr>'
+            "</tbody>"
         )
     crit = f"<code>{esc(criterion)}</code>"
     rule = view.rule
@@ -281,6 +296,12 @@ def queries_section(view: RunView, texts: DocTexts | None) -> str:
         f"Click a column to sort; expand a row (▸) for the question, the expected documents and "
         f"the top {k} retrieved with their scores (★ expected).</p>"
     )
+    if lazy:
+        notes.append(
+            f"The {len(records)} drill-downs are filled in when a row is expanded (more than "
+            f"{LAZY_OVER} queries: the page stays quick to open); without scripts they are "
+            "not shown, and per_query.jsonl holds every one."
+        )
     note_html = "".join(f'<p class="note">{esc(n)}</p>' for n in notes)
     return (
         legend
@@ -292,4 +313,15 @@ def queries_section(view: RunView, texts: DocTexts | None) -> str:
         + '<div class="q-scroll">'
         + f'<table id="q-table"><thead><tr>{"".join(ths)}</tr></thead>{"".join(bodies)}</table>'
         + "</div>"
+        + (lazy_block(details) if lazy else "")
     )
+
+
+def lazy_block(details: Sequence[str]) -> str:
+    """The drill-downs as one inert JSON block the page's script reads on expand.
+
+    ``</`` is written ``<\\/`` (the same string to JSON), so no drill-down can end
+    the block early; user text in them is already escaped (``&lt;``).
+    """
+    text = json.dumps(list(details), ensure_ascii=False).replace("</", "<\\/")
+    return f'<script type="application/json" id="q-details">{text}</script>'

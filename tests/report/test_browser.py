@@ -146,6 +146,33 @@ def test_the_run_page_renders_and_its_rows_expand(
     assert requests == [html.as_uri()]  # expanding, sorting and filtering fetched nothing
 
 
+def test_a_large_runs_drill_downs_are_filled_in_when_expanded(
+    browser: Any, project: Project, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Past querytable.LAZY_OVER the drill-downs are JSON; expanding builds them, once."""
+    from evalframe.report import querytable
+    from evalframe.report.page import write_run_report
+
+    run(project, "alpha")
+    monkeypatch.setattr(querytable, "LAZY_OVER", 1)
+    html = write_run_report(project.root / "alpha", out=project.root / "lazy")["report_html"]
+    page, requests, errors = open_page(browser, html)
+    assert requests == [html.as_uri()] and errors == []
+    rows = page.locator("#q-table tbody.q")
+    detail = rows.nth(0).locator("tr.detail")
+    assert not detail.is_visible() and detail.get_attribute("data-lazy") == "0"
+    rows.nth(0).locator("button.toggle").click()
+    assert detail.is_visible() and detail.get_attribute("data-lazy") is None
+    assert "Expected" in detail.inner_text() and detail.locator("table.ranked tr").count() >= 2
+    rows.nth(0).locator("button.toggle").click()  # closed, and opened again: the same rows
+    rows.nth(0).locator("button.toggle").click()
+    assert detail.locator("table.ranked").count() == 1
+    page.click("[data-expand=all]")
+    assert page.locator("#q-table tr.detail:visible").count() == len(CORPUS)
+    assert page.locator("#q-table tr.detail[data-lazy]").count() == 0
+    assert errors == []
+
+
 def test_the_multi_run_page_renders(browser: Any, project: Project, tmp_path: Path) -> None:
     from evalframe.app.cli import main
 

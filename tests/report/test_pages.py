@@ -287,3 +287,37 @@ def test_a_run_files_page_has_no_latency_plot(project: Project) -> None:
     for i, record in enumerate(view.records):
         record["latency_ms"] = 10.0 + i
     assert 'id="plot-latency"' in plots_section(view)
+
+
+def test_past_lazy_over_the_drill_downs_are_data_filled_in_on_expand(
+    project: Project, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The same drill-downs, as strings in one JSON block instead of elements (LAZY_OVER)."""
+    from evalframe.report import querytable
+    from evalframe.report.page import write_run_report
+
+    run(project, "alpha")
+    inline = write_run_report(project.root / "alpha", out=project.root / "inline")["report_html"]
+    inline_text = inline.read_text()
+    assert '<script type="application/json"' not in inline_text
+    assert 'data-lazy="' not in inline_text
+    monkeypatch.setattr(querytable, "LAZY_OVER", 1)  # 4 queries: more than 1
+    lazy = write_run_report(project.root / "alpha", out=project.root / "lazy")["report_html"]
+    text = lazy.read_text()
+    block = re.search(r'<script type="application/json" id="q-details">(.*?)</script>', text, re.S)
+    assert block is not None and "</" not in block[1]  # nothing in it can end the block
+    details = json.loads(block[1])
+    assert len(details) == text.count('data-lazy="') == text.count(" hidden><td") == 4
+    assert "The 4 drill-downs are filled in when a row is expanded" in text
+
+    # put each one back where the script puts it: the inline page's table, byte for byte
+    def table(page: str) -> str:
+        start = page.index('<table id="q-table">')
+        return page[start : page.index("</table></div>", start)]
+
+    filled = re.sub(
+        r'<tr class="detail" id="d(\d+)" data-lazy="\d+" hidden><td colspan="(\d+)"></td>',
+        lambda m: f'<tr class="detail" id="d{m[1]}"><td colspan="{m[2]}">{details[int(m[1])]}</td>',
+        table(text),
+    )
+    assert filled == table(inline_text) and filled.count('<tbody class="q"') == 4
