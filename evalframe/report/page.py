@@ -21,6 +21,7 @@ from evalframe.core.io import atomic_write
 from evalframe.core.messages import warn
 from evalframe.core.progress import step
 from evalframe.core.types import Corpus
+from evalframe.report import plots
 from evalframe.report.drift import baseline_records
 from evalframe.report.markdown import render_summary_md
 from evalframe.report.model import BaselineView, DocTexts, RunView, stored_corpus_texts
@@ -114,6 +115,17 @@ def baseline_view(view: RunView, ref: str, root: Path) -> BaselineView:
     )
 
 
+def _cache_dir(view: RunView) -> Path | None:
+    """The cache folder the run was made with (``output.cache_dir``), if it still exists:
+    a page of an old run does not make a folder its run's cache has long left."""
+    output = view.config.get("output")
+    where = output.get("cache_dir") if isinstance(output, dict) else None
+    if not isinstance(where, str) or not where.strip():
+        return None
+    path = Path(where).expanduser()
+    return path if path.is_dir() else None
+
+
 def write_run_report(
     run_dir: Path,
     *,
@@ -121,10 +133,13 @@ def write_run_report(
     corpus: Corpus | None = None,
     out: Path | None = None,
     view: RunView | None = None,
+    cache_dir: Path | None = None,
 ) -> dict[str, Path]:
     """Write ``report.html`` and ``summary.md`` for the run in ``run_dir`` (into ``out``
     when given); without ``baseline``, the one the run was compared with, if any.
-    ``view`` is the run folder already read (``evalframe report`` reads it first)."""
+    ``view`` is the run folder already read (``evalframe report`` reads it first).
+    ``cache_dir`` keeps the plots (:func:`plots.kept_in`); by default the run's own
+    cache folder, when it still exists."""
     with step("writing the run page (report.html)"):  # 2-4 s at 5k-10k queries
         view = view or RunView.load(run_dir)
         if baseline is None:
@@ -138,7 +153,10 @@ def write_run_report(
             if present and too_much_text(view, present)
             else stored_corpus_texts(view, corpus)
         )
-        html = render_run_page(view, baseline, texts)
+        # the plots are kept in the run's cache folder: a page whose numbers did not
+        # change (a warm run, a rescore, this command again) is not drawn again
+        with plots.kept_in(cache_dir or _cache_dir(view)):
+            html = render_run_page(view, baseline, texts)
         page = folder.write_text(folder.REPORT_HTML, html)
         markdown = render_summary_md(view, baseline, shown_path(page))
         return {"report_html": page, "summary_md": folder.write_text(folder.SUMMARY_MD, markdown)}
@@ -232,7 +250,12 @@ class RunPage:
                     comparison=result.comparison.as_dict(),
                 )
             result.outputs.update(
-                write_run_report(exp.output_dir, baseline=baseline, corpus=result.corpus)
+                write_run_report(
+                    exp.output_dir,
+                    baseline=baseline,
+                    corpus=result.corpus,
+                    cache_dir=exp.cache_dir,
+                )
             )
         except Exception as exc:  # noqa: BLE001  # the run's results stand without their page
             traceback.print_exc(file=sys.stderr)

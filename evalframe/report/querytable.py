@@ -25,8 +25,8 @@ SNIPPET = 1500
 #: Above this many queries the drill-downs are not elements of the page but strings in
 #: one JSON block, each made into elements when its row is expanded. Why: a browser
 #: builds a million elements slowly; the page of a 10k-query run (23 MB) took Chromium
-#: about 40 s to show, scripts on or off, and with the drill-downs as data it shows in
-#: a few seconds. Small runs keep them inline, readable without the script.
+#: 51 s to its load event (47 s with scripts off), and with the drill-downs as data
+#: 4.4 s (docs/reports.md). Small runs keep them inline, readable without the script.
 LAZY_OVER = 1000
 
 
@@ -67,6 +67,16 @@ def category(record: Mapping[str, Any]) -> str:
     return str(record.get("failure_category") or "")
 
 
+def category_words(record: Mapping[str, Any]) -> str:
+    """The category as a reader sees it: the analysis's ``failure.label``
+    ("vocabulary mismatch"), else the id with spaces for underscores, as the
+    terminal prints it. Filters and sorting keep the id."""
+    failure = record.get("failure")
+    if isinstance(failure, Mapping) and failure.get("category") and failure.get("label"):
+        return str(failure["label"])
+    return category(record).replace("_", " ")
+
+
 def _first_hit(record: Mapping[str, Any]) -> float:
     expected = {str(d) for d in record.get("expected") or []}
     for i, doc in enumerate(record.get("retrieved") or []):
@@ -103,11 +113,11 @@ def _detail(
         source = failure.get("source") if isinstance(failure, Mapping) else None
         said = failure.get("heuristic_category") if isinstance(failure, Mapping) else None
         parts.append(
-            f"<p><b>Failure category:</b> {esc(category(record))}"
+            f"<p><b>Failure category:</b> {esc(category_words(record))}"
             + (f' <span class="muted">(fix: {esc(fix)})</span>' if fix else "")
             + (
                 f' <span class="muted">· named by the dataset\'s {esc(source)} (the '
-                f"heuristics say {esc(said)})</span>"
+                f"heuristics say {esc(str(said).replace('_', ' '))})</span>"
                 if source and said
                 else ""
             )
@@ -205,10 +215,10 @@ def queries_section(view: RunView, texts: DocTexts | None) -> str:
             + "</select></label>"
         )
     if has_category:
-        cats = sorted({category(r) for r in records if category(r)})
+        cats = sorted({category(r): category_words(r) for r in records if category(r)}.items())
         ctrl.append(
             '<label>failure <select data-filter="category"><option value="">all</option>'
-            + "".join(f'<option value="{esc(c)}">{esc(c)}</option>' for c in cats)
+            + "".join(f'<option value="{esc(c)}">{esc(w)}</option>' for c, w in cats)
             + "</select></label>"
         )
     ctrl.append(
@@ -275,7 +285,7 @@ def queries_section(view: RunView, texts: DocTexts | None) -> str:
             f"{'–' if math.isnan(hit) else int(hit)}</td>"
         )
         if has_category:
-            cells.append(f"<td>{esc(category(record))}</td>")
+            cells.append(f"<td>{esc(category_words(record))}</td>")
         detail = _detail(record, k, texts, view.metric_names)
         if lazy:  # filled in from the JSON block when expanded (LAZY_OVER)
             details.append(detail)

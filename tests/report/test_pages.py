@@ -321,3 +321,18 @@ def test_past_lazy_over_the_drill_downs_are_data_filled_in_on_expand(
         table(text),
     )
     assert filled == table(inline_text) and filled.count('<tbody class="q"') == 4
+
+
+def test_failure_categories_read_as_words_on_the_page() -> None:
+    """The page names a category as the terminal does: the analysis's label, else the
+    id with spaces (a plugin's own ``failure_category``); filters keep the id."""
+    from evalframe.report.querytable import category, category_words
+
+    analysed = {"failure": {"category": "vocabulary_mismatch", "label": "vocabulary mismatch"}}
+    plugin = {"failure_category": "off_topic_answer"}
+    assert (category(analysed), category_words(analysed)) == (
+        "vocabulary_mismatch",
+        "vocabulary mismatch",
+    )
+    assert (category(plugin), category_words(plugin)) == ("off_topic_answer", "off topic answer")
+    assert category_words({"status": "pass"}) == ""

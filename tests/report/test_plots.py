@@ -1,0 +1,138 @@
+"""The plots kept in the cache folder (``plots.kept_in``): found again only for the
+same data, and never a reason for a page to fail."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from evalframe.core.store import namespaces
+from evalframe.report import plots
+from evalframe.report.plotdata import Curves, LatencyData
+from tests.conftest import Project
+
+CURVES = {"this run": Curves(ks=[1, 2, 3], values={"Recall": [0.2, 0.5, 0.75]})}
+
+
+def _entries(cache: Path) -> int:
+    """Plots kept in ``cache`` (as ``evalframe cache info`` counts them)."""
+    return namespaces(cache).get(plots.NAMESPACE, (0, 0))[0]
+
+
+def _counting(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """Count the figures actually drawn (``_svg`` is where every plot is rendered)."""
+    drawn: list[str] = []
+    render = plots._svg
+
+    def counted(fig, name, label):  # type: ignore[no-untyped-def]  # test double
+        drawn.append(name)
+        return render(fig, name, label)
+
+    monkeypatch.setattr(plots, "_svg", counted)
+    return drawn
+
+
+def test_the_same_data_is_drawn_once_and_found_after(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    drawn = _counting(monkeypatch)
+    with plots.kept_in(tmp_path):
+        first = plots.curves_svg(CURVES)
+    with plots.kept_in(tmp_path):  # another page, another store opened on the folder
+        again = plots.curves_svg(CURVES)
+    assert again == first and drawn == ["curves"]
+    assert _entries(tmp_path) == 1
+
+
+def test_other_data_or_another_name_is_another_plot(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    drawn = _counting(monkeypatch)
+    # a change far below what the SVG shows is still other data: drawn, and kept apart
+    moved = {"this run": Curves(ks=[1, 2, 3], values={"Recall": [0.2, 0.5, 0.7500000001]})}
+    other = {"this run": Curves(ks=[1, 2, 3], values={"Recall": [0.2, 0.5, 0.6]})}
+    with plots.kept_in(tmp_path):
+        a = plots.curves_svg(CURVES)
+        b = plots.curves_svg(moved)
+        c = plots.curves_svg(other)
+        d = plots.curves_svg(CURVES, name="multi-curves")  # ids salted by name
+    assert len(drawn) == 4 and _entries(tmp_path) == 4
+    assert b == a and len({a, c, d}) == 3
+
+
+def test_long_data_is_spelled_whole_not_abbreviated() -> None:
+    """NumPy's repr abbreviates past 1,000 items; two latency lists that differ in
+    the middle must not share a key."""
+    values = [float(i) for i in range(5000)]
+    changed = [*values[:2500], 2500.5, *values[2501:]]
+    spelled = []
+    for v in (values, changed):
+        out: list[str] = []
+        plots._spell(LatencyData(values=v, p50=1.0, p95=2.0), out)
+        spelled.append("".join(out))
+    assert spelled[0] != spelled[1] and "2500.5" in spelled[1]
+    # a NumPy scalar is its Python value; a list is not a tuple
+    out_np: list[str] = []
+    out_py: list[str] = []
+    plots._spell([np.int64(3), np.float64(0.5), np.bool_(True)], out_np)
+    plots._spell([3, 0.5, True], out_py)
+    assert out_np == out_py
+    out_t: list[str] = []
+    plots._spell((3, 0.5, True), out_t)
+    assert "".join(out_t) != "".join(out_py)
+
+
+def test_a_value_the_key_cannot_spell_is_drawn_and_not_kept(tmp_path: Path) -> None:
+    with plots.kept_in(tmp_path):
+        with pytest.raises(plots._NoKeyError):
+            plots._spell({"x": object()}, [])
+        svg = plots.curves_svg(CURVES, name=object())  # type: ignore[arg-type]  # on purpose
+    assert svg.startswith("<svg ")
+    assert _entries(tmp_path) == 0
+
+
+def test_a_cache_folder_that_cannot_be_used_only_means_drawing(tmp_path: Path) -> None:
+    blocked = tmp_path / "a-file"
+    blocked.write_text("not a folder")
+    with plots.kept_in(blocked):
+        svg = plots.curves_svg(CURVES)
+    assert svg.startswith("<svg ")
+    with plots.kept_in(None):
+        assert plots.curves_svg(CURVES) == svg
+
+
+@pytest.mark.slow
+def test_a_warm_runs_page_is_the_same_and_never_imports_matplotlib(project: Project) -> None:
+    """A second run of unchanged data finds every plot in the cache: its page equals the
+    first one but for the date, and matplotlib is not even imported."""
+    args = [
+        f"dataset.path={project.golden}",
+        f"corpus.path={project.corpus}",
+        "tracking.name=none",
+    ]
+    first = project.run(*args, "hydra.run.dir=first")
+    assert first.code == 0, first.stderr
+    env_cache = project.root / ".cache"
+    assert _entries(env_cache) >= 3  # curves, scores, latency at least
+    proc = subprocess.run(
+        [sys.executable, "-X", "importtime", "-m", "evalframe", *args, "hydra.run.dir=second"],
+        cwd=project.root,
+        env={**os.environ, "EVALFRAME_CACHE_DIR": str(env_cache)},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert "| matplotlib" not in proc.stderr  # -X importtime lists every module imported
+    pages = [
+        re.sub(r"<dt>date</dt><dd>[^<]*</dd>", "", (project.root / d / "report.html").read_text())
+        for d in ("first", "second")
+    ]
+    assert pages[0] == pages[1]
+    assert "<svg " in pages[1]
