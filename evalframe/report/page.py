@@ -126,6 +126,12 @@ def _cache_dir(view: RunView) -> Path | None:
     return path if path.is_dir() else None
 
 
+def _multi_cache_dir(multi: MultiRun) -> Path | None:
+    """Where a page of several runs keeps its plots: the first run's cache folder (a
+    sweep's jobs share one), when it still exists."""
+    return _cache_dir(multi.views[0]) if multi.views else None
+
+
 def write_run_report(
     run_dir: Path,
     *,
@@ -207,8 +213,10 @@ def sweep_run(sweep_dir: Path) -> MultiRun:
 def write_multi_report(multi: MultiRun, out: Path, *, plot_data: bool = True) -> dict[str, Path]:
     """``report.html`` and ``report.md`` of several runs in ``out``, and with
     ``plot_data`` the CSV files ``dvc plots`` draws."""
+    with plots.kept_in(_multi_cache_dir(multi)):
+        html = render_multi_page(multi, out)
     files = {
-        "html": atomic_write(out / "report.html", render_multi_page(multi, out)),
+        "html": atomic_write(out / "report.html", html),
         "markdown": atomic_write(out / "report.md", multi_markdown(multi)),
     }
     if plot_data:
@@ -220,9 +228,9 @@ def write_multi_report(multi: MultiRun, out: Path, *, plot_data: bool = True) ->
 def write_sweep_report(sweep_dir: Path) -> Path:
     """The sweep's page, ``report.html`` in its folder."""
     multi = sweep_run(sweep_dir)
-    return atomic_write(
-        Path(sweep_dir) / SweepFolder.REPORT_HTML, render_multi_page(multi, Path(sweep_dir))
-    )
+    with plots.kept_in(_multi_cache_dir(multi)):
+        html = render_multi_page(multi, Path(sweep_dir))
+    return atomic_write(Path(sweep_dir) / SweepFolder.REPORT_HTML, html)
 
 
 class RunPage:

@@ -136,3 +136,31 @@ def test_a_warm_runs_page_is_the_same_and_never_imports_matplotlib(project: Proj
     ]
     assert pages[0] == pages[1]
     assert "<svg " in pages[1]
+
+
+def test_evalframe_report_finds_the_plots_in_the_runs_cache_folder(
+    project: Project, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A run's page, then ``evalframe report`` of it and of two runs side by side: the
+    second drawing of each finds every plot in the runs' cache folder."""
+    from evalframe.app.cli import main
+    from tests.report.test_pages import run
+
+    run(project, "alpha")
+    run(project, "beta", depth=4)
+    cache = project.root / "cache"  # the runs' output.cache_dir
+    kept = _entries(cache)
+    assert kept > 0
+    drawn = _counting(monkeypatch)
+    a, b = project.root / "alpha", project.root / "beta"
+    before = (a / "report.html").read_text()
+    assert main(["report", str(a)]) == 0
+    assert drawn == [] and (a / "report.html").read_text() == before
+    assert main(["report", str(a), str(b), "--out", str(project.root / "both")]) == 0
+    first = len(drawn)
+    assert first >= 1 and _entries(cache) == kept + first  # the side-by-side plots are new
+    assert main(["report", str(a), str(b), "--out", str(project.root / "again")]) == 0
+    assert len(drawn) == first  # ... and found the second time
+    pages = [(project.root / d / "report.html").read_text() for d in ("both", "again")]
+    assert pages[0] == pages[1]
+    capsys.readouterr()
