@@ -21,7 +21,7 @@ from evalframe.core.io import atomic_write
 from evalframe.core.messages import warn
 from evalframe.core.progress import step
 from evalframe.core.types import Corpus
-from evalframe.report import plots
+from evalframe.report import plotcache
 from evalframe.report.drift import baseline_records
 from evalframe.report.markdown import render_summary_md
 from evalframe.report.model import BaselineView, DocTexts, RunView, stored_corpus_texts
@@ -144,7 +144,7 @@ def write_run_report(
     """Write ``report.html`` and ``summary.md`` for the run in ``run_dir`` (into ``out``
     when given); without ``baseline``, the one the run was compared with, if any.
     ``view`` is the run folder already read (``evalframe report`` reads it first).
-    ``cache_dir`` keeps the plots (:func:`plots.kept_in`); by default the run's own
+    ``cache_dir`` keeps the plots (:func:`plotcache.kept_in`); by default the run's own
     cache folder, when it still exists."""
     with step("writing the run page (report.html)"):  # 2-4 s at 5k-10k queries
         view = view or RunView.load(run_dir)
@@ -161,7 +161,7 @@ def write_run_report(
         )
         # the plots are kept in the run's cache folder: a page whose numbers did not
         # change (a warm run, a rescore, this command again) is not drawn again
-        with plots.kept_in(cache_dir or _cache_dir(view)):
+        with plotcache.kept_in(cache_dir or _cache_dir(view)):
             html = render_run_page(view, baseline, texts)
         page = folder.write_text(folder.REPORT_HTML, html)
         markdown = render_summary_md(view, baseline, shown_path(page))
@@ -213,7 +213,7 @@ def sweep_run(sweep_dir: Path) -> MultiRun:
 def write_multi_report(multi: MultiRun, out: Path, *, plot_data: bool = True) -> dict[str, Path]:
     """``report.html`` and ``report.md`` of several runs in ``out``, and with
     ``plot_data`` the CSV files ``dvc plots`` draws."""
-    with plots.kept_in(_multi_cache_dir(multi)):
+    with plotcache.kept_in(_multi_cache_dir(multi)):
         html = render_multi_page(multi, out)
     files = {
         "html": atomic_write(out / "report.html", html),
@@ -228,7 +228,7 @@ def write_multi_report(multi: MultiRun, out: Path, *, plot_data: bool = True) ->
 def write_sweep_report(sweep_dir: Path) -> Path:
     """The sweep's page, ``report.html`` in its folder."""
     multi = sweep_run(sweep_dir)
-    with plots.kept_in(_multi_cache_dir(multi)):
+    with plotcache.kept_in(_multi_cache_dir(multi)):
         html = render_multi_page(multi, Path(sweep_dir))
     return atomic_write(Path(sweep_dir) / SweepFolder.REPORT_HTML, html)
 

@@ -12,29 +12,20 @@ hatch, and verdicts carry a shape (▲ improved, ▼ regressed, ● within noise
 Text stays text (``svg.fonttype: none``), so the page needs no font file and
 its labels can be searched and copied.
 
-Within :func:`kept_in`, each plot's SVG is kept in the cache folder under a
-hash of what it draws (the plot data, this module's source, matplotlib's
-version). A warm run, a rescore or ``evalframe report`` whose numbers did not
-change then finds every plot there and never imports matplotlib: that import
-and the drawing were most of a small run's page (about a second of CPU).
+Each drawing function is wrapped by :func:`evalframe.report.plotcache.kept`:
+within ``plotcache.kept_in(cache_dir)``, a plot drawn once for the same data is
+found again instead of drawn.
 """
 
 from __future__ import annotations
 
-import contextvars
-import dataclasses
-import functools
-import hashlib
 import io
 import math
 import re
-from collections.abc import Callable, Iterator, Mapping, Sequence
-from contextlib import contextmanager, suppress
-from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
-import numpy as np
-
+from evalframe.report.plotcache import kept
 from evalframe.report.plotdata import (
     Bar,
     Curves,
@@ -46,17 +37,14 @@ from evalframe.report.plotdata import (
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
-    from evalframe.core.store import EntryStore
     from evalframe.report.drift import DeltaRow
 
 __all__ = [
-    "NAMESPACE",
     "PALETTE",
     "VERDICT_MARKS",
     "curves_svg",
     "deltas_svg",
     "grouped_bars_svg",
-    "kept_in",
     "latency_runs_svg",
     "latency_svg",
     "reliability_svg",
@@ -91,138 +79,6 @@ _RC: Any = {
     "grid.linewidth": 0.6,
     "legend.frameon": False,
 }
-
-#: The cache kind (``evalframe cache info``) the drawn plots are kept under.
-NAMESPACE = "plots"
-_STORE: contextvars.ContextVar[EntryStore | None] = contextvars.ContextVar(
-    "evalframe_plots_store", default=None
-)
-_Draw = TypeVar("_Draw", bound=Callable[..., str])
-
-
-@contextmanager
-def kept_in(cache_dir: Path | None) -> Iterator[None]:
-    """Keep the plots drawn inside the block in ``cache_dir``'s store, and reuse them.
-
-    A cache folder that cannot be opened or written only means drawing again:
-    a page never fails for its cache. ``None``: draw every plot.
-    """
-    from evalframe.core.errors import EvalframeError
-    from evalframe.core.store import open_store
-
-    store = None
-    if cache_dir is not None:
-        try:
-            store = open_store(Path(cache_dir), NAMESPACE)
-        except (EvalframeError, OSError):
-            store = None
-    token = _STORE.set(store)
-    try:
-        yield
-    finally:
-        _STORE.reset(token)
-        if store is not None:
-            store.close()
-
-
-class _NoKeyError(Exception):
-    """The arguments hold a value the key cannot spell exactly: draw, keep nothing."""
-
-
-def _spell(value: Any, out: list[str]) -> None:
-    """``value`` written out exactly and completely (floats by ``repr``, which round-trips;
-    containers in their order, which is the drawing order), for the cache key. Unlike
-    ``repr``, never abbreviates (NumPy does past 1,000 items) and refuses what it does
-    not know."""
-    if value is None or isinstance(value, (bool, int, str)):
-        out.append(repr(value))
-    elif isinstance(value, float):  # np.float64 too
-        out.append(repr(float(value)))
-    elif dataclasses.is_dataclass(value) and not isinstance(value, type):
-        out.append(type(value).__qualname__ + "(")
-        for f in dataclasses.fields(value):
-            out.append(f.name + "=")
-            _spell(getattr(value, f.name), out)
-            out.append(",")
-        out.append(")")
-    elif isinstance(value, Mapping):
-        out.append("{")
-        for k, v in value.items():
-            _spell(k, out)
-            out.append(":")
-            _spell(v, out)
-            out.append(",")
-        out.append("}")
-    elif isinstance(value, (list, tuple)):
-        opening, closing = ("[", "]") if isinstance(value, list) else ("(", ")")
-        out.append(opening)
-        for v in value:
-            _spell(v, out)
-            out.append(",")
-        out.append(closing)
-    elif isinstance(value, np.generic):  # a NumPy integer or bool
-        _spell(value.item(), out)
-    else:
-        raise _NoKeyError(type(value).__name__)
-
-
-@functools.cache
-def _version() -> str:
-    """What else decides a plot's SVG: this module's code and matplotlib's version
-    (read from its metadata, without importing it)."""
-    from importlib.metadata import PackageNotFoundError, version
-
-    try:
-        mpl = version("matplotlib")
-    except PackageNotFoundError:
-        mpl = "?"
-    return hashlib.sha256(Path(__file__).read_bytes() + mpl.encode()).hexdigest()
-
-
-def _kept(draw: _Draw) -> _Draw:
-    """``draw``, looked up in the store of :func:`kept_in` first and kept there after."""
-
-    @functools.wraps(draw)
-    def kept(*args: Any, **kwargs: Any) -> str:
-        store = _STORE.get()
-        if store is None:
-            return draw(*args, **kwargs)
-        spelled = [_version(), draw.__name__]
-        try:
-            _spell(args, spelled)
-            _spell(sorted(kwargs.items()), spelled)
-        except _NoKeyError:
-            return draw(*args, **kwargs)
-        key = hashlib.sha256("\x00".join(spelled).encode("utf-8")).hexdigest()
-        svg = _held(store, key)
-        if svg is None:
-            svg = draw(*args, **kwargs)
-            _keep(store, key, svg)
-        return svg
-
-    return kept  # type: ignore[return-value]  # same signature, wrapped
-
-
-def _held(store: EntryStore, key: str) -> str | None:
-    """The kept plot, or None (absent, or a store that cannot be read: draw it)."""
-    import sqlite3
-
-    from evalframe.core.errors import EvalframeError
-
-    try:
-        return store.get(key)
-    except (EvalframeError, OSError, sqlite3.Error):
-        return None
-
-
-def _keep(store: EntryStore, key: str, svg: str) -> None:
-    """Store a drawn plot; a store that cannot be written costs the next page a redraw."""
-    import sqlite3
-
-    from evalframe.core.errors import EvalframeError
-
-    with suppress(EvalframeError, OSError, sqlite3.Error):
-        store.put(key, svg)
 
 
 def _style(i: int) -> dict[str, Any]:
@@ -307,7 +163,7 @@ def _rc() -> Any:
     return matplotlib.rc_context(_RC)
 
 
-@_kept
+@kept
 def curves_svg(series: Mapping[str, Curves], name: str = "curves") -> str:
     """Recall, precision and nDCG against k: one panel each, one line per run.
 
@@ -340,7 +196,7 @@ def curves_svg(series: Mapping[str, Curves], name: str = "curves") -> str:
         return _svg(fig, name, "metric at k: recall, precision and nDCG against k")
 
 
-@_kept
+@kept
 def grouped_bars_svg(
     series: Mapping[str, Mapping[str, Sequence[Bar]]], title: str, name: str = "slices"
 ) -> str:
@@ -420,7 +276,7 @@ def grouped_bars_svg(
         return _svg(fig, name, f"per-slice bars: {title}, with confidence intervals")
 
 
-@_kept
+@kept
 def scores_svg(hist: ScoreHistogram, name: str = "scores") -> str:
     """Scores of relevant and of other retrieved documents (solid vs dashed, hatched)."""
     import numpy as np
@@ -454,7 +310,7 @@ def scores_svg(hist: ScoreHistogram, name: str = "scores") -> str:
         return _svg(fig, name, "distribution of retrieval scores, relevant against not relevant")
 
 
-@_kept
+@kept
 def latency_svg(lat: LatencyData, name: str = "latency") -> str:
     """Per-query latency histogram with p50 (dashed) and p95 (dotted) marked and labelled."""
     from matplotlib.ticker import MaxNLocator
@@ -484,7 +340,7 @@ def latency_svg(lat: LatencyData, name: str = "latency") -> str:
         return _svg(fig, name, f"latency: p50 {lat.p50:.1f} ms, p95 {lat.p95:.1f} ms")
 
 
-@_kept
+@kept
 def latency_runs_svg(runs: Mapping[str, LatencyData], name: str = "latency") -> str:
     """p50 and p95 latency per run (several runs): two hatched bars each."""
     with _rc():
@@ -510,7 +366,7 @@ def latency_runs_svg(runs: Mapping[str, LatencyData], name: str = "latency") -> 
         return _svg(fig, name, "p50 and p95 latency per run")
 
 
-@_kept
+@kept
 def reliability_svg(rel: Reliability, name: str = "reliability") -> str:
     """Share of ✓ answers against stated confidence per bin, with the diagonal of
     perfect calibration; marker area grows with the bin's query count."""
@@ -548,7 +404,7 @@ def reliability_svg(rel: Reliability, name: str = "reliability") -> str:
         return _svg(fig, name, f"reliability diagram, expected calibration error {rel.ece:.3f}")
 
 
-@_kept
+@kept
 def deltas_svg(
     rows: Sequence[DeltaRow],
     metric: str,

@@ -1,4 +1,4 @@
-"""The plots kept in the cache folder (``plots.kept_in``): found again only for the
+"""The plots kept in the cache folder (``plotcache.kept_in``): found again only for the
 same data, and never a reason for a page to fail."""
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from evalframe.core.store import namespaces
-from evalframe.report import plots
+from evalframe.report import plotcache, plots
 from evalframe.report.plotdata import Curves, LatencyData
 from tests.conftest import Project
 
@@ -22,7 +22,7 @@ CURVES = {"this run": Curves(ks=[1, 2, 3], values={"Recall": [0.2, 0.5, 0.75]})}
 
 def _entries(cache: Path) -> int:
     """Plots kept in ``cache`` (as ``evalframe cache info`` counts them)."""
-    return namespaces(cache).get(plots.NAMESPACE, (0, 0))[0]
+    return namespaces(cache).get(plotcache.NAMESPACE, (0, 0))[0]
 
 
 def _counting(monkeypatch: pytest.MonkeyPatch) -> list[str]:
@@ -42,9 +42,9 @@ def test_the_same_data_is_drawn_once_and_found_after(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     drawn = _counting(monkeypatch)
-    with plots.kept_in(tmp_path):
+    with plotcache.kept_in(tmp_path):
         first = plots.curves_svg(CURVES)
-    with plots.kept_in(tmp_path):  # another page, another store opened on the folder
+    with plotcache.kept_in(tmp_path):  # another page, another store opened on the folder
         again = plots.curves_svg(CURVES)
     assert again == first and drawn == ["curves"]
     assert _entries(tmp_path) == 1
@@ -57,13 +57,28 @@ def test_other_data_or_another_name_is_another_plot(
     # a change far below what the SVG shows is still other data: drawn, and kept apart
     moved = {"this run": Curves(ks=[1, 2, 3], values={"Recall": [0.2, 0.5, 0.7500000001]})}
     other = {"this run": Curves(ks=[1, 2, 3], values={"Recall": [0.2, 0.5, 0.6]})}
-    with plots.kept_in(tmp_path):
+    with plotcache.kept_in(tmp_path):
         a = plots.curves_svg(CURVES)
         b = plots.curves_svg(moved)
         c = plots.curves_svg(other)
         d = plots.curves_svg(CURVES, name="multi-curves")  # ids salted by name
     assert len(drawn) == 4 and _entries(tmp_path) == 4
     assert b == a and len({a, c, d}) == 3
+
+
+def test_other_drawing_code_or_matplotlib_is_another_plot(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The key holds the drawing module's source and matplotlib's version: a plot
+    kept by other code is not shown by this one."""
+    drawn = _counting(monkeypatch)
+    with plotcache.kept_in(tmp_path):
+        plots.curves_svg(CURVES)
+    assert plotcache._version("evalframe.report.plots") != plotcache._version("elsewhere")
+    monkeypatch.setattr(plotcache, "_version", lambda module: "the code after an upgrade")
+    with plotcache.kept_in(tmp_path):
+        plots.curves_svg(CURVES)
+    assert len(drawn) == 2 and _entries(tmp_path) == 2
 
 
 def test_long_data_is_spelled_whole_not_abbreviated() -> None:
@@ -74,24 +89,24 @@ def test_long_data_is_spelled_whole_not_abbreviated() -> None:
     spelled = []
     for v in (values, changed):
         out: list[str] = []
-        plots._spell(LatencyData(values=v, p50=1.0, p95=2.0), out)
+        plotcache._spell(LatencyData(values=v, p50=1.0, p95=2.0), out)
         spelled.append("".join(out))
     assert spelled[0] != spelled[1] and "2500.5" in spelled[1]
     # a NumPy scalar is its Python value; a list is not a tuple
     out_np: list[str] = []
     out_py: list[str] = []
-    plots._spell([np.int64(3), np.float64(0.5), np.bool_(True)], out_np)
-    plots._spell([3, 0.5, True], out_py)
+    plotcache._spell([np.int64(3), np.float64(0.5), np.bool_(True)], out_np)
+    plotcache._spell([3, 0.5, True], out_py)
     assert out_np == out_py
     out_t: list[str] = []
-    plots._spell((3, 0.5, True), out_t)
+    plotcache._spell((3, 0.5, True), out_t)
     assert "".join(out_t) != "".join(out_py)
 
 
 def test_a_value_the_key_cannot_spell_is_drawn_and_not_kept(tmp_path: Path) -> None:
-    with plots.kept_in(tmp_path):
-        with pytest.raises(plots._NoKeyError):
-            plots._spell({"x": object()}, [])
+    with plotcache.kept_in(tmp_path):
+        with pytest.raises(plotcache._NoKeyError):
+            plotcache._spell({"x": object()}, [])
         svg = plots.curves_svg(CURVES, name=object())  # type: ignore[arg-type]  # on purpose
     assert svg.startswith("<svg ")
     assert _entries(tmp_path) == 0
@@ -100,10 +115,10 @@ def test_a_value_the_key_cannot_spell_is_drawn_and_not_kept(tmp_path: Path) -> N
 def test_a_cache_folder_that_cannot_be_used_only_means_drawing(tmp_path: Path) -> None:
     blocked = tmp_path / "a-file"
     blocked.write_text("not a folder")
-    with plots.kept_in(blocked):
+    with plotcache.kept_in(blocked):
         svg = plots.curves_svg(CURVES)
     assert svg.startswith("<svg ")
-    with plots.kept_in(None):
+    with plotcache.kept_in(None):
         assert plots.curves_svg(CURVES) == svg
 
 
