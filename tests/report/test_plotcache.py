@@ -11,6 +11,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from evalframe.core.store import namespaces
 from evalframe.report import plotcache, plots
@@ -179,3 +181,39 @@ def test_evalframe_report_finds_the_plots_in_the_runs_cache_folder(
     pages = [(project.root / d / "report.html").read_text() for d in ("both", "again")]
     assert pages[0] == pages[1]
     capsys.readouterr()
+
+
+_VALUES = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=5),
+    lambda inner: (
+        st.lists(inner, max_size=4)
+        | st.tuples(inner, inner)
+        | st.dictionaries(st.text(max_size=3), inner, max_size=3)
+    ),
+    max_leaves=12,
+)
+
+
+def _same(a: object, b: object) -> bool:
+    """Equal, and of the same types all the way down (True is not 1, a list not a tuple)."""
+    if type(a) is not type(b):
+        return False
+    if isinstance(a, dict):
+        assert isinstance(b, dict)
+        return list(a) == list(b) and all(_same(a[k], b[k]) for k in a)
+    if isinstance(a, (list, tuple)):
+        assert isinstance(b, (list, tuple))
+        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b, strict=True))
+    if isinstance(a, float):
+        return repr(a) == repr(b)  # -0.0 and 0.0 are two values here
+    return a == b
+
+
+@given(_VALUES, _VALUES)
+@settings(max_examples=300, deadline=None)
+def test_two_values_share_a_key_only_when_they_are_the_same(a: object, b: object) -> None:
+    spelled_a: list[str] = []
+    spelled_b: list[str] = []
+    plotcache._spell(a, spelled_a)
+    plotcache._spell(b, spelled_b)
+    assert ("\x00".join(spelled_a) == "\x00".join(spelled_b)) == _same(a, b)
