@@ -292,3 +292,21 @@ def test_no_arguments_at_all_points_to_an_experiment(project: Project) -> None:
     assert res.code == 2
     assert "config key dataset.path" in res.stderr and "+experiment=quickstart" in res.stderr
     assert "not found: ???" not in res.stderr  # the unset value never reaches a loader
+
+
+@pytest.mark.skipif(not Path("/proc/self").is_dir(), reason="needs Linux's /proc")
+@pytest.mark.parametrize("retrieval_cache", ["true", "false"])
+def test_a_cache_folder_that_cannot_be_made_is_exit_2_whatever_is_cached(
+    project: Project, retrieval_cache: str
+) -> None:
+    """With the retrieval cache off, BM25's token and index files were the first writers,
+    and a folder /proc refuses (ENOENT) crashed the run with exit 3."""
+    res = project.run(
+        *project.data_args(),
+        "output.cache_dir=/proc/evalframe-no-such-cache",
+        f"cache.retrieval={retrieval_cache}",
+        "tracking.name=none",
+    )
+    assert res.code == 2, res.stderr
+    assert "/proc/evalframe-no-such-cache: the cache folder cannot be made" in res.stderr
+    assert "Traceback" not in res.stderr

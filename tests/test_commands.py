@@ -487,7 +487,7 @@ def test_a_cache_folder_that_cannot_be_used_is_named_not_a_crash(
         code = main(["rescore", str(run_dir), "--out", str(project.root / "again")])
     err = capsys.readouterr().err
     assert code == 2, err
-    assert "the cache folder cannot be used" in err and str(blocked) in err
+    assert "the cache folder is a file, not a folder" in err and str(blocked) in err
     assert "EVALFRAME_CACHE_DIR" in err and "Traceback" not in err
 
 

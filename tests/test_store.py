@@ -172,8 +172,33 @@ def test_a_cache_folder_behind_a_file_is_a_data_error_naming_it(
     store = open_store(blocked / "cache", "runs")
     with pytest.raises(DataError) as info:
         store.put("ab" * 32, "{}")
-    assert "the cache folder cannot be used" in info.value.message
+    assert "the cache folder cannot be made (Not a directory)" in info.value.message
     assert "EVALFRAME_CACHE_DIR" in (info.value.hint or "")
+
+
+@pytest.mark.skipif(not Path("/proc/self").is_dir(), reason="needs Linux's /proc")
+def test_a_cache_folder_that_cannot_exist_is_a_data_error_for_every_writer(
+    tmp_path: Path,
+) -> None:
+    """/proc refuses new folders with ENOENT, which no other check saw: the one-file
+    store (BM25's tokens) and a plugin's own cache folder are located errors too."""
+    from evalframe.core.errors import DataError
+    from evalframe.core.store import FileEntryStore, cache_folder
+
+    nowhere = Path("/proc/evalframe-no-such-cache")
+    with pytest.raises(DataError) as info:
+        FileEntryStore(nowhere, "bm25-tokens").put("ab" * 32, "{}")
+    assert info.value.message == "the cache folder cannot be made (No such file or directory)"
+    assert info.value.path == str(nowhere)
+    with pytest.raises(DataError) as info:
+        cache_folder(nowhere / "dense", nowhere)
+    assert info.value.path == str(nowhere)
+    a_file = tmp_path / "a-file"
+    a_file.write_text("x")
+    with pytest.raises(DataError) as info:
+        cache_folder(a_file / "bm25", a_file)
+    assert info.value.message == "the cache folder is a file, not a folder"
+    assert cache_folder(tmp_path / "fine" / "bm25", tmp_path / "fine").is_dir()
 
 
 def test_opening_waits_out_a_rollback_mode_writer_instead_of_failing(tmp_path: Path) -> None:

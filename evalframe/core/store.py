@@ -47,6 +47,7 @@ __all__ = [
     "EntryStore",
     "FileEntryStore",
     "SqliteEntryStore",
+    "cache_folder",
     "get_many",
     "namespaces",
     "open_store",
@@ -101,13 +102,32 @@ def put_many(store: EntryStore, items: Iterable[tuple[str, str]]) -> None:
 def unusable_folder(root: Path, exc: OSError) -> DataError:
     """The error for a cache folder that cannot be made or written (a file where it
     should be, a folder of another user): the user's to fix, so exit 2, not a crash."""
+    root = Path(root)
+    if root.exists() and not root.is_dir():
+        what = "is a file, not a folder"
+    elif not root.exists():
+        what = f"cannot be made ({exc.strerror or exc})"
+    else:
+        what = f"cannot be written ({exc.strerror or exc})"
     return DataError(
-        f"the cache folder cannot be used ({exc.strerror or exc})",
+        f"the cache folder {what}",
         path=root,
-        hint="point EVALFRAME_CACHE_DIR or output.cache_dir at a folder you can write; "
-        "a rescore otherwise uses the folder named in the run's config.yaml, which may be "
-        "another machine's",
+        hint="point EVALFRAME_CACHE_DIR or output.cache_dir at a folder you can write "
+        "(evalframe rescore uses the folder its run's config.yaml names, unless you give "
+        "output.cache_dir)",
     )
+
+
+def cache_folder(folder: Path, root: Path | None = None) -> Path:
+    """``folder`` made (with its parents) for a plugin's cache files, or the located
+    error of :func:`unusable_folder` naming ``root`` (the cache folder the user chose):
+    a cache that cannot be written is the user's to fix (exit 2), found before the
+    work whose result it would keep, not after."""
+    try:
+        Path(folder).mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise unusable_folder(Path(root or folder), exc) from None
+    return Path(folder)
 
 
 class FileEntryStore:
@@ -132,7 +152,7 @@ class FileEntryStore:
     def put(self, key: str, text: str | bytes) -> None:
         try:
             atomic_write(self.path(key), text)
-        except (NotADirectoryError, FileExistsError, IsADirectoryError, PermissionError) as exc:
+        except OSError as exc:  # a file in the way, no right, no such place (/proc/x), full
             raise unusable_folder(self.root, exc) from None
 
     def close(self) -> None:

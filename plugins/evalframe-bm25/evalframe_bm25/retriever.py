@@ -25,7 +25,7 @@ from pydantic import Field
 from evalframe.core.errors import ConfigError
 from evalframe.core.jsoncodec import dumps_line, loads
 from evalframe.core.progress import step
-from evalframe.core.store import FileEntryStore
+from evalframe.core.store import FileEntryStore, cache_folder
 from evalframe.core.types import Corpus, Ranking, content_hash
 from evalframe.plugin.protocols import (
     NOT_IN_CACHE_KEY,
@@ -199,13 +199,15 @@ class BM25Retriever:
                 model = self._bm25s.BM25.load(str(self.index_dir))
                 return model, json.loads(ids_file.read_text(encoding="utf-8"))
         ids = [d.id for d in docs]
+        # a cache that cannot keep the index is said now (exit 2), not after indexing
+        cache_folder(self.index_dir.parent, self.cache_root)
         with step(f"bm25: indexing {len(docs):,} documents"):
             tokens = self._corpus_tokens()
             model = self._bm25s.BM25(k1=self.config.k1, b=self.config.b, method=self.config.method)
             model.index(tokens, show_progress=False)
             # Build into a temp folder and rename: a killed run or a parallel sweep
             # job never sees a half-written index.
-            self.index_dir.parent.mkdir(parents=True, exist_ok=True)
+            cache_folder(self.index_dir.parent, self.cache_root)
             tmp = Path(tempfile.mkdtemp(prefix=".tmp-", dir=self.index_dir.parent))
             try:
                 model.save(str(tmp))

@@ -180,3 +180,25 @@ def test_threads_stay_out_of_the_index_and_retrieval_cache_keys(tmp_path: Path) 
 def test_threads_asked_of_bm25s(tmp_path: Path, threads: int, queries: int, expected: int) -> None:
     """bm25s's n_threads=0 is its plain loop: one thread (or one query) needs no pool."""
     assert make(tmp_path, threads=threads)._threads(queries) == expected
+
+
+@pytest.mark.parametrize("where", ["a file", "/proc"])
+def test_a_cache_folder_that_cannot_keep_the_index_is_a_data_error(
+    tmp_path: Path, where: str
+) -> None:
+    """Said before the corpus is tokenised, as a located error (exit 2), whatever the
+    reason: a file in the way, or a place where no folder can be made."""
+    from evalframe.core.errors import DataError
+
+    if where == "/proc":
+        if not Path("/proc/self").is_dir():
+            pytest.skip("needs Linux's /proc")
+        cache = Path("/proc/evalframe-no-such-cache")
+    else:
+        cache = tmp_path / "a-file"
+        cache.write_text("not a folder")
+    retriever = BM25Retriever(BM25Config(), PluginContext(corpus=CORPUS, cache_dir=cache))
+    with pytest.raises(DataError) as info:
+        retriever.retrieve(Query(id="q", text="anything"), 3)
+    assert info.value.path == str(cache)
+    assert "the cache folder" in info.value.message

@@ -33,6 +33,7 @@ from pydantic import Field
 
 from evalframe.core.errors import ConfigError, PluginError
 from evalframe.core.progress import step
+from evalframe.core.store import cache_folder
 from evalframe.core.types import Corpus, Ranking, content_hash
 from evalframe.plugin.protocols import PluginConfig, PluginContext, Query
 from evalframe.plugin.registry import retriever
@@ -258,13 +259,16 @@ class DenseRetriever:
         if vectors_file.is_file() and ids_file.is_file():
             return np.load(vectors_file), json.loads(ids_file.read_text(encoding="utf-8"))
         ids = [d.id for d in self.corpus.documents]
+        # a cache that cannot keep the vectors is said now (exit 2), not after encoding
+        cache_root = self.cache_dir.parent.parent
+        cache_folder(self.cache_dir.parent, cache_root)
         _ = self.model  # loaded first, so the time below is the encoding's own
         began = time.perf_counter()
         vectors = self._embed_corpus()
         seconds = time.perf_counter() - began
         # Write into a temp folder and rename: a killed run or a parallel sweep
         # job never sees half-written embeddings.
-        self.cache_dir.parent.mkdir(parents=True, exist_ok=True)
+        cache_folder(self.cache_dir.parent, cache_root)
         tmp = Path(tempfile.mkdtemp(prefix=".tmp-", dir=self.cache_dir.parent))
         try:
             np.save(tmp / "embeddings.npy", vectors)
