@@ -516,3 +516,30 @@ def test_a_hand_edited_run_file_is_said_and_does_not_change_the_next_rescore(
         (run_dir / "metrics.json").read_text()
     )
     assert made.rankings  # the run the folder was made from
+
+
+def test_cache_info_and_clear_say_when_the_database_cannot_be_read(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A damaged database counted no entries and looked empty; clear then said
+    'nothing was cached' while it deleted the file."""
+    (tmp_path / "entries.sqlite3").write_bytes(b"garbage!")
+    assert main(["cache", "info", "--dir", str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    assert "the database (entries.sqlite3) cannot be read (file is not a database)" in out
+    assert main(["cache", "info", "--dir", str(tmp_path), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["unreadable"] == "file is not a database"
+    assert main(["cache", "clear", "--dir", str(tmp_path)]) == 0
+    assert f"cleared {tmp_path}: the unreadable database (8 B freed)" in capsys.readouterr().out
+    assert not (tmp_path / "entries.sqlite3").exists()
+
+
+def test_cache_commands_refuse_a_file_as_the_folder_and_name_the_option(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    a_file = tmp_path / "a-file"
+    a_file.write_text("x")
+    assert main(["cache", "info", "--dir", str(a_file)]) == 2
+    assert f"error: {a_file}: the cache folder is a file, not a folder" in capsys.readouterr().err
+    assert main(["cache", "clear", "--dir", str(tmp_path), "--kind", "plots"]) == 2
+    assert "error: option --kind: the cache at" in capsys.readouterr().err

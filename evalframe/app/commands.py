@@ -14,6 +14,7 @@ from evalframe.assess.runfolder import RunFolder
 from evalframe.core.errors import ConfigError, DataError
 from evalframe.core.gcpause import long_lived
 from evalframe.core.io import default_cache_dir
+from evalframe.core.store import DATABASE
 from evalframe.core.types import Corpus, Run
 
 __all__ = ["cache_main", "default_cache_dir", "load_stored_run", "rescore_main"]
@@ -138,9 +139,17 @@ def cache_main(argv: Sequence[str]) -> int:
     if args.action == "clear":
         from evalframe.retrieval.cache import KEPT
 
+        before = cache_info(root)
         freed = clear_cache(root, args.kind)
-        shown = ", ".join(f"{k} {_size(n)}" for k, n in freed.items()) or "nothing was cached"
-        print(f"cleared {root}: {shown} ({_size(sum(freed.values()))} freed)")
+        shown = ", ".join(f"{k} {_size(n)}" for k, n in freed.items())
+        if "unreadable" in before and args.kind is None:
+            shown = ", ".join(filter(None, [shown, "the unreadable database"]))
+        shown = shown or "nothing was cached"
+        on_disk = before["bytes"]
+        # the whole cache: what left the disk (an unreadable database too); some kinds:
+        # the bytes of their entries (the database gives its space back with VACUUM)
+        total = on_disk - cache_info(root)["bytes"] if args.kind is None else sum(freed.values())
+        print(f"cleared {root}: {shown} ({_size(max(total, 0))} freed)")
         for name, what in KEPT.items():
             if (root / name).is_dir() and any((root / name).iterdir()):
                 print(f"kept {name}: {what}")
@@ -150,6 +159,11 @@ def cache_main(argv: Sequence[str]) -> int:
         print(json.dumps(info, indent=2))
         return 0
     print(f"cache: {root}{'' if info['exists'] else ' (empty: not created yet)'}")
+    if "unreadable" in info:
+        print(
+            f"  the database ({DATABASE}) cannot be read ({info['unreadable']}): its entries "
+            "are not counted; `evalframe cache clear` deletes it, and they are recomputed"
+        )
     total = "total on disk"
     width = max([len(total), *map(len, info["kinds"])])  # mlflow-pending stays in line too
     for kind, stats in info["kinds"].items():

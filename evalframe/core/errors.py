@@ -65,7 +65,8 @@ class EvalframeError(Exception):
             # a column only where a line alone is not enough (a bad byte in a long line)
             return f"{where}:{self.column}" if self.column is not None else where
         if self.key is not None:
-            return f"config key {self.key}"
+            # a command-line option (--kind) is not a key of the composed config
+            return f"option {self.key}" if self.key.startswith("-") else f"config key {self.key}"
         return None
 
     def render(self) -> str:

@@ -52,6 +52,7 @@ __all__ = [
     "namespaces",
     "open_store",
     "put_many",
+    "unreadable",
     "unusable_folder",
 ]
 
@@ -392,8 +393,24 @@ def open_store(root: Path, namespace: str) -> SqliteEntryStore | FileEntryStore:
 
 
 def namespaces(root: Path) -> dict[str, tuple[int, int]]:
-    """``{namespace: (entries, bytes of their values)}`` in the database of ``root``."""
-    path = Path(root) / DATABASE
+    """``{namespace: (entries, bytes of their values)}`` in the database of ``root``
+    (empty when there is none, or it cannot be read: :func:`unreadable`)."""
+    try:
+        return _namespaces(Path(root) / DATABASE)
+    except sqlite3.DatabaseError:
+        return {}
+
+
+def unreadable(root: Path) -> str | None:
+    """Why the database of ``root`` cannot be read (SQLite's words), or None."""
+    try:
+        _namespaces(Path(root) / DATABASE)
+    except sqlite3.DatabaseError as exc:
+        return str(exc)
+    return None
+
+
+def _namespaces(path: Path) -> dict[str, tuple[int, int]]:
     if not path.is_file():
         return {}
     conn = sqlite3.connect(path, timeout=BUSY_TIMEOUT_MS / 1000)
@@ -401,8 +418,6 @@ def namespaces(root: Path) -> dict[str, tuple[int, int]]:
         rows = conn.execute(
             "SELECT namespace, count(*), sum(length(value)) FROM entries GROUP BY namespace"
         ).fetchall()
-    except sqlite3.DatabaseError:
-        return {}
     finally:
         conn.close()
     return {str(ns): (int(n), int(size or 0)) for ns, n, size in rows}

@@ -35,6 +35,7 @@ from evalframe.core.store import (
     namespaces,
     open_store,
     put_many,
+    unreadable,
 )
 from evalframe.core.types import Ranking, content_hash
 from evalframe.plugin.protocols import in_cache_key
@@ -166,6 +167,14 @@ def cache_info(root: Path) -> dict[str, Any]:
     ``dense`` indexes, a ``runs`` folder left by an older version: ``files``
     and ``bytes``). ``bytes`` in total counts the files on disk.
     """
+    if root.exists() and not root.is_dir():
+        from evalframe.core.errors import DataError
+
+        raise DataError(
+            "the cache folder is a file, not a folder",
+            path=root,
+            hint="give --dir a folder (or point EVALFRAME_CACHE_DIR at one)",
+        )
     kinds: dict[str, dict[str, int]] = {}
     total = 0
     if root.is_dir():
@@ -181,7 +190,16 @@ def cache_info(root: Path) -> dict[str, Any]:
                 total += size
             elif child.name.startswith(DATABASE):
                 total += child.stat().st_size  # the database, its -wal and -shm
-    return {"path": str(root), "exists": root.is_dir(), "kinds": kinds, "bytes": total}
+    info: dict[str, Any] = {
+        "path": str(root),
+        "exists": root.is_dir(),
+        "kinds": kinds,
+        "bytes": total,
+    }
+    damaged = unreadable(root) if root.is_dir() else None
+    if damaged is not None:  # its entries are not counted: say so rather than show none
+        info["unreadable"] = damaged
+    return info
 
 
 #: Folders in the cache folder that are not a cache, so ``cache clear`` keeps them:
