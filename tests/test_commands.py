@@ -543,3 +543,27 @@ def test_cache_commands_refuse_a_file_as_the_folder_and_name_the_option(
     assert f"error: {a_file}: the cache folder is a file, not a folder" in capsys.readouterr().err
     assert main(["cache", "clear", "--dir", str(tmp_path), "--kind", "plots"]) == 2
     assert "error: option --kind: the cache at" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("spelled", ["relative", "absolute", "dotted"])
+def test_a_rescore_in_place_keeps_config_yaml_however_the_folder_is_typed(
+    project: Project,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    spelled: str,
+) -> None:
+    """README: every file but timings.json is the same bytes for the same inputs. A
+    relative path on the command line rewrote output.dir, which the run wrote absolute."""
+    from tests.report.test_pages import run
+
+    run(project, "alpha")
+    folder = project.root / "alpha"
+    before = (folder / "config.yaml").read_bytes()
+    monkeypatch.chdir(project.root)
+    typed = {"relative": "alpha", "absolute": str(folder), "dotted": "./x/../alpha"}[spelled]
+    (project.root / "x").mkdir()
+    assert main(["rescore", typed]) in (0, 1)
+    assert (folder / "config.yaml").read_bytes() == before
+    assert main(["rescore", "alpha", "--out", "beside"]) in (0, 1)
+    assert "dir: beside" in (project.root / "beside" / "config.yaml").read_text()
+    capsys.readouterr()

@@ -68,6 +68,16 @@ def _default_option(group: str, search_path: Sequence[Path]) -> str | None:
     return None
 
 
+def _same_folder(stored: Any, out: Path) -> bool:
+    """Whether ``stored`` (a config's ``output.dir``) names the folder ``out`` is."""
+    if not isinstance(stored, str) or not stored:
+        return False
+    try:
+        return Path(stored).expanduser().resolve() == Path(out).expanduser().resolve()
+    except (OSError, RuntimeError):  # an unresolvable path (a loop): not the same
+        return False
+
+
 def load_config(
     path: Path,
     overrides: Sequence[str],
@@ -149,7 +159,9 @@ def load_config(
             # environment's choice, as on a run (an override still wins)
             cfg.output.cache_dir = cache
         cfg = OmegaConf.merge(cfg, OmegaConf.from_dotlist(settings))
-        if out is not None:
+        if out is not None and not _same_folder(OmegaConf.select(cfg, "output.dir"), out):
+            # (a rescore in place keeps the folder as the file spells it, however the
+            # command line spelled it: the same inputs write the same config.yaml)
             cfg.output.dir = str(out)
     except OmegaConfBaseException as exc:
         raise omegaconf_error(exc, f"read {path}", hint) from None
