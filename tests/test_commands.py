@@ -567,3 +567,29 @@ def test_a_rescore_in_place_keeps_config_yaml_however_the_folder_is_typed(
     assert main(["rescore", "alpha", "--out", "beside"]) in (0, 1)
     assert "dir: beside" in (project.root / "beside" / "config.yaml").read_text()
     capsys.readouterr()
+
+
+def test_a_rescore_says_when_and_from_which_commit_its_rankings_were_retrieved(
+    project: Project, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """timings.json's created and git are the rescore's own; the run's are kept beside
+    them as ``retrieved``, through a rescore of a rescore, and the page and summary say so."""
+    from tests.report.test_pages import run
+
+    run(project, "alpha")
+    first = json.loads((project.root / "alpha" / "timings.json").read_text())
+    monkeypatch.chdir(project.root)
+    assert main(["rescore", "alpha", "--out", "again"]) in (0, 1)
+    assert main(["rescore", "again", "--out", "third"]) in (0, 1)
+    for name in ("again", "third"):
+        timings = json.loads((project.root / name / "timings.json").read_text())
+        assert timings["retrieved"] == {"created": first["created"], "git": first["git"]}
+        assert "created" in timings and "git" in timings
+    page = (project.root / "third" / "report.html").read_text()
+    assert f"<dt>retrieved</dt><dd>{first['created']}" in page
+    assert (
+        f"re-scored; retrieved {first['created']}"
+        in (project.root / "third" / "summary.md").read_text()
+    )
+    assert "<dt>retrieved</dt>" not in (project.root / "alpha" / "report.html").read_text()
+    capsys.readouterr()

@@ -70,6 +70,13 @@ def rescore_main(argv: Sequence[str]) -> int:
     golden = inputs.golden
     with step("reading the stored run"):  # run.trec, and per_query.jsonl when it adds to it
         run, exact = RunFolder(run_dir).read_run(exp.cache_dir)
+    # when and from which commit the rankings were retrieved: the new timings.json
+    # records the rescore's own, and keeps these beside them (a rescore of a rescore
+    # keeps the first run's)
+    source = RunFolder(run_dir).timings()
+    retrieved = source.get("retrieved") or {k: source[k] for k in ("created", "git") if k in source}
+    if retrieved:
+        run.metadata["retrieved"] = retrieved
     _note_golden_change(run_dir, golden.content_hash)
     context = RunContext(experiment=exp.name, output_dir=exp.output_dir, config=exp.public_config)
     relay = HookRelay.build(exp.trackers)

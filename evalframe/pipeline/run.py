@@ -146,7 +146,14 @@ def _write_outputs(
         # when and from which commit: like latency, they differ on every run of the same
         # inputs, so they go with it, not into summary.json (DVC tracks that)
         "timings": folder.write_json(
-            folder.TIMINGS, {"created": created(), "git": git_state(), **timings(evaluation)}
+            folder.TIMINGS,
+            {
+                "created": created(),
+                "git": git_state(),
+                # a rescore: when and from which commit its rankings were retrieved
+                **{k: v for k, v in evaluation.run.metadata.items() if k == "retrieved"},
+                **timings(evaluation),
+            },
         ),
         "gates": folder.write_json(
             folder.GATES,

@@ -52,6 +52,12 @@ def render_summary_md(
     git = s.get("git")
     if isinstance(git, dict) and git.get("sha"):
         facts.append(f"git `{str(git['sha'])[:10]}`" + (" (dirty)" if git.get("dirty") else ""))
+    retrieved = s.get("retrieved")
+    if isinstance(retrieved, dict):  # a rescore: say when its rankings were retrieved
+        old = retrieved.get("git")
+        sha = f" at `{str(old['sha'])[:10]}`" if isinstance(old, dict) and old.get("sha") else ""
+        when = retrieved.get("created") or "(date not recorded)"
+        facts.append(f"re-scored; retrieved {when}{sha}")
     if baseline is not None:
         facts.append(f"baseline `{baseline.name}`")
     lines += [" · ".join(facts), ""]

@@ -52,7 +52,7 @@ class RunView:
         # shows them beside the rest, as a folder from before timings.json held them
         timings = folder.timings()
         summary = folder.summary()
-        summary.update({k: timings[k] for k in ("created", "git") if k in timings})
+        summary.update({k: timings[k] for k in ("created", "git", "retrieved") if k in timings})
         per_query_ms = timings.get("per_query_ms")
         latency: dict[str, Any] = per_query_ms if isinstance(per_query_ms, dict) else {}
         records = [record for _, record in folder.per_query()]

@@ -41,6 +41,19 @@ def _settings(node: Any) -> str:
     return ", ".join(items)
 
 
+def _retrieved(retrieved: Mapping[str, Any]) -> str:
+    """When and from which commit a rescored run's rankings were retrieved."""
+    git = retrieved.get("git")
+    at = ""
+    if isinstance(git, dict) and git.get("sha"):
+        at = f", git {str(git['sha'])[:12]}"
+        at += " (with uncommitted changes)" if git.get("dirty") else ""
+    return (
+        f"{retrieved.get('created') or 'date not recorded'}{at}: this folder re-scores "
+        "those rankings (evalframe rescore); git and date above are the scoring's"
+    )
+
+
 def facts(view: RunView, baseline: BaselineView | None) -> list[tuple[str, str]]:
     """The header's "what ran" list, as (label, HTML)."""
     s = view.summary
@@ -89,6 +102,9 @@ def facts(view: RunView, baseline: BaselineView | None) -> list[tuple[str, str]]
     else:
         out.append(("git", '<span class="muted">not recorded (not run inside a repository)</span>'))
     out.append(("date", esc(s.get("created") or "not recorded")))
+    retrieved = s.get("retrieved")
+    if isinstance(retrieved, dict):  # a rescore: the rankings are older than the scoring
+        out.append(("retrieved", esc(_retrieved(retrieved))))
     pol = s.get("policies") or {}
     ties = s.get("ties") or {}
     rule = (
