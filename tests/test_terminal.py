@@ -165,3 +165,17 @@ def test_the_quoted_form_the_hint_gives_runs(project: Project) -> None:
     assert (
         "P(rel=2)@5" in json.loads((project.root / "out" / "summary.json").read_text())["metrics"]
     )
+
+
+def test_long_lines_wrap_under_their_text_but_paths_stay_whole() -> None:
+    """A path cut at a space cannot be copied from the terminal in one piece."""
+    from evalframe.report.terminal import _fit
+
+    deep = "/tmp/" + "/".join(["a-rather-long-folder-name"] * 5) + "/report.html"
+    words = "  warning: " + " ".join(["word"] * 30)
+    out = _fit([f"Report: {deep} (summary: summary.md)", f"Saved results to: {deep}", words], 60)
+    assert out[0] == f"Report: {deep} (summary: summary.md)"
+    assert out[1] == f"Saved results to: {deep}"
+    rest = out[2:]
+    assert len(rest) > 1 and all(len(line) <= 60 for line in rest)
+    assert all(line.startswith(" " * 6 + "word") for line in rest[1:])  # indent 2, then 4

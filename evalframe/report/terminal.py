@@ -52,17 +52,22 @@ def _table(header: list[str], rows: list[list[str]]) -> list[str]:
     return ["  " + line if line else line for line in text.split("\n")]
 
 
+#: Lines that name files: never wrapped, so a path is copied whole from the terminal.
+PATH_LINES = ("Saved results to: ", "Report: ")
+
+
 def _fit(lines: list[str], width: int) -> list[str]:
     """Lines longer than ``width`` wrapped at spaces, continuations indented under their text.
 
     Ids and words are never split (a single id longer than the width stays
-    whole); the tables are already drawn to the width.
+    whole); the tables are already drawn to the width; the lines naming the
+    run's files (:data:`PATH_LINES`) are left whole.
     """
     import textwrap
 
     out: list[str] = []
     for line in lines:
-        if len(line) <= width:
+        if len(line) <= width or line.startswith(PATH_LINES):
             out.append(line)
             continue
         lead = len(line) - len(line.lstrip(" "))
