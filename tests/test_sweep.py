@@ -210,3 +210,17 @@ def test_an_experiment_that_sets_hydra_mode_still_sweeps_without_dash_m(
         ["depth=3"],
         ["depth=5"],
     ]
+
+
+def test_a_misspelt_swept_key_is_evalframes_error_before_anything_is_made(
+    sweep_project: Project, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Hydra composes a sweep's jobs only as it launches them: a misspelt swept key was
+    Hydra's raw text, after the sweep folder and the tracked parent run were made."""
+    code = _sweep(sweep_project, "retriever.k11=0.9,1.2")
+    err = capsys.readouterr().err
+    assert code == 2, err
+    assert "error: config key retriever.k11: there is no setting retriever.k11" in err
+    assert "Could not override" not in err and "HYDRA_FULL_ERROR" not in err
+    assert not (sweep_project.root / "sweep").exists()
+    assert SweepRecorder.events == []  # no sweep was started, so none was tracked

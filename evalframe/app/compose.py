@@ -23,8 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from evalframe.app.hydra_app import hydra_choices, prepare_overrides
-from evalframe.app.hydra_errors import hydra_error, plain_config
-from evalframe.core.errors import ConfigError, EvalframeError
+from evalframe.app.hydra_errors import composition_error, plain_config
 
 __all__ = ["Composed", "compose_config", "quote_value"]
 
@@ -50,30 +49,6 @@ def quote_value(value: str | os.PathLike[str]) -> str:
     """A value quoted for Hydra's override grammar (a path with spaces, ``=`` or quotes)."""
     text = str(value).replace("\\", "\\\\").replace("'", "\\'")
     return f"'{text}'"
-
-
-def _translated(exc: Exception) -> EvalframeError:
-    """Hydra's or OmegaConf's exception as the located error the command line prints."""
-    chain: list[BaseException] = []
-    current: BaseException | None = exc
-    while current is not None and len(chain) < 5:
-        chain.append(current)
-        current = current.__cause__ or current.__context__
-    # as the command line shows it: each message, and with its type (a YAML error's)
-    known = hydra_error("\n".join(str(e) for e in chain)) or hydra_error(
-        "\n".join(f"{type(e).__module__}.{type(e).__name__}: {e}" for e in chain)
-    )
-    if known is not None:
-        return known
-    message = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-    key = getattr(exc, "full_key", None)
-    return ConfigError(
-        f"Hydra could not compose the config: {message}",
-        key=str(key) if key else None,
-        hint="overrides are written as on the command line (key=value, group=option, "
-        "+key=value to add a key); a sweep (a,b or -m) runs from the command line, or call "
-        "evalframe.run once per value",
-    )
 
 
 def compose_config(
@@ -120,7 +95,7 @@ def compose_config(
                 return_hydra_config=True,
             )
     except (HydraException, OmegaConfBaseException, yaml.YAMLError, ValueError) as exc:
-        raise _translated(exc) from None
+        raise composition_error(exc) from None
     finally:
         restore_gh_from_backup(users)
     try:
@@ -132,7 +107,7 @@ def compose_config(
             cfg.hydra.runtime.output_dir = str(out)
         choices = hydra_choices(cfg.hydra)
     except OmegaConfBaseException as exc:
-        raise _translated(exc) from None
+        raise composition_error(exc) from None
     instance = HydraConfig.instance()
     saved = instance.cfg
     instance.set_config(cfg)  # ${hydra:runtime.output_dir} resolves against it

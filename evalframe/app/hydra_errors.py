@@ -13,7 +13,7 @@ from typing import Any
 
 from evalframe.core.errors import ConfigError, EvalframeError
 
-__all__ = ["hydra_error", "hydra_message", "omegaconf_error", "plain_config"]
+__all__ = ["composition_error", "hydra_error", "hydra_message", "omegaconf_error", "plain_config"]
 
 
 _NOT_IN_STRUCT = re.compile(
@@ -127,3 +127,34 @@ def plain_config(cfg: Any, what: str, hint: str) -> dict[str, Any]:
         raise omegaconf_error(exc, what, hint) from None
     assert isinstance(raw, dict)  # to_container of a DictConfig is a dict
     return {str(k): v for k, v in raw.items()}
+
+
+#: The hint of an error :func:`composition_error` does not know (the Python API's).
+API_HINT = (
+    "overrides are written as on the command line (key=value, group=option, +key=value to "
+    "add a key); a sweep (a,b or -m) runs from the command line, or call evalframe.run once "
+    "per value"
+)
+
+
+def composition_error(exc: BaseException, hint: str = API_HINT) -> EvalframeError:
+    """Hydra's or OmegaConf's exception as the located error the command line prints
+    (the Python API's composition, and a sweep's first job checked before it starts)."""
+    chain: list[BaseException] = []
+    current: BaseException | None = exc
+    while current is not None and len(chain) < 5:
+        chain.append(current)
+        current = current.__cause__ or current.__context__
+    # as the command line shows it: each message, and with its type (a YAML error's)
+    known = hydra_error("\n".join(str(e) for e in chain)) or hydra_error(
+        "\n".join(f"{type(e).__module__}.{type(e).__name__}: {e}" for e in chain)
+    )
+    if known is not None:
+        return known
+    message = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+    key = getattr(exc, "full_key", None)
+    return ConfigError(
+        f"Hydra could not compose the config: {message}",
+        key=str(key) if key else None,
+        hint=hint,
+    )

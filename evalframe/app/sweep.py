@@ -219,6 +219,64 @@ def _refuse_literal_secrets(config: Any) -> None:
     raise SystemExit(2)
 
 
+def _first_job(config: Any) -> list[str] | None:
+    """The overrides of the sweep's first job (each sweep at its first value, as Hydra's
+    basic sweeper writes them), or None when the sweep is not a list or a range (an
+    Optuna interval, a glob): those are left to the sweeper."""
+    from hydra.core.override_parser.overrides_parser import OverridesParser
+    from omegaconf import OmegaConf
+
+    task = OmegaConf.select(config, "hydra.overrides.task", default=[]) or []
+    try:
+        parsed = OverridesParser.create().parse_overrides([str(o) for o in task])
+        first: list[str] = []
+        for o in parsed:
+            if o.is_sweep_override():
+                value = next(iter(o.sweep_string_iterator()), None)
+                if value is None:
+                    return None  # an empty sweep: the sweeper says so
+                first.append(f"{o.get_key_element()}={value}")
+            else:
+                first.append(str(o.input_line))
+    except Exception:  # noqa: BLE001  # a sweep the basic grammar cannot list: not ours
+        return None
+    return first
+
+
+def _refuse_a_first_job_that_cannot_compose(config: Any) -> None:
+    """Compose the sweep's first job before the sweep starts, and stop on its error.
+
+    Hydra composes the sweep's config without the swept keys, and each job's
+    only when the job launches: a misspelt swept key (``retriever.k11=0.9,1.2``)
+    reached the user as Hydra's raw text, after the sweep's folder and its
+    tracked parent run were made. A key every job shares fails in every job
+    alike, so the first job's config says it for all of them, in evalframe's
+    words and before anything is written.
+    """
+    from hydra import compose
+    from hydra.core.global_hydra import GlobalHydra
+    from omegaconf import OmegaConf
+
+    from evalframe.app.hydra_errors import composition_error
+
+    overrides = _first_job(config)
+    if overrides is None or not GlobalHydra.instance().is_initialized():
+        return
+    hydra_side = OmegaConf.select(config, "hydra.overrides.hydra", default=[]) or []
+    hydra_side = [str(o) for o in hydra_side]
+    try:
+        compose(config_name="config", overrides=[*overrides, *hydra_side])
+    except Exception as exc:  # noqa: BLE001  # Hydra's and OmegaConf's many error types
+        _refused.append(
+            composition_error(
+                exc,
+                hint="overrides are written key=value, group=option, or +key=value to add "
+                "a key; `python -m evalframe +experiment=NAME --cfg job` shows every key",
+            ).render()
+        )
+        raise SystemExit(2) from None
+
+
 class SecretsCallback(Callback):
     """Hydra callback of the commands beside a run (``evalframe mine``, ``golden build``):
     refuses literal secrets before Hydra writes ``.hydra/`` or ``multirun.yaml``."""
@@ -239,6 +297,7 @@ class SweepCallback(Callback):
 
     def on_multirun_start(self, config: Any, **kwargs: Any) -> None:
         _refuse_literal_secrets(config)
+        _refuse_a_first_job_that_cannot_compose(config)
         _start(config)
 
     def on_multirun_end(self, config: Any, **kwargs: Any) -> None:
