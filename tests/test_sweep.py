@@ -224,3 +224,22 @@ def test_a_misspelt_swept_key_is_evalframes_error_before_anything_is_made(
     assert "Could not override" not in err and "HYDRA_FULL_ERROR" not in err
     assert not (sweep_project.root / "sweep").exists()
     assert SweepRecorder.events == []  # no sweep was started, so none was tracked
+
+
+def test_the_sweep_page_labels_a_lone_survivor_and_shows_the_headline_set(
+    sweep_project: Project,
+) -> None:
+    """With one job failed, the other was labelled "0" (its overrides were all "shared"
+    with itself); the page's table showed the first four measures, not the headline set
+    the terminal's table shows."""
+    code = _sweep(sweep_project, "depth=3,0", page=True)
+    assert code == 2
+    page = SweepRecorder.page
+    assert page is not None
+    survivor = RunFolder(sweep_project.root / "sweep" / "0")
+    headline = survivor.summary()["headline"]
+    head = page[page.index("<thead>") : page.index("</thead>")]
+    for name in headline:
+        assert f">{name}<" in head, (name, head)
+    assert ">depth=3<" in page  # the survivor, labelled by what sets it apart
+    assert "depth=0" in page  # the failed job, listed apart

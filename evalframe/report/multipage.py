@@ -48,14 +48,17 @@ class MultiRun:
     failed: list[tuple[str, str]] | None = None
 
 
-def labels_for(views: Sequence[RunView]) -> list[str]:
+def labels_for(views: Sequence[RunView], shared: set[str] | None = None) -> list[str]:
     """Each run's label: the Hydra overrides that tell it apart from the others
     (those every run shares, such as ``+experiment=x``, are dropped; a run with
     none of its own is named by its folder), else its folder name
-    (``parent/name`` where names repeat)."""
+    (``parent/name`` where names repeat). ``shared``: the overrides every job of a
+    sweep shares, the failed ones too, so that the one job left is still labelled
+    by what sets it apart."""
     overrides = [v.overrides for v in views]
-    if len(views) > 1 and all(overrides):
-        shared = set.intersection(*(set(o) for o in overrides))
+    if (len(views) > 1 or shared is not None) and all(overrides):
+        if shared is None:
+            shared = set.intersection(*(set(o) for o in overrides))
         labels = [
             " ".join(o for o in ov if o not in shared) or v.name  # nothing of its own: its folder
             for v, ov in zip(views, overrides, strict=True)
@@ -110,6 +113,22 @@ def _link(view: RunView, out: Path | None) -> str:
     return f'<a href="{esc(href)}">{esc(view.path.name)}</a>'
 
 
+def _shown(views: Sequence[RunView], names: Sequence[str]) -> list[str]:
+    """The runs' table's metrics: their headline sets (``summary.json``'s ``headline``,
+    as the sweep's terminal table shows them) where every run has the metric, and the
+    ✓/⚠/✗ criterion; runs from before the headline set, the first four measures."""
+    criterion = views[0].rule.criterion if views else None
+    listed: list[str] = []
+    for v in views:
+        headline = v.summary.get("headline")
+        listed += [str(m) for m in headline or [] if str(m) in names and str(m) not in listed]
+    if not listed:
+        return headline_metrics(names, criterion, limit=4)
+    if criterion and criterion in names and criterion not in listed:
+        listed.append(criterion)
+    return listed
+
+
 def render_multi_page(multi: MultiRun, out: Path | None = None) -> str:
     """The page: the runs' table (means, CIs, marks against the reference, gates),
     the metric@k curves, the per-slice bars and latency, all runs together."""
@@ -119,7 +138,7 @@ def render_multi_page(multi: MultiRun, out: Path | None = None) -> str:
         names += [
             m for m in v.metric_names if m not in names and all(m in w.metric_names for w in views)
         ]
-    shown = headline_metrics(names, views[0].rule.criterion if views else None, limit=4)
+    shown = _shown(views, names)
     result, how = _significance(multi, shown)
     passed = sum(1 for v in views if v.gates.get("passed", True))
     failed_jobs = multi.failed or []
@@ -231,7 +250,7 @@ def multi_markdown(multi: MultiRun) -> str:
         for m in (views[0].metric_names if views else [])
         if all(m in v.metric_names for v in views)
     ]
-    shown = headline_metrics(names, views[0].rule.criterion if views else None, limit=4)
+    shown = _shown(views, names)
     lines = [f"# evalframe · {multi.title}", ""]
     lines.append("| run | golden set | queries | " + " | ".join(shown) + " | gates |")
     lines.append("|---" * (len(shown) + 4) + "|")

@@ -190,8 +190,9 @@ def sweep_run(sweep_dir: Path) -> MultiRun:
     views = [RunView.load(j.output_dir, name=str(j.num)) for j in done]
     for view, job in zip(views, done, strict=True):
         view.overrides = job.overrides
-    labels = labels_for(views)
     shared = set.intersection(*(set(j.overrides) for j in jobs)) if len(jobs) > 1 else set()
+    # told apart by what differs among all the jobs, the failed ones too
+    labels = labels_for(views, shared if len(jobs) > 1 else None)
     failed = [
         (
             " ".join(o for o in j.overrides if o not in shared) or f"job {j.num}",
