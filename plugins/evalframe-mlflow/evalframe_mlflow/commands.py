@@ -50,11 +50,16 @@ def _fmt(value: Any) -> str:
     return str(value)
 
 
-def _varying_params(runs: list[Any], limit: int = 4) -> list[str]:
-    """Params whose value differs between the listed runs: what tells them apart.
+def _varying_params(runs: list[Any], limit: int | None = 4) -> tuple[list[str], int]:
+    """Params whose value differs between the listed runs, what tells them apart: the
+    first ``limit`` of them (None: all), and how many differ in all.
 
-    Sweep parents are left out (they have no config params). When nothing
-    differs, the retriever and dataset names are shown.
+    Ranked so that the few shown say the most: a plugin's ``name`` first (which
+    retriever), then the params whose value differs among the runs that have them
+    (the swept ones), then those some runs lack (a dense run's ``batch_size``
+    beside bm25 runs: it follows from the name), each group by key. Sweep parents
+    are left out (they have no config params). When nothing differs, the
+    retriever and dataset names are shown.
     """
     jobs = [r for r in runs if r.data.tags.get("evalframe.sweep") != "true"]
     values: dict[str, set[str]] = {}
@@ -67,10 +72,17 @@ def _varying_params(runs: list[Any], limit: int = 4) -> list[str]:
         if not k.startswith(("output.", "tracking."))
         and (len(vals) > 1 or any(k not in r.data.params for r in jobs))
     ]
-    varying.sort(key=lambda k: (not k.startswith("retriever."), k))
+    varying.sort(
+        key=lambda k: (
+            not k.endswith(".name"),
+            len(values[k]) < 2,  # differs only by being absent from some runs
+            not k.startswith("retriever."),
+            k,
+        )
+    )
     if not varying:
         varying = [k for k in ("retriever.name", "dataset.name") if k in values]
-    return varying[:limit]
+    return (varying if limit is None else varying[:limit]), len(varying)
 
 
 def _result(run: Any) -> str:
@@ -411,7 +423,9 @@ def _list_runs(args: argparse.Namespace, uri: str) -> int:
     from evalframe.core.console import color_for
 
     metrics = args.metrics or _headline(list(runs), args.all)
-    params = args.params or _varying_params(runs)
+    # every differing param in JSON and with --wide; the four that say the most otherwise
+    params, differing = _varying_params(runs, None if args.json or args.wide else 4)
+    params = args.params or params
     values = _Values(client)
     if args.json:
         header, rows = runs_table(list(runs), metrics, params, values=values, wide=True)
@@ -434,6 +448,11 @@ def _list_runs(args: argparse.Namespace, uri: str) -> int:
         more = (
             "" if args.all or args.metrics else " Headline metrics shown: --all for every metric."
         )
+        if not args.params and differing > len(params):
+            more += (
+                f" {differing - len(params)} more param(s) differ: --wide shows them, "
+                "--params picks."
+            )
         note = (
             f"{len(runs)} run(s) in {redact_text(uri)}.{more} "
             "Open them side by side with `evalframe ui`."

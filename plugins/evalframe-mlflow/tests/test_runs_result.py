@@ -29,3 +29,33 @@ def test_each_way_a_run_ends_has_its_own_word(
     status: str, tags: dict[str, str], shown: str
 ) -> None:
     assert _result(run(status, **tags)) == shown
+
+
+def job(**params: str) -> SimpleNamespace:
+    return SimpleNamespace(data=SimpleNamespace(tags={}, params=params))
+
+
+def test_the_params_shown_are_those_that_tell_the_runs_apart_first() -> None:
+    """A k1 sweep beside a bm25-or-dense sweep: the four shown were the first four
+    alphabetically (b, batch_size, device, doc_prefix), hiding k1 and the retriever."""
+    from evalframe_mlflow.commands import _varying_params
+
+    bm25 = [
+        job(**{"retriever.name": "bm25", "retriever.k1": k1, "retriever.b": "0.75"})
+        for k1 in ("0.9", "1.2")
+    ]
+    dense = job(
+        **{
+            "retriever.name": "dense",
+            "retriever.batch_size": "32",
+            "retriever.device": "cpu",
+            "retriever.doc_prefix": "",
+            "output.dir": "elsewhere",
+        }
+    )
+    shown, differing = _varying_params([*bm25, dense])
+    # the name; then k1, whose value differs where present; then what only some runs have
+    assert shown == ["retriever.name", "retriever.k1", "retriever.b", "retriever.batch_size"]
+    assert differing == 6  # output.* never counts
+    everything, _ = _varying_params([*bm25, dense], None)
+    assert everything[4:] == ["retriever.device", "retriever.doc_prefix"]
