@@ -54,13 +54,18 @@ def test_findings_name_file_and_line(capsys: pytest.CaptureFixture[str], tmp_pat
     records[7]["expected_chunks"] = ["nowhere"]
     golden = write_jsonl(tmp_path / "gold.jsonl", records)
     corpus = corpus_for(bob_records(20), tmp_path / "corpus.jsonl")
-    code, out, _ = run(capsys, "validate", str(golden), "--corpus", str(corpus), "--json")
+    code, out, err = run(capsys, "validate", str(golden), "--corpus", str(corpus), "--json")
     assert code == 1
     report = json.loads(out)
     assert report["passed"] is False
     assert report["format"] == "jsonl"
-    got = {(f["check"], f["location"]) for f in report["findings"] if f["level"] == "error"}
+    errors = [f for f in report["findings"] if f["level"] == "error"]
+    got = {(f["check"], f["location"]) for f in errors}
     assert got == {("duplicate", f"{golden}:6"), ("corpus", f"{golden}:8")}
+    # stdout is the JSON (a DVC stage sends it to a file): the errors are said on stderr
+    assert f"{golden}: 2 error(s); the checks failed:" in err
+    for f in errors:
+        assert f"  {f['location']}: {f['message']}" in err
 
 
 def test_domain_folders_are_checked_per_domain(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -103,6 +104,10 @@ def add_parser(sub: Any) -> None:
     v.set_defaults(run=run)
 
 
+#: Errors said on stderr beside ``--json`` when the checks fail (the JSON has them all).
+SHOWN_ERRORS = 10
+
+
 def run(args: argparse.Namespace) -> int:
     from evalframe.golden.checks import Thresholds, load_plan, run_checks
     from evalframe.golden.load import load_corpus
@@ -190,6 +195,15 @@ def run(args: argparse.Namespace) -> int:
         },
         lambda: render_findings(loaded, findings, counts, passed),
     )
+    if args.json and not passed:
+        # stdout is the JSON (a DVC stage writes it to a file): the errors also go to
+        # stderr, so whoever ran the stage sees why it failed without opening the file
+        errors = [f for f in findings if f.level == "error"]
+        lines = [f"{loaded.path}: {len(errors)} error(s); the checks failed:"]
+        lines += [f"  {f.location or loaded.path}: {f.message}" for f in errors[:SHOWN_ERRORS]]
+        if len(errors) > SHOWN_ERRORS:
+            lines.append(f"  ... {len(errors) - SHOWN_ERRORS} more in the JSON")
+        print("\n".join(lines), file=sys.stderr)
     return EXIT_OK if passed else EXIT_GATE_FAILED
 
 
