@@ -146,7 +146,7 @@ def find_literal_secrets(
         if _is_interpolation(value):
             continue
         if is_secret_name(name, extra):
-            found.append(LiteralSecret(key, value, "a credential written into the config"))
+            found.append(LiteralSecret(key, value, "a key named like a credential"))
             continue
         for param, secret in _url_secrets(value, extra):
             if secret and not _is_interpolation(secret):
