@@ -408,3 +408,35 @@ def test_every_step_after_retrieval_shows_progress_unless_asked_not_to(
         else []
     )
     assert shown or display.steps == []
+
+
+@pytest.mark.parametrize(
+    ("depth", "measures", "said"),
+    [
+        (5, ["R@5", "RR", "R@10"], "R@10 looks past depth 5"),
+        (3, ["nDCG@10", "P@5"], "nDCG@10, P@5 look past depth 3"),
+        (5, ["R@5", "RR", "IPrec@0.5"], None),  # a recall level, not a rank
+        (10, ["R@10", "RR"], None),
+    ],
+)
+def test_a_cutoff_deeper_than_the_rankings_is_said(
+    project: Project,
+    capsys: pytest.CaptureFixture[str],
+    depth: int,
+    measures: list[str],
+    said: str | None,
+) -> None:
+    """R@10 of a run that retrieves 5 a query is R@5 under a name that promises 10."""
+    cfg = raw_config(
+        project,
+        depth=depth,
+        metrics={"measures": measures},
+        report={"html": False, "criterion": measures[0]},
+    )
+    validate_experiment(cfg)
+    err = capsys.readouterr().err
+    if said is None:
+        assert "past depth" not in err
+    else:
+        assert f"warning: {said}" in err
+        assert f"set depth={max(int(m.split('@')[1]) for m in measures if '@' in m)}" in err

@@ -145,6 +145,7 @@ def validate_experiment(raw: Mapping[str, Any]) -> Experiment:
             "invalid configuration: " + "; ".join(f"{w}: {m}" for w, m in problems), hint=hint
         ) from None
     metrics = parse_metrics(schema.metrics.measures, key="metrics.measures")
+    _warn_past_depth(metrics, schema.depth)
     trackers = resolve_trackers(schema.tracking)
     corpus = None
     if schema.corpus is not None and schema.corpus.get("name") not in (None, "none"):
@@ -238,6 +239,34 @@ def _resolve_exports(
             _require_metrics(instance.required_metrics(), metrics, key, f"export {name!r}")
         resolved.append(plugin)
     return tuple(resolved)
+
+
+def _warn_past_depth(metrics: list[Metric], depth: int) -> None:
+    """Say when a metric's cutoff is deeper than the rankings: ``R@10`` of a run that
+    retrieves 5 documents a query is scored on those 5, so it equals ``R@5`` under a
+    name that promises 10 (trec_eval scores a run file the same way; here the run's
+    depth is the config's own choice, so it is said)."""
+    deep = [m for m in metrics if isinstance(m.k, int) and m.k > depth and _ranked(m)]
+    if not deep:
+        return
+    from evalframe.core.messages import warn
+
+    names = ", ".join(str(m) for m in deep)
+    widest = max(int(m.k) for m in deep if m.k is not None)
+    warn(
+        f"{names} look{'s' if len(deep) == 1 else ''} past depth {depth}: each query retrieves "
+        f"{depth} documents, so {'it is' if len(deep) == 1 else 'they are'} scored on those "
+        f"{depth} and equal{'s' if len(deep) == 1 else ''} the value at @{depth}; set "
+        f"depth={widest} to score {'it' if len(deep) == 1 else 'them'} as named"
+    )
+
+
+def _ranked(metric: Metric) -> bool:
+    """Whether ``@k`` is a rank cutoff (``P@5``), not a recall level (``IPrec@0.5``)."""
+    try:
+        return metric.definition.cutoff == "rank"
+    except Exception:  # noqa: BLE001  # an unregistered name was refused earlier
+        return False
 
 
 def _require_metrics(names: list[str], metrics: list[Metric], key: str, who: str) -> None:
