@@ -92,3 +92,31 @@ def test_a_gate_naming_a_label_is_told_the_canonical_name(project: Project) -> N
         validate_experiment(raw)
     assert err.value.key == "gates.adk.metric"
     assert "metric: Hit@1" in str(err.value.hint)
+
+
+def test_the_page_and_summary_md_use_the_labels_wherever_they_name_a_metric(
+    project: Project,
+) -> None:
+    """ADK's page had Recall@1 in its headline table but Hit@1 in its query table, its
+    slice bars and its status line, and summary.md had no labels at all."""
+    from evalframe.report.page import RunPage
+
+    raw = raw_config(
+        project,
+        metrics=metrics(labels={"Hit@1": "Recall@1", "RR": "MRR"}),
+        report={"html": True},
+    )
+    run_experiment(validate_experiment(raw), reporters=[RunPage()], progress=False)
+    out = project.root / "out"
+    page = (out / "report.html").read_text()
+    table = page[page.index('id="queries"') :]
+    head = table[: table.index("</thead>")]
+    assert ">Recall@1</button>" in head and ">MRR</button>" in head
+    assert ">R@5</button>" in head  # unlabelled: its own name
+    assert ">Hit@1</button>" not in head and ">RR</button>" not in head
+    assert "Status from MRR (<code>RR</code>)" in page
+    assert "Per-slice means of Recall@1 (<code>Hit@1</code>)" in page
+    summary = (out / "summary.md").read_text()
+    assert "| Recall@1 (Hit@1) |" in summary and "| MRR (RR) |" in summary
+    assert "| R@5 |" in summary
+    assert "drift view" not in summary  # no baseline, so no drift view to point to

@@ -81,7 +81,7 @@ def render_summary_md(
     for name in view.metric_names:
         agg = overall.get(name) or {}
         ci = f"[{fmt(agg.get('ci_low'))}, {fmt(agg.get('ci_high'))}]"
-        row = f"| {name} | {fmt(agg.get('mean'))} | {ci} |"
+        row = f"| {view.labelled(name)} | {fmt(agg.get('mean'))} | {ci} |"
         if comparison:
             delta = rows.get(name)
             if delta is None:
@@ -112,7 +112,7 @@ def render_summary_md(
         ][:TOP]
         if drifts:
             lines += [
-                f"### Top regressions ({rule.criterion})",
+                f"### Top regressions ({view.label(rule.criterion)})",
                 "",
                 "| query | before → after | mark | question |",
                 "|---|---|---|---|",
@@ -128,10 +128,11 @@ def render_summary_md(
         bad = [r for r in view.records if r.get("status") == FAIL]
         if bad:
             bad.sort(key=lambda r: (r.get("metrics") or {}).get(rule.criterion) or 0.0)
+            crit = view.label(rule.criterion)
             lines += [
-                f"### Failed queries ({len(bad)}; {rule.criterion} < {rule.fail_below:g})",
+                f"### Failed queries ({len(bad)}; {crit} < {rule.fail_below:g})",
                 "",
-                f"| query | {rule.criterion} | question |",
+                f"| query | {crit} | question |",
                 "|---|---|---|",
             ]
             for r in bad[:TOP]:
@@ -144,5 +145,6 @@ def render_summary_md(
                 lines.append(f"| … | | {len(bad) - TOP} more in the report |")
             lines.append("")
     where = html_path if html_path is not None else view.path / "report.html"
-    lines.append(f"Full report: `{where}` (plots, every query's rankings, drift view).")
+    drift = ", drift view" if baseline is not None else ""
+    lines.append(f"Full report: `{where}` (plots, every query's rankings{drift}).")
     return "\n".join(lines) + "\n"

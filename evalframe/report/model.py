@@ -116,6 +116,18 @@ class RunView:
             return [str(n) for n in names]
         return list((self.records[0].get("metrics") or {}) if self.records else {})
 
+    def label(self, name: str) -> str:
+        """The metric's display name (``metrics.labels``: ADK's ``Recall@1`` for
+        ``Hit@1``), else its canonical one. Files and gates keep the canonical."""
+        labels = self.summary.get("labels") or {}
+        label = labels.get(name) if isinstance(labels, dict) else None
+        return label if isinstance(label, str) and label else name
+
+    def labelled(self, name: str) -> str:
+        """``Recall@1 (Hit@1)`` where a label renames it; the canonical name otherwise."""
+        label = self.label(name)
+        return name if label == name else f"{label} ({name})"
+
     @property
     def slice_fields(self) -> list[str]:
         return [str(f) for f in (self.summary.get("slices") or {}).get("fields") or []]

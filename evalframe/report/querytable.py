@@ -227,7 +227,9 @@ def queries_section(view: RunView, texts: DocTexts | None) -> str:
     ctrl.append('<button type="button" data-expand="all">expand all</button>')
     ctrl.append('<button type="button" data-expand="none">collapse all</button>')
     ctrl.append(f'<span id="q-count" class="muted">{len(records)} queries</span>')
-    head = ["", "status", "query", "question", *fields, *shown_metrics, "first hit"]
+    # metrics.labels' names in the headers, as in the headline table (ADK's Recall@1)
+    head = ["", "status", "query", "question", *fields, *map(view.label, shown_metrics)]
+    head.append("first hit")
     types = [
         "",
         "text",
@@ -297,7 +299,11 @@ def queries_section(view: RunView, texts: DocTexts | None) -> str:
             f'<tr class="detail" id="d{n}"{where}><td colspan="{len(head)}">{detail}</td></tr>'
             "</tbody>"
         )
-    crit = f"<code>{esc(criterion)}</code>"
+    crit = (
+        f"<code>{esc(criterion)}</code>"
+        if view.label(criterion) == criterion
+        else f"{esc(view.label(criterion))} (<code>{esc(criterion)}</code>)"
+    )
     rule = view.rule
     legend = (
         f"<p>Status from {crit}: {mark(PASS)} at least {rule.pass_at:g}, {mark(FAIL)} below "

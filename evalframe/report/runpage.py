@@ -288,9 +288,19 @@ def plots_section(view: RunView, baseline: BaselineView | None = None) -> str:
     if bars:
         parts.append(
             figure(
-                plots.grouped_bars_svg(bars, "mean (whisker: bootstrap CI)", name="slices"),
+                # the legend by metrics.labels' names, as the headline table shows them
+                plots.grouped_bars_svg(
+                    {view.label(m): b for m, b in bars.items()},
+                    "mean (whisker: bootstrap CI)",
+                    name="slices",
+                ),
                 "Per-slice means of "
-                + ", ".join(f"<code>{esc(m)}</code>" for m in bars)
+                + ", ".join(
+                    f"<code>{esc(m)}</code>"
+                    if view.label(m) == m
+                    else f"{esc(view.label(m))} (<code>{esc(m)}</code>)"
+                    for m in bars
+                )
                 + " with their bootstrap confidence intervals; n is the slice's query count.",
                 wide=True,
                 ident="plot-slices",
