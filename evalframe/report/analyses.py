@@ -19,6 +19,7 @@ __all__ = [
     "render_benefit",
     "render_calibration",
     "render_failure_counts",
+    "render_stored",
     "signed",
 ]
 
@@ -94,7 +95,7 @@ def render_calibration(cal: dict[str, Any]) -> list[str]:
             out.append(f"  answer_correctness@{name}: no query has a confidence >= {name}")
     low = cal.get("lowest_threshold")
     target = cal["target_precision"]
-    enough = f"routing >= {cal['min_routed']} queries"
+    enough = f"routing ≥ {cal['min_routed']} queries"
     if low:
         out.append(
             f"  lowest threshold with precision >= {target:g} ({enough}): {low['threshold']:.3f} "
@@ -238,12 +239,22 @@ def _label(row: dict[str, Any]) -> str:
 
 def render_analyses(analysis: AnalysisOutput) -> str:
     """Every analysis block of a run, blank-line separated ('' when there is none)."""
+    return render_stored(analysis.calibration, analysis.benefit, analysis.failures)
+
+
+def render_stored(
+    calibration: dict[str, Any] | None,
+    benefit: dict[str, Any] | None,
+    failures: dict[str, Any] | None,
+) -> str:
+    """The same blocks from a run folder's files (``calibration.json``, ``benefit.json``,
+    ``summary.json``'s ``analysis.failures``): what the page and ``summary.md`` show."""
     blocks = []
-    if analysis.calibration is not None:
-        blocks.append(render_calibration(analysis.calibration))
-    if analysis.benefit is not None:
-        blocks.append(render_benefit(analysis.benefit))
-    counts = render_failure_counts(analysis.failures)
+    if calibration is not None:
+        blocks.append(render_calibration(calibration))
+    if benefit is not None:
+        blocks.append(render_benefit(benefit))
+    counts = render_failure_counts(failures)
     if counts:
         blocks.append(counts)
-    return "\n\n".join("\n".join(b) for b in blocks)
+    return "\n\n".join("\n".join(b) for b in blocks if b)

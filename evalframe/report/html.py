@@ -124,6 +124,8 @@ details.chunk summary{white-space:normal;cursor:pointer}
 del{background:#fde0d2;text-decoration:line-through}ins{background:#d7e9f7;text-decoration:none;
  border-bottom:2px solid var(--ok)}
 .diff{white-space:pre-wrap;padding:.4em;background:#fbfbfc;border:1px solid var(--line)}
+pre.analyses{overflow-x:auto;padding:.6em;background:#fbfbfc;border:1px solid var(--line);
+ font-size:.85em;line-height:1.35}
 .note{background:#fff8e1;border-left:4px solid #e6a700;padding:.4em .8em;margin:.6em 0}
 footer{margin-top:3em;color:var(--muted);font-size:.85em}
 @media print{

@@ -145,6 +145,12 @@ def render_summary_md(
                 lines.append(f"| … | | {len(bad) - TOP} more in the report |")
             lines.append("")
     where = html_path if html_path is not None else view.path / "report.html"
+    from evalframe.report.analyses import render_stored
+
+    failures = (view.summary.get("analysis") or {}).get("failures")
+    analyses = render_stored(view.calibration, view.benefit, failures)
+    if analyses:  # as the terminal and the page give them
+        lines += ["### Analyses", "", "```text", analyses, "```", ""]
     drift = ", drift view" if baseline is not None else ""
     lines.append(f"Full report: `{where}` (plots, every query's rankings{drift}).")
     return "\n".join(lines) + "\n"

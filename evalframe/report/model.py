@@ -43,6 +43,7 @@ class RunView:
     manifest: dict[str, Any] | None
     overrides: tuple[str, ...] = ()
     calibration: dict[str, Any] | None = None  # calibration.json, when the analysis ran
+    benefit: dict[str, Any] | None = None  # benefit.json, when the A/B analysis ran
 
     @classmethod
     def load(cls, path: Path, name: str | None = None) -> RunView:
@@ -72,6 +73,7 @@ class RunView:
             manifest=folder.corpus_manifest(),
             overrides=folder.overrides(),
             calibration=folder.calibration(),
+            benefit=folder.benefit(),
         )
 
     @property

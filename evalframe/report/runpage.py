@@ -14,6 +14,7 @@ from typing import Any
 
 from evalframe.assess.runfolder import FAIL, PASS, WARN
 from evalframe.report import plots
+from evalframe.report.analyses import render_stored
 from evalframe.report.drift import delta_rows
 from evalframe.report.driftview import drift_section
 from evalframe.report.html import esc, figure, fmt, interval, mark, page, verdict_mark
@@ -355,6 +356,9 @@ def render_run_page(
     nav = ['<a href="#metrics">metrics</a>', '<a href="#plots">plots</a>']
     if baseline is not None:
         nav.append('<a href="#drift">drift</a>')
+    analyses = analyses_text(view)
+    if analyses:
+        nav.append('<a href="#analyses">analyses</a>')
     nav.append('<a href="#queries">queries</a>')
     dl = "".join(f"<dt>{esc(k)}</dt><dd>{v}</dd>" for k, v in facts(view, baseline))
     body = [
@@ -377,5 +381,23 @@ def render_run_page(
             drift_section(view, baseline),
             "</section>",
         ]
+    if analyses:
+        # the terminal's own lines, from the same files: one text on both surfaces
+        body += [
+            '<section id="analyses"><h2>Analyses</h2>',
+            '<p class="muted">As the terminal printed them, from <code>calibration.json</code>, '
+            "<code>benefit.json</code> and <code>summary.json</code>'s <code>analysis</code> "
+            "(docs/analyses.md says how each is computed).</p>",
+            f'<pre class="analyses">{esc(analyses)}</pre>',
+            "</section>",
+        ]
     body += ['<section id="queries"><h2>Queries</h2>', queries_section(view, texts), "</section>"]
     return page(f"evalframe · {view.experiment}", "".join(body))
+
+
+def analyses_text(view: RunView) -> str:
+    """The run's analyses as the terminal prints them: calibration (with its
+    answer-correctness routing figure), the A/B benefit table and the failure
+    categories' counts; '' when the run has none."""
+    failures = (view.summary.get("analysis") or {}).get("failures")
+    return render_stored(view.calibration, view.benefit, failures)

@@ -108,7 +108,8 @@ def render_report(
     missing = evaluation.scores.missing
     if missing:
         out.append(
-            f"  note: {len(missing)} golden queries have no ranking in the run "
+            f"  note: {len(missing)} golden {'query has' if len(missing) == 1 else 'queries have'} "
+            "no ranking in the run "
             f"(policy missing_query={evaluation.policies.missing_query})"
         )
     unasked = evaluation.extra_queries

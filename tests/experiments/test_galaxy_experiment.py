@@ -103,7 +103,7 @@ def test_galaxy_runs_from_a_fresh_folder_with_the_evaluators_numbers(tmp_path: P
         "nDCG@10  0.745",
     ):
         assert line in text, line
-    assert "note: 1 golden queries have no ranking in the run (policy missing_query=skip)" in text
+    assert "note: 1 golden query has no ranking in the run (policy missing_query=skip)" in text
     assert "ties: given (equal scores keep the retriever's order)" in text
     assert "By topic:" in text
     assert "Result: PASSED" in text

@@ -79,6 +79,17 @@ def test_the_experiment_reproduces_knowcodes_finding(tmp_path: Path) -> None:
     assert "Calibration (32 queries" in text and "verdict: over-confident" in text
     blocks = text[text.index("Calibration (") : text.index("\nGates:")]
     assert max(len(line) for line in blocks.splitlines()) <= 100
+    # the page and summary.md give the same lines: KnowCode's routing figure and the
+    # per-stratum benefit table are not left in the terminal alone
+    import html
+
+    page = (out / "report.html").read_text()
+    shown = html.unescape(page[page.index('<pre class="analyses">') :].split("</pre>")[0])
+    assert shown.removeprefix('<pre class="analyses">') == blocks.strip()
+    assert "answer_correctness@0.8 = 0.571" in shown and "pays off" in shown
+    assert 'href="#analyses"' in page
+    summary_md = (out / "summary.md").read_text()
+    assert "### Analyses" in summary_md and blocks.strip() in summary_md
 
     metrics = json.loads((out / "metrics.json").read_text())
     assert metrics["calibration.ece"] == pytest.approx(hand_ece())
