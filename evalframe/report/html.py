@@ -110,7 +110,7 @@ figure svg{max-width:100%;height:auto}figcaption{font-size:.88em;color:#333;max-
 button.toggle{font:inherit;border:1px solid var(--line);background:#fff;border-radius:3px;
  width:1.8em;cursor:pointer}
 tr.detail>td{background:#fbfbfc;padding:.6em 1em 1em}
-.q-text{max-width:32em}
+.q-text{max-width:24em}#q-table>tbody>tr.row>td,#q-table th{padding:.28em .45em}
 table.ranked td,table.ranked th{padding:.18em .5em;font-size:.93em}
 tr.hit td{background:#e6f0f8}tr.hit td:first-child{box-shadow:inset 4px 0 var(--ok)}
 .chunk{max-width:44em;color:#333;font-size:.92em}details.chunk{white-space:pre-wrap}
