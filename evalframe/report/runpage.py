@@ -126,9 +126,20 @@ def facts(view: RunView, baseline: BaselineView | None) -> list[tuple[str, str]]
                 f"<b>{esc(baseline.name)}</b> <span class='muted'>{esc(baseline.path)}</span>",
             )
         )
-    if view.overrides:
-        out.append(("overrides", f"<code>{esc(' '.join(view.overrides))}</code>"))
+    # where the run was reported (tracking=..., which EVALFRAME_TRACKING also sets) changes
+    # no number: left out here as it is from config.yaml, so a tracked and an untracked
+    # run of the same inputs read the same
+    shown = [o for o in view.overrides if not _tracking(o)]
+    if shown:
+        out.append(("overrides", f"<code>{esc(' '.join(shown))}</code>"))
     return out
+
+
+def _tracking(override: str) -> bool:
+    """Whether a Hydra override picks or sets the tracker (``tracking=none``,
+    ``tracking.uri=...``, with or without ``+``/``~``)."""
+    key = override.lstrip("+~").partition("=")[0]
+    return key == "tracking" or key.startswith("tracking.")
 
 
 def verdict_banner(gates: Mapping[str, Any]) -> str:

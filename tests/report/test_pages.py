@@ -342,3 +342,26 @@ def test_failure_categories_read_as_words_on_the_page() -> None:
     )
     assert (category(plugin), category_words(plugin)) == ("off_topic_answer", "off topic answer")
     assert category_words({"status": "pass"}) == ""
+
+
+def test_the_header_leaves_out_where_the_run_was_reported() -> None:
+    """EVALFRAME_TRACKING=none reaches Hydra as the override tracking=none: the page
+    credited the user with it, and a tracked and an untracked run of the same inputs
+    read differently. Like config.yaml, the header leaves tracking out."""
+    from pathlib import Path
+
+    from evalframe.report.model import RunView
+    from evalframe.report.runpage import facts
+
+    def view(*overrides: str) -> RunView:
+        return RunView(
+            path=Path("run"), name="run", summary={}, metrics={}, gates={}, config={},
+            records=[], comparison=None, manifest=None, overrides=overrides,
+        )  # fmt: skip
+
+    shown = dict(facts(view("tracking=none", "+experiment=adk", "retriever.k1=0.9"), None))
+    assert shown["overrides"] == "<code>+experiment=adk retriever.k1=0.9</code>"
+    untracked = dict(facts(view("tracking=none", "+experiment=adk"), None))
+    tracked = dict(facts(view("+experiment=adk", "tracking.uri=http://127.0.0.1:5000"), None))
+    assert untracked["overrides"] == tracked["overrides"] == "<code>+experiment=adk</code>"
+    assert "overrides" not in dict(facts(view("tracking=mlflow"), None))
