@@ -69,6 +69,13 @@ def main(argv: Sequence[str]) -> int:
         type=Path,
         help="folder for the files (default: the run or sweep folder; required for several runs)",
     )
+    parser.add_argument(
+        "--stable",
+        action="store_true",
+        help="several runs: only what their tracked files hold, no latency (timings.json) "
+        "and no links to run pages, so the page is the same bytes on every machine (a DVC "
+        "stage's output)",
+    )
     # options may come between the positionals (... --out DIR ...)
     args = parser.parse_intermixed_args(list(argv))
 
@@ -118,7 +125,7 @@ def main(argv: Sequence[str]) -> int:
         from evalframe.assess.baseline import _resolve
 
         runs = [_resolve(args.baseline, args.baselines), *runs]
-    multi = multi_run(runs)
+    multi = multi_run(runs, stable=args.stable)
     if args.format == "md":
         from evalframe.report.multipage import multi_markdown
 

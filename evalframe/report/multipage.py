@@ -46,6 +46,10 @@ class MultiRun:
     title: str
     reference: int = 0
     failed: list[tuple[str, str]] | None = None
+    #: only what the runs' tracked files hold (``--stable``): no latency, which
+    #: timings.json keeps, and no links to run pages, which may or may not be there;
+    #: the same bytes on every machine, as a DVC output must be
+    stable: bool = False
 
 
 def labels_for(views: Sequence[RunView], shared: set[str] | None = None) -> list[str]:
@@ -156,7 +160,7 @@ def render_multi_page(multi: MultiRun, out: Path | None = None) -> str:
             + (
                 " <span class='muted'>(reference)</span>" if i == multi.reference and result else ""
             ),
-            _link(v, out),
+            esc(v.path.name) if multi.stable else _link(v, out),
             esc(v.summary.get("golden_set", {}).get("queries", len(v.records))),
         ]
         for m in shown:
@@ -228,7 +232,7 @@ def render_multi_page(multi: MultiRun, out: Path | None = None) -> str:
                 )
             )
     lat = {label: latency_data(v.records) for v, label in zip(views, labels, strict=True)}
-    lat_ok = {k: x for k, x in lat.items() if x is not None}
+    lat_ok = {k: x for k, x in lat.items() if x is not None and not multi.stable}
     if lat_ok:
         figs.append(
             figure(

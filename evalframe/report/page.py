@@ -168,13 +168,14 @@ def write_run_report(
         return {"report_html": page, "summary_md": folder.write_text(folder.SUMMARY_MD, markdown)}
 
 
-def multi_run(paths: Sequence[Path], *, title: str | None = None) -> MultiRun:
+def multi_run(paths: Sequence[Path], *, title: str | None = None, stable: bool = False) -> MultiRun:
     views = [RunView.load(p) for p in paths]
     experiments = sorted({v.experiment for v in views})
     return MultiRun(
         views=views,
         labels=labels_for(views),
         title=title or f"{len(views)} runs of {', '.join(experiments)}",
+        stable=stable,
     )
 
 

@@ -365,3 +365,25 @@ def test_the_header_leaves_out_where_the_run_was_reported() -> None:
     tracked = dict(facts(view("+experiment=adk", "tracking.uri=http://127.0.0.1:5000"), None))
     assert untracked["overrides"] == tracked["overrides"] == "<code>+experiment=adk</code>"
     assert "overrides" not in dict(facts(view("tracking=mlflow"), None))
+
+
+def test_a_stable_page_of_several_runs_reads_only_their_tracked_files(
+    project: Project, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The DVC report stage's page is an output: it showed the runs' latency
+    (timings.json) and linked their pages, neither of which DVC tracks, so a fresh
+    clone's forced repro changed it. With --stable it leaves both out."""
+    run(project, "alpha")
+    run(project, "beta", depth=4)
+    a, b = project.root / "alpha", project.root / "beta"
+    out = project.root / "stable"
+    args = ["report", str(a), str(b), "--out", str(out), "--stable"]
+    assert main(args) == 0
+    first = (out / "report.html").read_bytes()
+    assert b'id="plot-latency"' not in first and b'href="../alpha/report.html"' not in first
+    for folder in (a, b):  # what a fresh clone lacks after `dvc pull`
+        (folder / "timings.json").unlink()
+        (folder / "report.html").unlink()
+    assert main(args) == 0
+    assert (out / "report.html").read_bytes() == first
+    capsys.readouterr()
