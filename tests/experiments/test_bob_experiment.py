@@ -83,6 +83,23 @@ def test_bob_runs_from_a_fresh_folder_with_bobs_numbers(tmp_path: Path) -> None:
             {k: by_id[row["id"]][k] for k in ("recall", "precision", "mrr")}, abs=1e-12
         )
     assert shipped["recall_mean"] == pytest.approx(expected["recall_mean"], abs=1e-12)
+    # ... and the run writes its own in that format (exports.bob): the reference's
+    # formulas' values per query, which evalframe reads back as a baseline
+    written = json.loads((out / "bob_results.json").read_text(encoding="utf-8"))
+    assert written["k"] == 5
+    assert {r["id"] for r in written["per_query"]} == set(by_id)
+    for row in written["per_query"]:
+        assert {k: row[k] for k in ("recall", "precision", "mrr")} == pytest.approx(
+            {k: by_id[row["id"]][k] for k in ("recall", "precision", "mrr")}, abs=1e-12
+        )
+    for field in ("recall", "precision", "mrr"):
+        assert written[f"{field}_mean"] == pytest.approx(expected[f"{field}_mean"], abs=1e-12)
+    from evalframe.assess.bob_results import read_bob_results
+
+    again = read_bob_results(out / "bob_results.json")
+    assert again.values["R@5"] == pytest.approx(
+        {str(i): by_id[i]["recall"] for i in by_id}, abs=1e-12
+    )
 
     text = res.stdout
     assert "ties: given (equal scores keep the retriever's order)" in text
