@@ -52,7 +52,7 @@ __all__ = [
     "namespaces",
     "open_store",
     "put_many",
-    "unreadable",
+    "read_namespaces",
     "unusable_folder",
 ]
 
@@ -394,20 +394,17 @@ def open_store(root: Path, namespace: str) -> SqliteEntryStore | FileEntryStore:
 
 def namespaces(root: Path) -> dict[str, tuple[int, int]]:
     """``{namespace: (entries, bytes of their values)}`` in the database of ``root``
-    (empty when there is none, or it cannot be read: :func:`unreadable`)."""
-    try:
-        return _namespaces(Path(root) / DATABASE)
-    except sqlite3.DatabaseError:
-        return {}
+    (empty when there is none, or it cannot be read: :func:`read_namespaces`)."""
+    return read_namespaces(root)[0]
 
 
-def unreadable(root: Path) -> str | None:
-    """Why the database of ``root`` cannot be read (SQLite's words), or None."""
+def read_namespaces(root: Path) -> tuple[dict[str, tuple[int, int]], str | None]:
+    """:func:`namespaces`, and why the database cannot be read (SQLite's words) when
+    it cannot: one read for both, as ``evalframe cache info`` shows them together."""
     try:
-        _namespaces(Path(root) / DATABASE)
+        return _namespaces(Path(root) / DATABASE), None
     except sqlite3.DatabaseError as exc:
-        return str(exc)
-    return None
+        return {}, str(exc)
 
 
 def _namespaces(path: Path) -> dict[str, tuple[int, int]]:

@@ -13,6 +13,7 @@ from pathlib import Path
 
 from evalframe.assess.runfolder import FAIL
 from evalframe.report import plots
+from evalframe.report.analyses import render_stored
 from evalframe.report.drift import corpus_diff, delta_rows, query_drifts, status_changes
 from evalframe.report.html import fmt
 from evalframe.report.model import BaselineView, RunView
@@ -145,8 +146,6 @@ def render_summary_md(
                 lines.append(f"| … | | {len(bad) - TOP} more in the report |")
             lines.append("")
     where = html_path if html_path is not None else view.path / "report.html"
-    from evalframe.report.analyses import render_stored
-
     failures = (view.summary.get("analysis") or {}).get("failures")
     analyses = render_stored(view.calibration, view.benefit, failures)
     if analyses:  # as the terminal and the page give them

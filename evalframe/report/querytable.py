@@ -14,7 +14,7 @@ from evalframe.report.html import STATUS_WORD, esc, fmt, mark
 from evalframe.report.model import DocTexts, RunView
 from evalframe.report.plotdata import headline_metrics, number
 
-__all__ = ["LAZY_OVER", "lazy_block", "queries_section", "too_much_text"]
+__all__ = ["LAZY_OVER", "labelled_html", "lazy_block", "queries_section", "too_much_text"]
 
 #: Above this many characters of document text on the page (a document is shown once
 #: in every query that ranks it) the drill-down leaves text out.
@@ -65,6 +65,14 @@ def category(record: Mapping[str, Any]) -> str:
     if isinstance(failure, Mapping) and failure.get("category"):
         return str(failure["category"])
     return str(record.get("failure_category") or "")
+
+
+def labelled_html(view: RunView, name: str) -> str:
+    """A metric named for a reader: ``Recall@1 (<code>Hit@1</code>)`` where
+    ``metrics.labels`` renames it, else ``<code>Hit@1</code>``."""
+    label = view.label(name)
+    code = f"<code>{esc(name)}</code>"
+    return code if label == name else f"{esc(label)} ({code})"
 
 
 def category_words(record: Mapping[str, Any]) -> str:
@@ -299,11 +307,7 @@ def queries_section(view: RunView, texts: DocTexts | None) -> str:
             f'<tr class="detail" id="d{n}"{where}><td colspan="{len(head)}">{detail}</td></tr>'
             "</tbody>"
         )
-    crit = (
-        f"<code>{esc(criterion)}</code>"
-        if view.label(criterion) == criterion
-        else f"{esc(view.label(criterion))} (<code>{esc(criterion)}</code>)"
-    )
+    crit = labelled_html(view, criterion)
     rule = view.rule
     legend = (
         f"<p>Status from {crit}: {mark(PASS)} at least {rule.pass_at:g}, {mark(FAIL)} below "

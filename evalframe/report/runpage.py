@@ -28,7 +28,7 @@ from evalframe.report.plotdata import (
     score_histogram,
     slice_bars,
 )
-from evalframe.report.querytable import queries_section
+from evalframe.report.querytable import labelled_html, queries_section
 
 __all__ = ["render_run_page"]
 
@@ -307,12 +307,7 @@ def plots_section(view: RunView, baseline: BaselineView | None = None) -> str:
                     name="slices",
                 ),
                 "Per-slice means of "
-                + ", ".join(
-                    f"<code>{esc(m)}</code>"
-                    if view.label(m) == m
-                    else f"{esc(view.label(m))} (<code>{esc(m)}</code>)"
-                    for m in bars
-                )
+                + ", ".join(labelled_html(view, m) for m in bars)
                 + " with their bootstrap confidence intervals; n is the slice's query count.",
                 wide=True,
                 ident="plot-slices",

@@ -32,10 +32,9 @@ from evalframe.core.store import (
     DATABASE,
     EntryStore,
     get_many,
-    namespaces,
     open_store,
     put_many,
-    unreadable,
+    read_namespaces,
 )
 from evalframe.core.types import Ranking, content_hash
 from evalframe.plugin.protocols import in_cache_key
@@ -177,8 +176,9 @@ def cache_info(root: Path) -> dict[str, Any]:
         )
     kinds: dict[str, dict[str, int]] = {}
     total = 0
+    stored, damaged = read_namespaces(root) if root.is_dir() else ({}, None)
     if root.is_dir():
-        for ns, (n, size) in sorted(namespaces(root).items()):
+        for ns, (n, size) in sorted(stored.items()):
             kinds[ns] = {"entries": n, "bytes": size}
         for child in sorted(root.iterdir()):
             if child.is_dir():
@@ -196,7 +196,6 @@ def cache_info(root: Path) -> dict[str, Any]:
         "kinds": kinds,
         "bytes": total,
     }
-    damaged = unreadable(root) if root.is_dir() else None
     if damaged is not None:  # its entries are not counted: say so rather than show none
         info["unreadable"] = damaged
     return info

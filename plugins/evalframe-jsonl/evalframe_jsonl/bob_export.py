@@ -55,6 +55,7 @@ class BobResultsExport:
     def export(self, run: ExportInput) -> Mapping[str, str]:
         names = {field: m.format(k=self.config.k) for field, m in METRICS.items()}
         rows: list[dict[str, object]] = []
+        kept: list[dict[str, float]] = []
         for query in run.golden:
             values = run.per_query.get(query.id)
             if values is None:
@@ -62,12 +63,13 @@ class BobResultsExport:
             picked = {field: float(values[name]) for field, name in names.items()}
             if any(math.isnan(v) for v in picked.values()):
                 continue
+            kept.append(picked)
             rows.append({"id": int(query.id) if query.id.isdigit() else query.id, **picked})
         out: dict[str, object] = {"k": self.config.k}
         for field in METRICS:
             total = 0.0
-            for row in rows:
-                total += float(row[field])  # type: ignore[arg-type]  # set just above
-            out[f"{field}_mean"] = total / len(rows) if rows else 0.0
+            for values in kept:  # summed in order, as B.O.B sums its list
+                total += values[field]
+            out[f"{field}_mean"] = total / len(kept) if kept else 0.0
         out["per_query"] = rows
         return {self.config.file: json.dumps(out, indent=2) + "\n"}
