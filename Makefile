@@ -10,7 +10,7 @@ STAMP  := $(VENV)/.installed
 # unpinned search elsewhere would fetch a multi-GB CUDA build instead.
 FIND_LINKS := $(if $(wildcard /opt/wheels),--find-links /opt/wheels,)
 
-.PHONY: install quickstart quickstart-corpus test lint clean
+.PHONY: install quickstart quickstart-corpus test test-all lint clean
 
 $(PY):
 	$(PYTHON) -m venv $(VENV)
@@ -37,6 +37,11 @@ quickstart: install
 PYTEST_ARGS ?= -n auto
 test: install
 	PYTHONDONTWRITEBYTECODE= $(PY) -m pytest -q $(PYTEST_ARGS)
+
+# The suite and the tests marked `extended` (the dense model over all of Cranfield,
+# minutes of two cores; `make test` and CI skip them)
+test-all: install
+	PYTHONDONTWRITEBYTECODE= $(PY) -m pytest -q $(PYTEST_ARGS) --extended
 
 lint: install
 	$(VENV)/bin/ruff check evalframe plugins tests tools bench

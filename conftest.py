@@ -17,6 +17,14 @@ os.environ.setdefault("MLFLOW_ENABLE_TELEMETRY", "false")
 os.environ.setdefault("DO_NOT_TRACK", "1")
 
 
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        "--extended",
+        action="store_true",
+        help="also run the tests marked `extended` (make test-all)",
+    )
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Run the modules that hold ``slow`` tests first, each whole and in file order.
 
@@ -32,3 +40,11 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     """
     slow = {item.path for item in items if item.get_closest_marker("slow")}
     items.sort(key=lambda item: item.path not in slow)  # stable: file order within each part
+    # The `extended` tests are minutes of one run that a quicker test also covers (the
+    # dense model over all of Cranfield: two cores for two minutes, a fifth of the suite).
+    # `make test`, which CI runs, skips them by name; `make test-all` runs them.
+    if not config.getoption("--extended"):
+        skip = pytest.mark.skip(reason="extended: `make test-all` (pytest --extended) runs it")
+        for item in items:
+            if item.get_closest_marker("extended"):
+                item.add_marker(skip)

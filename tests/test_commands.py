@@ -18,8 +18,9 @@ from evalframe.core.types import Ranking, Run
 from evalframe.pipeline.config import validate_experiment
 from evalframe.pipeline.run import run_experiment
 from evalframe.plugin.registry import RETRIEVERS
+from evalframe.report.page import RunPage
 from evalframe.report.terminal import TerminalReport
-from tests.conftest import Project, raw_config
+from tests.conftest import GOLDEN, Project, raw_config
 from tests.test_cache import Counting, CountingConfig
 
 
@@ -593,3 +594,47 @@ def test_a_rescore_says_when_and_from_which_commit_its_rankings_were_retrieved(
     )
     assert "<dt>retrieved</dt>" not in (project.root / "alpha" / "report.html").read_text()
     capsys.readouterr()
+
+
+def test_the_run_folder_and_page_say_what_the_terminal_warned_about_even_after_a_rescore(
+    project: Project, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A run file with a repeated id and an unasked query, and a golden query it never
+    answers: the terminal's notes and warnings reach summary.json, summary.md and the
+    page. A rescore does not read the run file again, and still says what it said."""
+    run_file = project.root / "run.trec"
+    run_file.write_text(
+        "1 Q0 install 1 3.0 sys\n1 Q0 install 2 2.0 sys\n1 Q0 gates 3 1.0 sys\n"
+        "2 Q0 gates 1 1.0 sys\n99 Q0 cache 1 1.0 sys\n"
+    )
+    monkeypatch.chdir(project.root)
+    cfg = raw_config(
+        project,
+        retriever={"name": "run_file", "path": "run.trec"},
+        report={"html": True},
+        metrics={"measures": ["R@5", "RR"], "policies": {"missing_query": "skip"}},
+    )
+    run_experiment(validate_experiment(cfg), reporters=[RunPage()], progress=False)
+    err = capsys.readouterr().err
+    repeated = "run file run.trec: 1 repeated document id(s) removed in 1 query"
+    assert f"warning: {repeated}" in err
+    out = project.root / "out"
+    summary = json.loads((out / "summary.json").read_text())
+    (said,) = summary["retrieval_warnings"]
+    assert said.startswith(repeated)
+    missing = len(GOLDEN) - 2  # the run ranks golden queries 1 and 2
+    notes = [
+        f"{missing} golden queries have no ranking in the run (policy missing_query=skip)",
+        "the run has 1 query not in the golden set (ignored)",
+        said,
+    ]
+    md = (out / "summary.md").read_text()
+    assert "**Notes on this run:**\n" + "".join(f"- {n}\n" for n in notes) in md
+    page = (out / "report.html").read_text()
+    assert "<b>Notes on this run</b><ul>" + "".join(f"<li>{n}</li>" for n in notes) in page
+
+    assert main(["rescore", "out", "--out", "again"]) in (0, 1)
+    assert repeated not in capsys.readouterr().err  # not said again: the file is not read
+    again = json.loads((project.root / "again" / "summary.json").read_text())
+    assert again["retrieval_warnings"] == [said]
+    assert f"<li>{said}</li>" in (project.root / "again" / "report.html").read_text()

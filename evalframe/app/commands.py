@@ -14,6 +14,7 @@ from evalframe.assess.runfolder import RunFolder
 from evalframe.core.errors import ConfigError, DataError
 from evalframe.core.gcpause import long_lived
 from evalframe.core.io import default_cache_dir
+from evalframe.core.messages import kept
 from evalframe.core.store import DATABASE
 from evalframe.core.types import Corpus, Run
 
@@ -25,8 +26,10 @@ def load_stored_run(run_dir: Path) -> Run:
     return RunFolder(run_dir).run()
 
 
-# the command's scope (core.gcpause): what it loads stays off the collector's passes
+# the command's scope (core.gcpause): what it loads stays off the collector's passes;
+# and what it warns about, from the config on, is kept for summary.json and the page
 @long_lived()
+@kept()
 def rescore_main(argv: Sequence[str]) -> int:
     parser = argparse.ArgumentParser(
         prog="evalframe rescore",
@@ -77,6 +80,10 @@ def rescore_main(argv: Sequence[str]) -> int:
     retrieved = source.get("retrieved") or {k: source[k] for k in ("created", "git") if k in source}
     if retrieved:
         run.metadata["retrieved"] = retrieved
+    # what the retriever warned about then (it is not asked again): the page still says it
+    said = _stored_retrieval_warnings(run_dir)
+    if said:
+        run.metadata["retrieval_warnings"] = said
     _note_golden_change(run_dir, golden.content_hash)
     context = RunContext(experiment=exp.name, output_dir=exp.output_dir, config=exp.public_config)
     relay = HookRelay.build(exp.trackers)
@@ -104,6 +111,14 @@ def rescore_main(argv: Sequence[str]) -> int:
     except BaseException as exc:
         relay.emit("on_error", context, exc)
         raise
+
+
+def _stored_retrieval_warnings(run_dir: Path) -> list[str]:
+    try:
+        said = RunFolder(run_dir).summary().get("retrieval_warnings")
+    except DataError:
+        return []
+    return [str(w) for w in said] if isinstance(said, list) else []
 
 
 def _note_golden_change(run_dir: Path, current: str) -> None:

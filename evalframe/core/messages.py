@@ -10,20 +10,58 @@ document id``, then '102', ...) is collected in a :class:`Tally` and printed
 once, with the count, the first few items and where the first one is::
 
     warning: 10 query id(s) are also document ids: 101, 102, 103, … (first at gold.jsonl:1)
+
+A run also keeps what it warned about: inside :func:`kept`, every line
+:func:`warn` prints is collected too, so ``summary.json`` and the run's page
+can say what the terminal said ("10 repeated document ids removed") to
+someone who only sees the page.
 """
 
 from __future__ import annotations
 
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 
-__all__ = ["Tally", "shown", "warn"]
+__all__ = ["Tally", "kept", "kept_so_far", "shown", "warn"]
+
+# The warnings of the run in progress, when one is collecting (see `kept`).
+_KEPT: ContextVar[list[str] | None] = ContextVar("evalframe_warnings_kept", default=None)
 
 
 def warn(message: str) -> None:
-    """One line on stderr: ``warning: <message>``."""
+    """One line on stderr: ``warning: <message>``; kept too inside :func:`kept`."""
     print(f"warning: {message}", file=sys.stderr)
+    said = _KEPT.get()
+    if said is not None and message not in said:  # a repeat is said once on the page
+        said.append(message)
+
+
+@contextmanager
+def kept() -> Iterator[list[str]]:
+    """Collect every :func:`warn` message said inside the block, in order, once each.
+
+    Nested blocks share the outermost list: the command opens one before
+    validating its config, the pipeline another around the run, and the run
+    folder gets both the config's warnings and the run's.
+    """
+    outer = _KEPT.get()
+    if outer is not None:
+        yield outer
+        return
+    said: list[str] = []
+    token = _KEPT.set(said)
+    try:
+        yield said
+    finally:
+        _KEPT.reset(token)
+
+
+def kept_so_far() -> list[str]:
+    """The messages kept by the enclosing :func:`kept` block (none outside one)."""
+    return list(_KEPT.get() or ())
 
 
 def shown(items: Sequence[str], limit: int = 10) -> str:

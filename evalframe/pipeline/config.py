@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -28,6 +28,7 @@ from evalframe.analysis.settings import (
 )
 from evalframe.assess.gates import GateSpec, parse_gate_specs
 from evalframe.core.errors import ConfigError
+from evalframe.core.messages import kept, warn
 from evalframe.golden.queries import QueriesConfig
 from evalframe.golden.split import Shard, TuningConfig, parse_shard
 from evalframe.metrics import Metric, Policies, parse_metric, parse_metrics
@@ -117,6 +118,9 @@ class Experiment:
     shard: Shard | None = None
     #: the tuning objective and the split of the queries this run evaluates (``tuning:``)
     tuning: TuningConfig = field(default_factory=TuningConfig)
+    #: what validating the config warned about (``R@10`` past ``depth: 5``): the run
+    #: folder's ``summary.json`` and page say it, however the experiment was run
+    warnings: tuple[str, ...] = ()
 
 
 _resolve = select_plugin
@@ -131,6 +135,13 @@ def resolve_trackers(tracking: Mapping[str, Any]) -> tuple[ResolvedPlugin, ...]:
 
 def validate_experiment(raw: Mapping[str, Any]) -> Experiment:
     """Validate a composed config (a plain, resolved mapping) into an :class:`Experiment`."""
+    with kept() as said:
+        start = len(said)
+        exp = _validated(raw)
+    return replace(exp, warnings=tuple(said[start:])) if len(said) > start else exp
+
+
+def _validated(raw: Mapping[str, Any]) -> Experiment:
     try:
         schema = Schema.model_validate(dict(raw))
     except ValidationError as exc:
@@ -249,8 +260,6 @@ def _warn_past_depth(metrics: list[Metric], depth: int) -> None:
     deep = [m for m in metrics if isinstance(m.k, int) and m.k > depth and _ranked(m)]
     if not deep:
         return
-    from evalframe.core.messages import warn
-
     names = ", ".join(str(m) for m in deep)
     widest = max(int(m.k) for m in deep if m.k is not None)
     warn(

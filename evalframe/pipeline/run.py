@@ -29,7 +29,7 @@ from evalframe.assess.runfolder import (
 )
 from evalframe.core.errors import EXIT_GATE_FAILED, EXIT_OK, ConfigError, DataError, PluginError
 from evalframe.core.gcpause import long_lived, settle
-from evalframe.core.messages import shown, warn
+from evalframe.core.messages import kept, kept_so_far, shown, warn
 from evalframe.core.progress import quiet, step
 from evalframe.core.records import warn_if_nothing_matches
 from evalframe.core.store import open_store
@@ -169,6 +169,7 @@ def _write_outputs(
     golden = evaluation.golden
     golden_path = golden.provenance.get("path") or getattr(exp.dataset.config, "path", None)
     dvc = (dvc_lookup(golden_path) if golden_path else DvcRecord()).as_summary()
+    retrieval_said = [str(w) for w in evaluation.run.metadata.get("retrieval_warnings") or ()]
     summary = {
         "layout": LAYOUT,
         "experiment": exp.name,
@@ -214,6 +215,12 @@ def _write_outputs(
         },
         "gates_passed": verdict(gates),
         "verdict_warnings": verdict_warnings(golden, gates),
+        # what the terminal warned about, for whoever reads only the files or the page:
+        # the retriever's (kept by a rescore, which does not retrieve) and the rest
+        "retrieval_warnings": list(retrieval_said),
+        "warnings": [
+            w for w in dict.fromkeys([*exp.warnings, *kept_so_far()]) if w not in retrieval_said
+        ],
         "analysis": analysis.summary,
         # lets a rescore read the rankings from run.trec without per_query.jsonl
         "run_file": run_file_facts(evaluation.run, files["run"]),
@@ -461,7 +468,13 @@ def _plugin_metadata(exp: Experiment) -> dict[str, Any]:
 def retrieve_run(
     exp: Experiment, inputs: Inputs, queries: GoldenSet, *, progress: bool = True
 ) -> Run:
-    """Ask the retriever for every query of ``queries`` (all, or one shard's), via the cache."""
+    """Ask the retriever for every query of ``queries`` (all, or one shard's), via the cache.
+
+    What it warned about on the way (a run file's repeated ids, a service's notes)
+    goes with the rankings, as ``metadata["retrieval_warnings"]``: ``summary.json``
+    and the page say it, and a rescore of the folder keeps saying it.
+    """
+    before = len(kept_so_far())
     retriever = _build(
         exp.retriever,
         PluginContext(
@@ -491,6 +504,9 @@ def retrieve_run(
     if cache is not None:
         stats = {"hits": cache.hits, "misses": cache.misses}
         run = run.model_copy(update={"metadata": {**run.metadata, "cache": stats}})
+    said = kept_so_far()[before:]
+    if said:
+        run = run.model_copy(update={"metadata": {**run.metadata, "retrieval_warnings": said}})
     settle()  # the rankings live until the run is written
     return run
 
@@ -528,7 +544,7 @@ def run_experiment(
     try:
         # one run's scope (core.gcpause): what it loads is kept off the collector's
         # passes until it ends, and given back before a sweep's next job in this process
-        with quiet(not progress), long_lived():
+        with quiet(not progress), long_lived(), kept():
             inputs = load_inputs(exp)
             run = retrieve_run(exp, inputs, inputs.golden, progress=progress)
             relay.emit("on_retrieval_done", context, run)

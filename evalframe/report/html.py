@@ -127,6 +127,7 @@ del{background:#fde0d2;text-decoration:line-through}ins{background:#d7e9f7;text-
 pre.analyses{overflow-x:auto;padding:.6em;background:#fbfbfc;border:1px solid var(--line);
  font-size:.85em;line-height:1.35}
 .note{background:#fff8e1;border-left:4px solid #e6a700;padding:.4em .8em;margin:.6em 0}
+.run-notes ul{margin:.3em 0 0;padding-left:1.4em}
 footer{margin-top:3em;color:var(--muted);font-size:.85em}
 @media print{
  body{max-width:none;padding:0;font-size:11px}nav,.controls,button.toggle{display:none}

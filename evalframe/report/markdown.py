@@ -62,6 +62,9 @@ def render_summary_md(
     if baseline is not None:
         facts.append(f"baseline `{baseline.name}`")
     lines += [" · ".join(facts), ""]
+    notes = view.notes
+    if notes:  # what the terminal warned about, for a reader of this file alone
+        lines += ["**Notes on this run:**", *(f"- {_cell(n, 400)}" for n in notes), ""]
     if gates:
         marks = []
         for g in gates:

@@ -131,12 +131,45 @@ class RunView:
         return name if label == name else f"{label} ({name})"
 
     @property
+    def notes(self) -> list[str]:
+        """What the terminal said of the run besides its numbers: the missing and extra
+        queries, then every warning (``summary.json``'s ``retrieval_warnings`` and
+        ``warnings``), each once, in the order the run said them."""
+        s = self.summary
+        counts = s.get("counts") or {}
+        missing = counts.get("missing_queries") or []
+        policy = (s.get("policies") or {}).get("missing_query", "?")
+        out = []
+        if isinstance(missing, list) and missing:
+            out.append(missing_note(len(missing), str(policy)))
+        extra = counts.get("extra_queries_in_run")
+        if isinstance(extra, int) and extra > 0:
+            out.append(extra_note(extra))
+        for key in ("retrieval_warnings", "warnings"):
+            said = s.get(key)
+            for w in said if isinstance(said, list) else ():
+                if str(w) not in out:
+                    out.append(str(w))
+        return out
+
+    @property
     def slice_fields(self) -> list[str]:
         return [str(f) for f in (self.summary.get("slices") or {}).get("fields") or []]
 
     @property
     def experiment(self) -> str:
         return str(self.summary.get("experiment") or self.name)
+
+
+def missing_note(n: int, policy: str) -> str:
+    """The terminal's and the page's words for golden queries the run has no ranking for."""
+    has = "query has" if n == 1 else "queries have"
+    return f"{n} golden {has} no ranking in the run (policy missing_query={policy})"
+
+
+def extra_note(n: int) -> str:
+    """... and for the run's queries that no golden query asked (ids follow on the terminal)."""
+    return f"the run has {n} {'query' if n == 1 else 'queries'} not in the golden set (ignored)"
 
 
 @dataclass

@@ -354,6 +354,15 @@ def plots_section(view: RunView, baseline: BaselineView | None = None) -> str:
     return '<div class="plots">' + "".join(parts) + "</div>"
 
 
+def notes_box(view: RunView) -> str:
+    """The terminal's notes and warnings on this run (``RunView.notes``), in one box."""
+    notes = view.notes
+    if not notes:
+        return ""
+    items = "".join(f"<li>{esc(n)}</li>" for n in notes)
+    return f'<div class="note run-notes"><b>Notes on this run</b><ul>{items}</ul></div>'
+
+
 def render_run_page(
     view: RunView, baseline: BaselineView | None = None, texts: DocTexts | None = None
 ) -> str:
@@ -371,7 +380,9 @@ def render_run_page(
         f"<header><h1>evalframe · {esc(view.experiment)}</h1>",
         f'<p class="desc">{esc(description)}</p>' if description else "",
         verdict_banner(view.gates),
-        f'<dl class="facts">{dl}</dl><nav>{" ".join(nav)}</nav></header>',
+        f'<dl class="facts">{dl}</dl>',
+        notes_box(view),
+        f"<nav>{' '.join(nav)}</nav></header>",
         '<section id="metrics"><h2>Headline metrics</h2>',
         headline_table(view, baseline.comparison if baseline is not None else None),
         "<h3>Gates</h3>",

@@ -21,6 +21,7 @@ from evalframe.assess.runfolder import (
     per_query_records,
 )
 from evalframe.core.messages import shown
+from evalframe.report.model import extra_note, missing_note
 
 if TYPE_CHECKING:
     from evalframe.assess.results import Evaluation, GateResult
@@ -107,17 +108,10 @@ def render_report(
     )
     missing = evaluation.scores.missing
     if missing:
-        out.append(
-            f"  note: {len(missing)} golden {'query has' if len(missing) == 1 else 'queries have'} "
-            "no ranking in the run "
-            f"(policy missing_query={evaluation.policies.missing_query})"
-        )
+        out.append(f"  note: {missing_note(len(missing), evaluation.policies.missing_query)}")
     unasked = evaluation.extra_queries
     if unasked:
-        out.append(
-            f"  note: the run has {len(unasked)} queries not in the golden set (ignored): "
-            + shown(unasked, limit=5)
-        )
+        out.append(f"  note: {extra_note(len(unasked))}: {shown(unasked, limit=5)}")
 
     # metrics.labels: a harness's own name for a metric, for display only
     labels = exp.labels

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from evalframe.core.messages import Tally, shown, warn
+from evalframe.core.messages import Tally, kept, kept_so_far, shown, warn
 
 
 def test_warn_is_one_line_on_stderr(capsys: pytest.CaptureFixture[str]) -> None:
@@ -46,3 +46,23 @@ def test_a_tally_is_dropped_when_reading_fails(capsys: pytest.CaptureFixture[str
         read()
     assert capsys.readouterr().err == ""
     assert len(tally) == 0
+
+
+def test_kept_collects_each_warning_once_in_order_and_only_inside(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    warn("before")  # said, not kept: no block is open
+    with kept() as said:
+        warn("first")
+        with Tally() as tally:
+            tally.add("ids repeated", "d1", "run.trec:3")
+            tally.add("ids repeated", "d2")
+        warn("first")  # printed again, kept once
+        with kept() as inner:  # a nested block adds to the outer one
+            warn("second")
+        assert inner is said
+        assert kept_so_far() == said
+    warn("after")
+    assert said == ["first", "2 ids repeated: d1, d2 (first at run.trec:3)", "second"]
+    assert kept_so_far() == []
+    assert capsys.readouterr().err.count("warning: first") == 2

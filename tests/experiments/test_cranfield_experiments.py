@@ -10,9 +10,12 @@ The fused run is recomputed here from the two runs it combines, by the RRF
 formula, before pytrec_eval scores it.
 
 The dense run is the suite's only run of the dense retriever on a real corpus
-(embedding 1400 abstracts takes one to several minutes on two busy cores); the
-fusion test fuses BM25 with that run's stored rankings (a `run_file` component)
-instead of embedding again.
+(embedding 1400 abstracts takes one to several minutes on two busy cores), so
+it and the fusion test, which fuses BM25 with that run's stored rankings (a
+`run_file` component) instead of embedding again, are marked `extended`:
+`make test-all` runs them, `make test` (and CI) skip them. The dense
+retriever still runs end to end in CI on KnowCode's code corpus
+(`plugins/evalframe-knowcode`), and the dense and fusion plugins' own tests.
 """
 
 from __future__ import annotations
@@ -153,6 +156,7 @@ def test_cranfield_bm25_gives_trec_evals_numbers(
     assert provenance["artifact_lines"] == 225 and provenance["query_ids"] == "position"
 
 
+@pytest.mark.extended  # two cores for two minutes; the knowcode and dense plugin tests embed too
 def test_cranfield_dense_gives_trec_evals_numbers(
     dense: tuple[Path, str], qrels: dict[str, dict[str, int]]
 ) -> None:
@@ -169,6 +173,7 @@ def test_cranfield_dense_gives_trec_evals_numbers(
     assert list((out.parent / ".cache" / "dense").glob("*/embeddings.npy"))  # cached
 
 
+@pytest.mark.extended  # fuses the dense run above; the fusion plugin's own tests fuse in CI
 def test_cranfield_fusion_is_reciprocal_rank_fusion_of_the_two(
     work: Path,
     bm25: tuple[Path, str],
