@@ -130,6 +130,24 @@ def test_a_sweep_ends_with_one_table_marking_the_best_job_per_metric(project: Pr
             best = max(means[j][metric]["mean"] for j in rows)
             assert cell == f"{value:.3f}" + ("*" if value == best else ""), (metric, line)
     assert "* the best job for that metric (the highest mean)" in summary
+    # each job said its own few lines first (report.terminal: auto), not the full report
+    jobs = res.stdout[: res.stdout.rindex("Sweep sweep: 4 jobs")]
+    assert "Results (mean" not in jobs and "Per-query breakdown" not in jobs
+    for n in rows:
+        folder = project.root / "sweep" / str(n)
+        at = jobs.index(f"Saved results to: {folder}\n")
+        block = jobs[jobs.rindex("evalframe · ", 0, at) : at]
+        headline = " · ".join(
+            f"{m} {means[n][m]['mean']:.3f} "
+            f"[{means[n][m]['ci_low']:.3f}, {means[n][m]['ci_high']:.3f}]"
+            for m in metrics
+        )
+        assert f"\n  {headline}\n" in block, block
+        gates = json.loads((folder / "gates.json").read_text())["gates"]
+        assert "  gates: " in block and all(g["name"] in block for g in gates)
+        for g in gates:  # a failed one with its message (wrapped to the width)
+            if not g["passed"]:
+                assert f"{g['name']}: {g['message']}" in " ".join(block.split())
 
 
 # -- quoting ------------------------------------------------------------------------------
@@ -179,3 +197,31 @@ def test_long_lines_wrap_under_their_text_but_paths_stay_whole() -> None:
     rest = out[2:]
     assert len(rest) > 1 and all(len(line) <= 60 for line in rest)
     assert all(line.startswith(" " * 6 + "word") for line in rest[1:])  # indent 2, then 4
+
+
+def test_report_terminal_chooses_the_full_or_the_brief_report(
+    project: Project, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """auto: brief in a sweep's job, full otherwise; full and brief: always."""
+    import io
+
+    from evalframe.pipeline.config import validate_experiment
+    from evalframe.pipeline.run import run_experiment
+    from evalframe.report.terminal import TerminalReport
+    from tests.conftest import raw_config
+
+    def printed(terminal: str, in_sweep: bool) -> str:
+        cfg = raw_config(project, report={"html": False, "terminal": terminal})
+        stream = io.StringIO()
+        reporter = TerminalReport(stream, in_sweep=in_sweep)
+        run_experiment(validate_experiment(cfg), reporters=[reporter], progress=False)
+        return stream.getvalue()
+
+    full, brief = "Results (mean", "  R@5 "
+    assert full in printed("auto", in_sweep=False)
+    assert full not in printed("auto", in_sweep=True)
+    assert brief in printed("auto", in_sweep=True)
+    assert full in printed("full", in_sweep=True)
+    text = printed("brief", in_sweep=False)
+    assert full not in text and text.rstrip().endswith(("Result: PASSED", "Result: FAILED"))
+    capsys.readouterr()

@@ -404,9 +404,9 @@ def _run_task(cfg: Any) -> tuple[int, float | None]:
 
             code = print_shard(run_shard(experiment, metadata=hydra_metadata()))
         else:
-            result = run_experiment(
-                experiment, reporters=[RunPage(), TerminalReport()], metadata=hydra_metadata()
-            )
+            metadata = hydra_metadata()
+            terminal = TerminalReport(in_sweep="sweep" in metadata)  # brief, by default
+            result = run_experiment(experiment, reporters=[RunPage(), terminal], metadata=metadata)
             code = result.exit_code
             objective = tuning_objective(result)
     except EvalframeError as exc:

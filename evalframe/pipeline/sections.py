@@ -113,6 +113,11 @@ class ReportSection(_Section):
     max_failed: int = Field(10, ge=0, description="failed queries to detail")
     show_k: int = Field(5, ge=1, description="retrieved ids to show for a failed query")
     html: bool = Field(True, description="write report.html and summary.md into the run folder")
+    terminal: Literal["auto", "full", "brief"] = Field(
+        "auto",
+        description="the report printed: full, brief (headline, gates, verdict), "
+        "auto (brief for a sweep's jobs, full otherwise)",
+    )
     detail_k: int = Field(
         10, ge=1, description="retrieved documents a query's row lists in report.html"
     )

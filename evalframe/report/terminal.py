@@ -255,20 +255,85 @@ def render_report(
     return "\n".join(_fit("\n".join(out).split("\n"), WIDTH))
 
 
+def render_brief(
+    exp: Experiment, evaluation: Evaluation, gates: list[GateResult], outputs: dict[str, Path]
+) -> str:
+    """A sweep job's few lines: what ran, the headline set with its intervals, the gates
+    (a failed one with its message), the notes, where it was saved and the verdict.
+
+    Twenty jobs of the full report are thousands of lines, with the sweep's own table
+    at their end; each job's full report is in its folder (``summary.md``, the page).
+    """
+    golden = evaluation.golden
+    out = [
+        f"evalframe · {exp.name} · {len(golden)} queries · golden set "
+        f"{golden.name}@{golden.content_hash} · retriever {exp.retriever.spec.name}"
+    ]
+    missing = evaluation.scores.missing
+    if missing:
+        out.append(f"  note: {missing_note(len(missing), evaluation.policies.missing_query)}")
+    if evaluation.extra_queries:
+        out.append(f"  note: {extra_note(len(evaluation.extra_queries))}")
+    cells = []
+    for m in exp.headline:
+        agg = evaluation.overall.get(m)
+        if agg is None:
+            continue
+        ci = "" if math.isnan(agg.ci_low) else f" [{_fmt(agg.ci_low)}, {_fmt(agg.ci_high)}]"
+        cells.append(f"{exp.labels.get(str(m), str(m))} {_fmt(agg.mean).strip()}{ci}")
+    out.append("  " + " · ".join(cells))
+    if gates:
+        marks = [
+            f"{PASS if g.passed else (FAIL if g.required else WARN)} {g.name}"
+            + ("" if g.required else " (advisory)")
+            for g in gates
+        ]
+        out.append("  gates: " + " · ".join(marks))
+        for g in gates:
+            if not g.passed:
+                out.append(f"    {g.name}: {g.message}")
+    failed_required = [g.name for g in gates if g.required and not g.passed]
+    warnings = verdict_warnings(golden, gates)
+    for warning in warnings:
+        out.append(f"  {WARN} warning: {warning}")
+    if outputs:
+        out.append(f"Saved results to: {exp.output_dir}")
+    if "summary_md" in outputs:
+        out.append(f"Report: {outputs['report_html']} (summary: {outputs['summary_md'].name})")
+    provisional = f" (provisional: {len(warnings)} warning(s) above)" if warnings else ""
+    if failed_required:
+        out.append(
+            f"Result: FAILED — required gate(s) failed: {', '.join(failed_required)}{provisional}"
+        )
+    else:
+        out.append(f"Result: PASSED{provisional}")
+    from evalframe.core.console import WIDTH
+
+    return "\n".join(_fit(out, WIDTH))
+
+
 class TerminalReport:
     """The reporter the command line uses: render the report and print it to ``stream``.
 
     With a baseline, the comparison's table goes in just before the gates.
     """
 
-    def __init__(self, stream: TextIO | None = None) -> None:
+    def __init__(self, stream: TextIO | None = None, *, in_sweep: bool = False) -> None:
         self.stream = stream
+        #: a sweep's job: ``report.terminal: auto`` prints the brief report
+        self.in_sweep = in_sweep
 
     def __call__(self, result: PipelineResult) -> None:
         from evalframe.assess.compare_text import render_comparison
         from evalframe.report.analyses import render_analyses
 
         assert result.experiment is not None  # the pipeline always sets it
+        exp = result.experiment
+        if exp.report.terminal == "brief" or (exp.report.terminal == "auto" and self.in_sweep):
+            text = render_brief(exp, result.evaluation, result.gates, result.outputs)
+            result.report = text
+            print(text, file=self.stream or sys.stdout)
+            return
         text = render_report(
             result.experiment, result.evaluation, result.gates, result.outputs, result.records
         )

@@ -233,10 +233,11 @@ def test_tracking_records_what_the_command_line_records(
     assert len(runs) == 2, [r.data.tags for r in runs]
     cli_run, py_run = sorted(runs, key=lambda r: r.info.start_time)
     assert py_run.data.metrics == cli_run.data.metrics  # the same cached rankings: all equal
-    py_params, cli_params = dict(py_run.data.params), dict(cli_run.data.params)
-    assert Path(py_params.pop("output.dir")).name == "py"
-    assert Path(cli_params.pop("output.dir")).name == "cli"
-    assert py_params == cli_params
+    assert py_run.data.params == cli_run.data.params
+    # where each was written is a tag: as a param, every two runs would differ in it
+    assert Path(py_run.data.tags["evalframe.run_folder"]).name == "py"
+    assert Path(cli_run.data.tags["evalframe.run_folder"]).name == "cli"
+    assert not any(k.startswith(("output.", "tracking.")) for k in cli_run.data.params)
 
     def tags(run: Any) -> dict[str, str]:
         return {k: v for k, v in run.data.tags.items() if k.startswith("evalframe.")}

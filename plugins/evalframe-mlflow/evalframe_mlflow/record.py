@@ -172,6 +172,13 @@ def new_uid() -> str:
 
 
 # -- params ----------------------------------------------------------------
+#: Config sections that are not params: where the run was written (``output.dir``,
+#: a new folder every run) and where it is reported. They change no number, and as
+#: params every two runs would differ in them in MLflow's compare view. The folder
+#: is the tag ``evalframe.run_folder``; ``evalframe runs`` leaves them out the same way.
+NOT_PARAMS = ("output", "tracking")
+
+
 def _param_value(value: Any) -> str:
     if isinstance(value, str):
         return value
@@ -515,6 +522,7 @@ def build_run_record(
     headline_json = _read_json(outputs.get("headline") or folder.file(folder.HEADLINE))
     timings = _read_json(outputs.get("timings") or folder.file(folder.TIMINGS))
     tags = base_tags(context.experiment, cwd)
+    tags["evalframe.run_folder"] = truncate(str(context.output_dir), TAG_VALUE_LIMIT)
     meta = context.metadata
     for kind, plugin in (meta.get("plugins") or {}).items():
         label = f"{plugin.get('name')}"
@@ -594,7 +602,7 @@ def build_run_record(
         uri=uri,
         experiment_name=experiment_name,
         run_name=run_name,
-        params=safe_params(context.config),
+        params=safe_params({k: v for k, v in context.config.items() if k not in NOT_PARAMS}),
         metrics=metric_list,
         tags=tags,
         artifacts=[str(p.resolve()) for p in files if p.is_file()],

@@ -25,7 +25,13 @@ from evalframe.core.store import DATABASE
 pytestmark = [pytest.mark.filterwarnings("ignore::DeprecationWarning"), pytest.mark.slow]
 
 #: tags that name a run, a folder, a time or a machine: they differ between any two sweeps
-_PER_RUN = ("mlflow.", "evalframe.run_uid", "evalframe.parent_uid", "evalframe.sweep_dir")
+_PER_RUN = (
+    "mlflow.",
+    "evalframe.run_uid",
+    "evalframe.parent_uid",
+    "evalframe.sweep_dir",
+    "evalframe.run_folder",
+)
 #: params that say where the two sweeps wrote, which is all that sets them apart
 _WHERE = ("output.dir", "tracking.experiment_name")
 
