@@ -118,7 +118,8 @@ def load_golden(
     file is not read.
     """
     p = require_file(path, what="golden set")
-    inferred = None
+    inferred: str | None = None
+    reason: str | None = None
     if fmt is None:
         fmt, reason = infer_format(p)
         inferred = f"format {fmt} (inferred from {reason}; use --format to choose)"
@@ -154,6 +155,14 @@ def load_golden(
         raise DataError(
             f"the {fmt} plugin built an invalid golden set: {exc.errors()[0]['msg']}", path=p
         ) from None
+    except DataError as exc:
+        if inferred is not None:  # the file may be fine, in another format than guessed
+            others = ", ".join(n for n in DATASETS.names() if n != fmt)
+            exc.hint = (f"{exc.hint}; " if exc.hint else "") + (
+                f"{fmt} was a guess from {reason}: a file in another format needs "
+                f"--format NAME ({others})"
+            )
+        raise
     if not isinstance(golden, GoldenSet):
         raise DataError(f"dataset plugin {fmt!r} did not return a GoldenSet", path=p)
     loaded = LoadedSet(golden=golden, format=fmt, path=p, loader=loader, inferred=inferred)

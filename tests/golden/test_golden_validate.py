@@ -199,3 +199,19 @@ def test_as_a_subprocess_the_exit_code_and_streams_are_right(tmp_path: Path) -> 
     assert proc.returncode == 2
     assert f"error: {path}:1: line is not valid JSON" in proc.stderr
     assert "Traceback" not in proc.stderr
+
+
+def test_a_file_in_another_format_than_guessed_is_told_to_say_which(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """Galaxy's gold file is .jsonl too: the jsonl error says the format was a guess,
+    and how to name the right one; named, the same file loads."""
+    golden = write_jsonl(tmp_path / "gold.jsonl", [{"id": "q1", "tools": ["upload1"]}])
+    code, _, err = run(capsys, "validate", str(golden))
+    assert code == 2
+    assert f"{golden}:1: record has no 'question', 'expected_chunks' field" in err
+    assert "jsonl was a guess from the .jsonl suffix: a file in another format needs " in err
+    assert "--format NAME (" in err and "galaxy" in err and "Traceback" not in err
+    code, out, err = run(capsys, "validate", str(golden), "--format", "galaxy")
+    assert code == 1, err  # read; one query is below --min-queries
+    assert out.startswith("golden set gold (galaxy, 1 queries, hash ")
