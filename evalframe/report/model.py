@@ -15,6 +15,7 @@ from evalframe.core.errors import EvalframeError
 from evalframe.core.gcpause import settle
 from evalframe.core.types import Corpus
 from evalframe.metrics import Policies
+from evalframe.report.plotdata import curve_families
 
 __all__ = ["BaselineView", "DocTexts", "Rule", "RunView", "corpus_texts", "stored_corpus_texts"]
 
@@ -151,6 +152,14 @@ class RunView:
                 if str(w) not in out:
                     out.append(str(w))
         return out
+
+    @property
+    def curve_families(self) -> dict[str, str]:
+        """The metric@k curves of this run's page: its own measures' families, headline
+        first (``plotdata.curve_families``)."""
+        headline = self.summary.get("headline")
+        first = [str(h) for h in headline] if isinstance(headline, list) else []
+        return curve_families([*first, *self.metric_names])
 
     @property
     def slice_fields(self) -> list[str]:

@@ -202,15 +202,17 @@ def render_multi_page(multi: MultiRun, out: Path | None = None) -> str:
         table(head, rows, cls="runs", raw=True),
         "</section>",
     ]
+    families = views[0].curve_families  # the first run's measures, headline first
     series: dict[str, Curves] = {
-        label: metric_curves(v.records, v.policies, v.depth)
+        label: metric_curves(v.records, v.policies, v.depth, families)
         for v, label in zip(views, labels, strict=True)
     }
+    drawn = ", ".join(f"<code>{esc(name)}@k</code>" for name in families.values())
     figs = [
         figure(
             plots.curves_svg(series, name="multi-curves"),
-            "Recall, precision and nDCG at each k, one line per run (each with its own "
-            "marker and line style).",
+            f"{drawn} at each k (the first run's measures, headline first), one line per run "
+            "(each with its own marker and line style).",
             wide=True,
             ident="plot-curves",
         )

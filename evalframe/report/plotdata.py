@@ -28,6 +28,7 @@ __all__ = [
     "ReliabilityBin",
     "ScoreHistogram",
     "calibration_reliability",
+    "curve_families",
     "headline_metrics",
     "judgments_and_run",
     "k_grid",
@@ -35,6 +36,7 @@ __all__ = [
     "mean_or_nan",
     "metric_curves",
     "reliability",
+    "same_as",
     "score_histogram",
     "slice_bars",
 ]
@@ -56,14 +58,55 @@ def number(value: Any) -> float:
     return float(value)
 
 
-def headline_metrics(names: Sequence[str], criterion: str | None, limit: int = 3) -> list[str]:
+def headline_metrics(
+    names: Sequence[str],
+    criterion: str | None,
+    limit: int = 3,
+    records: Sequence[Mapping[str, Any]] | None = None,
+) -> list[str]:
     """The metrics a plot shows when there is room for only a few: the first ``limit``
     of the run's measures, with the status criterion taking the last place if it
-    is not among them (the page's ✓/⚠/✗ are read from it)."""
-    chosen = list(names[:limit])
-    if criterion and criterion in names and criterion not in chosen:
+    is not among them (the page's ✓/⚠/✗ are read from it).
+
+    With the per-query ``records``, a measure that equals an earlier one on every
+    query is passed over (:func:`same_as`): Galaxy's Hit@1, RR@1 and nDCG@1 are one
+    number on binary labels, and three equal bars would say nothing twice.
+    """
+    pool = list(names)
+    if records is not None:
+        equal = same_as(records, pool)
+        pool = [n for n in pool if n not in equal]
+        if criterion in equal:
+            criterion = equal[criterion]
+    chosen = pool[:limit]
+    if criterion and criterion in pool and criterion not in chosen:
         chosen = [*chosen[: limit - 1], criterion]
     return chosen
+
+
+def same_as(records: Sequence[Mapping[str, Any]], names: Sequence[str]) -> dict[str, str]:
+    """{measure: the earlier measure it equals on every query's record}, for the measures
+    of ``names`` (the records' ``metrics``; a value absent or null compares as such)."""
+    seen: dict[tuple[Any, ...], str] = {}
+    out: dict[str, str] = {}
+    if not records:
+        return out
+    for name in names:
+        column = tuple(_same_key((r.get("metrics") or {}).get(name)) for r in records)
+        if column in seen:
+            if seen[column] != name:
+                out[name] = seen[column]
+        else:
+            seen[column] = name
+    return out
+
+
+def _same_key(value: Any) -> Any:
+    """A value as compared by :func:`same_as`: NaN equals NaN, 1 equals 1.0."""
+    if value is None:
+        return None
+    number_ = number(value)
+    return "nan" if math.isnan(number_) else number_
 
 
 def k_grid(depth: int) -> list[int]:
@@ -149,16 +192,52 @@ class Curves:
     values: dict[str, list[float]]
 
 
-def metric_curves(records: Sequence[Mapping[str, Any]], policies: Policies, depth: int) -> Curves:
-    """Recall, precision and nDCG at every k of :func:`k_grid`, by the metric engine
-    under the run's own policies (ties, negatives, missing queries)."""
+def curve_families(names: Sequence[str], limit: int = 3) -> dict[str, str]:
+    """The curves a run's page draws, as {label: measure}: the measures the run itself
+    reports that a rank cutoff applies to, in the order given (headline first), up to
+    ``limit``. Galaxy reports Hit, RR and nDCG, so its page draws those; B.O.B's R@5,
+    P@5 and RR give recall, precision and RR. Plain measures only: a parameterised one
+    (``P(rel=2)@5``) keeps its place in the tables, and a run with no plain measure
+    gets recall, precision and nDCG."""
+    found: list[str] = []
+    for text in names:
+        try:
+            metric = parse_metric(str(text))
+            ranked = metric.definition.cutoff == "rank"
+        except Exception:  # noqa: BLE001  # a name this evalframe does not know: not drawn
+            continue
+        if metric.params or not ranked or metric.name in found:
+            continue
+        if metric.k is None and metric.name not in _CUT_AT_K:
+            continue
+        found.append(metric.name)
+    if not found:
+        return dict(CURVE_FAMILIES)
+    titles = {name: label for label, name in CURVE_FAMILIES.items()}
+    return {titles.get(name, name): name for name in found[:limit]}
+
+
+#: Measures a run may report without a cutoff whose value at k is still what a reader
+#: expects of the name (``RR@10``: the reciprocal rank within the top 10).
+_CUT_AT_K = frozenset({"RR", "AP", "nDCG", "R", "P", "Hit"})
+
+
+def metric_curves(
+    records: Sequence[Mapping[str, Any]],
+    policies: Policies,
+    depth: int,
+    families: Mapping[str, str] = CURVE_FAMILIES,
+) -> Curves:
+    """Each family's metric (recall, precision and nDCG unless told; see
+    :func:`curve_families`) at every k of :func:`k_grid`, by the metric engine under
+    the run's own policies (ties, negatives, missing queries)."""
     ks = k_grid(depth)
     qrels, rows = judgments_and_run(records)
-    metrics = [parse_metric(f"{name}@{k}") for name in CURVE_FAMILIES.values() for k in ks]
+    metrics = [parse_metric(f"{name}@{k}") for name in families.values() for k in ks]
     scores = evaluate(metrics, qrels, rows, policies)
     values = {
         label: [mean_or_nan(scores.values[parse_metric(f"{name}@{k}")]) for k in ks]
-        for label, name in CURVE_FAMILIES.items()
+        for label, name in families.items()
     }
     return Curves(ks=ks, values=values)
 
@@ -208,9 +287,14 @@ class ScoreHistogram:
 
 
 def _rank_only(scores: np.ndarray) -> bool:
-    """Whether a ranking's scores are the synthetic n, n-1, ..., 1 a file without scores
-    gets (Galaxy's predictions): a histogram of them would show the ranks, not a model."""
-    return bool(np.array_equal(scores, np.arange(scores.size, 0, -1, dtype=np.float64)))
+    """Whether a ranking's scores only restate its order: whole numbers, each lower than
+    the one before. That is the synthetic n, n-1, ..., 1 a file without scores gets
+    (Galaxy's predictions), with gaps where a repeated id was removed, or a run file's
+    ``1000 - rank``: a histogram of them would show the ranks, not a model."""
+    if not scores.size:
+        return True
+    whole = bool(np.all(np.isfinite(scores)) and np.all(scores == np.floor(scores)))
+    return whole and bool(np.all(scores[1:] < scores[:-1]))  # no subtraction: ±1e308
 
 
 def score_histogram(records: Sequence[Mapping[str, Any]], bins: int = 20) -> ScoreHistogram | None:

@@ -165,14 +165,15 @@ def _rc() -> Any:
 
 @kept
 def curves_svg(series: Mapping[str, Curves], name: str = "curves") -> str:
-    """Recall, precision and nDCG against k: one panel each, one line per run.
+    """Each curve family (recall, precision, nDCG; or the run's own, see
+    ``plotdata.curve_families``) against k: one panel each, one line per run.
 
     The legend sits below the panels, never on the lines.
     """
     with _rc():
         fig = _figure(7.2, 2.7)
-        axes = fig.subplots(1, 3, sharex=True)
         families = list(next(iter(series.values())).values) if series else []
+        axes = fig.subplots(1, max(len(families), 1), sharex=True, squeeze=False)[0]
         for ax, family in zip(axes, families, strict=False):
             for i, (label, curves) in enumerate(series.items()):
                 values = [math.nan if v is None else v for v in curves.values[family]]
@@ -193,7 +194,8 @@ def curves_svg(series: Mapping[str, Curves], name: str = "curves") -> str:
             legend = _legend(fig, *axes[0].get_legend_handles_labels())
             fig.set_figheight(2.7 + legend)
         _margins(fig, left=0.45, bottom=0.45 + legend, wspace=0.25)
-        return _svg(fig, name, "metric at k: recall, precision and nDCG against k")
+        titles = ", ".join(f"{CURVE_TITLES.get(f, f)}@k" for f in families)
+        return _svg(fig, name, f"metric at k: {titles} against k")
 
 
 @kept

@@ -12,7 +12,7 @@ from typing import Any
 from evalframe.assess.runfolder import FAIL, NEGATIVE, PASS, UNSCORED, WARN
 from evalframe.report.html import STATUS_WORD, esc, fmt, mark
 from evalframe.report.model import DocTexts, RunView
-from evalframe.report.plotdata import headline_metrics, number
+from evalframe.report.plotdata import headline_metrics, number, same_as
 
 __all__ = ["LAZY_OVER", "labelled_html", "lazy_block", "queries_section", "too_much_text"]
 
@@ -189,16 +189,34 @@ def _detail(
     return "".join(parts)
 
 
+def equal_note(view: RunView, what: str, *, html: bool = True) -> str:
+    """`` On every query RR@1 equals Hit@1, so their bars are not shown again.``: the
+    measures :func:`headline_metrics` passed over for an equal one, or nothing. HTML
+    (names in ``<code>``), or plain text with ``html=False``."""
+    equal = same_as(view.records, view.metric_names)
+    plain = headline_metrics(view.metric_names, view.rule.criterion)
+    over = [m for m in plain if m in equal]
+    if not over:
+        return ""
+    name = (lambda m: labelled_html(view, m)) if html else view.labelled
+    said = "; ".join(f"{name(m)} equals {name(equal[m])}" for m in over)
+    return f" On every query {said}, so {what} not shown again."
+
+
 def queries_section(view: RunView, texts: DocTexts | None) -> str:
     records = view.records
     fields = view.slice_fields
     criterion = view.rule.criterion
-    shown_metrics = headline_metrics(view.metric_names, criterion)
-    if criterion in view.metric_names and criterion not in shown_metrics:
+    shown_metrics = headline_metrics(view.metric_names, criterion, records=records)
+    in_view = criterion in view.metric_names and criterion not in shown_metrics
+    if in_view and criterion not in same_as(records, view.metric_names):  # else one shown
         shown_metrics.append(criterion)
     has_category = any(category(r) for r in records)
     k = view.detail_k
     notes = []
+    equal = equal_note(view, "their columns are", html=False)
+    if equal:
+        notes.append(equal.strip())
     if texts is not None and texts.note:
         notes.append(texts.note)
     if texts is not None and (texts.left_out or _text_size(records, texts, k) > TEXT_BUDGET):

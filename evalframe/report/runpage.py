@@ -28,7 +28,7 @@ from evalframe.report.plotdata import (
     score_histogram,
     slice_bars,
 )
-from evalframe.report.querytable import labelled_html, queries_section
+from evalframe.report.querytable import equal_note, labelled_html, queries_section
 
 __all__ = ["render_run_page"]
 
@@ -250,14 +250,17 @@ def headline_table(view: RunView, comparison: Mapping[str, Any] | None) -> str:
 _LABEL_FAMILIES = {"recall": "R", "precision": "P", "ndcg": "nDCG"}
 
 
-def _label_clash(view: RunView) -> str:
-    """A note when the experiment's labels give a curve's name to another metric (ADK
-    calls Hit@5 "Recall@5"): the curves are evalframe's, and must not be read as those."""
+def _label_clash(view: RunView, families: dict[str, str]) -> str:
+    """A note when the experiment's labels give a drawn curve's name to another metric
+    (ADK calls Hit@5 "Recall@5"): the curves are evalframe's, and must not be read as those."""
     labels = view.summary.get("labels") or {}
+    drawn = set(families.values())
     clashes = []
     for canonical, label in labels.items():
         family = _LABEL_FAMILIES.get(str(label).split("@")[0].strip().casefold())
-        if family is not None and str(canonical).split("@")[0].split("(")[0] != family:
+        if family is None or family not in drawn:
+            continue
+        if str(canonical).split("@")[0].split("(")[0] != family:
             clashes.append(f"<code>{esc(canonical)}</code> {esc(repr(label))}")
     if not clashes:
         return ""
@@ -268,9 +271,20 @@ def _label_clash(view: RunView) -> str:
     )
 
 
+def _curves_caption(families: dict[str, str]) -> str:
+    names = [f"<code>{esc(name)}@k</code>" for name in families.values()]
+    listed = names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
+    return (
+        f"{listed} at each cutoff k up to the run's depth: the run's own measures (headline "
+        "first), scored by the metric engine under the run's policies, so each point equals "
+        "the metric of that canonical name, as <code>metrics.json</code> would hold it."
+    )
+
+
 def plots_section(view: RunView, baseline: BaselineView | None = None) -> str:
     parts = []
-    series = {"this run": metric_curves(view.records, view.policies, view.depth)}
+    families = view.curve_families
+    series = {"this run": metric_curves(view.records, view.policies, view.depth, families)}
     against = ""
     if (
         baseline is not None
@@ -278,26 +292,22 @@ def plots_section(view: RunView, baseline: BaselineView | None = None) -> str:
         and all(r.get("retrieved") is not None for r in baseline.records)
     ):
         series[f"baseline {baseline.name}"] = metric_curves(
-            baseline.records, view.policies, view.depth
+            baseline.records, view.policies, view.depth, families
         )
         against = " The baseline's curves are drawn beside this run's."
     parts.append(
         figure(
             plots.curves_svg(series, name="curves"),
-            "<code>R@k</code> (recall: the share of a query's relevant documents in its top "
-            "k), <code>P@k</code> and <code>nDCG@k</code> at each cutoff k up to the run's "
-            "depth, scored by the metric engine under the run's policies (so each point equals "
-            "the metric of that canonical name, as <code>metrics.json</code> would hold it)."
-            + _label_clash(view)
-            + against,
+            _curves_caption(families) + _label_clash(view, families) + against,
             wide=True,
             ident="plot-curves",
         )
     )
-    chosen = headline_metrics(view.metric_names, view.rule.criterion)
+    chosen = headline_metrics(view.metric_names, view.rule.criterion, records=view.records)
     bars = {m: slice_bars(view.summary, m) for m in chosen}
     bars = {m: b for m, b in bars.items() if b}
     if bars:
+        equal = equal_note(view, "their bars are")
         parts.append(
             figure(
                 # the legend by metrics.labels' names, as the headline table shows them
@@ -308,7 +318,9 @@ def plots_section(view: RunView, baseline: BaselineView | None = None) -> str:
                 ),
                 "Per-slice means of "
                 + ", ".join(labelled_html(view, m) for m in bars)
-                + " with their bootstrap confidence intervals; n is the slice's query count.",
+                + " with their bootstrap confidence intervals; n is the number of the slice's "
+                "queries scored (the terminal's slice tables count all of them, a query a "
+                "policy skips too)." + equal,
                 wide=True,
                 ident="plot-slices",
             )

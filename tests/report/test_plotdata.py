@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import math
 from typing import Any
 
@@ -15,6 +16,7 @@ from evalframe.report.plotdata import (
     Bar,
     ReliabilityBin,
     calibration_reliability,
+    curve_families,
     headline_metrics,
     judgments_and_run,
     k_grid,
@@ -108,8 +110,9 @@ def test_score_histogram_splits_relevant_from_the_rest_on_shared_bins() -> None:
     assert got.relevant == [1, 0]  # a at 1.0
     assert got.other == [0, 2]  # b (judged 0) at 3.0 and c at 2.0: [2, 3] holds both
     assert score_histogram([{"retrieved": [], "scores": []}]) is None
-    one = score_histogram([{"judgments": {}, "retrieved": ["a"], "scores": [5.0]}])
-    assert one is not None and one.edges == [4.5, 5.5] and one.other == [1]
+    # one score (not a whole number: a lone whole one may be a rank, see below)
+    one = score_histogram([{"judgments": {}, "retrieved": ["a"], "scores": [5.5]}])
+    assert one is not None and one.edges == [5.0, 6.0] and one.other == [1]
 
 
 def test_scores_that_only_restate_the_rank_are_not_drawn() -> None:
@@ -122,6 +125,12 @@ def test_scores_that_only_restate_the_rank_are_not_drawn() -> None:
     assert score_histogram(synthetic) is None
     real = [*synthetic, {"judgments": {}, "retrieved": ["e"], "scores": [7.5]}]
     assert score_histogram(real) is not None
+    # a repeated id removed from 5 predictions leaves a gap; a run file's 1000 - rank
+    gaps = {"judgments": {}, "retrieved": ["a", "b", "c", "d"], "scores": [5.0, 4.0, 2.0, 1.0]}
+    offset = {"judgments": {}, "retrieved": ["a", "b"], "scores": [999, 998]}
+    assert score_histogram([gaps, offset]) is None
+    ties = {"judgments": {}, "retrieved": ["a", "b"], "scores": [2.0, 2.0]}  # a model's tie
+    assert score_histogram([gaps, ties]) is not None
 
 
 def _histogram_by_pairs(records: list[dict[str, Any]], bins: int) -> tuple[Any, ...] | None:
@@ -129,9 +138,10 @@ def _histogram_by_pairs(records: list[dict[str, Any]], bins: int) -> tuple[Any, 
     every score that is a number (not a bool, not NaN or null), on shared bins; nothing
     when every ranking's scores only restate its ranks (n, n-1, ..., 1)."""
 
-    def rank_only(ids: list[str], scores: list[Any]) -> bool:
-        n = min(len(ids), len(scores))
-        return all(type(v) in (int, float) and v == n - i for i, v in enumerate(scores[:n]))
+    def rank_only(ids: list[str], scores: list[Any]) -> bool:  # whole, each below the last
+        kept = scores[: min(len(ids), len(scores))]
+        whole = all(type(v) in (int, float) and math.isfinite(v) and v == int(v) for v in kept)
+        return whole and all(later < earlier for earlier, later in itertools.pairwise(kept))
 
     if all(rank_only(r["retrieved"], r["scores"]) for r in records):
         return None
@@ -256,3 +266,34 @@ def test_scores_json_cannot_hold_keep_the_scored_order() -> None:
     assert curves.values["Recall"] == [0.0, 1.0]  # b, the relevant one, at rank 2
     huge = [{"judgments": {}, "retrieved": ["a", "b"], "scores": [1e308, -1e308]}]
     assert score_histogram(huge) is None
+
+
+@pytest.mark.parametrize(
+    ("names", "expected"),
+    [
+        # Galaxy: Hit, RR and nDCG at 1, 3, 5 and 10
+        (["Hit@1", "RR@1", "nDCG@1", "Hit@3", "RR@3"], {"Hit": "Hit", "RR": "RR", "nDCG": "nDCG"}),
+        # the quickstart: its headline (R@5, RR, nDCG@10) first, then its other measures
+        (
+            ["R@5", "RR", "nDCG@10", "R@5", "P@5", "RR", "RR@10", "nDCG@10", "AP", "Hit@5"],
+            {"Recall": "R", "RR": "RR", "nDCG": "nDCG"},
+        ),
+        # B.O.B: RR without a cutoff is still a curve (RR@k)
+        (["R@5", "P@5", "RR"], {"Recall": "R", "Precision": "P", "RR": "RR"}),
+        # parameterised, a recall-level cutoff, a name this evalframe does not know: none
+        (["P(rel=2)@5", "IPrec@0.5", "nope@3"], {"Recall": "R", "Precision": "P", "nDCG": "nDCG"}),
+        (["nDCG(gain=1:3)@10", "AP"], {"AP": "AP"}),
+    ],
+)
+def test_the_curves_are_the_runs_own_measures(names: list[str], expected: dict[str, str]) -> None:
+    assert curve_families(names) == expected
+
+
+def test_curves_of_the_runs_own_measures_by_hand() -> None:
+    """Hit@k and RR@k of RECORDS, negatives skipped and the missing q4 scored 0."""
+    policies = Policies(no_relevant="skip", missing_query="zero")
+    got = metric_curves(RECORDS, policies, 3, {"Hit": "Hit", "RR": "RR"})
+    assert list(got.values) == ["Hit", "RR"]
+    # q1 has b (relevant) at 1; q2 has c at 2; q4 has nothing
+    assert got.values["Hit"] == pytest.approx([1 / 3, 2 / 3, 2 / 3])
+    assert got.values["RR"] == pytest.approx([1 / 3, (1 + 1 / 2) / 3, (1 + 1 / 2) / 3])

@@ -206,6 +206,23 @@ def truncate(value: str, limit: int) -> str:
     return value[: limit - len(TRUNCATED)] + TRUNCATED
 
 
+#: The tag MLflow's UI shows as a run's description, on its overview page.
+DESCRIPTION_TAG = "mlflow.note.content"
+
+
+def description(markdown: str, artifact: str) -> str:
+    """A run's description for MLflow's UI: its ``summary.md`` (or a sweep's ``jobs.md``),
+    the verdict, notes and metrics a reader opens the run for. Past the tag's limit it
+    is cut at a line, and the cut says which artifact holds the rest."""
+    if len(markdown) <= TAG_VALUE_LIMIT:
+        return markdown
+    footer = f"\n\n… (cut here: the artifact {artifact} has the rest)"
+    head = markdown[: TAG_VALUE_LIMIT - len(footer)]
+    if "\n" in head:
+        head = head[: head.rindex("\n")]
+    return head + footer
+
+
 def safe_params(config: Mapping[str, Any]) -> dict[str, str]:
     """Flattened params under MLflow-safe keys, values cut to MLflow's limit."""
     return {safe_key(k): truncate(v, PARAM_VALUE_LIMIT) for k, v in flatten_params(config).items()}
@@ -592,6 +609,9 @@ def build_run_record(
             )
     if run_name is None and not sweep.get("dir"):
         run_name = single_run_name([str(o) for o in meta.get("overrides") or []])
+    summary_md = Path(outputs.get("summary_md") or folder.file(folder.SUMMARY_MD))
+    if summary_md.is_file():  # the run's overview page in MLflow's UI shows it
+        tags[DESCRIPTION_TAG] = description(summary_md.read_text(encoding="utf-8"), "summary.md")
     report = folder.file(folder.REPORT_HTML)
     # the run's page goes first, whether a reporter listed it with the outputs or not
     files = [report] if report.is_file() else []
@@ -705,6 +725,7 @@ def build_sweep_record(
     if page.is_file():
         artifacts.append(str(page))
     tags = base_tags(sweep.experiment, cwd)
+    tags[DESCRIPTION_TAG] = description(files["jobs.md"], "jobs.md")
     tags["evalframe.sweep"] = "true"
     tags["evalframe.sweep_dir"] = str(sweep.sweep_dir)
     metric_list: list[tuple[str, float, int]] = [

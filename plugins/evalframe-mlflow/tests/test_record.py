@@ -187,3 +187,60 @@ def test_the_metrics_table_has_a_row_per_metric_and_slice_value() -> None:
     assert table["columns"][:2] == ["key", "mean"]  # the UI's evaluation view: group, compare
     assert rows[1]["ci_low"] is None  # NaN is null in JSON
     assert rows[0]["n"] == 4 and rows[0]["ci_high"] == 0.75
+
+
+def test_the_description_is_summary_md_and_the_params_leave_out_where_it_was_written(
+    tmp_path: Path,
+) -> None:
+    """MLflow's UI shows ``mlflow.note.content`` as the run's description: the run's
+    summary.md, cut at a line past the tag's limit. output.* and tracking.* are not
+    params (the folder is a tag)."""
+    from evalframe_mlflow.record import DESCRIPTION_TAG, TAG_VALUE_LIMIT, build_run_record
+
+    from evalframe.plugin.hooks import RunContext, RunOutcome
+
+    (tmp_path / "summary.json").write_text(json.dumps({"metrics": ["RR"]}))
+    (tmp_path / "metrics.json").write_text(json.dumps({"RR": 0.5}))
+    (tmp_path / "summary.md").write_text("## ✓ PASSED · evalframe · e\n\n| RR | 0.5 |\n")
+    config = {
+        "depth": 10,
+        "retriever": {"name": "bm25", "k1": 0.9},
+        "output": {"dir": str(tmp_path), "cache_dir": "/c"},
+        "tracking": {"name": "mlflow", "uri": "sqlite:///x.db"},
+    }
+    outputs = {"summary": tmp_path / "summary.json", "metrics": tmp_path / "metrics.json"}
+
+    def record() -> RunRecord:
+        return build_run_record(
+            RunContext("e", tmp_path, config, {}),
+            RunOutcome(0, outputs),
+            uri="u",
+            experiment_name="e",
+            run_name=None,
+            cwd=tmp_path,
+        )
+
+    got = record()
+    assert got.tags[DESCRIPTION_TAG] == (tmp_path / "summary.md").read_text()
+    assert got.params == {"depth": "10", "retriever.name": "bm25", "retriever.k1": "0.9"}
+    assert got.tags["evalframe.run_folder"] == str(tmp_path)
+
+    lines = [f"| q{i:05d} | 0.000 | a question that failed |" for i in range(600)]
+    (tmp_path / "summary.md").write_text("\n".join(lines) + "\n")
+    cut = record().tags[DESCRIPTION_TAG]
+    assert len(cut) <= TAG_VALUE_LIMIT
+    kept, footer = cut.split("\n\n… ")
+    assert footer == "(cut here: the artifact summary.md has the rest)"
+    assert kept.splitlines() == lines[: len(kept.splitlines())]  # whole lines only
+
+
+def test_a_sweep_parents_description_is_its_jobs_table(tmp_path: Path) -> None:
+    from evalframe_mlflow.record import DESCRIPTION_TAG
+
+    jobs = [_job(0, ("retriever.k1=0.9",), 0, 0.5), _job(1, ("retriever.k1=1.5",), 0, 0.75)]
+    sweep = SweepContext("q", tmp_path, {})
+    record = build_sweep_record(
+        sweep, jobs, {"uid": "b" * 32}, uri="u", experiment_name="q", cwd=tmp_path
+    )
+    table = (tmp_path / "jobs.md").read_text()
+    assert record.tags[DESCRIPTION_TAG] == table and "retriever.k1=1.5" in table
