@@ -142,6 +142,33 @@ def test_shards_merged_give_exactly_the_unsharded_run(shard_project: Path) -> No
     assert sizes == [10, 9, 9, 9]
 
 
+def test_a_merged_run_says_what_its_shards_retrievers_warned_about(shard_project: Path) -> None:
+    """A run file read by every shard warns in every shard: the merged summary says it once.
+    A warning of one shard only is said with that shard's name."""
+    root = shard_project
+    lines = [f"q{q} Q0 d{q % 50} 1 2.0 sys\nq{q} Q0 d{(q + 1) % 50} 2 1.0 sys\n" for q in range(37)]
+    lines[0] += "q0 Q0 d0 3 0.5 sys\n"  # d0 again: a repeated id
+    (root / "run.trec").write_text("".join(lines))
+    args = ("retriever=run_file", "retriever.path=run.trec", "retriever.duplicates=keep_first")
+    assert _run(root, "-m", *args, "shard=0/2,1/2", f"hydra.sweep.dir={root / 'sh'}") == 0
+    said = "run file run.trec: 1 repeated document id(s) removed in 1 query"
+    for i in (0, 1):
+        info = json.loads((root / "sh" / str(i) / "shard.json").read_text())
+        (warning,) = info["retrieval_warnings"]
+        assert warning.startswith(said)
+    main(["merge", str(root / "sh" / "0"), str(root / "sh" / "1"), "--out", str(root / "m")])
+    summary = json.loads((root / "m" / "summary.json").read_text())
+    assert summary["retrieval_warnings"] == [warning]  # once, as both shards said it
+
+    # had shard 1 said nothing, the merged run would name shard 0
+    info_file = root / "sh" / "1" / "shard.json"
+    info = json.loads(info_file.read_text())
+    info_file.write_text(json.dumps({**info, "retrieval_warnings": []}))
+    main(["merge", str(root / "sh" / "0"), str(root / "sh" / "1"), "--out", str(root / "m2")])
+    summary = json.loads((root / "m2" / "summary.json").read_text())
+    assert summary["retrieval_warnings"] == [f"shard 0/2: {warning}"]
+
+
 @pytest.fixture
 def two_shards(shard_project: Path) -> Path:
     root = shard_project

@@ -474,7 +474,17 @@ def retrieve_run(
     goes with the rankings, as ``metadata["retrieval_warnings"]``: ``summary.json``
     and the page say it, and a rescore of the folder keeps saying it.
     """
-    before = len(kept_so_far())
+    with kept() as said:  # inside a run's block, or one of its own (a shard's)
+        before = len(said)
+        run = _retrieve(exp, inputs, queries, progress=progress)
+        new = said[before:]
+    if new:
+        run = run.model_copy(update={"metadata": {**run.metadata, "retrieval_warnings": new}})
+    settle()  # the rankings live until the run is written
+    return run
+
+
+def _retrieve(exp: Experiment, inputs: Inputs, queries: GoldenSet, *, progress: bool) -> Run:
     retriever = _build(
         exp.retriever,
         PluginContext(
@@ -504,10 +514,6 @@ def retrieve_run(
     if cache is not None:
         stats = {"hits": cache.hits, "misses": cache.misses}
         run = run.model_copy(update={"metadata": {**run.metadata, "cache": stats}})
-    said = kept_so_far()[before:]
-    if said:
-        run = run.model_copy(update={"metadata": {**run.metadata, "retrieval_warnings": said}})
-    settle()  # the rankings live until the run is written
     return run
 
 

@@ -145,6 +145,8 @@ def run_shard(
             "queries": ids,
             "retriever": exp.retriever.spec.name,
             "retrieval_cache": run.metadata.get("cache"),
+            # what the retriever warned about: the merged run's summary and page say it
+            "retrieval_warnings": list(run.metadata.get("retrieval_warnings") or ()),
             "choices": (metadata or {}).get("choices", {}),
         },
     )
@@ -340,6 +342,17 @@ def merge_shards(
                 k: sum(int(h.get(k, 0)) for h in hits if isinstance(h, dict))
                 for k in ("hits", "misses")
             }
+        # each warning once: as it was when every shard said it (a run file read whole by
+        # each), else naming the shards that said it
+        said: dict[str, list[str]] = {}
+        for s in shards:
+            for w in s.info.get("retrieval_warnings") or ():
+                said.setdefault(str(w), []).append(str(s.shard))
+        if said:
+            meta["retrieval_warnings"] = [
+                w if len(where) == len(shards) else f"shard {', '.join(where)}: {w}"
+                for w, where in said.items()
+            ]
         run = Run(rankings=rankings, metadata=meta)
         relay.emit("on_retrieval_done", context, run)
         return score_and_report(
