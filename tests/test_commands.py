@@ -632,6 +632,9 @@ def test_the_run_folder_and_page_say_what_the_terminal_warned_about_even_after_a
     assert "**Notes on this run:**\n" + "".join(f"- {n}\n" for n in notes) in md
     page = (out / "report.html").read_text()
     assert "<b>Notes on this run</b><ul>" + "".join(f"<li>{n}</li>" for n in notes) in page
+    import evalframe
+
+    assert evalframe.load(out).notes == notes  # the Python API's Result says the same
 
     assert main(["rescore", "out", "--out", "again"]) in (0, 1)
     assert repeated not in capsys.readouterr().err  # not said again: the file is not read

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 from evalframe.assess.results import GateResult
 from evalframe.assess.runfolder import RunFolder
 from evalframe.core.errors import ConfigError
+from evalframe.report.model import run_notes
 
 if TYPE_CHECKING:
     from evalframe.pipeline.run import PipelineResult
@@ -174,6 +175,13 @@ class Result:
     def warnings(self) -> list[str]:
         """What the verdict says beside pass/fail (an unblessed golden set)."""
         return [str(w) for w in self.summary.get("verdict_warnings") or []]
+
+    @property
+    def notes(self) -> list[str]:
+        """What the run's terminal said besides its numbers, as its page shows them: the
+        golden queries it has no ranking for, its queries no golden query asked, and
+        every warning (a run file's repeated ids, a metric cut deeper than ``depth``)."""
+        return run_notes(self.summary)
 
     # -- per query ----------------------------------------------------------------
 

@@ -133,25 +133,8 @@ class RunView:
 
     @property
     def notes(self) -> list[str]:
-        """What the terminal said of the run besides its numbers: the missing and extra
-        queries, then every warning (``summary.json``'s ``retrieval_warnings`` and
-        ``warnings``), each once, in the order the run said them."""
-        s = self.summary
-        counts = s.get("counts") or {}
-        missing = counts.get("missing_queries") or []
-        policy = (s.get("policies") or {}).get("missing_query", "?")
-        out = []
-        if isinstance(missing, list) and missing:
-            out.append(missing_note(len(missing), str(policy)))
-        extra = counts.get("extra_queries_in_run")
-        if isinstance(extra, int) and extra > 0:
-            out.append(extra_note(extra))
-        for key in ("retrieval_warnings", "warnings"):
-            said = s.get(key)
-            for w in said if isinstance(said, list) else ():
-                if str(w) not in out:
-                    out.append(str(w))
-        return out
+        """What the terminal said of the run besides its numbers (:func:`run_notes`)."""
+        return run_notes(self.summary)
 
     @property
     def curve_families(self) -> dict[str, str]:
@@ -168,6 +151,27 @@ class RunView:
     @property
     def experiment(self) -> str:
         return str(self.summary.get("experiment") or self.name)
+
+
+def run_notes(summary: dict[str, Any]) -> list[str]:
+    """What the terminal said of a run besides its numbers, from its ``summary.json``:
+    the missing and extra queries, then every warning (``retrieval_warnings``, then
+    ``warnings``), each once, in the order the run said them."""
+    counts = summary.get("counts") or {}
+    missing = counts.get("missing_queries") or []
+    policy = (summary.get("policies") or {}).get("missing_query", "?")
+    out = []
+    if isinstance(missing, list) and missing:
+        out.append(missing_note(len(missing), str(policy)))
+    extra = counts.get("extra_queries_in_run")
+    if isinstance(extra, int) and extra > 0:
+        out.append(extra_note(extra))
+    for key in ("retrieval_warnings", "warnings"):
+        said = summary.get(key)
+        for w in said if isinstance(said, list) else ():
+            if str(w) not in out:
+                out.append(str(w))
+    return out
 
 
 def missing_note(n: int, policy: str) -> str:
