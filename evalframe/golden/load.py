@@ -79,7 +79,13 @@ def infer_format(path: Path) -> tuple[str, str]:
 
 
 def parse_params(items: list[str] | None, flag: str) -> dict[str, Any]:
-    """``["k=v", ...]`` from a repeated flag as a dict (strings; pydantic converts)."""
+    """``["k=v", ...]`` from a repeated flag as a dict.
+
+    A value is a string, which pydantic converts to the setting's type (``0.5``,
+    ``true``); one written as a list or a mapping (``[strip_version]``,
+    ``{a: 1}``) is read as YAML, as Hydra reads the same value on a run's command
+    line. Only those: ``set_name=001`` stays the string ``001``.
+    """
     out: dict[str, Any] = {}
     for item in items or []:
         key, sep, value = item.partition("=")
@@ -87,8 +93,27 @@ def parse_params(items: list[str] | None, flag: str) -> dict[str, Any]:
             raise ConfigError(
                 f"{flag} takes KEY=VALUE", key=flag, got=repr(item), hint=f"e.g. {flag} name=my-set"
             )
-        out[key.strip()] = value
+        out[key.strip()] = _structured(value, flag, key.strip())
     return out
+
+
+def _structured(value: str, flag: str, key: str) -> Any:
+    text = value.strip()
+    if not text.startswith(("[", "{")):
+        return value
+    import yaml
+
+    try:
+        return yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        problem = getattr(exc, "problem", None) or "not valid YAML"
+        raise ConfigError(
+            f"{value!r} looks like a list or mapping but does not read as one ({problem})",
+            key=f"{flag} {key}",
+            expected="[a, b] or {k: v}",
+            got=value,
+            hint=f"e.g. {flag} {key}=[a,b]",
+        ) from None
 
 
 def load_corpus(path: str, fmt: str = "jsonl", params: Mapping[str, Any] | None = None) -> Corpus:

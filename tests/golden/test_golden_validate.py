@@ -215,3 +215,37 @@ def test_a_file_in_another_format_than_guessed_is_told_to_say_which(
     code, out, err = run(capsys, "validate", str(golden), "--format", "galaxy")
     assert code == 1, err  # read; one query is below --min-queries
     assert out.startswith("golden set gold (galaxy, 1 queries, hash ")
+
+
+def test_a_param_written_as_a_list_or_mapping_is_read_as_yaml() -> None:
+    from evalframe.core.errors import ConfigError
+    from evalframe.golden.load import parse_params
+
+    got = parse_params(
+        ["normalise=[strip_version]", "m={a: 1}", "set_name=001", "x=0.5"], "--param"
+    )
+    assert got == {"normalise": ["strip_version"], "m": {"a": 1}, "set_name": "001", "x": "0.5"}
+    with pytest.raises(ConfigError) as err:
+        parse_params(["normalise=[strip_version"], "--param")
+    assert err.value.key == "--param normalise" and "[a, b]" in err.value.render()
+
+
+def test_galaxy_gold_validated_with_the_runs_normalisation_has_the_runs_hash(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """docs/experiments.md: with --param 'normalise=[strip_version]', the hash that
+    `golden validate` prints is the one a `+experiment=galaxy` run records."""
+    import evalframe
+
+    data = Path(evalframe.__file__).parent / "data" / "galaxy"
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("EVALFRAME_CACHE_DIR", str(tmp_path / ".cache"))
+    result = evalframe.run("galaxy", ["report.html=false", "tracking=none"], output_dir="run")
+    ran = result.summary["golden_set"]["content_hash"]
+    argv = ["validate", "--format", "galaxy", str(data / "gold.jsonl")]
+    argv += ["--queries", str(data / "queries.jsonl")]
+    capsys.readouterr()
+    _, out, _ = run(capsys, *argv, "--param", "normalise=[strip_version]")
+    assert f"hash {ran})" in out.splitlines()[0]
+    _, out, _ = run(capsys, *argv)  # the versions kept in the ids: another set
+    assert f"hash {ran})" not in out.splitlines()[0]
