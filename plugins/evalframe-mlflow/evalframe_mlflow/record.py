@@ -210,14 +210,20 @@ def truncate(value: str, limit: int) -> str:
 DESCRIPTION_TAG = "mlflow.note.content"
 
 
-def description(markdown: str, artifact: str) -> str:
+#: Room the uploader keeps in the description for the link to the report, which it
+#: writes above the text once it knows the run's id (upload.py, ``_point_to_report``).
+LINK_ROOM = 400
+
+
+def description(markdown: str, artifact: str, limit: int = TAG_VALUE_LIMIT - LINK_ROOM) -> str:
     """A run's description for MLflow's UI: its ``summary.md`` (or a sweep's ``jobs.md``),
-    the verdict, notes and metrics a reader opens the run for. Past the tag's limit it
-    is cut at a line, and the cut says which artifact holds the rest."""
-    if len(markdown) <= TAG_VALUE_LIMIT:
+    the verdict, notes and metrics a reader opens the run for. Past ``limit`` (the tag's
+    limit, less room for the report's link) it is cut at a line, and the cut says which
+    artifact holds the rest."""
+    if len(markdown) <= limit:
         return markdown
     footer = f"\n\n… (cut here: the artifact {artifact} has the rest)"
-    head = markdown[: TAG_VALUE_LIMIT - len(footer)]
+    head = markdown[: limit - len(footer)]
     if "\n" in head:
         head = head[: head.rindex("\n")]
     return head + footer

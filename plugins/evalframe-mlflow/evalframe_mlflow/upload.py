@@ -33,7 +33,15 @@ from typing import Any
 
 from evalframe.core.messages import warn
 from evalframe_mlflow.locks import flock_within
-from evalframe_mlflow.record import REPORT_FILE, TABLE_FILE, UID, RunRecord, truncate
+from evalframe_mlflow.record import (
+    DESCRIPTION_TAG,
+    REPORT_FILE,
+    TABLE_FILE,
+    TAG_VALUE_LIMIT,
+    UID,
+    RunRecord,
+    truncate,
+)
 
 __all__ = [
     "COMPLETE_TAG",
@@ -316,7 +324,7 @@ class Uploader:
         if record.table:
             self._log_table(run_id, record.table)
         if any(Path(p).name == REPORT_FILE for p in record.artifacts if p not in missing):
-            self._point_to_report(run_id)
+            self._point_to_report(run_id, record)
         if missing:
             warn(
                 f"mlflow: {len(missing)} output file(s) of the run are gone and were not uploaded: "
@@ -381,18 +389,21 @@ class Uploader:
         data = {c: [row[i] for row in rows] for i, c in enumerate(columns)}
         self.client.log_table(run_id, data=data, artifact_file=name)
 
-    def _point_to_report(self, run_id: str) -> None:
-        """The run's description links its HTML report, which the artifact view shows inline."""
+    def _point_to_report(self, run_id: str, record: RunRecord) -> None:
+        """The run's description links its HTML report, which the artifact view shows
+        inline, above the record's own description (its summary.md, a sweep's jobs.md)."""
         run = self.client.get_run(run_id)
         link = (
             f"#/experiments/{run.info.experiment_id}/runs/{run_id}/artifacts/{REPORT_FILE}"
             f"?{CLASSIC_VIEW}"
         )
-        note = (
-            f"**[Open the evalframe report]({link})** ({REPORT_FILE} under Artifacts). "
-            f"The full metric table is {TABLE_FILE} there."
-        )
-        self.client.set_tag(run_id, "mlflow.note.content", note)
+        note = f"**[Open the evalframe report]({link})** ({REPORT_FILE} under Artifacts)."
+        if record.table:  # a sweep's parent has no table of its own
+            note += f" The full metric table is {TABLE_FILE} there."
+        text = record.tags.get(DESCRIPTION_TAG)
+        if text:  # kept short enough for the link (record.LINK_ROOM)
+            note = f"{note}\n\n{text}"
+        self.client.set_tag(run_id, DESCRIPTION_TAG, note[:TAG_VALUE_LIMIT])
 
     def _log_dataset(self, run_id: str, dataset: dict[str, str]) -> None:
         from mlflow.entities import Dataset, DatasetInput, InputTag

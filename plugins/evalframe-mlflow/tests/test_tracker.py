@@ -298,3 +298,15 @@ def test_a_report_html_in_the_run_folder_is_the_runs_first_artifact_and_linked(
     note = c.get_run(run_id).data.tags["mlflow.note.content"]
     experiment = c.get_experiment_by_name("e").experiment_id
     assert f"(#/experiments/{experiment}/runs/{run_id}/artifacts/report.html?" in note
+    # the link, then the run's summary.md (which this run, without its page, lacks)
+    assert note.startswith("**[Open the evalframe report](") and "\n\n" not in note
+    (out / "summary.md").write_text("## ✓ PASSED · evalframe · default\n\n| RR | 1.0 |\n")
+    record = build_run_record(
+        context, RunOutcome(0, outputs), uri=store, experiment_name="e2", run_name=None,
+        cwd=project.root,
+    )  # fmt: skip
+    run_id, _ = Uploader(store).upload(record)
+    note = c.get_run(run_id).data.tags["mlflow.note.content"]
+    head, text = note.split("\n\n", 1)
+    assert "(report.html under Artifacts). The full metric table is" in head
+    assert text == (out / "summary.md").read_text()
