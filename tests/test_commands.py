@@ -622,10 +622,11 @@ def test_the_run_folder_and_page_say_what_the_terminal_warned_about_even_after_a
     summary = json.loads((out / "summary.json").read_text())
     (said,) = summary["retrieval_warnings"]
     assert said.startswith(repeated)
-    missing = len(GOLDEN) - 2  # the run ranks golden queries 1 and 2
+    missing = [str(q["id"]) for q in GOLDEN[2:]]  # the run ranks golden queries 1 and 2
     notes = [
-        f"{missing} golden queries have no ranking in the run (policy missing_query=skip)",
-        "the run has 1 query not in the golden set (ignored)",
+        f"{len(missing)} golden queries have no ranking in the run (policy missing_query=skip): "
+        + ", ".join(missing),
+        "the run has 1 query not in the golden set (ignored): 99",
         said,
     ]
     md = (out / "summary.md").read_text()
@@ -640,4 +641,33 @@ def test_the_run_folder_and_page_say_what_the_terminal_warned_about_even_after_a
     assert repeated not in capsys.readouterr().err  # not said again: the file is not read
     again = json.loads((project.root / "again" / "summary.json").read_text())
     assert again["retrieval_warnings"] == [said]
-    assert f"<li>{said}</li>" in (project.root / "again" / "report.html").read_text()
+    # the query beyond the golden set too: run.trec holds only the golden queries' rankings
+    assert again["counts"]["extra_queries"] == ["99"]
+    assert (
+        "".join(f"<li>{n}</li>" for n in notes)
+        in (project.root / "again" / "report.html").read_text()
+    )
+
+
+def test_a_rescore_deeper_than_the_stored_rankings_says_so(
+    project: Project, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The run retrieved 5 a query: depth=20 scores R@20 on those 5, and says so (on the
+    terminal and in summary.json's warnings); depth=5 says nothing."""
+    exp = validate_experiment(raw_config(project, metrics={"measures": ["R@5", "RR"]}))
+    run_experiment(exp, progress=False)
+    monkeypatch.chdir(project.root)
+    capsys.readouterr()
+    assert main(["rescore", "out", "--out", "same", "depth=5"]) in (0, 1)
+    assert "deeper than the stored rankings" not in capsys.readouterr().err
+    code = main(["rescore", "out", "--out", "deep", "depth=20", "metrics.measures=[R@5,R@20,RR]"])
+    assert code in (0, 1)
+    said = (
+        "depth=20 is deeper than the stored rankings: the run retrieved 5 documents a query, "
+        "and a rescore retrieves none, so R@20, RR are scored on those 5"
+    )
+    assert f"warning: {said}" in capsys.readouterr().err
+    warnings = json.loads((project.root / "deep" / "summary.json").read_text())["warnings"]
+    assert any(w.startswith(said) for w in warnings)
+    metrics = json.loads((project.root / "deep" / "metrics.json").read_text())
+    assert metrics["R@20"] == metrics["R@5"]  # nothing past rank 5 to find

@@ -14,9 +14,10 @@ from evalframe.assess.runfolder import RunFolder
 from evalframe.core.errors import ConfigError, DataError
 from evalframe.core.gcpause import long_lived
 from evalframe.core.io import default_cache_dir
-from evalframe.core.messages import kept
+from evalframe.core.messages import kept, warn
 from evalframe.core.store import DATABASE
 from evalframe.core.types import Corpus, Run
+from evalframe.metrics import Metric
 
 __all__ = ["cache_main", "default_cache_dir", "load_stored_run", "rescore_main"]
 
@@ -73,6 +74,7 @@ def rescore_main(argv: Sequence[str]) -> int:
     golden = inputs.golden
     with step("reading the stored run"):  # run.trec, and per_query.jsonl when it adds to it
         run, exact = RunFolder(run_dir).read_run(exp.cache_dir)
+    _warn_deeper_than_stored(run_dir, exp.depth, exp.metrics)
     # when and from which commit the rankings were retrieved: the new timings.json
     # records the rescore's own, and keeps these beside them (a rescore of a rescore
     # keeps the first run's)
@@ -84,6 +86,10 @@ def rescore_main(argv: Sequence[str]) -> int:
     said = _stored_retrieval_warnings(run_dir)
     if said:
         run.metadata["retrieval_warnings"] = said
+    # the queries the run held beyond the golden set: run.trec keeps only the golden ones
+    extra = _stored_extra_queries(run_dir, {q.id for q in golden.queries})
+    if extra is not None and "extra_queries" not in run.metadata:
+        run.metadata["extra_queries"] = extra
     _note_golden_change(run_dir, golden.content_hash)
     context = RunContext(experiment=exp.name, output_dir=exp.output_dir, config=exp.public_config)
     relay = HookRelay.build(exp.trackers)
@@ -113,12 +119,44 @@ def rescore_main(argv: Sequence[str]) -> int:
         raise
 
 
+def _warn_deeper_than_stored(run_dir: Path, depth: int, metrics: Sequence[Metric]) -> None:
+    """A rescore does not retrieve: ``depth=20`` over rankings of 10 scores ``R@20`` on
+    those 10, under a summary that says depth 20. Said, as a run says a cutoff past its
+    depth (``pipeline.config``), with what would score it as named."""
+    try:
+        stored = RunFolder(run_dir).summary().get("depth")
+    except DataError:
+        return
+    if not isinstance(stored, int) or depth <= stored:
+        return
+    # what the missing ranks change: a cutoff past them, or none (RR, AP: the whole ranking)
+    deep = [str(m) for m in metrics if m.k is None or (isinstance(m.k, int) and m.k > stored)]
+    if not deep:
+        return
+    warn(
+        f"depth={depth} is deeper than the stored rankings: the run retrieved {stored} "
+        f"documents a query, and a rescore retrieves none, so {', '.join(deep)} "
+        f"{'is' if len(deep) == 1 else 'are'} scored on those {stored}; run the retriever "
+        f"again (python -m evalframe ... depth={depth}) to rank deeper"
+    )
+
+
 def _stored_retrieval_warnings(run_dir: Path) -> list[str]:
     try:
         said = RunFolder(run_dir).summary().get("retrieval_warnings")
     except DataError:
         return []
     return [str(w) for w in said] if isinstance(said, list) else []
+
+
+def _stored_extra_queries(run_dir: Path, golden: set[str]) -> list[str] | None:
+    """The stored run's extra query ids still not in the golden set; None for a folder
+    from before they were kept (its count alone cannot be carried)."""
+    try:
+        ids = (RunFolder(run_dir).summary().get("counts") or {}).get("extra_queries")
+    except DataError:
+        return None
+    return [str(q) for q in ids if str(q) not in golden] if isinstance(ids, list) else None
 
 
 def _note_golden_change(run_dir: Path, current: str) -> None:

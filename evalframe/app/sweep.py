@@ -75,8 +75,8 @@ def _write_page(sweep_dir: Path) -> None:
     from evalframe.core.errors import EvalframeError
     from evalframe.report.page import write_sweep_report
 
-    if not SweepFolder(sweep_dir).jobs():
-        return  # nothing ran (Hydra refused the sweep): no page to draw
+    if not any(job.summary for job in SweepFolder(sweep_dir).jobs()):
+        return  # nothing ran (Hydra refused the sweep), or no job got as far as results
     try:
         page = write_sweep_report(sweep_dir)
     except EvalframeError as exc:

@@ -262,11 +262,12 @@ def _warn_past_depth(metrics: list[Metric], depth: int) -> None:
         return
     names = ", ".join(str(m) for m in deep)
     widest = max(int(m.k) for m in deep if m.k is not None)
+    one = len(deep) == 1
     warn(
-        f"{names} look{'s' if len(deep) == 1 else ''} past depth {depth}: each query retrieves "
-        f"{depth} documents, so {'it is' if len(deep) == 1 else 'they are'} scored on those "
-        f"{depth} and equal{'s' if len(deep) == 1 else ''} the value at @{depth}; set "
-        f"depth={widest} to score {'it' if len(deep) == 1 else 'them'} as named"
+        f"{names} look{'s' if one else ''} past depth {depth}: each query retrieves "
+        f"{depth} documents, so {'it is' if one else 'they are'} scored on those {depth} "
+        "as if nothing relevant came after them; set "
+        f"depth={widest} to score {'it' if one else 'them'} as named"
     )
 
 

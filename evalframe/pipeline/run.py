@@ -204,6 +204,9 @@ def _write_outputs(
         "counts": {
             "missing_queries": list(evaluation.scores.missing),
             "extra_queries_in_run": len(evaluation.extra_queries),
+            # their ids: the page names them, and a rescore (whose run.trec holds only
+            # the golden queries' rankings) keeps them
+            "extra_queries": list(evaluation.extra_queries),
             "skipped": {str(m): n for m, n in evaluation.scores.skipped.items()},
         },
         "ties": evaluation.scores.ties.as_dict() if evaluation.scores.ties else None,

@@ -13,9 +13,10 @@ from typing import Any
 from evalframe.assess.runfolder import RunFolder, document_hash
 from evalframe.core.errors import EvalframeError
 from evalframe.core.gcpause import settle
+from evalframe.core.messages import shown
 from evalframe.core.types import Corpus
 from evalframe.metrics import Policies
-from evalframe.report.plotdata import curve_families
+from evalframe.report.plotdata import LatencyData, curve_families, latency_data
 
 __all__ = ["BaselineView", "DocTexts", "Rule", "RunView", "corpus_texts", "stored_corpus_texts"]
 
@@ -137,6 +138,18 @@ class RunView:
         return run_notes(self.summary)
 
     @property
+    def measured_latency(self) -> LatencyData | None:
+        """The per-query latencies, when they measure retrieval: not a run file's (its
+        rankings are looked up), nor one value for every query (a batch retriever's
+        time, shared out evenly)."""
+        if self.summary.get("retriever") == "run_file":
+            return None
+        lat = latency_data(self.records)
+        if lat is None or min(lat.values) == max(lat.values):
+            return None
+        return lat
+
+    @property
     def curve_families(self) -> dict[str, str]:
         """The metric@k curves of this run's page: its own measures' families, headline
         first (``plotdata.curve_families``)."""
@@ -162,10 +175,11 @@ def run_notes(summary: dict[str, Any]) -> list[str]:
     policy = (summary.get("policies") or {}).get("missing_query", "?")
     out = []
     if isinstance(missing, list) and missing:
-        out.append(missing_note(len(missing), str(policy)))
+        out.append(missing_note([str(q) for q in missing], str(policy)))
     extra = counts.get("extra_queries_in_run")
+    ids = counts.get("extra_queries")
     if isinstance(extra, int) and extra > 0:
-        out.append(extra_note(extra))
+        out.append(extra_note([str(q) for q in ids] if isinstance(ids, list) else [], extra))
     for key in ("retrieval_warnings", "warnings"):
         said = summary.get(key)
         for w in said if isinstance(said, list) else ():
@@ -174,15 +188,22 @@ def run_notes(summary: dict[str, Any]) -> list[str]:
     return out
 
 
-def missing_note(n: int, policy: str) -> str:
-    """The terminal's and the page's words for golden queries the run has no ranking for."""
-    has = "query has" if n == 1 else "queries have"
-    return f"{n} golden {has} no ranking in the run (policy missing_query={policy})"
+def missing_note(ids: list[str], policy: str) -> str:
+    """The terminal's and the page's words for golden queries the run has no ranking
+    for, with the first five ids."""
+    has = "query has" if len(ids) == 1 else "queries have"
+    return (
+        f"{len(ids)} golden {has} no ranking in the run (policy missing_query={policy}): "
+        + shown(ids, limit=5)
+    )
 
 
-def extra_note(n: int) -> str:
-    """... and for the run's queries that no golden query asked (ids follow on the terminal)."""
-    return f"the run has {n} {'query' if n == 1 else 'queries'} not in the golden set (ignored)"
+def extra_note(ids: list[str], count: int | None = None) -> str:
+    """... and for the run's queries that no golden query asked (``count`` when a folder
+    from before the ids were kept gives only their number)."""
+    n = len(ids) if count is None else count
+    text = f"the run has {n} {'query' if n == 1 else 'queries'} not in the golden set (ignored)"
+    return f"{text}: {shown(ids, limit=5)}" if ids else text
 
 
 @dataclass

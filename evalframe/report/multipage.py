@@ -26,7 +26,6 @@ from evalframe.report.model import RunView
 from evalframe.report.plotdata import (
     Curves,
     headline_metrics,
-    latency_data,
     metric_curves,
     slice_bars,
 )
@@ -233,7 +232,8 @@ def render_multi_page(multi: MultiRun, out: Path | None = None) -> str:
                     ident="plot-slices",
                 )
             )
-    lat = {label: latency_data(v.records) for v, label in zip(views, labels, strict=True)}
+    # as on a run's page: not a run file's lookups, nor a batch's one shared value
+    lat = {label: v.measured_latency for v, label in zip(views, labels, strict=True)}
     lat_ok = {k: x for k, x in lat.items() if x is not None and not multi.stable}
     if lat_ok:
         figs.append(

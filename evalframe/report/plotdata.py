@@ -35,6 +35,7 @@ __all__ = [
     "latency_data",
     "mean_or_nan",
     "metric_curves",
+    "passed_over",
     "reliability",
     "same_as",
     "score_histogram",
@@ -69,10 +70,32 @@ def headline_metrics(
     is not among them (the page's ✓/⚠/✗ are read from it).
 
     With the per-query ``records``, a measure that equals an earlier one on every
-    query is passed over (:func:`same_as`): Galaxy's Hit@1, RR@1 and nDCG@1 are one
-    number on binary labels, and three equal bars would say nothing twice.
+    query is passed over (:func:`same_as`, :func:`passed_over`): Galaxy's Hit@1,
+    RR@1 and nDCG@1 are one number on binary labels, and three equal bars would say
+    nothing twice.
     """
+    return _choose(names, criterion, limit, records)[0]
+
+
+def passed_over(
+    names: Sequence[str],
+    criterion: str | None,
+    records: Sequence[Mapping[str, Any]],
+    limit: int = 3,
+) -> dict[str, str]:
+    """{measure: the earlier one it equals}, for each measure :func:`headline_metrics`
+    passed over on its way to its choice (not those beyond the last one it took)."""
+    return _choose(names, criterion, limit, records)[1]
+
+
+def _choose(
+    names: Sequence[str],
+    criterion: str | None,
+    limit: int,
+    records: Sequence[Mapping[str, Any]] | None,
+) -> tuple[list[str], dict[str, str]]:
     pool = list(names)
+    equal: dict[str, str] = {}
     if records is not None:
         equal = same_as(records, pool)
         pool = [n for n in pool if n not in equal]
@@ -81,7 +104,13 @@ def headline_metrics(
     chosen = pool[:limit]
     if criterion and criterion in pool and criterion not in chosen:
         chosen = [*chosen[: limit - 1], criterion]
-    return chosen
+    # how far down the list the choice went, the criterion's own place aside
+    taken = [names.index(c) for c in chosen if c != criterion or c in pool[:limit]]
+    reach = max(taken, default=-1)
+    over = {m: equal[m] for m in names[: reach + 1] if m in equal}
+    if criterion is not None:  # the criterion replaced by the one it equals
+        over.update({m: e for m, e in equal.items() if e == criterion and m not in over})
+    return chosen, over
 
 
 def same_as(records: Sequence[Mapping[str, Any]], names: Sequence[str]) -> dict[str, str]:

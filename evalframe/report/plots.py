@@ -164,7 +164,9 @@ def _rc() -> Any:
 
 
 @kept
-def curves_svg(series: Mapping[str, Curves], name: str = "curves") -> str:
+def curves_svg(
+    series: Mapping[str, Curves], name: str = "curves", titles: Mapping[str, str] | None = None
+) -> str:
     """Each curve family (recall, precision, nDCG; or the run's own, see
     ``plotdata.curve_families``) against k: one panel each, one line per run.
 
@@ -185,7 +187,7 @@ def curves_svg(series: Mapping[str, Curves], name: str = "curves") -> str:
                     linewidth=1.4,
                     **_style(i),
                 )
-            ax.set_title(f"{CURVE_TITLES.get(family, family)}@k")
+            ax.set_title(_curve_title(family, titles))
             ax.set_xlabel("k")
             ax.set_ylim(-0.02, 1.02)
             ax.set_xlim(left=0.5)
@@ -194,8 +196,16 @@ def curves_svg(series: Mapping[str, Curves], name: str = "curves") -> str:
             legend = _legend(fig, *axes[0].get_legend_handles_labels())
             fig.set_figheight(2.7 + legend)
         _margins(fig, left=0.45, bottom=0.45 + legend, wspace=0.25)
-        titles = ", ".join(f"{CURVE_TITLES.get(f, f)}@k" for f in families)
-        return _svg(fig, name, f"metric at k: {titles} against k")
+        drawn = ", ".join(_curve_title(f, titles) for f in families)
+        return _svg(fig, name, f"metric at k: {drawn} against k")
+
+
+def _curve_title(family: str, titles: Mapping[str, str] | None) -> str:
+    """A panel's title: the caller's (a harness's label beside the canonical name),
+    else the canonical ``R@k``."""
+    if titles and family in titles:
+        return titles[family]
+    return f"{CURVE_TITLES.get(family, family)}@k"
 
 
 @kept

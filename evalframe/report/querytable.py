@@ -12,7 +12,7 @@ from typing import Any
 from evalframe.assess.runfolder import FAIL, NEGATIVE, PASS, UNSCORED, WARN
 from evalframe.report.html import STATUS_WORD, esc, fmt, mark
 from evalframe.report.model import DocTexts, RunView
-from evalframe.report.plotdata import headline_metrics, number, same_as
+from evalframe.report.plotdata import headline_metrics, number, passed_over, same_as
 
 __all__ = ["LAZY_OVER", "labelled_html", "lazy_block", "queries_section", "too_much_text"]
 
@@ -193,13 +193,11 @@ def equal_note(view: RunView, what: str, *, html: bool = True) -> str:
     """`` On every query RR@1 equals Hit@1, so their bars are not shown again.``: the
     measures :func:`headline_metrics` passed over for an equal one, or nothing. HTML
     (names in ``<code>``), or plain text with ``html=False``."""
-    equal = same_as(view.records, view.metric_names)
-    plain = headline_metrics(view.metric_names, view.rule.criterion)
-    over = [m for m in plain if m in equal]
+    over = passed_over(view.metric_names, view.rule.criterion, view.records)
     if not over:
         return ""
     name = (lambda m: labelled_html(view, m)) if html else view.labelled
-    said = "; ".join(f"{name(m)} equals {name(equal[m])}" for m in over)
+    said = "; ".join(f"{name(m)} equals {name(e)}" for m, e in over.items())
     return f" On every query {said}, so {what} not shown again."
 
 

@@ -22,7 +22,6 @@ from evalframe.report.model import BaselineView, DocTexts, RunView
 from evalframe.report.plotdata import (
     calibration_reliability,
     headline_metrics,
-    latency_data,
     metric_curves,
     reliability,
     score_histogram,
@@ -271,6 +270,25 @@ def _label_clash(view: RunView, families: dict[str, str]) -> str:
     )
 
 
+def curve_titles(view: RunView, families: dict[str, str]) -> dict[str, str]:
+    """Each curve's panel title: ``R@k``, or with ``metrics.labels`` that name the family's
+    metrics alike (ADK's Hit@1 "Recall@1", Hit@5 "Recall@5"), ``Recall@k (Hit@k)``."""
+    labels = view.summary.get("labels") or {}
+    out = {}
+    for key, name in families.items():
+        said = {  # "Recall" of Hit@5's "Recall@5"; "MRR" of RR's "MRR" (no cutoff)
+            str(label).split("@")[0].strip()
+            for canonical, label in labels.items()
+            if str(canonical).split("@")[0] == name
+            and ("@" in str(label)) == ("@" in str(canonical))
+        }
+        title = f"{name}@k"
+        if len(said) == 1 and said != {name}:
+            title = f"{said.pop()}@k ({title})"
+        out[key] = title
+    return out
+
+
 def _curves_caption(families: dict[str, str]) -> str:
     names = [f"<code>{esc(name)}@k</code>" for name in families.values()]
     listed = names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
@@ -297,7 +315,7 @@ def plots_section(view: RunView, baseline: BaselineView | None = None) -> str:
         against = " The baseline's curves are drawn beside this run's."
     parts.append(
         figure(
-            plots.curves_svg(series, name="curves"),
+            plots.curves_svg(series, name="curves", titles=curve_titles(view, families)),
             _curves_caption(families) + _label_clash(view, families) + against,
             wide=True,
             ident="plot-curves",
@@ -335,10 +353,8 @@ def plots_section(view: RunView, baseline: BaselineView | None = None) -> str:
                 ident="plot-scores",
             )
         )
-    # a run file's rankings are looked up, not retrieved: its "latency" says nothing; nor
-    # does one value for every query (a batch retriever's time, shared out evenly)
-    lat = None if view.summary.get("retriever") == "run_file" else latency_data(view.records)
-    if lat is not None and min(lat.values) != max(lat.values):
+    lat = view.measured_latency  # none for a run file, or one value for every query
+    if lat is not None:
         parts.append(
             figure(
                 plots.latency_svg(lat),

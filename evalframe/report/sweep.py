@@ -97,5 +97,6 @@ def render_sweep(
     drawn: list[Any] = [Text(title)]
     for part in parts:
         drawn.append(table([cols[i] for i in part], [[r[i] for i in part] for r in rows]))
-    drawn.append(Text(f"{BEST} the best job for that metric (the highest mean)"))
+    if best:  # no job left a result (each one's error above): no best to mark
+        drawn.append(Text(f"{BEST} the best job for that metric (the highest mean)"))
     return render(*drawn, width=width, color=color)

@@ -20,7 +20,6 @@ from evalframe.assess.runfolder import (
     WARN,
     per_query_records,
 )
-from evalframe.core.messages import shown
 from evalframe.report.model import extra_note, missing_note
 
 if TYPE_CHECKING:
@@ -108,10 +107,10 @@ def render_report(
     )
     missing = evaluation.scores.missing
     if missing:
-        out.append(f"  note: {missing_note(len(missing), evaluation.policies.missing_query)}")
+        out.append(f"  note: {missing_note(list(missing), evaluation.policies.missing_query)}")
     unasked = evaluation.extra_queries
     if unasked:
-        out.append(f"  note: {extra_note(len(unasked))}: {shown(unasked, limit=5)}")
+        out.append(f"  note: {extra_note(unasked)}")
 
     # metrics.labels: a harness's own name for a metric, for display only
     labels = exp.labels
@@ -271,9 +270,9 @@ def render_brief(
     ]
     missing = evaluation.scores.missing
     if missing:
-        out.append(f"  note: {missing_note(len(missing), evaluation.policies.missing_query)}")
+        out.append(f"  note: {missing_note(list(missing), evaluation.policies.missing_query)}")
     if evaluation.extra_queries:
-        out.append(f"  note: {extra_note(len(evaluation.extra_queries))}")
+        out.append(f"  note: {extra_note(evaluation.extra_queries)}")
     cells = []
     for m in exp.headline:
         agg = evaluation.overall.get(m)

@@ -212,6 +212,12 @@ def test_a_file_in_another_format_than_guessed_is_told_to_say_which(
     assert f"{golden}:1: record has no 'question', 'expected_chunks' field" in err
     assert "jsonl was a guess from the .jsonl suffix: a file in another format needs " in err
     assert "--format NAME (" in err and "galaxy" in err and "Traceback" not in err
+    assert 'hint: each line is {"id": ..., "question": ...' in err
+    # only expected_chunks missing: the likelier mistake is a negative example without []
+    write_jsonl(golden, [{"id": "q1", "question": "Which tool trims reads?"}])
+    _, _, err = run(capsys, "validate", str(golden))
+    assert 'hint: a negative example still needs "expected_chunks": []' in err
+    write_jsonl(golden, [{"id": "q1", "tools": ["upload1"]}])
     code, out, err = run(capsys, "validate", str(golden), "--format", "galaxy")
     assert code == 1, err  # read; one query is below --min-queries
     assert out.startswith("golden set gold (galaxy, 1 queries, hash ")

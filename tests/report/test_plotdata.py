@@ -22,6 +22,7 @@ from evalframe.report.plotdata import (
     k_grid,
     latency_data,
     metric_curves,
+    passed_over,
     reliability,
     score_histogram,
     slice_bars,
@@ -297,3 +298,22 @@ def test_curves_of_the_runs_own_measures_by_hand() -> None:
     # q1 has b (relevant) at 1; q2 has c at 2; q4 has nothing
     assert got.values["Hit"] == pytest.approx([1 / 3, 2 / 3, 2 / 3])
     assert got.values["RR"] == pytest.approx([1 / 3, (1 + 1 / 2) / 3, (1 + 1 / 2) / 3])
+
+
+def test_a_measure_equal_to_an_earlier_one_on_every_query_is_passed_over() -> None:
+    """Galaxy's shape: Hit@1 = RR@1 = nDCG@1 on every query (binary labels), so the
+    three places go to Hit@1, Hit@3 and the criterion RR@10, and the two passed over
+    are named."""
+    values = [
+        {"Hit@1": 1.0, "RR@1": 1.0, "nDCG@1": 1.0, "Hit@3": 1.0, "RR@5": 1.0, "RR@10": 1.0},
+        {"Hit@1": 0.0, "RR@1": 0.0, "nDCG@1": 0.0, "Hit@3": 1.0, "RR@5": 0.5, "RR@10": 0.5},
+        {"Hit@1": 0.0, "RR@1": 0.0, "nDCG@1": 0.0, "Hit@3": 0.0, "RR@5": 0.0, "RR@10": 0.125},
+    ]
+    records = [{"metrics": v} for v in values]
+    names = list(values[0])
+    assert headline_metrics(names, "RR@10") == ["Hit@1", "RR@1", "RR@10"]  # no records
+    assert headline_metrics(names, "RR@10", records=records) == ["Hit@1", "Hit@3", "RR@10"]
+    assert passed_over(names, "RR@10", records) == {"RR@1": "Hit@1", "nDCG@1": "Hit@1"}
+    # a criterion equal to an earlier measure: the earlier one stands for it, and is named
+    assert headline_metrics(names, "RR@1", records=records) == ["Hit@1", "Hit@3", "RR@5"]
+    assert passed_over(names, "RR@1", records) == {"RR@1": "Hit@1", "nDCG@1": "Hit@1"}

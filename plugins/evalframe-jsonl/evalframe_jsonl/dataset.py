@@ -131,7 +131,13 @@ class JsonlDataset:
 
     def _query(self, record: Any, at: At, domain: str | None, seen: UniqueIds) -> GoldenQuery:
         fields = at.mapping(record, "golden-set line")
-        at.require(fields, REQUIRED, hint='a negative example still needs "expected_chunks": []')
+        if "expected_chunks" not in fields and all(
+            f in fields for f in REQUIRED if f != "expected_chunks"
+        ):
+            hint = 'a negative example still needs "expected_chunks": []'
+        else:
+            hint = 'each line is {"id": ..., "question": ..., "expected_chunks": [...]}'
+        at.require(fields, REQUIRED, hint=hint)
         qid = at.ident(fields["id"], "id")
         seen.add(qid, at)
         question = at.text(fields["question"], "question")
