@@ -24,6 +24,7 @@ from evalframe.report.model import extra_note, missing_note
 
 if TYPE_CHECKING:
     from evalframe.assess.results import Evaluation, GateResult
+    from evalframe.core.types import GoldenSet
     from evalframe.pipeline.config import Experiment
     from evalframe.pipeline.run import PipelineResult
 
@@ -233,11 +234,29 @@ def render_report(
     else:
         out.append("Gates: none configured")
 
+    out += _closing(exp, golden, gates, outputs, gap=True)
+    from evalframe.core.console import WIDTH
+
+    return "\n".join(_fit("\n".join(out).split("\n"), WIDTH))
+
+
+def _closing(
+    exp: Experiment,
+    golden: GoldenSet,
+    gates: list[GateResult],
+    outputs: dict[str, Path],
+    *,
+    gap: bool,
+) -> list[str]:
+    """Both reports' last lines: the verdict's warnings, where the run was saved, and the
+    result (``gap``: a blank line before the folder, as the full report has)."""
+    out = []
     failed_required = [g.name for g in gates if g.required and not g.passed]
     warnings = verdict_warnings(golden, gates)
     for warning in warnings:
         out.append(f"  {WARN} warning: {warning}")
-    out.append("")
+    if gap:
+        out.append("")
     if outputs:
         out.append(f"Saved results to: {exp.output_dir}")
     if "report_html" in outputs:
@@ -249,9 +268,7 @@ def render_report(
         )
     else:
         out.append(f"Result: PASSED{provisional}")
-    from evalframe.core.console import WIDTH
-
-    return "\n".join(_fit("\n".join(out).split("\n"), WIDTH))
+    return out
 
 
 def render_brief(
@@ -291,21 +308,7 @@ def render_brief(
         for g in gates:
             if not g.passed:
                 out.append(f"    {g.name}: {g.message}")
-    failed_required = [g.name for g in gates if g.required and not g.passed]
-    warnings = verdict_warnings(golden, gates)
-    for warning in warnings:
-        out.append(f"  {WARN} warning: {warning}")
-    if outputs:
-        out.append(f"Saved results to: {exp.output_dir}")
-    if "summary_md" in outputs:
-        out.append(f"Report: {outputs['report_html']} (summary: {outputs['summary_md'].name})")
-    provisional = f" (provisional: {len(warnings)} warning(s) above)" if warnings else ""
-    if failed_required:
-        out.append(
-            f"Result: FAILED — required gate(s) failed: {', '.join(failed_required)}{provisional}"
-        )
-    else:
-        out.append(f"Result: PASSED{provisional}")
+    out += _closing(exp, golden, gates, outputs, gap=False)
     from evalframe.core.console import WIDTH
 
     return "\n".join(_fit(out, WIDTH))
