@@ -69,10 +69,10 @@ def headline_metrics(
     of the run's measures, with the status criterion taking the last place if it
     is not among them (the page's ✓/⚠/✗ are read from it).
 
-    With the per-query ``records``, a measure that equals an earlier one on every
-    query is passed over (:func:`same_as`, :func:`passed_over`): Galaxy's Hit@1,
-    RR@1 and nDCG@1 are one number on binary labels, and three equal bars would say
-    nothing twice.
+    With the per-query ``records`` (at least :data:`SAME_ON_AT_LEAST`), a measure
+    that equals an earlier one on every query is passed over (:func:`same_as`,
+    :func:`passed_over`): Galaxy's Hit@1, RR@1 and nDCG@1 are one number on binary
+    labels, and three equal bars would say nothing twice. The criterion never is.
     """
     return _choose(names, criterion, limit, records)[0]
 
@@ -96,21 +96,22 @@ def _choose(
 ) -> tuple[list[str], dict[str, str]]:
     pool = list(names)
     equal: dict[str, str] = {}
-    if records is not None:
-        equal = same_as(records, pool)
+    if records is not None and len(records) >= SAME_ON_AT_LEAST:
+        # the criterion stays itself: the status column names it
+        equal = {m: e for m, e in same_as(records, pool).items() if m != criterion}
         pool = [n for n in pool if n not in equal]
-        if criterion in equal:
-            criterion = equal[criterion]
     chosen = pool[:limit]
     if criterion and criterion in pool and criterion not in chosen:
         chosen = [*chosen[: limit - 1], criterion]
     # how far down the list the choice went, the criterion's own place aside
     taken = [names.index(c) for c in chosen if c != criterion or c in pool[:limit]]
     reach = max(taken, default=-1)
-    over = {m: equal[m] for m in names[: reach + 1] if m in equal}
-    if criterion is not None:  # the criterion replaced by the one it equals
-        over.update({m: e for m, e in equal.items() if e == criterion and m not in over})
-    return chosen, over
+    return chosen, {m: equal[m] for m in names[: reach + 1] if m in equal}
+
+
+#: Fewer queries than this, and two measures may agree on every one by chance: none is
+#: passed over for being equal to another (Galaxy has 66, the quickstart 26).
+SAME_ON_AT_LEAST = 20
 
 
 def same_as(records: Sequence[Mapping[str, Any]], names: Sequence[str]) -> dict[str, str]:

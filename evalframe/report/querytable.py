@@ -12,7 +12,7 @@ from typing import Any
 from evalframe.assess.runfolder import FAIL, NEGATIVE, PASS, UNSCORED, WARN
 from evalframe.report.html import STATUS_WORD, esc, fmt, mark
 from evalframe.report.model import DocTexts, RunView
-from evalframe.report.plotdata import headline_metrics, number, passed_over, same_as
+from evalframe.report.plotdata import headline_metrics, number, passed_over
 
 __all__ = ["LAZY_OVER", "labelled_html", "lazy_block", "queries_section", "too_much_text"]
 
@@ -206,8 +206,7 @@ def queries_section(view: RunView, texts: DocTexts | None) -> str:
     fields = view.slice_fields
     criterion = view.rule.criterion
     shown_metrics = headline_metrics(view.metric_names, criterion, records=records)
-    in_view = criterion in view.metric_names and criterion not in shown_metrics
-    if in_view and criterion not in same_as(records, view.metric_names):  # else one shown
+    if criterion in view.metric_names and criterion not in shown_metrics:
         shown_metrics.append(criterion)
     has_category = any(category(r) for r in records)
     k = view.detail_k

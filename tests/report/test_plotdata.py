@@ -309,11 +309,14 @@ def test_a_measure_equal_to_an_earlier_one_on_every_query_is_passed_over() -> No
         {"Hit@1": 0.0, "RR@1": 0.0, "nDCG@1": 0.0, "Hit@3": 1.0, "RR@5": 0.5, "RR@10": 0.5},
         {"Hit@1": 0.0, "RR@1": 0.0, "nDCG@1": 0.0, "Hit@3": 0.0, "RR@5": 0.0, "RR@10": 0.125},
     ]
-    records = [{"metrics": v} for v in values]
+    records = [{"metrics": v} for v in values] * 7  # 21: enough that equal is no chance
     names = list(values[0])
     assert headline_metrics(names, "RR@10") == ["Hit@1", "RR@1", "RR@10"]  # no records
     assert headline_metrics(names, "RR@10", records=records) == ["Hit@1", "Hit@3", "RR@10"]
     assert passed_over(names, "RR@10", records) == {"RR@1": "Hit@1", "nDCG@1": "Hit@1"}
-    # a criterion equal to an earlier measure: the earlier one stands for it, and is named
-    assert headline_metrics(names, "RR@1", records=records) == ["Hit@1", "Hit@3", "RR@5"]
-    assert passed_over(names, "RR@1", records) == {"RR@1": "Hit@1", "nDCG@1": "Hit@1"}
+    # the criterion is never passed over: the status column names it
+    assert headline_metrics(names, "RR@1", records=records) == ["Hit@1", "RR@1", "Hit@3"]
+    assert passed_over(names, "RR@1", records) == {"nDCG@1": "Hit@1"}
+    # too few queries to tell equal measures from a chance agreement: none passed over
+    assert headline_metrics(names, "RR@10", records=records[:19]) == ["Hit@1", "RR@1", "RR@10"]
+    assert passed_over(names, "RR@10", records[:19]) == {}
