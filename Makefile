@@ -38,8 +38,8 @@ PYTEST_ARGS ?= -n auto
 test: install
 	PYTHONDONTWRITEBYTECODE= $(PY) -m pytest -q $(PYTEST_ARGS)
 
-# The suite and the tests marked `extended` (the dense model over all of Cranfield,
-# minutes of two cores; `make test` and CI skip them)
+# The suite and the tests marked `extended` (the dense model over all of Cranfield and
+# a submitit sweep, minutes of two cores; `make test` and CI skip them)
 test-all: install
 	PYTHONDONTWRITEBYTECODE= $(PY) -m pytest -q $(PYTEST_ARGS) --extended
 

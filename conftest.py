@@ -40,8 +40,8 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     """
     slow = {item.path for item in items if item.get_closest_marker("slow")}
     items.sort(key=lambda item: item.path not in slow)  # stable: file order within each part
-    # The `extended` tests are minutes of one run that a quicker test also covers (the
-    # dense model over all of Cranfield: two cores for two minutes, a fifth of the suite).
+    # The `extended` tests are long runs that a quicker test also covers (the dense model
+    # over all of Cranfield: two cores for two minutes; a sweep under submitit).
     # `make test`, which CI runs, skips them by name; `make test-all` runs them.
     if not config.getoption("--extended"):
         skip = pytest.mark.skip(reason="extended: `make test-all` (pytest --extended) runs it")

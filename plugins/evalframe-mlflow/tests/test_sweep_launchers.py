@@ -76,7 +76,10 @@ LAUNCHERS = {
 @pytest.mark.parametrize(
     "launcher",
     [
-        "submitit_local",
+        # a process per job, each importing evalframe and mlflow: half a minute of two
+        # cores, so `make test-all` runs it; CI's subset sweeps under joblib's process
+        # pool (test_sweep.py) and shares one cache across processes (test_http_faults.py)
+        pytest.param("submitit_local", marks=pytest.mark.extended),
         pytest.param(
             "ray",
             marks=pytest.mark.skipif(not _RAY, reason="needs the ray extra: evalframe[ray]"),
