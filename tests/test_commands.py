@@ -671,3 +671,20 @@ def test_a_rescore_deeper_than_the_stored_rankings_says_so(
     assert any(w.startswith(said) for w in warnings)
     metrics = json.loads((project.root / "deep" / "metrics.json").read_text())
     assert metrics["R@20"] == metrics["R@5"]  # nothing past rank 5 to find
+
+
+def test_a_rescore_after_the_golden_set_changed_says_so(
+    project: Project, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    run_experiment(validate_experiment(raw_config(project)), progress=False)
+    before = json.loads((project.root / "out" / "summary.json").read_text())["golden_set"]
+    edited = [{**GOLDEN[0], "expected_chunks": ["cache"]}, *GOLDEN[1:]]
+    project.golden.write_text("".join(json.dumps(r) + "\n" for r in edited))
+    monkeypatch.chdir(project.root)
+    capsys.readouterr()
+    assert main(["rescore", "out", "--out", "again"]) in (0, 1)
+    after = json.loads((project.root / "again" / "summary.json").read_text())["golden_set"]
+    change = f"({before['content_hash']} -> {after['content_hash']})"
+    assert f"note: the golden set changed since this run {change}" in capsys.readouterr().err
+    assert main(["rescore", "again", "--out", "third"]) in (0, 1)  # unchanged since: quiet
+    assert "the golden set changed" not in capsys.readouterr().err

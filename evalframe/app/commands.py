@@ -9,6 +9,7 @@ import sys
 import tempfile
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from evalframe.assess.runfolder import RunFolder
 from evalframe.core.errors import ConfigError, DataError
@@ -74,7 +75,9 @@ def rescore_main(argv: Sequence[str]) -> int:
     golden = inputs.golden
     with step("reading the stored run"):  # run.trec, and per_query.jsonl when it adds to it
         run, exact = RunFolder(run_dir).read_run(exp.cache_dir)
-    _warn_deeper_than_stored(run_dir, exp.depth, exp.metrics)
+    # the stored summary, read once: what the run said, how deep it ranked, on what set
+    before = _stored_summary(run_dir)
+    _warn_deeper_than_stored(before, exp.depth, exp.metrics)
     # when and from which commit the rankings were retrieved: the new timings.json
     # records the rescore's own, and keeps these beside them (a rescore of a rescore
     # keeps the first run's)
@@ -83,14 +86,14 @@ def rescore_main(argv: Sequence[str]) -> int:
     if retrieved:
         run.metadata["retrieved"] = retrieved
     # what the retriever warned about then (it is not asked again): the page still says it
-    said = _stored_retrieval_warnings(run_dir)
+    said = _stored_retrieval_warnings(before)
     if said:
         run.metadata["retrieval_warnings"] = said
     # the queries the run held beyond the golden set: run.trec keeps only the golden ones
-    extra = _stored_extra_queries(run_dir, {q.id for q in golden.queries})
+    extra = _stored_extra_queries(before, {q.id for q in golden.queries})
     if extra is not None and "extra_queries" not in run.metadata:
         run.metadata["extra_queries"] = extra
-    _note_golden_change(run_dir, golden.content_hash)
+    _note_golden_change(before, golden.content_hash)
     context = RunContext(experiment=exp.name, output_dir=exp.output_dir, config=exp.public_config)
     relay = HookRelay.build(exp.trackers)
     relay.emit("on_run_start", context)
@@ -119,14 +122,23 @@ def rescore_main(argv: Sequence[str]) -> int:
         raise
 
 
-def _warn_deeper_than_stored(run_dir: Path, depth: int, metrics: Sequence[Metric]) -> None:
+def _stored_summary(run_dir: Path) -> dict[str, Any]:
+    """The re-scored folder's ``summary.json`` (empty when it has none it can read)."""
+    if not RunFolder.is_run(run_dir):
+        return {}
+    try:
+        return RunFolder(run_dir).summary()
+    except DataError:
+        return {}
+
+
+def _warn_deeper_than_stored(
+    summary: dict[str, Any], depth: int, metrics: Sequence[Metric]
+) -> None:
     """A rescore does not retrieve: ``depth=20`` over rankings of 10 scores ``R@20`` on
     those 10, under a summary that says depth 20. Said, as a run says a cutoff past its
     depth (``pipeline.config``), with what would score it as named."""
-    try:
-        stored = RunFolder(run_dir).summary().get("depth")
-    except DataError:
-        return
+    stored = summary.get("depth")
     if not isinstance(stored, int) or depth <= stored:
         return
     # what the missing ranks change: a cutoff past them, or none (RR, AP: the whole ranking)
@@ -141,32 +153,23 @@ def _warn_deeper_than_stored(run_dir: Path, depth: int, metrics: Sequence[Metric
     )
 
 
-def _stored_retrieval_warnings(run_dir: Path) -> list[str]:
-    try:
-        said = RunFolder(run_dir).summary().get("retrieval_warnings")
-    except DataError:
-        return []
+def _stored_retrieval_warnings(summary: dict[str, Any]) -> list[str]:
+    said = summary.get("retrieval_warnings")
     return [str(w) for w in said] if isinstance(said, list) else []
 
 
-def _stored_extra_queries(run_dir: Path, golden: set[str]) -> list[str] | None:
+def _stored_extra_queries(summary: dict[str, Any], golden: set[str]) -> list[str] | None:
     """The stored run's extra query ids still not in the golden set; None for a folder
     from before they were kept (its count alone cannot be carried)."""
-    try:
-        ids = (RunFolder(run_dir).summary().get("counts") or {}).get("extra_queries")
-    except DataError:
-        return None
+    counts = summary.get("counts")
+    ids = counts.get("extra_queries") if isinstance(counts, dict) else None
     return [str(q) for q in ids if str(q) not in golden] if isinstance(ids, list) else None
 
 
-def _note_golden_change(run_dir: Path, current: str) -> None:
-    if not RunFolder.is_run(run_dir):
-        return
-    try:
-        stored = RunFolder(run_dir).summary()["golden_set"]["content_hash"]
-    except (DataError, KeyError, TypeError):
-        return
-    if stored != current:
+def _note_golden_change(summary: dict[str, Any], current: str) -> None:
+    golden = summary.get("golden_set")
+    stored = golden.get("content_hash") if isinstance(golden, dict) else None
+    if stored is not None and stored != current:
         print(
             f"note: the golden set changed since this run ({stored} -> {current}); the run is "
             "re-scored against the current judgments, and queries it never saw count as missing",
