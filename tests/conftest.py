@@ -5,13 +5,13 @@ from __future__ import annotations
 import io
 import json
 import os
-import subprocess
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
+
+from tests import forkrun
 
 CORPUS = [
     {"id": "install", "text": "Install the tool with pip install and a virtual environment."},
@@ -65,20 +65,14 @@ class Project:
     golden: Path
 
     def run(self, *args: str, timeout: float = 120) -> Result:
-        """Run ``python -m evalframe`` in the project folder, as a user would."""
+        """Run ``python -m evalframe`` in the project folder, as a user would (a process
+        of its own, forked from one that imported evalframe already: tests/forkrun.py)."""
         env = {
             **os.environ,
             "EVALFRAME_CACHE_DIR": str(self.root / ".cache"),
             "PYTHONIOENCODING": "utf-8",
         }
-        proc = subprocess.run(
-            [sys.executable, "-m", "evalframe", *args],
-            cwd=self.root,
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=timeout,
-        )
+        proc = forkrun.run(args, cwd=self.root, env=env, timeout=timeout)
         return Result(proc.returncode, proc.stdout, proc.stderr)
 
     def data_args(self) -> list[str]:

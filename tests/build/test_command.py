@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from tests import forkrun
 from tests.build.build_helpers import jsonl
 
 
@@ -25,14 +26,7 @@ def run(cwd: Path, *args: str, timeout: float = 180) -> subprocess.CompletedProc
         "EVALFRAME_TRACKING": "none",
         "PYTHONIOENCODING": "utf-8",
     }
-    return subprocess.run(
-        [sys.executable, "-m", "evalframe", *args],
-        cwd=cwd,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-    )
+    return forkrun.run(args, cwd=cwd, env=env, timeout=timeout)  # a process of its own
 
 
 @pytest.mark.slow

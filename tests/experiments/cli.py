@@ -5,9 +5,10 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
+
+from tests import forkrun
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -25,14 +26,7 @@ def evalframe(
         "EVALFRAME_TRACKING": "none",
         "PYTHONIOENCODING": "utf-8",
     }
-    return subprocess.run(
-        [sys.executable, "-m", "evalframe", *args],
-        cwd=cwd,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-    )
+    return forkrun.run(args, cwd=cwd, env=env, timeout=timeout)  # a process of its own
 
 
 def read_json(path: Path) -> Any:

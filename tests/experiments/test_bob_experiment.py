@@ -11,7 +11,6 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +18,7 @@ import pytest
 
 from evalframe.core.io import read_trec_run
 from tests import bob_oracle as bob
+from tests import forkrun
 
 pytestmark = pytest.mark.slow
 
@@ -31,14 +31,7 @@ def evalframe(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
     """``python -m evalframe`` in a folder of its own, as a user in a fresh clone runs it."""
     env = {**os.environ, "EVALFRAME_CACHE_DIR": str(cwd / ".cache"), "PYTHONIOENCODING": "utf-8"}
     env.pop("EVALFRAME_TRACKING", None)
-    return subprocess.run(
-        [sys.executable, "-m", "evalframe", *args],
-        cwd=cwd,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
+    return forkrun.run(args, cwd=cwd, env=env, timeout=300)  # a process of its own
 
 
 def metrics(run_dir: Path) -> dict[str, Any]:

@@ -13,12 +13,12 @@ import json
 import os
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from tests import forkrun
 from tests import knowcode_oracle as kc
 
 pytestmark = pytest.mark.slow
@@ -40,14 +40,7 @@ def evalframe(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
     """``python -m evalframe`` in a folder of its own, as a user in a fresh clone runs it."""
     env = {**os.environ, "EVALFRAME_CACHE_DIR": str(cwd / ".cache"), "PYTHONIOENCODING": "utf-8"}
     env.pop("EVALFRAME_TRACKING", None)
-    return subprocess.run(
-        [sys.executable, "-m", "evalframe", *args],
-        cwd=cwd,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
+    return forkrun.run(args, cwd=cwd, env=env, timeout=300)  # a process of its own
 
 
 def read(path: Path) -> Any:

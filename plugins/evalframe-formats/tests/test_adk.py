@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 import textwrap
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,6 +22,7 @@ from evalframe.core.types import Corpus, GoldenSet
 from evalframe.plugin.protocols import PluginContext
 from evalframe.plugin.registry import DATASETS
 from evalframe.plugin.testing import CorpusLoaderContract, PluginContract
+from tests import forkrun
 
 DATA = Path(__file__).parent / "data"
 SAMPLE = DATA / "retrieval_dataset.yaml"
@@ -480,14 +479,7 @@ def run_cli(root: Path, *args: str) -> Finished:
         "EVALFRAME_CACHE_DIR": str(root / ".cache"),
         "PYTHONIOENCODING": "utf-8",
     }
-    proc = subprocess.run(
-        [sys.executable, "-m", "evalframe", *args],
-        cwd=root,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    proc = forkrun.run(args, cwd=root, env=env, timeout=120)  # a process of its own
     return Finished(proc.returncode, proc.stdout, proc.stderr)
 
 

@@ -10,24 +10,18 @@ from __future__ import annotations
 import json
 import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+
+from tests import forkrun
 
 DATA = Path(__file__).parent / "data"
 
 
 def cli(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "EVALFRAME_CACHE_DIR": str(cwd / ".cache")}
-    return subprocess.run(
-        [sys.executable, "-m", "evalframe", *args],
-        cwd=cwd,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    return forkrun.run(args, cwd=cwd, env=env, timeout=120)  # a process of its own
 
 
 def test_galaxy_gold_with_jsonl_predictions(tmp_path: Path) -> None:

@@ -6,7 +6,6 @@ import json
 import os
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -18,6 +17,7 @@ from evalframe.metrics import Policies, evaluate, parse_metrics
 from evalframe.plugin.protocols import PluginContext
 from evalframe.plugin.registry import DATASETS
 from evalframe.plugin.testing import PluginContract
+from tests import forkrun
 
 DATA = Path(__file__).parent / "data"
 GOLDEN = DATA / "golden_v1.0.json"
@@ -169,14 +169,7 @@ def test_invalid_json_gives_the_line(workspace: Path) -> None:
 
 def run_cli(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "EVALFRAME_CACHE_DIR": str(cwd / ".cache")}
-    return subprocess.run(
-        [sys.executable, "-m", "evalframe", *args],
-        cwd=cwd,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    return forkrun.run(args, cwd=cwd, env=env, timeout=120)  # a process of its own
 
 
 def test_end_to_end_with_the_drift_guard(workspace: Path) -> None:

@@ -24,6 +24,8 @@ from typing import Any
 
 import pytest
 
+from tests import forkrun
+
 CORPUS = [
     {"id": "install", "text": "Install the tool with pip install and a virtual environment."},
     {"id": "gates", "text": "A failed required gate makes the run exit with code 1."},
@@ -77,14 +79,8 @@ class Project:
             ]
             if "-m" not in args:
                 pre.append(f"hydra.run.dir={self.root / out}")
-        return subprocess.run(
-            [sys.executable, "-m", "evalframe", *pre, *args],
-            cwd=self.root,
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=timeout,
-        )
+        # a process of its own, forked from one that imported evalframe (tests/forkrun.py)
+        return forkrun.run([*pre, *args], cwd=self.root, env=env, timeout=timeout)
 
     def command(self, *args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
         """A subcommand (``sync``, ``runs``, ``compare``), with no Hydra overrides added."""

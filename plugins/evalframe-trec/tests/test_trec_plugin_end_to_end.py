@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -17,6 +15,8 @@ from evalframe_trec.cranfield import CranfieldCorpusConfig, CranfieldDatasetConf
 from evalframe_trec.trec import TrecDatasetConfig
 from omegaconf import OmegaConf
 from pydantic import BaseModel
+
+from tests import forkrun
 
 CONF = Path(evalframe_trec.__file__).parent / "conf"
 TREC_DATA = Path(__file__).parent / "data" / "trec"
@@ -36,14 +36,7 @@ def run_cli(root: Path, *args: str, timeout: float = 120) -> Result:
         "EVALFRAME_CACHE_DIR": str(root / ".cache"),
         "PYTHONIOENCODING": "utf-8",
     }
-    proc = subprocess.run(
-        [sys.executable, "-m", "evalframe", *args],
-        cwd=root,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-    )
+    proc = forkrun.run(args, cwd=root, env=env, timeout=timeout)  # a process of its own
     return Result(proc.returncode, proc.stdout, proc.stderr)
 
 
