@@ -247,8 +247,12 @@ def _histogram_finding(golden: GoldenSet) -> Finding:
     return Finding(
         "info",
         "labels",
-        f"{len(golden)} queries, {negatives} negative example(s); {shown}",
+        f"{_queries(len(golden))}, {negatives} negative example(s); {shown}",
     )
+
+
+def _queries(n: int) -> str:
+    return f"{n} {'query' if n == 1 else 'queries'}"
 
 
 def check_size(golden: GoldenSet, *, min_queries: int = 20) -> list[Finding]:
@@ -259,7 +263,7 @@ def check_size(golden: GoldenSet, *, min_queries: int = 20) -> list[Finding]:
         Finding(
             "error",
             "size",
-            f"the golden set has {len(golden)} queries; at least {min_queries} are required "
+            f"the golden set has {_queries(len(golden))}; at least {min_queries} are required "
             "(--min-queries)",
         )
     ]

@@ -138,7 +138,7 @@ def test_golden_validate_reads_through_a_bom(
     path.write_bytes(BOM + json.dumps(RECORD).encode() + b"\n")
     _, out, err = golden_validate(capsys, path)
     assert "not valid JSON" not in err
-    assert "golden set gold (jsonl, 1 queries" in out  # read; the checks then judge it
+    assert "golden set gold (jsonl, 1 query," in out  # read; the checks then judge it
 
 
 def test_golden_validate_on_a_folder_named_like_a_file(

@@ -220,7 +220,7 @@ def test_a_file_in_another_format_than_guessed_is_told_to_say_which(
     write_jsonl(golden, [{"id": "q1", "tools": ["upload1"]}])
     code, out, err = run(capsys, "validate", str(golden), "--format", "galaxy")
     assert code == 1, err  # read; one query is below --min-queries
-    assert out.startswith("golden set gold (galaxy, 1 queries, hash ")
+    assert out.startswith("golden set gold (galaxy, 1 query, hash ")
 
 
 def test_a_param_written_as_a_list_or_mapping_is_read_as_yaml() -> None:
@@ -255,3 +255,24 @@ def test_galaxy_gold_validated_with_the_runs_normalisation_has_the_runs_hash(
     assert f"hash {ran})" in out.splitlines()[0]
     _, out, _ = run(capsys, *argv)  # the versions kept in the ids: another set
     assert f"hash {ran})" not in out.splitlines()[0]
+
+
+def test_json_of_a_set_that_cannot_be_read_is_still_one_json_document(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """A script reading ``--json`` from stdout gets a document saying why, not nothing; the
+    error is on stderr as without ``--json``, and the exit code is 2."""
+    from evalframe.app.cli import main as cli
+
+    golden = tmp_path / "gold.jsonl"
+    golden.write_text('{"id": 1, "question": "no judgments"}\n')
+    code = cli(["golden", "validate", str(golden), "--json"])
+    out = capsys.readouterr()
+    assert code == 2
+    report = json.loads(out.out)
+    assert report["passed"] is False
+    assert report["findings"] == []
+    assert report["counts"] == {"error": 1, "warning": 0, "info": 0}
+    assert report["error"]["where"] == f"{golden}:1"
+    assert "no 'expected_chunks' field" in report["error"]["message"]
+    assert f"error: {golden}:1: record has no 'expected_chunks' field" in out.err

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 from pathlib import Path
 from typing import Any
 
 from evalframe.app.golden_cli.common import add_format, count, emit, fraction, load
-from evalframe.core.errors import EXIT_GATE_FAILED, EXIT_OK, ConfigError
+from evalframe.core.errors import EXIT_GATE_FAILED, EXIT_OK, ConfigError, EvalframeError
 from evalframe.golden.findings import LEVELS, Finding, count_levels
 
 __all__ = ["add_parser", "render_findings", "run"]
@@ -109,6 +110,28 @@ SHOWN_ERRORS = 10
 
 
 def run(args: argparse.Namespace) -> int:
+    try:
+        return _run(args)
+    except EvalframeError as exc:
+        if args.json:
+            # stdout stays one JSON document whatever happened (a script parses it): the
+            # error that stopped the checks, as stderr also says it (exit 2)
+            print(json.dumps(_unread(args.path, exc), indent=2, ensure_ascii=False))
+        raise
+
+
+def _unread(path: str, exc: EvalframeError) -> dict[str, Any]:
+    """``--json``'s document for a set (or option) that stopped the checks before any ran."""
+    return {
+        "path": str(path),
+        "passed": False,
+        "counts": {"error": 1, "warning": 0, "info": 0},
+        "error": {"where": exc.where, "message": exc.render()},
+        "findings": [],
+    }
+
+
+def _run(args: argparse.Namespace) -> int:
     from evalframe.golden.checks import Thresholds, load_plan, run_checks
     from evalframe.golden.load import load_corpus
 
@@ -212,7 +235,8 @@ def render_findings(
 ) -> str:
     golden = loaded.golden
     lines = [
-        f"golden set {golden.name} ({loaded.format}, {len(golden)} queries, "
+        f"golden set {golden.name} ({loaded.format}, {len(golden)} "
+        f"{'query' if len(golden) == 1 else 'queries'}, "
         f"hash {golden.content_hash}) from {loaded.path}"
     ]
     for level in LEVELS:
