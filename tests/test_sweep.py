@@ -243,3 +243,27 @@ def test_the_sweep_page_labels_a_lone_survivor_and_shows_the_headline_set(
         assert f">{name}<" in head, (name, head)
     assert ">depth=3<" in page  # the survivor, labelled by what sets it apart
     assert "depth=0" in page  # the failed job, listed apart
+
+
+def test_a_bad_value_every_job_shares_is_said_once_before_anything_is_made(
+    sweep_project: Project, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``report.terminal=short`` is the same in every job: each job printed the same
+    error, after the sweep folder and the tracked parent were made."""
+    code = _sweep(sweep_project, "depth=3,5", "report.terminal=short")
+    err = capsys.readouterr().err
+    assert code == 2, err
+    assert err.count("error: config key report.terminal:") == 1, err
+    assert not (sweep_project.root / "sweep").exists()
+    assert SweepRecorder.events == []
+
+
+def test_a_bad_swept_value_fails_its_own_job_and_the_others_run(
+    sweep_project: Project, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code = _sweep(sweep_project, "depth=abc,3")
+    err = capsys.readouterr().err
+    assert code == 2, err
+    assert "error: config key depth:" in err
+    jobs = SweepRecorder.events[-1][1]
+    assert [(j.overrides[-1], j.exit_code) for j in jobs] == [("depth=abc", 2), ("depth=3", 0)]

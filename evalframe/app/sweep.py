@@ -26,6 +26,7 @@ from __future__ import annotations
 import atexit
 import sys
 import threading
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -265,7 +266,7 @@ def _refuse_a_first_job_that_cannot_compose(config: Any) -> None:
     hydra_side = OmegaConf.select(config, "hydra.overrides.hydra", default=[]) or []
     hydra_side = [str(o) for o in hydra_side]
     try:
-        compose(config_name="config", overrides=[*overrides, *hydra_side])
+        job = compose(config_name="config", overrides=[*overrides, *hydra_side])
     except Exception as exc:  # noqa: BLE001  # Hydra's and OmegaConf's many error types
         _refused.append(
             composition_error(
@@ -275,6 +276,60 @@ def _refuse_a_first_job_that_cannot_compose(config: Any) -> None:
             ).render()
         )
         raise SystemExit(2) from None
+    _refuse_a_shared_value_that_does_not_validate(job, swept_keys(config))
+
+
+#: What stands for Hydra's per-job values (``${hydra:runtime.output_dir}``) when the
+#: first job's config is validated before the sweep: no job folder exists yet.
+_NOT_YET = "${hydra:"
+
+
+def _refuse_a_shared_value_that_does_not_validate(job: Any, swept: Sequence[str]) -> None:
+    """Validate the first job's config before the sweep; stop on an error in a key that
+    no override sweeps (``-m k1=0.9,1.2 report.terminal=short``).
+
+    Such a value is the same in every job, so every job would fail alike, each
+    printing the same error after the sweep's folder and tracked parent were
+    made. An error in a swept key is one job's (``depth=abc,10``): the sweep
+    runs, and that job fails on its own. Warnings are not said here: each job
+    says its own.
+    """
+    import contextlib
+    import io
+    import tempfile
+
+    from omegaconf import OmegaConf
+
+    from evalframe.app.hydra_errors import plain_config
+    from evalframe.core.errors import EvalframeError
+    from evalframe.pipeline.config import validate_experiment
+
+    stand_in = str(Path(tempfile.gettempdir()) / "evalframe-sweep-check" / "job")
+
+    def without_runtime(value: Any) -> Any:
+        if isinstance(value, dict):
+            return {k: without_runtime(v) for k, v in value.items() if k != "hydra"}
+        if isinstance(value, list):
+            return [without_runtime(v) for v in value]
+        return stand_in if isinstance(value, str) and _NOT_YET in value else value
+
+    try:
+        container = OmegaConf.to_container(job, resolve=False)
+        cfg = OmegaConf.create(without_runtime(container))
+        with contextlib.redirect_stderr(io.StringIO()):
+            validate_experiment(plain_config(cfg, "resolve the config", ""))
+    except EvalframeError as exc:
+        key = exc.key or ""
+        if (
+            not key
+            or key.startswith("output.")
+            or any(key == k or key.startswith(f"{k}.") or k.startswith(f"{key}.") for k in swept)
+        ):
+            return  # a job's own value, or one that depends on the job's folder: its job says
+        _refused.append(exc.render())
+        raise SystemExit(2) from None
+    except Exception:  # noqa: BLE001  # anything else is for the jobs to meet and say
+        pass
 
 
 class SecretsCallback(Callback):
