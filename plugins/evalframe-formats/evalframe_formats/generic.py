@@ -32,7 +32,7 @@ from pydantic import Field
 from evalframe.core.errors import DataError
 from evalframe.core.reader import read_json, read_jsonl, read_text, require_file
 from evalframe.core.records import At, UniqueIds, field_names, is_id, warn_ids_not_in_corpus
-from evalframe.core.types import GoldenQuery, GoldenSet
+from evalframe.core.types import GoldenQuery, GoldenSet, normalise_id
 from evalframe.plugin.protocols import PluginConfig, PluginContext
 from evalframe.plugin.registry import dataset
 
@@ -335,7 +335,7 @@ class GenericDataset:
                         got=repr(item),
                         hint=f"set dataset.judgments_field if the doc ids are not in {field!r}",
                     )
-                doc = str(item)
+                doc = str(normalise_id(item))  # as kept: "d1 " is "d1"
                 if doc in out:
                     raise at.error(
                         f"{rec}: field {field!r} lists doc {doc!r} twice",
@@ -346,8 +346,22 @@ class GenericDataset:
             return out
         if isinstance(value, dict):
             graded: dict[str, int] = {}
-            for doc, label in value.items():
-                graded[str(doc)] = at.label(label, f"doc {doc!r} in {field!r}")
+            for key, label in value.items():
+                if not is_id(key):
+                    raise at.error(
+                        f"{rec}: field {field!r} maps {key!r}, which is not a doc id",
+                        expected="a non-empty string without spaces",
+                        got=repr(key),
+                        hint="map each judged doc id to its label",
+                    )
+                doc = str(normalise_id(key))
+                if doc in graded:  # "d1" and "d1 " are one doc: which label would count?
+                    raise at.error(
+                        f"{rec}: field {field!r} labels doc {doc!r} twice",
+                        got=repr(value)[:120],
+                        hint="give each judged doc one label",
+                    )
+                graded[doc] = at.label(label, f"doc {key!r} in {field!r}")
             return graded
         hint = (
             "write a list of ids or an {id: label} mapping; "

@@ -227,6 +227,24 @@ JSONL_ERRORS = [
         ["field 'relevant' lists doc 'x' twice"],
         None,
     ),
+    (  # "x " is "x" (the identifier policy): the same doc
+        ['{"id": "a", "query": "q", "relevant": ["x", "x "]}'],
+        1,
+        ["field 'relevant' lists doc 'x' twice"],
+        None,
+    ),
+    (  # which label would count?
+        ['{"id": "a", "query": "q", "relevant": {"x": 1, "x ": 2}}'],
+        1,
+        ["field 'relevant' labels doc 'x' twice"],
+        "give each judged doc one label",
+    ),
+    (
+        ['{"id": "a", "query": "q", "relevant": {"x y": 1}}'],
+        1,
+        ["field 'relevant' maps 'x y', which is not a doc id"],
+        "map each judged doc id to its label",
+    ),
     (
         ['{"id": "a", "query": "q", "relevant": ["x", {"id": "y"}]}'],
         1,

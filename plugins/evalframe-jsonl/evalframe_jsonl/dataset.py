@@ -25,7 +25,7 @@ from evalframe.core.errors import DataError
 from evalframe.core.messages import Tally
 from evalframe.core.reader import read_jsonl, require_file
 from evalframe.core.records import At, UniqueIds, id_problem, warn_ids_not_in_corpus
-from evalframe.core.types import GoldenQuery, GoldenSet
+from evalframe.core.types import GoldenQuery, GoldenSet, normalise_id
 from evalframe.plugin.protocols import PluginConfig, PluginContext
 from evalframe.plugin.registry import dataset
 
@@ -51,18 +51,33 @@ def _judgments(value: Any, at: At) -> dict[str, int]:
                     got=repr(item),
                     hint='write chunk ids as 12 or "12", one word each',
                 )
-            out[str(item)] = 1
+            # the id as kept ("c1 " is "c1"), so a repeat is one however it is spaced
+            out[str(normalise_id(item))] = 1
         if len(out) != len(value):
             raise at.error(
                 "field 'expected_chunks' lists the same chunk twice",
                 got=repr(value),
-                hint="list each expected chunk once",
+                hint="list each expected chunk once (ids are compared without surrounding spaces)",
             )
         return out
     if isinstance(value, dict):
         graded: dict[str, int] = {}
         for key, label in value.items():
-            graded[str(key)] = at.label(
+            problem = id_problem(key)
+            if problem is not None:
+                raise at.error(
+                    f"field 'expected_chunks' must map chunk ids to labels: {key!r} {problem}",
+                    got=repr(key),
+                    hint='write chunk ids as "12", one word each',
+                )
+            doc = str(normalise_id(key))
+            if doc in graded:  # "c1" and "c1 " are one chunk: which label would count?
+                raise at.error(
+                    f"field 'expected_chunks' labels chunk {doc!r} twice",
+                    got=repr(value)[:120],
+                    hint="give each chunk one label (ids are compared without surrounding spaces)",
+                )
+            graded[doc] = at.label(
                 label,
                 f"chunk {key!r}",
                 hint="graded judgments map chunk id to a whole-number label",

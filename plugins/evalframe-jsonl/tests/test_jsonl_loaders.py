@@ -103,6 +103,14 @@ def test_the_same_content_hashes_the_same_from_any_path(tmp_path: Path) -> None:
         (['{"id": 1, "question": "  ", "expected_chunks": []}'], 1, "non-empty text"),
         (['{"id": true, "question": "a", "expected_chunks": []}'], 1, "field 'id'"),
         (['{"id": 1, "question": "a", "expected_chunks": [1, 1]}'], 1, "same chunk twice"),
+        # "c1 " is "c1" (the identifier policy): the same chunk, not two
+        (['{"id": 1, "question": "a", "expected_chunks": ["c1", "c1 "]}'], 1, "same chunk twice"),
+        (
+            ['{"id": 1, "question": "a", "expected_chunks": {"c1": 1, " c1": 2}}'],
+            1,
+            "labels chunk 'c1' twice",
+        ),
+        (['{"id": 1, "question": "a", "expected_chunks": {"c 1": 1}}'], 1, "'c 1' contains"),
         (["[1, 2]"], 1, "JSON object"),
     ],
 )
