@@ -17,8 +17,9 @@ interpreter: an environment that changes how Python starts (``PYTHON*``,
 (which runs the whole suite the slow way, to check the two agree).
 
 The server preloads only modules the command line imports anyway, and never
-mlflow, dvc, torch or matplotlib: the tests that check those stay lazy still
-see them missing.
+dvc, torch or matplotlib: the tests that check those stay lazy start their
+own interpreters. The MLflow plugin's tests, whose runs all track, ask for a
+second server that has imported mlflow's client and its SQL store too.
 """
 
 from __future__ import annotations
@@ -80,11 +81,11 @@ def _startup_env(env: Mapping[str, str]) -> dict[str, str]:
 class _Server:
     """One forking server, started on first use by this process (a pytest worker)."""
 
-    def __init__(self) -> None:
+    def __init__(self, extra: tuple[str, ...]) -> None:
         env = {**os.environ, "PYTHONIOENCODING": "utf-8"}
         self.env = _startup_env(env)
         self.proc = subprocess.Popen(
-            [sys.executable, __file__, "--serve"],
+            [sys.executable, __file__, "--serve", *extra],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             env=env,
@@ -120,15 +121,16 @@ class _Server:
                 self.proc.kill()
 
 
-_server: _Server | None = None
+#: One server per set of extra modules (the MLflow plugin's tests preload mlflow).
+_servers: dict[tuple[str, ...], _Server] = {}
 
 
-def _get_server() -> _Server:
-    global _server
-    if _server is None or _server.proc.poll() is not None:
-        _server = _Server()
-        atexit.register(_server.close)
-    return _server
+def _get_server(extra: tuple[str, ...] = ()) -> _Server:
+    server = _servers.get(extra)
+    if server is None or server.proc.poll() is not None:
+        server = _servers[extra] = _Server(extra)
+        atexit.register(server.close)
+    return server
 
 
 def forking() -> bool:
@@ -142,21 +144,25 @@ def run(
     cwd: Path | str,
     env: Mapping[str, str] | None = None,
     timeout: float = 120,
+    preload: Sequence[str] = (),
 ) -> subprocess.CompletedProcess[str]:
     """``python -m evalframe ARGS`` in ``cwd`` with ``env``: stdout and stderr as text.
 
     Like ``subprocess.run(..., capture_output=True, text=True, timeout=...)``,
-    and raises :class:`subprocess.TimeoutExpired` the same way.
+    and raises :class:`subprocess.TimeoutExpired` the same way. ``preload``
+    names modules to import beyond :data:`PRELOAD`, in a server of their own
+    (the MLflow plugin's tests: importing its client costs 3 s of CPU a run).
     """
     command = [sys.executable, "-m", "evalframe", *args]
     env = dict(os.environ if env is None else env)
-    if not forking() or _startup_env(env) != _get_server().env:
+    extra = tuple(preload)
+    if not forking() or _startup_env(env) != _get_server(extra).env:
         return subprocess.run(
             command, cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout
         )
     with tempfile.TemporaryDirectory(prefix="evalframe-forkrun-") as tmp:
         out, err = Path(tmp, "stdout"), Path(tmp, "stderr")
-        reply = _get_server().request(
+        reply = _get_server(extra).request(
             {
                 "args": list(args),
                 "cwd": str(Path(cwd).resolve()),
@@ -270,11 +276,11 @@ def _kill(pid: int) -> dict[str, Any]:
     return {"timeout": True}
 
 
-def serve() -> None:
+def serve(extra: Sequence[str]) -> None:
     """Import once, then fork one run per request line on stdin; reply on stdout."""
     import importlib
 
-    for name in PRELOAD:
+    for name in (*PRELOAD, *extra):
         importlib.import_module(name)
     requests, replies = sys.stdin.buffer, sys.stdout.buffer
     replies.write(b'{"ready": true}\n')
@@ -289,6 +295,6 @@ def serve() -> None:
         replies.flush()
 
 
-if __name__ == "__main__" and sys.argv[1:] == ["--serve"]:
+if __name__ == "__main__" and sys.argv[1:2] == ["--serve"]:
     sys.path.pop(0)  # tests/ is not on a user's path
-    serve()
+    serve(sys.argv[2:])
