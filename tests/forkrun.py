@@ -104,12 +104,18 @@ class _Server:
         result: dict[str, Any] = json.loads(line)
         return result
 
-    def request(self, message: dict[str, Any]) -> dict[str, Any]:
+    def request(self, message: dict[str, Any]) -> dict[str, Any] | None:
+        """The run's reply; None when another thread's run holds the server (the server
+        forks one at a time, and runs meant to overlap must overlap)."""
         assert self.proc.stdin is not None
-        with self.lock:
+        if not self.lock.acquire(blocking=False):
+            return None
+        try:
             self.proc.stdin.write((json.dumps(message) + "\n").encode())
             self.proc.stdin.flush()
             return self._read()
+        finally:
+            self.lock.release()
 
     def close(self) -> None:
         if self.proc.poll() is None:
@@ -125,12 +131,16 @@ class _Server:
 _servers: dict[tuple[str, ...], _Server] = {}
 
 
+_servers_lock = threading.Lock()
+
+
 def _get_server(extra: tuple[str, ...] = ()) -> _Server:
-    server = _servers.get(extra)
-    if server is None or server.proc.poll() is not None:
-        server = _servers[extra] = _Server(extra)
-        atexit.register(server.close)
-    return server
+    with _servers_lock:
+        server = _servers.get(extra)
+        if server is None or server.proc.poll() is not None:
+            server = _servers[extra] = _Server(extra)
+            atexit.register(server.close)
+        return server
 
 
 def forking() -> bool:
@@ -156,10 +166,14 @@ def run(
     command = [sys.executable, "-m", "evalframe", *args]
     env = dict(os.environ if env is None else env)
     extra = tuple(preload)
-    if not forking() or _startup_env(env) != _get_server(extra).env:
+
+    def new_interpreter() -> subprocess.CompletedProcess[str]:
         return subprocess.run(
             command, cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout
         )
+
+    if not forking() or _startup_env(env) != _get_server(extra).env:
+        return new_interpreter()
     with tempfile.TemporaryDirectory(prefix="evalframe-forkrun-") as tmp:
         out, err = Path(tmp, "stdout"), Path(tmp, "stderr")
         reply = _get_server(extra).request(
@@ -172,6 +186,8 @@ def run(
                 "timeout": timeout,
             }
         )
+        if reply is None:  # another thread's run is in the server: this one runs beside it
+            return new_interpreter()
         stdout = out.read_text(encoding="utf-8") if out.exists() else ""
         stderr = err.read_text(encoding="utf-8") if err.exists() else ""
     if reply.get("timeout"):

@@ -108,3 +108,43 @@ def test_an_environment_that_changes_how_python_starts_gets_a_new_interpreter(
     assert "new interpreter" in done.stderr
     plain = forkrun.run(["--version"], cwd=tmp_path)
     assert "new interpreter" not in plain.stderr
+
+
+def test_runs_from_two_threads_overlap_as_two_processes_would(project: Project) -> None:
+    """The server forks one run at a time; a run asked for while another thread's is in
+    it gets a new interpreter, so runs meant to overlap do. Each run's retriever waits
+    for the other to have started: run one after the other, the first would wait in vain."""
+    import threading
+
+    (project.root / "meet.py").write_text(
+        "import os, pathlib, time\n"
+        "def search(query, k):\n"
+        "    pathlib.Path(os.environ['MEET_ME']).touch()\n"
+        "    end = time.monotonic() + 60\n"
+        "    while not pathlib.Path(os.environ['MEET_OTHER']).exists():\n"
+        "        if time.monotonic() > end:\n"
+        "            raise SystemExit('the other run never started')\n"
+        "        time.sleep(0.05)\n"
+        "    return ['install']\n"
+    )
+    done: dict[str, subprocess.CompletedProcess[str]] = {}
+
+    def run(me: str, other: str) -> None:
+        env = {
+            **env_for(project),
+            "EVALFRAME_CACHE_DIR": str(project.root / f"cache-{me}"),
+            "MEET_ME": str(project.root / me),
+            "MEET_OTHER": str(project.root / other),
+        }
+        args = [*project.data_args(), "retriever=python", "retriever.target=meet:search"]
+        done[me] = forkrun.run([*args, f"hydra.run.dir=out-{me}"], cwd=project.root, env=env)
+
+    threads = [threading.Thread(target=run, args=pair) for pair in (("a", "b"), ("b", "a"))]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=150)
+    assert sorted(done) == ["a", "b"]
+    for proc in done.values():
+        assert proc.returncode in (0, 1), proc.stderr  # scored (gates may fail)
+        assert "never started" not in proc.stderr
