@@ -267,3 +267,15 @@ def test_a_bad_swept_value_fails_its_own_job_and_the_others_run(
     assert "error: config key depth:" in err
     jobs = SweepRecorder.events[-1][1]
     assert [(j.overrides[-1], j.exit_code) for j in jobs] == [("depth=abc", 2), ("depth=3", 0)]
+
+
+def test_a_sweep_over_a_config_group_leaves_every_value_to_its_job(
+    sweep_project: Project, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Each option of a swept group sets keys of its own, so the first job's config stands
+    for no other: nothing is refused before the sweep, and each job says its error."""
+    code = _sweep(sweep_project, "retriever=bm25,bm25", "report.terminal=short")
+    err = capsys.readouterr().err
+    assert code == 2, err
+    assert err.count("error: config key report.terminal:") == 2, err
+    assert (sweep_project.root / "sweep").is_dir()

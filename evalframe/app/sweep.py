@@ -291,19 +291,28 @@ def _refuse_a_shared_value_that_does_not_validate(job: Any, swept: Sequence[str]
     Such a value is the same in every job, so every job would fail alike, each
     printing the same error after the sweep's folder and tracked parent were
     made. An error in a swept key is one job's (``depth=abc,10``): the sweep
-    runs, and that job fails on its own. Warnings are not said here: each job
-    says its own.
+    runs, and that job fails on its own. A sweep over a config group's options
+    (``retriever=bm25,dense``, ``+experiment=a,b``) changes what each job sets
+    beyond the swept key, so the first job stands for none of the others: it is
+    not checked. Warnings are not said here: each job says its own.
     """
     import contextlib
     import io
     import tempfile
 
+    from hydra.core.global_hydra import GlobalHydra
     from omegaconf import OmegaConf
 
     from evalframe.app.hydra_errors import plain_config
     from evalframe.core.errors import EvalframeError
     from evalframe.pipeline.config import validate_experiment
 
+    try:
+        loader = GlobalHydra.instance().config_loader()
+        if any(loader.get_group_options(k.lstrip("+~")) for k in swept):
+            return
+    except Exception:  # noqa: BLE001  # cannot tell: leave every value to its job
+        return
     stand_in = str(Path(tempfile.gettempdir()) / "evalframe-sweep-check" / "job")
 
     def without_runtime(value: Any) -> Any:
