@@ -27,6 +27,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from evalframe.app import cli
+from tests import forkrun
 
 FUZZ = settings(
     max_examples=60,
@@ -220,19 +221,11 @@ def test_bad_settings_are_config_errors_naming_a_key(settings_: dict[str, object
 
 def test_a_broken_experiment_file_is_located(tmp_path: Path) -> None:
     """A YAML experiment a user wrote, with a syntax error: exit 2, no Hydra traceback."""
-    import subprocess
-    import sys
 
     conf = tmp_path / "conf" / "experiment"
     conf.mkdir(parents=True)
     (conf / "mine.yaml").write_text("# @package _global_\nexperiment: mine\ndepth: [1, 2\n")
-    proc = subprocess.run(
-        [sys.executable, "-m", "evalframe", "+experiment=mine", "tracking=none"],
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    proc = forkrun.run(["+experiment=mine", "tracking=none"], cwd=tmp_path)
     assert proc.returncode == 2, proc.stderr
     assert "Traceback" not in proc.stderr
     assert "mine.yaml" in proc.stderr

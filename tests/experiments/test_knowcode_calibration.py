@@ -11,11 +11,11 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+
+from tests import forkrun
 
 pytestmark = pytest.mark.slow
 
@@ -46,11 +46,12 @@ def hand_ece() -> float:
 
 def test_the_experiment_reproduces_knowcodes_finding(tmp_path: Path) -> None:
     env = {**os.environ, "EVALFRAME_CACHE_DIR": str(tmp_path / ".cache")}
-    res = subprocess.run(
-        [sys.executable, "-m", "evalframe", "+experiment=knowcode_calibration",
-         "tracking=none", "hydra.run.dir=out"],
-        cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300,
-    )  # fmt: skip
+    res = forkrun.run(
+        ["+experiment=knowcode_calibration", "tracking=none", "hydra.run.dir=out"],
+        cwd=tmp_path,
+        env=env,
+        timeout=300,
+    )
     assert res.returncode == 0, res.stdout[-3000:] + res.stderr
     out = tmp_path / "out"
     cal = json.loads((out / "calibration.json").read_text())
@@ -101,10 +102,7 @@ def test_the_experiment_reproduces_knowcodes_finding(tmp_path: Path) -> None:
 
 def test_a_misspelt_analysis_option_is_refused_with_a_suggestion(tmp_path: Path) -> None:
     env = {**os.environ, "EVALFRAME_TRACKING": "none"}
-    res = subprocess.run(
-        [sys.executable, "-m", "evalframe", "+experiment=quickstart", "analysis=calibraton"],
-        cwd=tmp_path, env=env, capture_output=True, text=True, timeout=120,
-    )  # fmt: skip
+    res = forkrun.run(["+experiment=quickstart", "analysis=calibraton"], cwd=tmp_path, env=env)
     assert res.returncode == 2
     assert "no analysis config named 'calibraton'" in res.stderr
     assert "did you mean 'calibration'?" in res.stderr

@@ -26,9 +26,6 @@ import pytest
 
 from tests import forkrun
 
-#: What every tracked run imports (3 s of CPU a process): the forked runs' server has it.
-MLFLOW = ("mlflow.tracking", "mlflow.store.tracking.sqlalchemy_store", "evalframe_mlflow.tracker")
-
 CORPUS = [
     {"id": "install", "text": "Install the tool with pip install and a virtual environment."},
     {"id": "gates", "text": "A failed required gate makes the run exit with code 1."},
@@ -83,7 +80,9 @@ class Project:
             if "-m" not in args:
                 pre.append(f"hydra.run.dir={self.root / out}")
         # a process of its own, forked from one that imported evalframe (tests/forkrun.py)
-        return forkrun.run([*pre, *args], cwd=self.root, env=env, timeout=timeout, preload=MLFLOW)
+        return forkrun.run(
+            [*pre, *args], cwd=self.root, env=env, timeout=timeout, preload=forkrun.MLFLOW
+        )
 
     def command(self, *args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
         """A subcommand (``sync``, ``runs``, ``compare``), with no Hydra overrides added."""

@@ -20,6 +20,7 @@ from evalframe_mlflow.upload import resolve_uri
 from evalframe.plugin.protocols import PluginContext
 from evalframe.plugin.registry import TRACKERS
 from evalframe.plugin.testing import PluginContract
+from tests import forkrun
 
 # mlflow's sqlite store uses SQLAlchemy APIs deprecated in 2.x (not ours to fix)
 pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
@@ -244,9 +245,9 @@ def test_quickstart_logs_to_the_default_store(tmp_path: Path, client: Callable[.
         if k not in ("EVALFRAME_TRACKING", "MLFLOW_TRACKING_URI")
     }
     env["EVALFRAME_CACHE_DIR"] = str(tmp_path / ".cache")
-    res = subprocess.run(
-        [sys.executable, "-m", "evalframe", "+experiment=quickstart", "stats.bootstrap=50"],
-        cwd=tmp_path, env=env, capture_output=True, text=True, timeout=180,
+    res = forkrun.run(
+        ["+experiment=quickstart", "stats.bootstrap=50"],
+        cwd=tmp_path, env=env, timeout=180, preload=forkrun.MLFLOW,
     )  # fmt: skip
     assert res.returncode == 0, res.stderr
     db = tmp_path / "mlflow.db"
@@ -261,10 +262,7 @@ def test_quickstart_logs_to_the_default_store(tmp_path: Path, client: Callable[.
     assert "ndcg_at_10" in run.data.metrics
     assert len(run.data.metrics) <= 20, sorted(run.data.metrics)
 
-    table = subprocess.run(
-        [sys.executable, "-m", "evalframe", "runs"],
-        cwd=tmp_path, env=env, capture_output=True, text=True, timeout=60,
-    )  # fmt: skip
+    table = forkrun.run(["runs"], cwd=tmp_path, env=env, timeout=60, preload=forkrun.MLFLOW)
     assert table.returncode == 0, table.stderr
     assert run.info.run_id[:8] in table.stdout
     assert max(len(line) for line in table.stdout.splitlines()) <= 100
