@@ -10,7 +10,7 @@ configured corpus cannot return.
 from __future__ import annotations
 
 import unicodedata
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -101,6 +101,37 @@ class At:
                 hint=hint or "labels > 0 are relevant, labels <= 0 judged not relevant",
             )
         return int(value)
+
+    def graded(
+        self, value: Mapping[Any, Any], field: str, noun: str = "doc", prefix: str = ""
+    ) -> dict[str, int]:
+        """Graded judgments ``{id: label}`` of the record's ``field``, ids as kept.
+
+        Why here: every format that accepts a mapping must refuse the same two
+        things at the record's line, and a loader that wrote ``str(key)`` let
+        ``{"c1": 1, "c1 ": 2}`` through, to be merged by the model with one of
+        the two labels lost. ``noun`` names what is judged (``chunk``), and
+        ``prefix`` what the format says before a record's errors.
+        """
+        graded: dict[str, int] = {}
+        for key, label in value.items():
+            problem = id_problem(key)
+            if problem is not None:
+                raise self.error(
+                    f"{prefix}field {field!r} maps {key!r}, which is not a {noun} id: it {problem}",
+                    got=repr(key),
+                    hint=f"map each judged {noun} id (one word) to its label",
+                )
+            doc = str(normalise_id(key))
+            if doc in graded:  # "c1" and "c1 " are one id: which label would count?
+                raise self.error(
+                    f"{prefix}field {field!r} labels {noun} {doc!r} twice",
+                    got=repr(dict(value))[:120],
+                    hint=f"give each judged {noun} one label (ids are compared without "
+                    "surrounding spaces)",
+                )
+            graded[doc] = self.label(label, f"{noun} {key!r} in {field!r}")
+        return graded
 
     def ident(self, value: Any, name: str, hint: str | None = None) -> str:
         """An id field as evalframe keeps it (:func:`~evalframe.core.types.normalise_id`)."""

@@ -71,3 +71,20 @@ def test_judged_ids_the_corpus_lacks_are_listed_once(capsys: pytest.CaptureFixtu
         "warning: 2 expected chunk id(s) are not in corpus 'c' and can never be retrieved: "
         "b (query q1), c (query q2, q3)\n"
     )
+
+
+def test_graded_judgments_keep_ids_as_kept_and_refuse_a_repeat_or_a_bad_id(
+    tmp_path: Path,
+) -> None:
+    at = At(tmp_path / "g.jsonl", 3)
+    assert at.graded({"a": 2, " b": 0, 7: -1}, "rel") == {"a": 2, "b": 0, "7": -1}
+    with pytest.raises(DataError) as err:
+        at.graded({"a": 1, "a ": 2}, "rel", noun="chunk")  # one chunk, two labels
+    assert err.value.line == 3
+    assert "field 'rel' labels chunk 'a' twice" in err.value.message
+    with pytest.raises(DataError) as err:
+        at.graded({"a b": 1}, "rel")
+    assert "maps 'a b', which is not a doc id" in err.value.message
+    with pytest.raises(DataError) as err:
+        at.graded({"a": "1"}, "rel")
+    assert "the label of doc 'a' in 'rel' is not a whole number" in err.value.message

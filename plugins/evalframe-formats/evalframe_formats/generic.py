@@ -345,24 +345,7 @@ class GenericDataset:
                 out[doc] = 1
             return out
         if isinstance(value, dict):
-            graded: dict[str, int] = {}
-            for key, label in value.items():
-                if not is_id(key):
-                    raise at.error(
-                        f"{rec}: field {field!r} maps {key!r}, which is not a doc id",
-                        expected="a non-empty string without spaces",
-                        got=repr(key),
-                        hint="map each judged doc id to its label",
-                    )
-                doc = str(normalise_id(key))
-                if doc in graded:  # "d1" and "d1 " are one doc: which label would count?
-                    raise at.error(
-                        f"{rec}: field {field!r} labels doc {doc!r} twice",
-                        got=repr(value)[:120],
-                        hint="give each judged doc one label",
-                    )
-                graded[doc] = at.label(label, f"doc {key!r} in {field!r}")
-            return graded
+            return at.graded(value, field, prefix=f"{rec}: ")
         hint = (
             "write a list of ids or an {id: label} mapping; "
             "set dataset.judgments_field if the ids are in another field"

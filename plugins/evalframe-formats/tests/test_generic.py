@@ -237,13 +237,13 @@ JSONL_ERRORS = [
         ['{"id": "a", "query": "q", "relevant": {"x": 1, "x ": 2}}'],
         1,
         ["field 'relevant' labels doc 'x' twice"],
-        "give each judged doc one label",
+        "give each judged doc one label (ids are compared without surrounding spaces)",
     ),
     (
         ['{"id": "a", "query": "q", "relevant": {"x y": 1}}'],
         1,
         ["field 'relevant' maps 'x y', which is not a doc id"],
-        "map each judged doc id to its label",
+        "map each judged doc id (one word) to its label",
     ),
     (
         ['{"id": "a", "query": "q", "relevant": ["x", {"id": "y"}]}'],

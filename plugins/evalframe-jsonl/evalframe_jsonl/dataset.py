@@ -61,28 +61,7 @@ def _judgments(value: Any, at: At) -> dict[str, int]:
             )
         return out
     if isinstance(value, dict):
-        graded: dict[str, int] = {}
-        for key, label in value.items():
-            problem = id_problem(key)
-            if problem is not None:
-                raise at.error(
-                    f"field 'expected_chunks' must map chunk ids to labels: {key!r} {problem}",
-                    got=repr(key),
-                    hint='write chunk ids as "12", one word each',
-                )
-            doc = str(normalise_id(key))
-            if doc in graded:  # "c1" and "c1 " are one chunk: which label would count?
-                raise at.error(
-                    f"field 'expected_chunks' labels chunk {doc!r} twice",
-                    got=repr(value)[:120],
-                    hint="give each chunk one label (ids are compared without surrounding spaces)",
-                )
-            graded[doc] = at.label(
-                label,
-                f"chunk {key!r}",
-                hint="graded judgments map chunk id to a whole-number label",
-            )
-        return graded
+        return at.graded(value, "expected_chunks", noun="chunk")
     hint = None
     if isinstance(value, str):
         hint = f'write it as a JSON list: "expected_chunks": [{value}]'

@@ -110,7 +110,11 @@ def test_the_same_content_hashes_the_same_from_any_path(tmp_path: Path) -> None:
             1,
             "labels chunk 'c1' twice",
         ),
-        (['{"id": 1, "question": "a", "expected_chunks": {"c 1": 1}}'], 1, "'c 1' contains"),
+        (
+            ['{"id": 1, "question": "a", "expected_chunks": {"c 1": 1}}'],
+            1,
+            "maps 'c 1', which is not a chunk id",
+        ),
         (["[1, 2]"], 1, "JSON object"),
     ],
 )
