@@ -67,6 +67,12 @@ def rescore_main(argv: Sequence[str]) -> int:
         "or gates=bob_regression",
     )
     exp = validate_experiment(raw)
+    if args.out is None and args.overrides:
+        print(
+            f"note: re-scoring {run_dir} in place: its metrics, gates, config and report are "
+            "replaced by the re-scored ones (--out DIR writes them there and keeps these)",
+            file=sys.stderr,
+        )
     # Scoring needs the judgments, not the corpus: the run folder's corpus manifest
     # stands for it, and its documents are read only if a report or an analysis
     # asks for their text.

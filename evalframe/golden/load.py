@@ -20,7 +20,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from evalframe.core.errors import ConfigError, DataError
+from evalframe.core.errors import ConfigError, DataError, EvalframeError
 from evalframe.core.io import read_json_array, read_jsonl, require_file
 from evalframe.core.types import Corpus, GoldenSet
 from evalframe.golden.findings import Finding
@@ -116,11 +116,39 @@ def _structured(value: str, flag: str, key: str) -> Any:
         ) from None
 
 
+def as_options(exc: EvalframeError, group: str, path_option: str | None, param_option: str) -> None:
+    """Say a plugin's error in the command's words: on ``golden validate`` a corpus's
+    path is ``--corpus`` and its settings are ``--corpus-param KEY=VALUE``, not the
+    config keys ``corpus.path`` and ``corpus.id_field`` a run's config would use.
+    ``path_option`` None: the path is a positional argument (the error names the file)."""
+    import re
+
+    def option(setting: str) -> str | None:
+        return path_option if setting == "path" else f"{param_option} {setting}"
+
+    key = exc.key or ""
+    if key == group or key.startswith(f"{group}."):
+        exc.key = option(key.removeprefix(group).lstrip(".") or "path")
+    if exc.hint:
+        exc.hint = re.sub(
+            rf"\b{re.escape(group)}\.(\w+)",
+            lambda m: (
+                f"{path_option or 'the'} FILE" if m[1] == "path" else f"{param_option} {m[1]}=..."
+            ),
+            exc.hint,
+        )
+
+
 def load_corpus(path: str, fmt: str = "jsonl", params: Mapping[str, Any] | None = None) -> Corpus:
-    """A corpus through the CORPORA registry (``--corpus``/``--corpus-format``)."""
+    """A corpus through the CORPORA registry (``--corpus``, ``--corpus-format`` and
+    ``--corpus-param``)."""
     spec = CORPORA.get(fmt, key="--corpus-format")
-    config = configure(spec, {"path": path, **(params or {})}, key="corpus")
-    corpus: Corpus = spec.obj(config, PluginContext(config_key="corpus")).load()
+    try:
+        config = configure(spec, {"path": path, **(params or {})}, key="corpus")
+        corpus: Corpus = spec.obj(config, PluginContext(config_key="corpus")).load()
+    except EvalframeError as exc:
+        as_options(exc, "corpus", "--corpus", "--corpus-param")
+        raise
     return corpus
 
 
@@ -165,9 +193,20 @@ def load_golden(
         config = configure(spec, settings, key="dataset")
     except ConfigError as exc:  # on the command line a setting is a --param, not a config key
         setting = (exc.key or "").removeprefix("dataset").lstrip(".")
-        if setting:
+        if setting.startswith("dataset."):  # --param dataset.text_field=...: one prefix too many
             exc.key = f"--param {setting}"
-            exc.hint = f"give it as --param {setting}=VALUE; " + (exc.hint or "")
+            exc.hint = (
+                f"--param names the format's own settings, without 'dataset.': "
+                f"--param {setting.removeprefix('dataset.')}=VALUE"
+            )
+        elif setting:
+            exc.key = f"--param {setting}"
+            if "unknown" not in exc.message:
+                exc.hint = f"give it as --param {setting}=VALUE" + (
+                    f"; {exc.hint}" if exc.hint else ""
+                )
+            elif "plugins show" not in (exc.hint or ""):
+                exc.hint = f"`evalframe plugins show dataset {fmt}` lists what --param takes"
         raise
     loader = spec.obj(config, PluginContext(config_key="dataset"))
     captured = io.StringIO()
@@ -181,11 +220,16 @@ def load_golden(
             f"the {fmt} plugin built an invalid golden set: {exc.errors()[0]['msg']}", path=p
         ) from None
     except DataError as exc:
+        as_options(exc, "dataset", None, "--param")
+        others = ", ".join(n for n in DATASETS.names() if n != fmt)
         if inferred is not None:  # the file may be fine, in another format than guessed
-            others = ", ".join(n for n in DATASETS.names() if n != fmt)
             exc.hint = (f"{exc.hint}; " if exc.hint else "") + (
                 f"{fmt} was a guess from {reason}: a file in another format needs "
                 f"--format NAME ({others})"
+            )
+        else:  # or it is in another format than the one named
+            exc.hint = (f"{exc.hint}; " if exc.hint else "") + (
+                f"it was read as --format {fmt}: is it in another format ({others})?"
             )
         raise
     if not isinstance(golden, GoldenSet):

@@ -276,3 +276,41 @@ def test_json_of_a_set_that_cannot_be_read_is_still_one_json_document(
     assert report["error"]["where"] == f"{golden}:1"
     assert "no 'expected_chunks' field" in report["error"]["message"]
     assert f"error: {golden}:1: record has no 'expected_chunks' field" in out.err
+
+
+def test_errors_name_the_commands_options_not_a_runs_config_keys(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """On `golden validate` a format's setting is `--param KEY=...` and a corpus's is
+    `--corpus-param KEY=...`: hints that named `dataset.text_field` or `corpus.id_field`
+    sent a newcomer to settings the command does not take."""
+    from evalframe.app.cli import main as cli
+
+    golden = write_jsonl(tmp_path / "gold.jsonl", bob_records(3))
+
+    def said(*argv: str) -> tuple[int, str]:
+        code = cli(["golden", "validate", str(golden), "--min-queries", "0", *argv])
+        return code, capsys.readouterr().err
+
+    code, err = said("--format", "generic")  # the text is in "question", not "query"
+    assert code == 2
+    assert "hint: set --param text_field=... to the field that holds the query text" in err
+    assert "it was read as --format generic: is it in another format (" in err
+    code, err = said("--format", "generic", "--param", "dataset.text_field=question")
+    assert code == 2
+    assert "without 'dataset.': --param text_field=VALUE" in err
+    code, _ = said("--format", "generic", "--param", "text_field=question", "--param",
+                   "judgments_field=expected_chunks")  # fmt: skip
+    assert code == 0
+    code, err = said("--corpus", str(tmp_path / "nope.jsonl"))
+    assert code == 2
+    assert "error: option --corpus: corpus file not found" in err
+    # a corpus whose fields have other names is read with --corpus-param
+    corpus = tmp_path / "corpus.jsonl"
+    corpus.write_text("".join(json.dumps({"doc": d, "body": "x"}) + "\n" for d in ("a", "b")))
+    code, err = said("--corpus", str(corpus))
+    assert code == 2
+    assert "--corpus-param id_field=... / --corpus-param text_field=..." in err
+    code, err = said("--corpus", str(corpus), "--corpus-param", "id_field=doc", "--corpus-param",
+                     "text_field=body")  # fmt: skip
+    assert code == 1, err  # read; its expected ids are not in this corpus

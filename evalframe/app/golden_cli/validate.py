@@ -27,6 +27,13 @@ def add_parser(sub: Any) -> None:
     v.add_argument("--corpus", help="corpus file: report expected ids missing from it")
     v.add_argument("--corpus-format", default="jsonl", help="corpus plugin (default: jsonl)")
     v.add_argument(
+        "--corpus-param",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="a setting of the corpus plugin (id_field=doc_id, text_field=body); repeatable",
+    )
+    v.add_argument(
         "--near-duplicate",
         type=float,
         default=0.9,
@@ -133,7 +140,7 @@ def _unread(path: str, exc: EvalframeError) -> dict[str, Any]:
 
 def _run(args: argparse.Namespace) -> int:
     from evalframe.golden.checks import Thresholds, load_plan, run_checks
-    from evalframe.golden.load import load_corpus
+    from evalframe.golden.load import load_corpus, parse_params
 
     if args.source_root is not None and not Path(args.source_root).is_dir():
         raise ConfigError(
@@ -148,7 +155,13 @@ def _run(args: argparse.Namespace) -> int:
             hint="add --source-root DIR (a folder inside the Git repository)",
         )
     plan = load_plan(args.plan) if args.plan else None
-    corpus = load_corpus(args.corpus, args.corpus_format) if args.corpus else None
+    corpus = (
+        load_corpus(
+            args.corpus, args.corpus_format, parse_params(args.corpus_param, "--corpus-param")
+        )
+        if args.corpus
+        else None
+    )
     loaded = load(args.path, args, source_root=args.source_root, source_rev=args.rev)
     thresholds = Thresholds(
         near_duplicate=args.near_duplicate,
