@@ -57,6 +57,13 @@ def rescore_main(argv: Sequence[str]) -> int:
     from evalframe.report.terminal import TerminalReport
 
     run_dir: Path = args.run_dir
+    if not run_dir.is_dir():
+        raise DataError(
+            f"run folder not found: {run_dir}",
+            expected="a folder a run wrote (config.yaml, run.trec, summary.json)",
+            hint="give the folder the run printed after 'Saved results to:' "
+            "(outputs/<experiment>/<date_time> by default)",
+        )
     config_file = RunFolder(run_dir).require(RunFolder.CONFIG, "stored run config")
     raw = load_config(
         config_file,
@@ -287,7 +294,9 @@ def _run_folder(ref: str, root: Path, scratch: Path | None = None) -> Path:
                 "run source knows",
                 expected="a folder with summary.json, a baseline name, or an MLflow run id "
                 "(runs:/ID or the 32-hex id; the store is $MLFLOW_TRACKING_URI or ./mlflow.db)",
-                hint=exc.hint,
+                hint=(f"{exc.hint}; " if exc.hint else "")
+                + "`evalframe runs` shows the first 8 characters of an id; "
+                "`evalframe runs --wide` shows them whole",
             ) from None
         return folder
 

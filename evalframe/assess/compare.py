@@ -222,7 +222,8 @@ def check_comparable(a: RunData, b: RunData, *, allow_mismatch: bool = False) ->
         raise ConfigError(
             f"{a.name} and {b.name} used different metric policies ("
             f"{'; '.join(policy_differences(a.policies, b.policies))})",
-            hint="use the same metrics.policies, or allow the mismatch explicitly",
+            hint="use the same metrics.policies, or pass --allow-mismatch (compare) / "
+            "compare.allow_mismatch=true to compare them anyway",
         )
 
 

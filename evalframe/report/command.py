@@ -21,7 +21,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from evalframe.assess.runfolder import RunFolder, SweepFolder
-from evalframe.core.errors import EXIT_OK, ConfigError
+from evalframe.core.errors import EXIT_OK, ConfigError, EvalframeError
 from evalframe.core.gcpause import long_lived
 
 __all__ = ["main"]
@@ -78,6 +78,15 @@ def main(argv: Sequence[str]) -> int:
     )
     # options may come between the positionals (... --out DIR ...)
     args = parser.parse_intermixed_args(list(argv))
+    try:
+        return _report(args)
+    except EvalframeError as exc:
+        if exc.key in ("baseline", "baselines"):  # here they are options, not config keys
+            exc.key = f"--{exc.key}"
+        raise
+
+
+def _report(args: argparse.Namespace) -> int:
 
     from evalframe.report.page import (
         baseline_view,

@@ -58,7 +58,10 @@ def labels_for(views: Sequence[RunView], shared: set[str] | None = None) -> list
     (``parent/name`` where names repeat). ``shared``: the overrides every job of a
     sweep shares, the failed ones too, so that the one job left is still labelled
     by what sets it apart."""
-    overrides = [v.overrides for v in views]
+    from evalframe.report.runpage import changes_no_number
+
+    # where and how a run was shown (tracking=none, report.terminal=brief) sets no run apart
+    overrides = [[o for o in v.overrides if not changes_no_number(o)] for v in views]
     if (len(views) > 1 or shared is not None) and all(overrides):
         if shared is None:
             shared = set.intersection(*(set(o) for o in overrides))

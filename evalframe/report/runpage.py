@@ -128,17 +128,23 @@ def facts(view: RunView, baseline: BaselineView | None) -> list[tuple[str, str]]
     # where the run was reported (tracking=..., which EVALFRAME_TRACKING also sets) changes
     # no number: left out here as it is from config.yaml, so a tracked and an untracked
     # run of the same inputs read the same
-    shown = [o for o in view.overrides if not _tracking(o)]
+    shown = [o for o in view.overrides if not changes_no_number(o)]
     if shown:
         out.append(("overrides", f"<code>{esc(' '.join(shown))}</code>"))
     return out
 
 
-def _tracking(override: str) -> bool:
-    """Whether a Hydra override picks or sets the tracker (``tracking=none``,
-    ``tracking.uri=...``, with or without ``+``/``~``)."""
+#: Overrides that change where or how a run is shown, never a number of it: the
+#: tracker (which ``EVALFRAME_TRACKING`` also sets), the terminal report's form, the
+#: page, the folders. A run's page and a page of several runs leave them out.
+_NO_NUMBER = ("tracking", "report.terminal", "report.html", "output", "hydra")
+
+
+def changes_no_number(override: str) -> bool:
+    """Whether a Hydra override is one of :data:`_NO_NUMBER` (``tracking=none``,
+    ``tracking.uri=...``, ``report.terminal=brief``, with or without ``+``/``~``)."""
     key = override.lstrip("+~").partition("=")[0]
-    return key == "tracking" or key.startswith("tracking.")
+    return any(key == k or key.startswith(f"{k}.") for k in _NO_NUMBER)
 
 
 def verdict_banner(gates: Mapping[str, Any]) -> str:
