@@ -27,7 +27,7 @@ from evalframe.analysis.settings import (
     value_names,
 )
 from evalframe.assess.gates import GateSpec, parse_gate_specs
-from evalframe.core.errors import ConfigError
+from evalframe.core.errors import ConfigError, EvalframeError
 from evalframe.core.messages import kept, warn
 from evalframe.golden.queries import QueriesConfig
 from evalframe.golden.split import Shard, TuningConfig, parse_shard
@@ -164,11 +164,24 @@ def _validated(raw: Mapping[str, Any]) -> Experiment:
     gates = tuple(parse_gate_specs(schema.gates))
     criterion = parse_metrics([schema.report.criterion], key="report.criterion")[0]
     if criterion not in metrics:
+        # what the gates miss too, said in the same error: a rescore with other
+        # measures otherwise met them one attempt at a time
+        also = _missing_for_gates(gates, metrics)
+        more = "".join(
+            f"; gate {g!r} needs {', '.join(map(repr, m))}, not computed either"
+            for g, m in also.items()
+        )
+        missing = [str(criterion), *(x for m in also.values() for x in m)]
         raise ConfigError(
-            f"the report criterion {str(criterion)!r} is not among the computed metrics",
+            f"the report criterion {str(criterion)!r} is not among the computed metrics{more}",
             key="report.criterion",
             expected=f"one of: {', '.join(str(m) for m in metrics)}",
-            hint="add it to metrics.measures or pick another criterion",
+            hint="add "
+            + ("them" if len(set(missing)) > 1 else "it")
+            + " to metrics.measures ('metrics.measures=["
+            + ", ".join(dict.fromkeys([*(str(m) for m in metrics), *missing]))
+            + "]'), or pick another criterion"
+            + (" and gates" if also else ""),
         )
     analysis = validate_analysis(schema.analysis, depth=schema.depth)
     if schema.tuning.metric is not None:
@@ -295,6 +308,26 @@ def _require_metrics(names: list[str], metrics: list[Metric], key: str, who: str
             hint=f"add {'them' if len(missing) > 1 else 'it'} to metrics.measures, e.g. "
             f"'metrics.measures=[{', '.join([*(str(x) for x in metrics), *missing])}]'",
         )
+
+
+def _missing_for_gates(gates: tuple[GateSpec, ...], metrics: list[Metric]) -> dict[str, list[str]]:
+    """Gate name -> the metrics it needs that are not computed; a gate whose settings do
+    not validate is left to :func:`_check_gates` to report."""
+    out: dict[str, list[str]] = {}
+    for g in gates:
+        key = f"gates.{g.name}"
+        try:
+            spec = GATES.get(g.type, key=f"{key}.type")
+            gate = spec.obj(configure(spec, g.params, key), PluginContext(config_key=key))
+            needed = getattr(gate, "required_metrics", None)
+            names = needed() if callable(needed) else []
+            wanted = [parse_metrics([n], key=key)[0] for n in names]
+        except EvalframeError:
+            continue
+        missing = [str(m) for m in dict.fromkeys(wanted) if m not in metrics]
+        if missing:
+            out[g.name] = missing
+    return out
 
 
 def _check_gates(

@@ -56,3 +56,25 @@ def test_a_misspelt_slice_is_said_with_the_fields_there_are(
     assert "slices[0] 'dificulty'" in err and "did you mean 'difficulty'" in err
     summary = (Path(exp.output_dir) / "summary.json").read_text()
     assert "did you mean 'difficulty'" in summary
+
+
+def test_measures_without_the_criterion_name_what_the_gates_miss_too(project: Project) -> None:
+    """`rescore RUN 'metrics.measures=[R@5,R@10,nDCG@10]'` of the quickstart said the
+    criterion RR was missing, then, fixed, that gate mrr needed RR: one round each."""
+    raw = raw_config(
+        project,
+        metrics={"measures": ["R@5", "nDCG@10"]},
+        gates={"mrr": {"type": "threshold", "metric": "RR", "op": ">=", "value": 0.5},
+               "hit": {"type": "threshold", "metric": "Hit@3", "op": ">=", "value": 0.5},
+               "recall": {"type": "threshold", "metric": "R@5", "op": ">=", "value": 0.5}},
+        report={"html": False, "criterion": "RR"},
+    )  # fmt: skip
+    with pytest.raises(ConfigError) as err:
+        validate_experiment(raw)
+    assert err.value.key == "report.criterion"
+    assert err.value.message == (
+        "the report criterion 'RR' is not among the computed metrics; gate 'mrr' needs 'RR', "
+        "not computed either; gate 'hit' needs 'Hit@3', not computed either"
+    )
+    assert err.value.hint is not None
+    assert "'metrics.measures=[R@5, nDCG@10, RR, Hit@3]'" in err.value.hint
