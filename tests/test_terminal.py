@@ -183,6 +183,14 @@ def test_the_quoted_form_the_hint_gives_runs(project: Project) -> None:
     assert (
         "P(rel=2)@5" in json.loads((project.root / "out" / "summary.json").read_text())["metrics"]
     )
+    # the tiny set's labels are all 1: said once, rather than left to a row of n/a
+    assert (
+        "warning: P(rel=2)@5 counts documents labelled 2 or more, and no golden query judges "
+        "one that high (the highest label is 1), so it is n/a on every query" in res.stderr
+    )
+    rows = [line for line in res.stdout.splitlines() if line.startswith(("  P(rel", "  R@5"))]
+    assert len(rows) == 2
+    assert rows[0].index("[") == rows[1].index("[")  # the intervals line up under n/a too
 
 
 def test_long_lines_wrap_under_their_text_but_paths_stay_whole() -> None:

@@ -380,6 +380,7 @@ def load_inputs(exp: Experiment, *, corpus: Corpus | bool | None = True) -> Inpu
         # the tuning split (tuning.part) applies before everything that reads the golden set
         golden = apply_split(join_queries(_loaded(dataset, exp.dataset), exp.queries), exp.tuning)
     _check_views(exp, golden)
+    _warn_unreachable_grades(exp, golden)
     normaliser = getattr(dataset, "id_normaliser", None)
     settle()  # the golden set and the corpus live as long as the run
     return Inputs(golden, loaded, normaliser() if callable(normaliser) else None)
@@ -416,6 +417,23 @@ def load_golden(exp: Experiment) -> tuple[GoldenSet, Corpus | None]:
     """The golden set (queries file joined) and the corpus: :func:`load_inputs` without ids."""
     inputs = load_inputs(exp)
     return inputs.golden, inputs.corpus
+
+
+def _warn_unreachable_grades(exp: Experiment, golden: GoldenSet) -> None:
+    """A measure that counts only labels >= rel (``P(rel=2)@5``) on a set whose labels
+    are all below it is n/a on every query: said once, with the labels there are, rather
+    than left to a row of n/a."""
+    top = max((label for q in golden for label in q.judgments.values()), default=None)
+    if top is None:
+        return
+    for m in exp.metrics:
+        rel = getattr(m, "rel", 1)
+        if rel > 1 and top < rel:
+            warn(
+                f"{m} counts documents labelled {rel} or more, and no golden query judges one "
+                f"that high (the highest label is {top}), so it is n/a on every query; "
+                "binary judgments label every relevant document 1"
+            )
 
 
 def _warn_empty_texts(golden: GoldenSet, retriever: Any, name: str) -> None:

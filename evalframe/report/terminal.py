@@ -128,7 +128,8 @@ def render_report(
         extra = f", {agg.skipped} skipped" if agg.skipped else ""
         ci = f"  [{_fmt(agg.ci_low)}, {_fmt(agg.ci_high)}]" if has_ci else ""
         out.append(
-            f"  {name(m).ljust(width)}  {_fmt(agg.mean)} (±{_fmt(agg.std).strip()}){ci}"
+            # "(±n/a)" padded to "(±0.000)": the intervals line up under each other
+            f"  {name(m).ljust(width)}  {_fmt(agg.mean)} {f'(±{_fmt(agg.std).strip()})':<8}{ci}"
             f"  n={agg.n}{extra}"
         )
     shown_labels = [(str(m), labels[str(m)]) for m in evaluation.metrics if str(m) in labels]
