@@ -556,6 +556,11 @@ def build_run_record(
         tags[f"evalframe.choice.{safe_segment(group)}"] = choice
     if meta.get("baseline"):
         tags["evalframe.baseline"] = str(meta["baseline"])
+    retrieved = timings.get("retrieved")
+    if isinstance(retrieved, dict):  # `evalframe rescore`: scored again, not retrieved again
+        tags["evalframe.rescore"] = "true"
+        if retrieved.get("created"):
+            tags["evalframe.retrieved_at"] = str(retrieved["created"])
     if outcome is not None:
         tags["evalframe.exit_code"] = str(outcome.exit_code)
     if "gates_passed" in summary:

@@ -244,3 +244,32 @@ def test_a_sweep_parents_description_is_its_jobs_table(tmp_path: Path) -> None:
     )
     table = (tmp_path / "jobs.md").read_text()
     assert record.tags[DESCRIPTION_TAG] == table and "retriever.k1=1.5" in table
+
+
+def test_a_rescored_run_is_tagged_as_one(tmp_path: Path) -> None:
+    """A rescore logs an MLflow run like any other; its tags say it scored rankings
+    retrieved earlier (timings.json's `retrieved`), so `evalframe runs` and the UI can
+    tell it from a run that retrieved."""
+    from evalframe_mlflow.record import build_run_record
+
+    from evalframe.plugin.hooks import RunContext, RunOutcome
+
+    def tags() -> dict[str, str]:
+        return build_run_record(
+            RunContext("e", tmp_path, {"depth": 10}, {}),
+            RunOutcome(0, {}),
+            uri="u",
+            experiment_name="e",
+            run_name=None,
+            cwd=tmp_path,
+        ).tags
+
+    (tmp_path / "timings.json").write_text(json.dumps({"created": "2026-11-27T10:00:00Z"}))
+    assert "evalframe.rescore" not in tags()
+    (tmp_path / "timings.json").write_text(
+        json.dumps(
+            {"created": "2026-11-27T11:00:00Z", "retrieved": {"created": "2026-11-27T10:00:00Z"}}
+        )
+    )
+    assert tags()["evalframe.rescore"] == "true"
+    assert tags()["evalframe.retrieved_at"] == "2026-11-27T10:00:00Z"
