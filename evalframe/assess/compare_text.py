@@ -40,6 +40,19 @@ def _unbounded(comp: Comparison) -> str:
     )
 
 
+def paired(comp: Comparison) -> str:
+    """How many queries the comparison pairs: the queries both runs hold, or, when the
+    metrics skip some of them (negative examples under ``no_relevant=skip``), how many
+    each metric pairs, so the header agrees with the W/T/L counts below it."""
+    scored = {mc.overall.n for mc in comp.metrics}
+    if not scored or scored == {comp.n}:
+        return f"{comp.n} paired queries"
+    if len(scored) == 1:
+        (n,) = scored
+        return f"{n} paired queries; {comp.n - n} more in both runs that the metrics skip"
+    return f"{comp.n} queries in both runs; each metric pairs those it scores"
+
+
 def render_comparison(
     comp: Comparison, *, markdown: bool = False, width: int = WIDTH, color: bool = False
 ) -> str:
@@ -52,7 +65,7 @@ def render_comparison(
     """
     if not markdown:
         return _render_terminal(comp, width=width, color=color)
-    head = f"Comparison: {comp.b} vs {comp.a} ({comp.n} paired queries)"
+    head = f"Comparison: {comp.b} vs {comp.a} ({paired(comp)})"
     how = " ".join(
         [
             _columns(comp),
@@ -109,7 +122,7 @@ def _render_terminal(comp: Comparison, *, width: int, color: bool) -> str:
     from rich.text import Text
 
     parts: list[Any] = [
-        Text(f"Comparison: {comp.b} vs {comp.a} ({comp.n} paired queries)"),
+        Text(f"Comparison: {comp.b} vs {comp.a} ({paired(comp)})"),
         Text(_columns(comp)),
         Text(f"Verdicts: {decided(comp.correction, comp.family, comp.alpha)}."),
         Text(_INTERVALS + _unbounded(comp)),
