@@ -671,6 +671,12 @@ def test_a_rescore_deeper_than_the_stored_rankings_says_so(
     assert any(w.startswith(said) for w in warnings)
     metrics = json.loads((project.root / "deep" / "metrics.json").read_text())
     assert metrics["R@20"] == metrics["R@5"]  # nothing past rank 5 to find
+    # a cutoff past the depth: the advice is one a rescore can follow (it cannot rank deeper)
+    assert main(["rescore", "out", "--out", "cut", "metrics.measures=[R@5,R@10,RR]"]) in (0, 1)
+    err = capsys.readouterr().err
+    assert "R@10 looks past depth 5" in err
+    assert "run the retriever again with depth=10 (a rescore cannot rank deeper)" in err
+    assert "set depth=10" not in err
 
 
 def test_a_rescore_after_the_golden_set_changed_says_so(

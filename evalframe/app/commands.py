@@ -73,7 +73,7 @@ def rescore_main(argv: Sequence[str]) -> int:
         hint="write overrides as key=value or group=option, e.g. 'metrics.measures=[R@5,R@10,RR]' "
         "or gates=bob_regression",
     )
-    exp = validate_experiment(raw)
+    exp = validate_experiment(raw, retrieving=False)
     if args.out is None and args.overrides:
         print(
             f"note: re-scoring {run_dir} in place: its metrics, gates, config and report are "

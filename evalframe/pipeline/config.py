@@ -133,15 +133,18 @@ def resolve_trackers(tracking: Mapping[str, Any]) -> tuple[ResolvedPlugin, ...]:
     return (_resolve(TRACKERS, tracking, "tracking"),)
 
 
-def validate_experiment(raw: Mapping[str, Any]) -> Experiment:
-    """Validate a composed config (a plain, resolved mapping) into an :class:`Experiment`."""
+def validate_experiment(raw: Mapping[str, Any], *, retrieving: bool = True) -> Experiment:
+    """Validate a composed config (a plain, resolved mapping) into an :class:`Experiment`.
+
+    ``retrieving=False``: the config re-scores stored rankings (``evalframe
+    rescore``), so advice that only a retrieval can follow is worded for it."""
     with kept() as said:
         start = len(said)
-        exp = _validated(raw)
+        exp = _validated(raw, retrieving)
     return replace(exp, warnings=tuple(said[start:])) if len(said) > start else exp
 
 
-def _validated(raw: Mapping[str, Any]) -> Experiment:
+def _validated(raw: Mapping[str, Any], retrieving: bool = True) -> Experiment:
     try:
         schema = Schema.model_validate(dict(raw))
     except ValidationError as exc:
@@ -156,7 +159,7 @@ def _validated(raw: Mapping[str, Any]) -> Experiment:
             "invalid configuration: " + "; ".join(f"{w}: {m}" for w, m in problems), hint=hint
         ) from None
     metrics = parse_metrics(schema.metrics.measures, key="metrics.measures")
-    _warn_past_depth(metrics, schema.depth)
+    _warn_past_depth(metrics, schema.depth, retrieving)
     trackers = resolve_trackers(schema.tracking)
     corpus = None
     if schema.corpus is not None and schema.corpus.get("name") not in (None, "none"):
@@ -265,7 +268,7 @@ def _resolve_exports(
     return tuple(resolved)
 
 
-def _warn_past_depth(metrics: list[Metric], depth: int) -> None:
+def _warn_past_depth(metrics: list[Metric], depth: int, retrieving: bool = True) -> None:
     """Say when a metric's cutoff is deeper than the rankings: ``R@10`` of a run that
     retrieves 5 documents a query is scored on those 5, so it equals ``R@5`` under a
     name that promises 10 (trec_eval scores a run file the same way; here the run's
@@ -276,11 +279,16 @@ def _warn_past_depth(metrics: list[Metric], depth: int) -> None:
     names = ", ".join(str(m) for m in deep)
     widest = max(int(m.k) for m in deep if m.k is not None)
     one = len(deep) == 1
+    fix = (
+        f"set depth={widest}"
+        if retrieving  # a rescore scores the rankings it has: only a new run ranks deeper
+        else f"run the retriever again with depth={widest} (a rescore cannot rank deeper)"
+    )
     warn(
         f"{names} look{'s' if one else ''} past depth {depth}: each query retrieves "
         f"{depth} documents, so {'it is' if one else 'they are'} scored on those {depth} "
-        "as if nothing relevant came after them; set "
-        f"depth={widest} to score {'it' if one else 'them'} as named"
+        f"as if nothing relevant came after them; {fix} to score {'it' if one else 'them'} "
+        "as named"
     )
 
 
