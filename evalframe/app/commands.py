@@ -73,7 +73,10 @@ def rescore_main(argv: Sequence[str]) -> int:
         hint="write overrides as key=value or group=option, e.g. 'metrics.measures=[R@5,R@10,RR]' "
         "or gates=bob_regression",
     )
-    exp = validate_experiment(raw, retrieving=False)
+    # With overrides, advice only a retrieval can follow is worded for a rescore; without
+    # them the run's own config is scored again, and says what the run said (a rescore of
+    # an unchanged run writes its summary.json again byte for byte)
+    exp = validate_experiment(raw, retrieving=not args.overrides)
     if args.out is None and args.overrides:
         print(
             f"note: re-scoring {run_dir} in place: its metrics, gates, config and report are "
