@@ -13,7 +13,7 @@ from __future__ import annotations
 import contextlib
 import io
 import os
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -116,12 +116,22 @@ def _structured(value: str, flag: str, key: str) -> Any:
         ) from None
 
 
-def as_options(exc: EvalframeError, group: str, path_option: str | None, param_option: str) -> None:
+def as_options(
+    exc: EvalframeError,
+    group: str,
+    path_option: str | None,
+    param_option: str,
+    settings: Iterable[str],
+) -> None:
     """Say a plugin's error in the command's words: on ``golden validate`` a corpus's
     path is ``--corpus`` and its settings are ``--corpus-param KEY=VALUE``, not the
     config keys ``corpus.path`` and ``corpus.id_field`` a run's config would use.
-    ``path_option`` None: the path is a positional argument (the error names the file)."""
+    ``path_option`` None: the path is a positional argument (the error names the file).
+    Only the plugin's own ``settings`` are rewritten: ``corpus.jsonl`` in a hint is a
+    file name, and ``corpus.empty_docs=keep`` keeps its value."""
     import re
+
+    names = "|".join(re.escape(s) for s in sorted(settings, key=len, reverse=True))
 
     def option(setting: str) -> str | None:
         return path_option if setting == "path" else f"{param_option} {setting}"
@@ -129,14 +139,21 @@ def as_options(exc: EvalframeError, group: str, path_option: str | None, param_o
     key = exc.key or ""
     if key == group or key.startswith(f"{group}."):
         exc.key = option(key.removeprefix(group).lstrip(".") or "path")
-    if exc.hint:
+    if exc.hint and names:
         exc.hint = re.sub(
-            rf"\b{re.escape(group)}\.(\w+)",
+            rf"\b{re.escape(group)}\.({names})\b(=\S+)?",
             lambda m: (
-                f"{path_option or 'the'} FILE" if m[1] == "path" else f"{param_option} {m[1]}=..."
+                f"{path_option or 'the'} FILE"
+                if m[1] == "path"
+                else f"{param_option} {m[1]}{m[2] or '=...'}"
             ),
             exc.hint,
         )
+
+
+def _settings(spec: Any) -> list[str]:
+    """A plugin's setting names (none for a plugin without a config class)."""
+    return list(spec.config.model_fields) if spec.config is not None else []
 
 
 def load_corpus(path: str, fmt: str = "jsonl", params: Mapping[str, Any] | None = None) -> Corpus:
@@ -147,7 +164,7 @@ def load_corpus(path: str, fmt: str = "jsonl", params: Mapping[str, Any] | None 
         config = configure(spec, {"path": path, **(params or {})}, key="corpus")
         corpus: Corpus = spec.obj(config, PluginContext(config_key="corpus")).load()
     except EvalframeError as exc:
-        as_options(exc, "corpus", "--corpus", "--corpus-param")
+        as_options(exc, "corpus", "--corpus", "--corpus-param", _settings(spec))
         raise
     return corpus
 
@@ -220,7 +237,7 @@ def load_golden(
             f"the {fmt} plugin built an invalid golden set: {exc.errors()[0]['msg']}", path=p
         ) from None
     except DataError as exc:
-        as_options(exc, "dataset", None, "--param")
+        as_options(exc, "dataset", None, "--param", _settings(spec))
         others = ", ".join(n for n in DATASETS.names() if n != fmt)
         if inferred is not None:  # the file may be fine, in another format than guessed
             exc.hint = (f"{exc.hint}; " if exc.hint else "") + (

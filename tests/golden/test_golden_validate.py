@@ -314,3 +314,21 @@ def test_errors_name_the_commands_options_not_a_runs_config_keys(
     code, err = said("--corpus", str(corpus), "--corpus-param", "id_field=doc", "--corpus-param",
                      "text_field=body")  # fmt: skip
     assert code == 1, err  # read; its expected ids are not in this corpus
+
+
+def test_only_a_plugins_own_settings_are_renamed_as_options() -> None:
+    """`corpus.jsonl` in a hint is a file, and `corpus.empty_docs=keep` keeps its value."""
+    from evalframe.core.errors import DataError
+    from evalframe.golden.load import as_options
+
+    exc = DataError(
+        "x",
+        key="corpus.id_field",
+        hint="the folder that holds corpus.jsonl; set corpus.empty_docs=keep or corpus.id_field",
+    )
+    as_options(exc, "corpus", "--corpus", "--corpus-param", ["path", "id_field", "empty_docs"])
+    assert exc.key == "--corpus-param id_field"
+    assert exc.hint == (
+        "the folder that holds corpus.jsonl; set --corpus-param empty_docs=keep or "
+        "--corpus-param id_field=..."
+    )
