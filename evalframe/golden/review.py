@@ -18,6 +18,7 @@ and :func:`sample_for_review` adds them on top of the stratified draw.
 
 from __future__ import annotations
 
+import json
 import math
 import random
 from collections import Counter, defaultdict
@@ -304,7 +305,8 @@ def read_review(path: str | Path) -> list[tuple[int, dict[str, Any]]]:
                 path=path,
                 line=line,
                 expected=" | ".join(VERDICTS),
-                got=repr(verdict),
+                # as the file writes it (null, "accpet"), or that it has none
+                got=json.dumps(verdict) if "verdict" in record else "no 'verdict' field",
                 hint="every sampled record needs a verdict before the batch can be checked",
             )
         out.append((line, record))

@@ -151,9 +151,10 @@ def test_review_check_fails_on_a_breach(
 @pytest.mark.parametrize(
     ("line", "got"),
     [
-        ('{"query_id": "q9", "verdict": null}', "None"),
-        ('{"query_id": "q9", "verdict": "fine"}', "'fine'"),
-        ('{"query_id": "q9"}', "None"),
+        # the value as the file writes it, in JSON, or that there is none
+        ('{"query_id": "q9", "verdict": null}', "null"),
+        ('{"query_id": "q9", "verdict": "fine"}', '"fine"'),
+        ('{"query_id": "q9"}', "no 'verdict' field"),
     ],
 )
 def test_a_missing_or_unknown_verdict_is_exit_2_at_its_line(

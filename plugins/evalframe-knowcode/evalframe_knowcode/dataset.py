@@ -152,7 +152,15 @@ def _files(value: Any, at: At) -> dict[str, int]:
             got=repr(value)[:80],
             hint='write them like "src/pkg/mod.py"',
         )
-    return dict.fromkeys(value, 1)
+    files = dict.fromkeys(value, 1)
+    if len(files) != len(value):  # the files view would merge them, and count one hit once
+        twice = sorted({f for f in value if value.count(f) > 1})
+        raise at.error(
+            f"field 'expected_files' lists {', '.join(map(repr, twice))} twice",
+            got=repr(value)[:120],
+            hint="list each expected file once",
+        )
+    return files
 
 
 @dataset("knowcode", config=KnowCodeConfig)

@@ -122,6 +122,9 @@ def test_missing_meta_file_is_an_error_unless_waived(workspace: Path) -> None:
         (lambda r: r[2].update(query_id="q1"), 2, "duplicated (first at "),
         (lambda r: r[0].update(expected_entities=["MarkdownParser"]), 0, "file_path::symbol"),
         (lambda r: r[3].update(expected_files="src/knowcode/config.py"), 3, "list of relative"),
+        # a repeated path is refused, as a repeated entity is: the files view would merge it
+        (lambda r: r[1]["expected_files"].append(r[1]["expected_files"][0]), 1, "twice"),
+        (lambda r: r[2]["expected_entities"].append(r[2]["expected_entities"][0]), 2, "twice"),
         (lambda r: r[0].update(query_text=""), 0, "non-empty text"),
     ],
 )
