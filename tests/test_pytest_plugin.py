@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from tests.conftest import Project
@@ -30,6 +32,31 @@ def test_quality_tests_pass_and_fail_with_readable_gate_messages(
     result = pytester.runpytest_subprocess("-p", "no:cacheprovider")
     result.assert_outcomes(passed=1, failed=1)
     result.stdout.fnmatch_lines(["*1 required gate(s) failed:*", "*✗ mrr: RR = *"])
+
+
+def test_a_failure_on_a_set_not_blessed_says_the_verdict_is_provisional(
+    pytester: pytest.Pytester, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The shipped KnowCode set is pending its human spot-check: the run's Result line
+    says the verdict is provisional, and the test's failure says it too."""
+    monkeypatch.setenv("EVALFRAME_CACHE_DIR", str(tmp_path / ".cache"))
+    pytester.makepyfile(
+        """
+        def test_retrieval_quality(evalframe_run):
+            run = evalframe_run("+experiment=knowcode", "tracking=none")
+            assert run.verdict_warnings and "not blessed" in run.verdict_warnings[0]
+            run.assert_gates()
+        """
+    )
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(
+        [
+            "*✗ easy_right_at_rank_1: every query where difficulty=easy has RR ≥ 1: 7 of 13 do*",
+            "*- q_010: RR = 0.500*",
+            "*provisional: gated on golden set 'golden_v1.0', which is not blessed*",
+        ]
+    )
 
 
 def test_the_fixture_writes_nothing_outside_tmp_path_unless_asked(

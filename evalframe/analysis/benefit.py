@@ -52,7 +52,7 @@ from evalframe.analysis.attempts import (
     read_arm,
 )
 from evalframe.analysis.calibration import BootstrapSettings
-from evalframe.analysis.facts import BlindItem, judge_blind
+from evalframe.analysis.facts import BlindItem, judge_blind, warn_field_unused
 from evalframe.analysis.settings import BENEFIT_METRICS, BenefitSettings, JudgeChoice
 from evalframe.assess.results import Aggregate
 from evalframe.assess.stats import paired_bootstrap_ci
@@ -281,7 +281,8 @@ def _facts(
             hint="give the golden set that holds the tasks (--golden / the run's dataset)",
         )
     must = query.metadata.get(settings.facts_field) or []
-    must_not = query.metadata.get(settings.forbidden_field) or []
+    forbidden = settings.forbidden_field
+    must_not = (query.metadata.get(forbidden) or []) if forbidden else []
     if not must:
         raise where.error(
             f"task {task!r} has no {settings.facts_field!r} in the golden set: its answers "
@@ -340,6 +341,7 @@ def compute_benefit(
                     must_mention=must,
                     must_not_mention=must_not,
                 )
+        warn_field_unused(golden, settings.forbidden_field, "analysis.benefit.forbidden_field")
         verdicts = judge_blind(
             judge.build(), items, seed=boot.seed, who=f"judge {judge.spec.name!r}"
         )

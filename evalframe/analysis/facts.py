@@ -15,6 +15,15 @@ is *mentioned* when at least ``min_share`` of its terms occur in the answer
 (``match: terms``), or when its words occur in the answer as one contiguous
 run (``match: phrase``). Parenthesised text is removed from every fact
 first: KnowCode puts the correction of a must-not fact there.
+
+A must-not fact is most often the right fact with one word wrong ("ties are
+broken by document id ascending" beside "... descending"), so the two share
+most of their terms, and the share rule alone would find the wrong fact in
+every right answer and the right fact in every wrong one. Under ``match:
+terms`` a fact of either list therefore counts only when, besides the rule
+above, the answer holds ``min_share`` of its *own* terms: those in no fact of
+the other list (``ascending``, ``descending``). A fact with no term of its
+own is judged by the share rule alone.
 """
 
 from __future__ import annotations
@@ -28,6 +37,8 @@ from pydantic import Field
 
 from evalframe.analysis.text import strip_parentheticals, terms, words
 from evalframe.core.errors import DataError, PluginError
+from evalframe.core.messages import warn
+from evalframe.core.types import GoldenSet
 from evalframe.plugin.protocols import (
     Answer,
     Judgement,
@@ -46,6 +57,7 @@ __all__ = [
     "check_facts",
     "fact_mentioned",
     "judge_blind",
+    "warn_field_unused",
 ]
 
 MUST = "must_mention"
@@ -127,12 +139,38 @@ def check_facts(
             )
     return FactCheck(
         missing=tuple(
-            f for f in must if not fact_mentioned(f, answer, match=match, min_share=min_share)
+            f for f in must if not _holds(f, answer, must_not, match=match, min_share=min_share)
         ),
         stated=tuple(
-            f for f in must_not if fact_mentioned(f, answer, match=match, min_share=min_share)
+            f for f in must_not if _holds(f, answer, must, match=match, min_share=min_share)
         ),
     )
+
+
+def _holds(fact: str, answer: str, others: Sequence[str], *, match: str, min_share: float) -> bool:
+    """Whether ``answer`` holds ``fact``, told apart from the other list's facts
+    (``others``) by its own terms (the module docstring's rule)."""
+    if not fact_mentioned(fact, answer, match=match, min_share=min_share):
+        return False
+    if match != "terms" or not others:
+        return True  # a contiguous run of the fact's own words is the fact
+    shared = set().union(*(terms(strip_parentheticals(f)) for f in others))
+    own = terms(strip_parentheticals(fact)) - shared
+    if not own:
+        return True  # nothing tells it from the other list's facts: the rule alone
+    return len(own & terms(answer)) / len(own) >= min_share
+
+
+def warn_field_unused(golden: GoldenSet | None, field: str | None, key: str) -> None:
+    """Say that a configured facts field is in no golden query: a misspelt name would
+    otherwise check no must-not fact at all, without a word."""
+    if field is None or golden is None:
+        return
+    if not any(field in q.metadata for q in golden.queries):
+        warn(
+            f"{key}: no golden query has a {field!r} field, so no answer is checked against "
+            "must-not facts; name the golden set's field, or set it to null to check none"
+        )
 
 
 def _facts(task: MiningTask, key: str) -> list[str]:

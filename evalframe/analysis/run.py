@@ -19,7 +19,7 @@ import numpy as np
 
 from evalframe.analysis.benefit import compute_benefit
 from evalframe.analysis.calibration import BootstrapSettings, CalibrationResult, calibrate
-from evalframe.analysis.facts import BlindItem, judge_blind
+from evalframe.analysis.facts import BlindItem, judge_blind, warn_field_unused
 from evalframe.analysis.failures import annotate_failures
 from evalframe.analysis.settings import (
     Analyses,
@@ -123,7 +123,8 @@ def calibration_outcomes(
         for qid, _ in usable:
             query = by_id[qid]
             must = query.metadata.get(settings.facts_field) or []
-            must_not = query.metadata.get(settings.forbidden_field) or []
+            forbidden = settings.forbidden_field
+            must_not = (query.metadata.get(forbidden) or []) if forbidden else []
             answer = evaluation.run.rankings[qid].answer
             if not must:
                 excluded.setdefault("no_facts", []).append(qid)
@@ -134,14 +135,15 @@ def calibration_outcomes(
                     query.text, answer, tuple(map(str, must)), tuple(map(str, must_not))
                 )
         assert judge is not None  # resolved by validate_analysis for outcome: answer
+        warn_field_unused(golden, settings.forbidden_field, "analysis.calibration.forbidden_field")
         verdicts = judge_blind(judge.build(), items, seed=seed, who=f"judge {judge.spec.name!r}")
         for qid, verdict in verdicts.items():
             results[qid] = verdict.passed
             if verdict.detail:
                 details[qid] = verdict.detail
+        nothing = f" and no {settings.forbidden_field}" if settings.forbidden_field else ""
         description = (
-            f"the answer holds every {settings.facts_field} and no {settings.forbidden_field} "
-            f"(judge {judge.spec.name})"
+            f"the answer holds every {settings.facts_field}{nothing} (judge {judge.spec.name})"
         )
     kept = [(qid, c) for qid, c in usable if qid in results]
     return Outcomes(

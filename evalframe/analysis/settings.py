@@ -123,7 +123,7 @@ class CalibrationSettings(_Section):
     outcome: Literal["hit", "recall", "answer"] = Field(
         "answer",
         description="hit: Hit@k = 1; recall: R@k = 1; answer: the judge accepts the answer "
-        "(every must-mention fact, no must-not-mention fact)",
+        "(every must-mention fact; and no must-not-mention fact when forbidden_field is set)",
     )
     k: int = Field(10, ge=1, description="cutoff of hit@k and recall@k")
     judge: dict[str, Any] = Field(
@@ -133,8 +133,12 @@ class CalibrationSettings(_Section):
     facts_field: str = Field(
         "must_mention_facts", description="query metadata field of the must-mention facts"
     )
-    forbidden_field: str = Field(
-        "must_not_mention_facts", description="query metadata field of the must-not facts"
+    # KnowCode's curve is against "local answer contained all must_mention_facts"
+    # (reference 002, section 10.1): a stated must-not fact fails an answer only on request
+    forbidden_field: str | None = Field(
+        None,
+        description="query metadata field of the must-not facts: an answer that states one is "
+        "not correct (null: only the must-mention facts decide, KnowCode's definition)",
     )
     bins: int = Field(10, ge=1, le=1000, description="number of reliability bins")
     binning: Literal["width", "mass"] = Field(
@@ -183,7 +187,11 @@ class BenefitSettings(_Section):
         default_factory=lambda: {"name": "facts"}, description="validator (score: answers)"
     )
     facts_field: str = "must_mention_facts"
-    forbidden_field: str = "must_not_mention_facts"
+    # KnowCode's A/B success is "scored against must_mention_facts / must_not_mention_facts"
+    forbidden_field: str | None = Field(
+        "must_not_mention_facts",
+        description="query metadata field of the must-not facts (null: none are checked)",
+    )
     strata: list[str] = Field(
         default_factory=lambda: ["task_type", "difficulty"],
         description="fields whose values make a stratum",

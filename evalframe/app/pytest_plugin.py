@@ -46,6 +46,9 @@ class EvalframeRun:
     metrics: dict[str, Any] = field(default_factory=dict)
     gates: list[dict[str, Any]] = field(default_factory=list)
     tracking_uri: str = ""  # where the run was logged, when tracking is on
+    #: why the verdict is provisional (a golden set not blessed, drift allowed), from
+    #: summary.json: the run's "Result:" line says it, and so does a failure here
+    verdict_warnings: list[str] = field(default_factory=list)
 
     def metric(self, name: str) -> float:
         """An aggregate from metrics.json by its canonical name (``RR``, ``R@10``...)."""
@@ -70,6 +73,7 @@ class EvalframeRun:
             for g in failed:
                 lines.append(f"  ✗ {g['name']}: {g['message']}")
                 lines.extend(f"      - {item}" for item in g["failures"][:10])
+            lines.extend(f"  provisional: {w}" for w in self.verdict_warnings)
             pytest.fail("\n".join(lines), pytrace=False)
 
 
@@ -119,6 +123,9 @@ def evalframe_run(tmp_path: Path) -> Callable[..., EvalframeRun]:
             result.metrics = folder.metrics()
         if folder.file(folder.GATES).is_file():
             result.gates = folder.gates()["gates"]
+        if folder.file(folder.SUMMARY).is_file():
+            said = folder.summary().get("verdict_warnings")
+            result.verdict_warnings = [str(w) for w in said] if isinstance(said, list) else []
         return result
 
     return run

@@ -24,6 +24,10 @@ __all__ = ["render_summary_md"]
 TOP = 5
 
 
+#: Failures listed under a failed gate (the rest are counted; gates.json has them all).
+GATE_FAILURES = 5
+
+
 def _cell(text: str, limit: int = 80) -> str:
     text = " ".join(str(text).split()).replace("|", "\\|")
     return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
@@ -74,6 +78,11 @@ def render_summary_md(
         lines.append("**Gates:** " + " · ".join(marks))
         for g in [*failed, *(g for g in gates if not g.get("required") and not g.get("passed"))]:
             lines.append(f"- `{g.get('name')}`: {_cell(g.get('message', ''), 160)}")
+            # the queries a gate failed on ("7 of 13 do" names none), as the terminal lists them
+            failures = [str(f) for f in g.get("failures") or []]
+            lines += [f"  - {_cell(f, 160)}" for f in failures[:GATE_FAILURES]]
+            if len(failures) > GATE_FAILURES:
+                lines.append(f"  - … {len(failures) - GATE_FAILURES} more in gates.json")
         lines.append("")
     comparison = baseline.comparison if baseline is not None else None
     rows = {r.value: r for r in delta_rows(comparison)} if comparison else {}
@@ -95,9 +104,15 @@ def render_summary_md(
                 symbol = shapes.get(delta.verdict, shapes["within noise"])[2]
                 row += f" {fmt(delta.delta, signed=True)} | {symbol} {delta.verdict} |"
         else:
-            row += f" {agg.get('n', '–')} |"
+            skipped = agg.get("skipped") or 0
+            row += f" {agg.get('n', '–')}{f' ({skipped} skipped)' if skipped else ''} |"
         lines.append(row)
     lines.append("")
+    policies = s.get("policies") or {}
+    if policies.get("no_relevant") == "skip" and any(
+        (overall.get(name) or {}).get("skipped") for name in view.metric_names
+    ):  # the header counts every query; say which ones the n of a metric leaves out
+        lines += ["Negative examples are skipped by rank metrics (policy `no_relevant=skip`).", ""]
     rule = view.rule
     if baseline is not None:
         failing, passing = status_changes(baseline.records, view.records, rule)

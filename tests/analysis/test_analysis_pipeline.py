@@ -174,6 +174,39 @@ def test_a_retriever_without_confidences_cannot_be_calibrated(project: Project) 
     assert e.value.key == "analysis.calibration"
 
 
+def test_a_stated_must_not_fact_fails_an_answer_only_when_its_field_is_named(
+    facts_project: Project, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """KnowCode's curve is against "the answer contained all must_mention_facts": by
+    default query 1's answer, which holds its fact and states its must-not one, is right;
+    with forbidden_field named it is wrong; a field no query has is said."""
+    records = [json.loads(line) for line in facts_project.golden.read_text().splitlines()]
+    for r in records:
+        if str(r["id"]) == "1":
+            r["must_not_mention_facts"] = ["Use pip install in a virtual environment"]
+    write_jsonl(facts_project.golden, records)
+    out = facts_project.root / "out" / "calibration.json"
+    run(facts_project, analysis=CAL)
+    first = json.loads(out.read_text())["queries"][0]
+    assert (first["query_id"], first["outcome"]) == ("1", True)
+    strict = {"calibration": {**CAL["calibration"], "forbidden_field": "must_not_mention_facts"}}
+    run(facts_project, analysis=strict)
+    cal = json.loads(out.read_text())
+    assert (cal["queries"][0]["outcome"], cal["queries"][0]["detail"]) == (
+        False,
+        "states: Use pip install in a virtual environment",
+    )
+    assert cal["outcome_description"].startswith(
+        "the answer holds every must_mention_facts and no must_not_mention_facts"
+    )
+    capsys.readouterr()
+    misnamed = {"calibration": {**CAL["calibration"], "forbidden_field": "must_not"}}
+    run(facts_project, analysis=misnamed)
+    err = capsys.readouterr().err
+    assert "analysis.calibration.forbidden_field: no golden query has a 'must_not' field" in err
+    assert json.loads(out.read_text())["queries"][0]["outcome"] is True
+
+
 def test_a_misnamed_facts_field_gets_the_hint_for_it(facts_project: Project) -> None:
     """Every query has a confidence; none has facts under the named field: the hint
     names facts_field, not the confidences (it said a retriever must return them)."""

@@ -94,6 +94,38 @@ def test_a_must_not_fact_is_looked_for_without_its_parenthesised_correction() ->
     assert not stated.correct
 
 
+def test_a_must_not_fact_one_word_from_a_right_one_is_stated_only_with_that_word() -> None:
+    """KnowCode's must-not facts are right ones with a word wrong: 4 of the 5 terms of
+    "ties are broken by document id ascending" are in every right answer (0.8 >= 0.75),
+    so the fact is stated only when its own term, "ascending", is there too."""
+    must = ["Ties are broken by document id descending, as trec_eval does."]
+    must_not = ["Ties are broken by document id ascending (descending)."]
+    assert len(terms("Ties are broken by document id ascending")) == 5
+    right = "Ties are broken by document id descending, as trec_eval does."
+    assert fact_mentioned(must_not[0], right)  # the share rule alone would say it
+    assert check_facts(right, must, must_not).correct
+    wrong = check_facts(
+        "Ties are broken by document id ascending, not as trec_eval.", must, must_not
+    )
+    assert wrong.stated == tuple(must_not) and wrong.missing == tuple(must)
+    # without the must-mention fact beside it, nothing is shared: the share rule decides
+    assert check_facts(right, [], must_not).stated == tuple(must_not)
+
+
+def test_a_must_not_fact_with_no_term_of_its_own_is_judged_by_the_share_rule() -> None:
+    """ "not" is a function word: the two facts have the same terms, so a lexical judge
+    cannot tell them apart, and an answer holding the one states the other (the
+    documented limit)."""
+    must, must_not = (
+        ["The cache is not shared between jobs."],
+        ["The cache is shared between jobs."],
+    )
+    assert terms(must[0]) == terms(must_not[0])
+    assert check_facts("The cache is not shared between jobs.", must, must_not).stated == tuple(
+        must_not
+    )
+
+
 def test_correct_means_every_fact_and_no_forbidden_one() -> None:
     must = ["The text goes to a temporary file.", "The temporary file is renamed over the target."]
     answer = "It writes the text to a temporary file, which is then renamed over the target."

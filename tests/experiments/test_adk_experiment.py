@@ -145,11 +145,15 @@ def test_adk_runs_from_a_fresh_folder_with_adks_numbers(tmp_path: Path) -> None:
     text = res.stdout
     assert "Recall@1     0.729 (±0.449)" in text  # ADK's name in the report ...
     assert "labels (metrics.labels): Recall@1 is Hit@1, Recall@5 is Hit@5" in text
-    assert "✓ recall_at_1: Hit@1 = 0.729 > 0.6 holds (n=48)" in text  # ... the metric's in gates
-    assert "✓ recall_at_5: Hit@5 = 0.917 > 0.9 holds (n=48)" in text
+    # ... the metric's in gates, with the pairs the policy leaves out of the mean
+    assert "✓ recall_at_1: Hit@1 = 0.729 > 0.6 holds (n=48, 3 skipped)" in text
+    assert "✓ recall_at_5: Hit@5 = 0.917 > 0.9 holds (n=48, 3 skipped)" in text
     assert "ties: given (equal scores keep the retriever's order)" in text
     assert "Negative examples (nothing should match): 3" in text
     assert "Result: PASSED" in text
+    summary_md = (out / "summary.md").read_text()  # the header counts 51: the n says which
+    assert "| Recall@5 (Hit@5) | 0.917 | [0.833, 0.979] | 48 (3 skipped) |" in summary_md
+    assert "Negative examples are skipped by rank metrics (policy `no_relevant=skip`)." in summary_md
     summary = read_json(out / "summary.json")
     assert summary["labels"] == {
         "Hit@1": "Recall@1",

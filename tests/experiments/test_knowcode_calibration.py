@@ -106,3 +106,20 @@ def test_a_misspelt_analysis_option_is_refused_with_a_suggestion(tmp_path: Path)
     assert res.returncode == 2
     assert "no analysis config named 'calibraton'" in res.stderr
     assert "did you mean 'calibration'?" in res.stderr
+
+
+def test_a_stated_must_not_fact_changes_no_outcome_of_the_sample(tmp_path: Path) -> None:
+    """By default only the must-mention facts decide (KnowCode's definition); every wrong
+    answer of the sample also misses one, so naming the must-not field gives the README's
+    outcomes too. q11's right fact, "... by document id descending", is not read as its
+    must-not one, "... ascending": the word that differs decides."""
+    env = {**os.environ, "EVALFRAME_CACHE_DIR": str(tmp_path / ".cache")}
+    strict = "analysis.calibration.forbidden_field=must_not_mention_facts"
+    args = ["+experiment=knowcode_calibration", strict, "tracking=none", "hydra.run.dir=out"]
+    res = forkrun.run(args, cwd=tmp_path, env=env, timeout=300)
+    assert res.returncode == 0, res.stdout[-3000:] + res.stderr
+    cal = json.loads((tmp_path / "out" / "calibration.json").read_text())
+    assert {q["query_id"]: (q["confidence"], int(q["outcome"])) for q in cal["queries"]} == SAMPLE
+    detail = {q["query_id"]: q.get("detail", "") for q in cal["queries"]}
+    assert detail["q11"].startswith("misses: The given rule") and "states" not in detail["q11"]
+    assert "states: Latency is reported in seconds." in detail["q30"]

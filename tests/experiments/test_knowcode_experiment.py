@@ -117,6 +117,19 @@ def test_knowcode_runs_from_a_fresh_folder_with_knowcodes_numbers(tmp_path: Path
     assert provenance["blessed"] is False
     assert summary["depth"] == 10 and summary["retriever"] == "bm25"
 
+    # summary.md names the queries a failed gate failed on, as the terminal does (the
+    # easy ones off rank 1 by the oracle's P@1), five of them and a count of the rest
+    off = sorted(
+        r["query_id"]
+        for r in golden
+        if r["difficulty"] == "easy" and expected["per_query"][r["query_id"]]["P@1"] < 1
+    )
+    if off:
+        md = (out / "summary.md").read_text(encoding="utf-8")
+        listed = [line[4:].split(":")[0] for line in md.splitlines() if line.startswith("  - q")]
+        assert listed == off[:5]
+        assert (f"  - … {len(off) - 5} more in gates.json" in md) is (len(off) > 5)
+
 
 def test_your_own_golden_set_and_source_tree_with_the_drift_guard(tmp_path: Path) -> None:
     """docs/experiments.md: dataset.path, dataset.source_root and corpus.root point elsewhere."""

@@ -75,6 +75,8 @@ class ThresholdGate(MetricGate):
                 threshold=cfg.value,
             )
         passed = OPERATORS[cfg.op](agg.mean, cfg.value)
+        # the queries the mean leaves out (a policy's skip) decide a verdict as much as n does
+        skipped = f", {agg.skipped} skipped" if agg.skipped else ""
         return GateResult(
             name="",
             type="threshold",
@@ -82,7 +84,7 @@ class ThresholdGate(MetricGate):
             required=True,
             message=(
                 f"{cfg.metric}{where} = {agg.mean:.3f} {SYMBOLS[cfg.op]} {cfg.value:g} "
-                f"{'holds' if passed else 'does not hold'} (n={agg.n})"
+                f"{'holds' if passed else 'does not hold'} (n={agg.n}{skipped})"
             ),
             value=agg.mean,
             threshold=cfg.value,
