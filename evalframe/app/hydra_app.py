@@ -18,8 +18,10 @@ for the plugins themselves and nothing is scanned at import time.
 
 from __future__ import annotations
 
+import contextlib
 import difflib
 import importlib.util
+import io
 import math
 import os
 import shutil
@@ -301,8 +303,16 @@ def run_hydra(argv: Sequence[str], prog: str = "evalframe") -> int:
     saved = sys.argv
     sys.argv = [prog, *flags, *prepared.overrides, prepared.searchpath_override, SWEEP_CALLBACK]
     failed = False
+    # `--cfg job --resolve` would print values taken from the environment (a key in a URL):
+    # what Hydra prints is held and printed redacted, as every config evalframe writes is
+    printed = io.StringIO() if _prints_resolved(flags) else None
+    held_out = contextlib.redirect_stdout(printed) if printed is not None else contextlib.nullcontext()
     try:
-        with HeldStderr() as held, one_composition(prepared.overrides, prepared.search_path):
+        with (
+            HeldStderr() as held,
+            one_composition(prepared.overrides, prepared.search_path),
+            held_out,
+        ):
             try:
                 main()
             except KeyboardInterrupt:
@@ -317,6 +327,8 @@ def run_hydra(argv: Sequence[str], prog: str = "evalframe") -> int:
         sys.argv = saved
         # Hydra skips on_multirun_end when a job raised: end the sweep here.
         sweep.finish_active()
+        if printed is not None:
+            sys.stdout.write(_redacted_yaml(printed.getvalue()))
     refused = sweep.refusal()
     if refused is not None:  # evalframe stopped Hydra before it wrote anything
         print(refused, file=sys.stderr)
@@ -326,6 +338,33 @@ def run_hydra(argv: Sequence[str], prog: str = "evalframe") -> int:
     folders = sweep.take_started()
     _say_how_to_merge(folders)
     return max([*codes, *_sweep_codes(folders)], default=0)
+
+
+def _prints_resolved(flags: Sequence[str]) -> bool:
+    """``--cfg``/``-c`` with ``--resolve``: Hydra prints the config with its values."""
+    return "--resolve" in flags and any(f in ("--cfg", "-c") for f in flags)
+
+
+def _redacted_yaml(text: str) -> str:
+    """Hydra's printed config (``# @package`` lines, then YAML) with its credentials
+    redacted (:func:`evalframe.core.secrets.redact`, the config's own ``redact:`` too);
+    nothing of it when it cannot be read back, rather than a secret."""
+    import yaml
+    from omegaconf import OmegaConf
+
+    from evalframe.core.secrets import redact, redact_text
+
+    head = [line for line in text.splitlines(keepends=True) if line.startswith("# @package")]
+    body = "".join(line for line in text.splitlines(keepends=True) if line not in head)
+    try:
+        data = yaml.safe_load(body) if body.strip() else None
+    except yaml.YAMLError:
+        return "".join(head) + "# (the resolved config could not be redacted, so it is not shown)\n"
+    if not isinstance(data, dict):  # a --package that names a value, or nothing
+        return redact_text(text)
+    listed = data.get("redact")
+    extra = [str(x) for x in listed] if isinstance(listed, list) else []
+    return "".join(head) + OmegaConf.to_yaml(redact(data, extra))
 
 
 def _say_how_to_merge(folders: Sequence[Path]) -> None:

@@ -15,6 +15,7 @@ saves instead (:mod:`evalframe.assess.bob_results`): a team keeps its history.
 from __future__ import annotations
 
 import os
+import re
 import shlex
 import shutil
 import subprocess
@@ -28,12 +29,21 @@ import numpy as np
 
 from evalframe.assess.bob_results import BOB_POLICIES, is_bob_results, read_bob_results
 from evalframe.assess.runfolder import RunData, RunFolder
-from evalframe.core.errors import ConfigError
+from evalframe.core.errors import ConfigError, DataError
 from evalframe.core.reader import dvc_placeholder, require_file
 from evalframe.core.types import GoldenSet
 from evalframe.metrics import Policies, policy_differences, same_policies
 
-__all__ = ["FILES", "Baseline", "load_baseline", "promote", "version_commands", "version_with_dvc"]
+__all__ = [
+    "FILES",
+    "NAME",
+    "Baseline",
+    "check_name",
+    "load_baseline",
+    "promote",
+    "version_commands",
+    "version_with_dvc",
+]
 
 #: What a baseline keeps of a run.
 FILES = RunFolder.BASELINE_FILES
@@ -112,6 +122,30 @@ class Baseline:
         return out
 
 
+#: What a baseline's name may be: one word that is a plain folder name under the
+#: baselines folder (no separator, not ``.`` or ``..``, not hidden like the swap's
+#: temporary folders, no space a shell would split).
+NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
+
+
+def check_name(name: str, key: str = "--name") -> str:
+    """``name`` when it is a baseline name (:data:`NAME`), else a :class:`ConfigError`
+    naming ``key`` (the option or config key it came from)."""
+    if NAME.fullmatch(name):
+        return name
+    suggestion = re.sub(r"[^A-Za-z0-9._-]+", "-", name).strip("._-")
+    raise ConfigError(
+        "a baseline name must be one word: letters, digits, '.', '_' or '-', starting with "
+        "a letter or digit (it names a folder under the baselines folder)",
+        expected="a name such as main or bm25-2024.06",
+        key=key,
+        got=repr(name),
+        hint=f"for example {key} {suggestion}"
+        if suggestion and NAME.fullmatch(suggestion)
+        else f"for example {key} main",
+    )
+
+
 def _resolve(name_or_path: str, root: Path) -> Path:
     candidate = Path(name_or_path)
     if RunFolder.is_run(candidate) or is_bob_results(candidate):
@@ -119,6 +153,8 @@ def _resolve(name_or_path: str, root: Path) -> Path:
     named = root / name_or_path
     if RunFolder.is_run(named):
         return named
+    if candidate.is_dir():  # a folder that is not a run: say which file it lacks
+        _not_a_run(candidate, name_or_path, root)
     if (os.sep in name_or_path or name_or_path.endswith(".json")) and not candidate.exists():
         tracked = dvc_placeholder(candidate)
         raise ConfigError(
@@ -148,6 +184,25 @@ def _resolve(name_or_path: str, root: Path) -> Path:
     )
 
 
+def _not_a_run(folder: Path, given: str, root: Path) -> None:
+    """Refuse ``folder``, which has no ``summary.json``, naming that file (a folder of
+    runs, such as ``outputs/quickstart``: naming its newest run)."""
+    try:
+        RunFolder(folder).require(RunFolder.SUMMARY, "run summary")
+    except DataError as exc:
+        if exc.got is not None:  # a folder of runs: the error names the one to give
+            raise
+        # a bare name may have meant a baseline: there is none by that name either
+        also = "" if os.sep in given else f" (nor is there a baseline named {given!r} in {root})"
+        raise DataError(
+            f"{folder} is not a run folder: it has no {RunFolder.SUMMARY}{also}",
+            path=folder / RunFolder.SUMMARY,
+            expected="a finished run's folder, where a run writes summary.json last",
+            hint="give a folder a run finished (it printed 'Saved results to:'), or restore "
+            f"{RunFolder.SUMMARY} from where the folder came (a copy, `dvc pull`, git)",
+        ) from None
+
+
 def load_baseline(name_or_path: str, root: Path = Path("baselines")) -> Baseline:
     """A baseline by name (under ``root``), by the path of any run or baseline folder, or
     by the path of a results file saved by B.O.B."""
@@ -171,7 +226,9 @@ def load_baseline(name_or_path: str, root: Path = Path("baselines")) -> Baseline
 
 
 def promote(run_dir: Path, name: str, root: Path = Path("baselines")) -> Path:
-    """Copy a run's results into ``root/name`` atomically (a whole folder swap)."""
+    """Copy a run's results into ``root/name`` atomically (a whole folder swap).
+    ``name`` must be a baseline name (:func:`check_name`)."""
+    check_name(name)
     for file in FILES:
         require_file(run_dir / file, what=f"run output {file}")
     root.mkdir(parents=True, exist_ok=True)

@@ -111,6 +111,8 @@ __all__ = [
     "document_hash",
     "per_query_records",
     "query_status",
+    "stated_queries",
+    "warn_if_records_lost",
 ]
 
 #: The version of the run-folder layout this evalframe writes (``summary.json``'s ``layout``).
@@ -227,6 +229,29 @@ def per_query_records(evaluation: Evaluation, rule: StatusRule) -> list[dict[str
     return records
 
 
+def stated_queries(summary: dict[str, Any]) -> int | None:
+    """How many golden queries ``summary.json`` says the run scored: ``per_query.jsonl``
+    holds one record for each. None when the summary does not say (an older folder)."""
+    golden = summary.get("golden_set")
+    stated = golden.get("queries") if isinstance(golden, dict) else None
+    return stated if isinstance(stated, int) and not isinstance(stated, bool) else None
+
+
+def warn_if_records_lost(source: Path, count: int, summary: dict[str, Any], then: str) -> None:
+    """Say so when ``per_query.jsonl`` (``source``) holds ``count`` records where the
+    run's summary counts another number of queries (records lost, or added by hand);
+    ``then``: what the reader does with the records it has. Readers that only show
+    the folder (``compare``, ``report``) warn; ``rescore``, which writes it again,
+    refuses (:meth:`RunFolder.read_run`)."""
+    stated = stated_queries(summary)
+    if stated is not None and stated != count:
+        how = "the folder lost records" if count < stated else "records were added"
+        warn(
+            f"{source}: {count} per-query records, but the run's summary counts "
+            f"{stated} queries ({how} since the run wrote it); {then}"
+        )
+
+
 @dataclass(frozen=True)
 class RunData:
     """A stored run as the comparison and the baseline see it: per-query values and rankings."""
@@ -289,12 +314,8 @@ class RunData:
                     "not a per-query record written by evalframe", path=source, line=line
                 ) from None
             ids.append(qid)
-        stated = (summary.get("golden_set") or {}).get("queries")
-        if isinstance(stated, int) and stated != len(ids) and source is not None:
-            warn(
-                f"{source}: {len(ids)} per-query records, but the run's summary counts "
-                f"{stated} queries; the records are compared as they are"
-            )
+        if source is not None:
+            warn_if_records_lost(source, len(ids), summary, "the records are compared as they are")
         return cls(
             name=name,
             path=path,
@@ -552,11 +573,21 @@ class RunFolder:
         latency = self.timings().get("per_query_ms")
         latency = latency if isinstance(latency, dict) else {}
         rankings: dict[str, Ranking] = {}
+        first_at: dict[str, int] = {}
         for line, record in self.per_query():
             try:
+                qid = str(record["query_id"])
+                if qid in first_at:  # the second would replace the first without a word
+                    raise DataError(
+                        f"query {qid!r} has two records (first at line {first_at[qid]})",
+                        path=self.file(self.PER_QUERY),
+                        line=line,
+                        expected="one record per query, as evalframe writes them",
+                        hint="restore the file from the run (or re-run); it was edited by hand",
+                    )
+                first_at[qid] = line
                 if record.get("missing"):
                     continue
-                qid = str(record["query_id"])
                 doc_ids = tuple(str(d) for d in record["retrieved"])
                 stored = given.get(qid)
                 extras = {f: record.get(f) for f in _EXTRAS}
@@ -589,8 +620,47 @@ class RunFolder:
                     line=line,
                     got=f"{type(exc).__name__}: {exc}",
                 ) from None
+        self._check_all_records(len(first_at))
         run = Run(rankings=rankings, metadata={"source": str(self.path), "rescored": True})
         return run, False
+
+    def _check_all_records(self, count: int) -> None:
+        """Refuse ``per_query.jsonl``'s ``count`` records when they are not the run's:
+        fewer (or more) than ``summary.json`` counts queries, or none at all. A rescore
+        reads the rankings from them; a query without its record would be scored as
+        missing, and the folder written again without it. An older summary that does
+        not count its queries is trusted, unless the file holds no record at all."""
+        summary = self.summary() if self.is_run(self.path) else {}
+        stated = stated_queries(summary)
+        if count == stated or (stated is None and count > 0):
+            return
+        source = self.file(self.PER_QUERY)
+        facts = summary.get("run_file")
+        gone = (
+            f"; and {self.RUN}, which the run wrote ({self.SUMMARY} records its SHA-256), is "
+            "gone, so their rankings cannot be read from it either"
+            if isinstance(facts, dict) and facts.get("sha256") and not self.file(self.RUN).is_file()
+            else ""
+        )
+        if stated is None:
+            said = f"{self.PER_QUERY} holds no records: the folder lost them{gone}"
+        elif count < stated:
+            said = (
+                f"{self.PER_QUERY} holds {count} records where the run's {self.SUMMARY} counts "
+                f"{stated} queries: the folder lost records{gone}"
+            )
+        else:
+            said = (
+                f"{self.PER_QUERY} holds {count} records where the run's {self.SUMMARY} counts "
+                f"{stated} queries: records were added to it since the run wrote it"
+            )
+        raise DataError(
+            said,
+            path=source,
+            expected="one record per golden query the run scored, as evalframe wrote them",
+            hint=f"restore {self.path} from where it came (a copy, `dvc pull`, git), or run "
+            "the experiment again (a rescore scores only the rankings a run kept)",
+        )
 
     def _run_file_alone(self, cache_dir: Path | None = None) -> Run | None:
         """The run from ``run.trec`` and ``summary.json``'s ``run_file`` facts alone,

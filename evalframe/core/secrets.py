@@ -14,7 +14,11 @@ The policy (docs/security.md):
 
 Which names look secret is one rule, :func:`is_secret_name`; a key that only
 *names* an environment variable (``api_key_env``, ``headers_from_env``) is
-not a secret.
+not a secret. What a request carries (a URL's query parameters, the headers
+and body fields under :data:`REQUEST_FIELDS`) is named for a service, not for
+evalframe, and services name their keys ``key``, ``X-Goog-Key`` or
+``Ocp-Apim-Subscription-Key``: there :func:`is_secret_param` also counts a
+name whose last word is ``key``, and ``session``.
 """
 
 from __future__ import annotations
@@ -26,11 +30,13 @@ from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
 __all__ = [
+    "REQUEST_FIELDS",
     "SECRET_PAIRS",
     "SECRET_WORDS",
     "LiteralSecret",
     "find_literal_secrets",
     "is_secret_name",
+    "is_secret_param",
     "redact",
     "redact_text",
     "shown_secret",
@@ -43,6 +49,9 @@ SECRET_WORDS = frozenset(
 )  # fmt: skip
 #: Two-word names: ``api_key``, ``X-Api-Key``, ``privateKey``, ``access_key``.
 SECRET_PAIRS = frozenset({("api", "key"), ("private", "key"), ("access", "key"), ("secret", "key")})
+#: Config keys whose mappings are sent to a service as they are (an HTTP request's
+#: headers and body): their own names are judged by :func:`is_secret_param`.
+REQUEST_FIELDS = frozenset({"headers", "body_template", "params", "query_params"})
 #: A key that names where a secret comes from, not the secret itself.
 _NAMES_A_VARIABLE = re.compile(r"(_env|_from_env|_env_var|_variable)$", re.IGNORECASE)
 _REDACTED = "…[redacted]"
@@ -70,6 +79,18 @@ def is_secret_name(name: str, extra: Iterable[str] = ()) -> bool:
     )
 
 
+def is_secret_param(name: str, extra: Iterable[str] = ()) -> bool:
+    """Whether a URL query parameter, a header or a body field named ``name`` carries a
+    credential: :func:`is_secret_name`, or a last word ``key`` (``?key=``,
+    ``X-Goog-Key``, ``subscription-key``), or the word ``session``."""
+    if is_secret_name(name, extra):
+        return True
+    if _NAMES_A_VARIABLE.search(name):
+        return False
+    words = _words(name)
+    return bool(words) and (words[-1] == "key" or "session" in words)
+
+
 def shown_secret(value: str) -> str:
     """A secret as it may be shown: its first four characters at most (``sk-1…[redacted]``)."""
     keep = 4 if len(value) >= 12 else 0  # a short secret would be half given away
@@ -93,7 +114,7 @@ def _url_secrets(value: str, extra: Iterable[str]) -> list[tuple[str, str]]:
     return found + [
         (k, v)
         for k, v in parse_qsl(parts.query, keep_blank_values=True)
-        if is_secret_name(k, extra)
+        if is_secret_param(k, extra)
     ]
 
 
@@ -109,24 +130,27 @@ class LiteralSecret:
         return f"{self.key} ({self.how}: {shown_secret(self.value)})"
 
 
-def _walk(node: Any, key: str, under_variable: bool = False) -> Iterator[tuple[str, str, Any]]:
-    """``(full key, last name, value)`` of every leaf of a mapping/list tree.
+def _walk(
+    node: Any, key: str, under_variable: bool = False, in_request: bool = False
+) -> Iterator[tuple[str, str, Any, bool]]:
+    """``(full key, last name, value, in a request)`` of every leaf of a mapping/list tree.
 
     Leaves under a key that names variables (``headers_from_env:
     {Authorization: "Bearer $TOKEN"}``) are skipped: they say where a
-    secret comes from, they do not hold one.
+    secret comes from, they do not hold one. ``in a request``: the leaf is
+    under one of :data:`REQUEST_FIELDS`, so its name is a service's.
     """
     if isinstance(node, Mapping):
         for name, value in node.items():
             full = f"{key}.{name}" if key else str(name)
             variable = under_variable or bool(_NAMES_A_VARIABLE.search(str(name)))
             if isinstance(value, Mapping | list):
-                yield from _walk(value, full, variable)
+                yield from _walk(value, full, variable, in_request or name in REQUEST_FIELDS)
             elif not variable:
-                yield full, str(name), value
+                yield full, str(name), value, in_request
     elif isinstance(node, list):
         for i, value in enumerate(node):
-            yield from _walk(value, f"{key}[{i}]", under_variable)
+            yield from _walk(value, f"{key}[{i}]", under_variable, in_request)
 
 
 def find_literal_secrets(
@@ -140,12 +164,12 @@ def find_literal_secrets(
     """
     extra = list(extra)
     found = []
-    for key, name, value in _walk(config, ""):
+    for key, name, value, in_request in _walk(config, ""):
         if key.startswith("hydra.") or not isinstance(value, str) or not value.strip():
             continue
         if _is_interpolation(value):
             continue
-        if is_secret_name(name, extra):
+        if (is_secret_param if in_request else is_secret_name)(name, extra):
             found.append(LiteralSecret(key, value, "a key named like a credential"))
             continue
         for param, secret in _url_secrets(value, extra):
@@ -180,7 +204,7 @@ def redact_text(text: str, extra: Iterable[str] = ()) -> str:
         pairs = []
         for item in parts.query.split("&"):
             name, sep, value = item.partition("=")
-            if sep and value and is_secret_name(name, extra) and not _is_interpolation(value):
+            if sep and value and is_secret_param(name, extra) and not _is_interpolation(value):
                 value = shown_secret(value)
             pairs.append(f"{name}{sep}{value}")
         at = url.index("?", start) + 1
@@ -189,15 +213,22 @@ def redact_text(text: str, extra: Iterable[str] = ()) -> str:
     return re.sub(r"[a-zA-Z][a-zA-Z0-9+.-]*://[^\s'\"<>]+", one, text)
 
 
-def redact(node: Any, extra: Iterable[str] = (), *, _name: str = "") -> Any:
-    """A copy of a config tree (mappings, lists, scalars) safe to write or print."""
+def redact(node: Any, extra: Iterable[str] = (), *, _name: str = "", _request: bool = False) -> Any:
+    """A copy of a config tree (mappings, lists, scalars) safe to write or print.
+
+    ``_name`` is the key ``node`` sits under (a setting's name, when a single
+    value is redacted) and ``_request`` whether it is inside a request's
+    headers or body (:data:`REQUEST_FIELDS`, judged by :func:`is_secret_param`).
+    """
     extra = list(extra)
     if isinstance(node, Mapping):
-        return {k: redact(v, extra, _name=str(k)) for k, v in node.items()}
+        inside = _request or _name in REQUEST_FIELDS
+        return {k: redact(v, extra, _name=str(k), _request=inside) for k, v in node.items()}
     if isinstance(node, list | tuple):
-        return [redact(v, extra, _name=_name) for v in node]
+        return [redact(v, extra, _name=_name, _request=_request) for v in node]
     if isinstance(node, str):
-        if _name and is_secret_name(_name, extra) and node and not _is_interpolation(node):
+        secret = is_secret_param if _request else is_secret_name
+        if _name and secret(_name, extra) and node and not _is_interpolation(node):
             return shown_secret(node)
         return redact_text(node, extra)
     return node

@@ -26,6 +26,7 @@ from typing import Any, Generic, TypeVar
 from pydantic import BaseModel, ValidationError
 
 from evalframe.core.errors import ConfigError, PluginError
+from evalframe.core.secrets import redact
 from evalframe.plugin.dists import distribution_of, entry_points, learn_distribution, version_of
 
 __all__ = [
@@ -448,7 +449,10 @@ def validation_problems(exc: ValidationError, key: str) -> list[tuple[str, str]]
             problems.append((where, "required but not set"))
         else:  # a validator's ValueError reads as its own sentence, without pydantic's label
             msg = err["msg"].removeprefix("Value error, ")
-            problems.append((where, f"{msg} (got {err['input']!r})"))
+            # what was given, as it may be shown: a header refused as a credential is one
+            name = str(err["loc"][-1]) if err["loc"] else ""
+            got = redact(err["input"], _name=name)
+            problems.append((where, f"{msg} (got {got!r})"))
     return problems
 
 

@@ -79,10 +79,10 @@ def render_summary_md(
         for g in [*failed, *(g for g in gates if not g.get("required") and not g.get("passed"))]:
             lines.append(f"- `{g.get('name')}`: {_cell(g.get('message', ''), 160)}")
             # the queries a gate failed on ("7 of 13 do" names none), as the terminal lists them
-            failures = [str(f) for f in g.get("failures") or []]
-            lines += [f"  - {_cell(f, 160)}" for f in failures[:GATE_FAILURES]]
-            if len(failures) > GATE_FAILURES:
-                lines.append(f"  - … {len(failures) - GATE_FAILURES} more in gates.json")
+            failed_on = [str(f) for f in g.get("failures") or []]
+            lines += [f"  - {_cell(f, 160)}" for f in failed_on[:GATE_FAILURES]]
+            if len(failed_on) > GATE_FAILURES:
+                lines.append(f"  - … {len(failed_on) - GATE_FAILURES} more in gates.json")
         lines.append("")
     comparison = baseline.comparison if baseline is not None else None
     rows = {r.value: r for r in delta_rows(comparison)} if comparison else {}

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from evalframe.assess.runfolder import RunFolder, document_hash
+from evalframe.assess.runfolder import RunFolder, document_hash, warn_if_records_lost
 from evalframe.core.errors import EvalframeError
 from evalframe.core.gcpause import settle
 from evalframe.core.messages import shown
@@ -59,6 +59,12 @@ class RunView:
         per_query_ms = timings.get("per_query_ms")
         latency: dict[str, Any] = per_query_ms if isinstance(per_query_ms, dict) else {}
         records = [record for _, record in folder.per_query()]
+        warn_if_records_lost(
+            folder.file(folder.PER_QUERY),
+            len(records),
+            summary,
+            "the page shows the records it has",
+        )
         for record in records:
             if "latency_ms" not in record:
                 record["latency_ms"] = latency.get(str(record.get("query_id")))

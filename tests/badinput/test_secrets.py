@@ -14,7 +14,14 @@ from pathlib import Path
 import pytest
 from evalframe_adapters.testing import FakeServer, Reply, Request
 
-from evalframe.core.secrets import find_literal_secrets, is_secret_name, redact, redact_text
+from evalframe.core.secrets import (
+    find_literal_secrets,
+    is_secret_name,
+    is_secret_param,
+    redact,
+    redact_text,
+)
+from evalframe.plugin.registry import validation_problems
 from tests.conftest import Project
 
 SECRET = "sk-live-0123456789abcdef"
@@ -53,8 +60,11 @@ def assert_nowhere(secret: str, root: Path, *texts: str) -> None:
         (f"retriever.url='http://127.0.0.1:9/s?q=1&api_key={SECRET}'", True),
         (f"+retriever.headers.Authorization=Bearer {SECRET}", False),
         (f"+retriever.token={SECRET}", False),
+        # a service's names for its key (a request's query parameter and header)
+        (f"retriever.url='http://127.0.0.1:9/s?key={SECRET}'", False),
+        (f"+retriever.headers.X-Goog-Key={SECRET}", False),
     ],
-    ids=["url-parameter", "url-parameter-sweep", "header", "secret-named-key"],
+    ids=["url-parameter", "url-parameter-sweep", "header", "secret-named-key", "key", "goog"],
 )
 def test_a_literal_secret_is_refused_before_anything_is_written(
     project: Project, override: str, sweep: bool
@@ -93,9 +103,13 @@ def test_the_commands_beside_a_run_refuse_a_literal_secret_too(
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("sweep", [False, True], ids=["run", "sweep"])
+@pytest.mark.parametrize(
+    ("sweep", "param"),
+    [(False, "api_key"), (True, "api_key"), (False, "key")],
+    ids=["run", "sweep", "named-key"],
+)
 def test_a_secret_from_the_environment_reaches_the_service_and_nothing_else(
-    project: Project, server: FakeServer, monkeypatch: pytest.MonkeyPatch, sweep: bool
+    project: Project, server: FakeServer, monkeypatch: pytest.MonkeyPatch, sweep: bool, param: str
 ) -> None:
     """The reference stays a reference everywhere evalframe writes the overrides as typed
     (the MLflow run name and the sweep's tags among them)."""
@@ -105,13 +119,13 @@ def test_a_secret_from_the_environment_reaches_the_service_and_nothing_else(
         *(["-m", f"hydra.sweep.dir={project.root / 'multirun'}"] if sweep else []),
         "+experiment=quickstart",
         "retriever=http",
-        f"retriever.url='{server.url}/search?api_key=${{oc.env:EF_TEST_SEARCH_KEY}}'",
+        f"retriever.url='{server.url}/search?{param}=${{oc.env:EF_TEST_SEARCH_KEY}}'",
         "tracking=mlflow",
         f"tracking.uri=sqlite:///{store}",
         timeout=240,
     )
     assert res.code in (0, 1), res.stderr  # a gate verdict either way; the point is the secret
-    assert server.requests and all(r.path.endswith(f"api_key={SECRET}") for r in server.requests)
+    assert server.requests and all(r.path.endswith(f"?{param}={SECRET}") for r in server.requests)
     assert store.is_file()
     with sqlite3.connect(store) as db:  # the store has the run, with the URL's key redacted
         params = dict(db.execute("select key, value from params").fetchall())
@@ -213,3 +227,77 @@ def test_a_redacted_url_keeps_everything_but_the_credentials() -> None:
     assert redact_text(text) == (
         "sqlite:///tmp/m.db and postgresql://me:sk-l…[redacted]@db:5432/x?token=sk-l…[redacted]#top"
     )
+
+
+def test_what_a_request_carries_is_judged_by_a_services_names() -> None:
+    """A query parameter, a header or a body field named ``key`` (or ending in ``key``,
+    or with ``session``) carries a credential; a config key of evalframe's own so named
+    does not (``sort_key: title`` is a setting)."""
+    for name in ("key", "X-Goog-Key", "Ocp-Apim-Subscription-Key", "subscription-key",
+                 "X-Session-Id", "api_key", "Authorization"):  # fmt: skip
+        assert is_secret_param(name), name
+    for name in ("q", "monkey", "keys", "key_env", "max_tokens", "keyword"):
+        assert not is_secret_param(name), name
+    assert not is_secret_name("key") and not is_secret_name("sort_key")
+    cfg = {
+        "sort_key": "title",
+        "retriever": {
+            "url": f"https://h/s?key={SECRET}",
+            "headers": {"X-Goog-Key": SECRET, "Accept": "application/json"},
+            "body_template": {"key": SECRET, "query": "{query}"},
+        },
+    }
+    found = {(f.key, f.how) for f in find_literal_secrets(cfg)}
+    assert found == {
+        ("retriever.url", "URL query parameter 'key'"),
+        ("retriever.headers.X-Goog-Key", "a key named like a credential"),
+        ("retriever.body_template.key", "a key named like a credential"),
+    }
+    shown = redact(cfg)
+    assert shown["sort_key"] == "title"
+    assert shown["retriever"]["url"] == "https://h/s?key=sk-l…[redacted]"
+    assert shown["retriever"]["headers"] == {
+        "X-Goog-Key": "sk-l…[redacted]",
+        "Accept": "application/json",
+    }
+    assert shown["retriever"]["body_template"] == {"key": "sk-l…[redacted]", "query": "{query}"}
+
+
+def test_a_refused_setting_is_shown_redacted_in_its_error() -> None:
+    """A plugin that refuses its headers says what it was given, redacted (it said
+    ``got {'X-Goog-Key': 'sk-live-...'}`` in full)."""
+    from pydantic import BaseModel, ValidationError, field_validator
+
+    class Settings(BaseModel):
+        headers: dict[str, str]
+
+        @field_validator("headers")
+        @classmethod
+        def _no(cls, value: dict[str, str]) -> dict[str, str]:
+            raise ValueError("header looks like a credential")
+
+    with pytest.raises(ValidationError) as err:
+        Settings(headers={"X-Goog-Key": SECRET})
+    ((where, what),) = validation_problems(err.value, "retriever")
+    assert where == "retriever.headers"
+    assert SECRET not in what and SECRET[4:] not in what
+    assert "'X-Goog-Key': 'sk-l…[redacted]'" in what
+
+
+def test_cfg_job_resolve_prints_the_config_redacted(
+    project: Project, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``--cfg job --resolve`` makes Hydra print values, those from the environment too:
+    evalframe prints them as it writes every config, redacted."""
+    monkeypatch.setenv("EF_TEST_SEARCH_KEY", SECRET)
+    url = "retriever.url='http://127.0.0.1:9/s?api_key=${oc.env:EF_TEST_SEARCH_KEY}'"
+    res = project.run("--cfg", "job", "--resolve", "+experiment=quickstart", "retriever=http", url)
+    assert res.code == 0, res.stderr
+    assert "url: http://127.0.0.1:9/s?api_key=sk-l…[redacted]" in res.stdout
+    assert "dataset:" in res.stdout and "metrics:" in res.stdout  # the whole config, as YAML
+    assert_nowhere(SECRET, project.root, res.stdout, res.stderr)
+    package = ["--cfg", "job", "--resolve", "--package", "retriever"]
+    res = project.run(*package, "+experiment=quickstart", "retriever=http", url)
+    assert res.code == 0, res.stderr
+    assert res.stdout.startswith("# @package retriever\nname: http\n")
+    assert SECRET not in res.stdout and "api_key=sk-l…[redacted]" in res.stdout

@@ -47,6 +47,7 @@ import httpcore
 from pydantic import Field
 
 from evalframe.core.errors import ConfigError
+from evalframe.core.secrets import is_secret_param
 from evalframe.plugin.protocols import NOT_IN_CACHE_KEY, PluginConfig
 
 #: how a call is made, never what it answers (kept out of the retrieval cache key)
@@ -68,7 +69,6 @@ log = logging.getLogger("evalframe_adapters.http")
 #: would fail the same way, so they stop the run even with allow_failed_queries.
 FATAL_STATUSES = frozenset({401, 403, 404, 405, 407})
 #: Literal headers with these names must come from headers_from_env instead.
-SECRET_HEADER = re.compile(r"(auth|token|key|secret|password|cookie|session)", re.IGNORECASE)
 #: ``$VAR`` or ``${VAR}`` inside a header value (Hydra configs must use ``$VAR``:
 #: OmegaConf would resolve ``${VAR}`` as one of its own interpolations).
 ENV_REF = re.compile(r"\$(?:\{([A-Za-z_][A-Za-z0-9_]*)\}|([A-Za-z_][A-Za-z0-9_]*))")
@@ -174,9 +174,13 @@ def env_headers(mapping: Mapping[str, str], key: str) -> tuple[dict[str, str], l
 
 
 def check_literal_headers(headers: Mapping[str, str]) -> Mapping[str, str]:
-    """Reject a literal header that looks like a credential (it would land in config files)."""
+    """Reject a literal header that looks like a credential (it would land in config files).
+
+    The core's rule for what a request carries (``is_secret_param``), so the header
+    this refuses is the one every output redacts, and the one the config check
+    refuses before anything is written."""
     for name in headers:
-        if SECRET_HEADER.search(name):
+        if is_secret_param(name):
             raise ValueError(
                 f"header {name!r} looks like a credential; put it in headers_from_env "
                 f"({{{name}: ENV_VAR_NAME}}) so its value is read from the environment"

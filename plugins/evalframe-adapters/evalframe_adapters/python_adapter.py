@@ -15,21 +15,32 @@ The first argument is the query *text*, unless the function annotates it as
 :class:`evalframe.Query` (then it gets the query with its id and metadata);
 ``query_arg`` overrides the guess. A function with a single parameter is
 called without ``k`` and its answer is cut at ``k``.
+
+An exception from the user's code (importing the module, building the class,
+or answering a query) is the user's to fix, not a bug in evalframe: it becomes
+a located error (exit 2) naming ``retriever.target`` and the file and line of
+their code where it was raised. ``KeyboardInterrupt`` is left alone (Ctrl-C
+still stops the run).
 """
 
 from __future__ import annotations
 
+import functools
 import importlib
 import inspect
+import os
 import re
 import sys
+import sysconfig
+import traceback
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import Field, field_validator
 
-from evalframe.core.errors import ConfigError, PluginError
+import evalframe
+from evalframe.core.errors import ConfigError, EvalframeError, PluginError
 from evalframe.core.types import Ranking
 from evalframe.plugin.protocols import NOT_IN_CACHE_KEY, PluginConfig, PluginContext, Query
 from evalframe.plugin.registry import retriever
@@ -91,7 +102,12 @@ class PythonConfig(PluginConfig):
 
 
 def load_target(target: str, python_path: Sequence[str] = (".",)) -> Any:
-    """Import ``module:attr`` (attr may be dotted), or raise a ConfigError naming it."""
+    """Import ``module:attr`` (attr may be dotted), or raise a ConfigError naming it.
+
+    A module that is not there is reported on ``retriever.target``; one that is
+    there but fails to import (a syntax error, an exception at its top level)
+    is reported at the file and line of the user's code that failed.
+    """
     module_name, _, attr_path = target.partition(":")
     for folder in reversed(list(python_path)):
         resolved = str(Path(folder).expanduser().resolve())
@@ -99,20 +115,29 @@ def load_target(target: str, python_path: Sequence[str] = (".",)) -> Any:
             sys.path.insert(0, resolved)
     try:
         module = importlib.import_module(module_name)
-    except ImportError as exc:
-        missing = isinstance(exc, ModuleNotFoundError) and exc.name is not None
-        missing = missing and module_name.startswith(str(exc.name))
-        raise ConfigError(
-            f"cannot import module {module_name!r} for retriever target {target!r}"
-            if missing
-            else f"importing module {module_name!r} (retriever target {target!r}) failed",
-            key=KEY,
-            got=f"{type(exc).__name__}: {exc}",
-            hint="run evalframe from the folder that holds the module, or list its folder in "
-            "retriever.python_path"
-            if missing
-            else "fix the import inside the module (is a dependency missing?)",
-        ) from None
+    except EvalframeError:
+        raise  # already said in evalframe's words
+    except (Exception, SystemExit) as exc:  # their module's top level ran and failed
+        name = exc.name if isinstance(exc, ModuleNotFoundError) else None
+        if name is not None and (module_name == name or module_name.startswith(f"{name}.")):
+            raise ConfigError(
+                f"cannot import module {module_name!r} for retriever target {target!r}",
+                key=KEY,
+                got=f"{type(exc).__name__}: {exc}",
+                hint="run evalframe from the folder that holds the module, or list its folder "
+                "in retriever.python_path",
+            ) from None
+        raise user_code_failed(
+            ConfigError,
+            exc,
+            f"importing module {module_name!r} (retriever.target {target!r}) failed",
+            hint=(
+                "a module it imports is missing: install it in this environment, or fix the import"
+                if isinstance(exc, ImportError)
+                else "the error is in your code, not in evalframe: fix it at that line"
+            )
+            + f" (`python -c 'import {module_name}'` in the same folder shows the traceback)",
+        ) from exc
     obj: Any = module
     for part in attr_path.split("."):
         if not hasattr(obj, part):
@@ -125,6 +150,95 @@ def load_target(target: str, python_path: Sequence[str] = (".",)) -> Any:
             )
         obj = getattr(obj, part)
     return obj
+
+
+# -- where their code failed ------------------------------------------------
+
+
+@functools.cache
+def _library_dirs() -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """(evalframe's own folders, the standard library's and site-packages' folders)."""
+    ours = {Path(evalframe.__file__).parent, Path(__file__).parent}
+    paths = sysconfig.get_paths()
+    libs = {Path(paths[k]) for k in ("stdlib", "platstdlib", "purelib", "platlib") if k in paths}
+
+    def prefixes(folders: set[Path]) -> tuple[str, ...]:
+        return tuple(os.path.join(os.path.realpath(f), "") for f in folders)
+
+    return prefixes(ours), prefixes(libs)
+
+
+def user_frame(exc: BaseException) -> tuple[str, int | None] | None:
+    """The file and line where ``exc`` was raised in the user's code.
+
+    A ``SyntaxError`` carries its own; otherwise the innermost frame of the
+    traceback that is neither evalframe's nor the import machinery's, and not
+    in the standard library or site-packages (the user's line that called the
+    library which raised), else the innermost one outside evalframe.
+    """
+    if isinstance(exc, SyntaxError) and exc.filename and not exc.filename.startswith("<"):
+        return exc.filename, exc.lineno
+    ours, libs = _library_dirs()
+    fallback: tuple[str, int | None] | None = None
+    for frame in reversed(traceback.extract_tb(exc.__traceback__)):
+        if frame.filename.startswith("<"):  # <frozen importlib._bootstrap>, <string>
+            continue
+        real = os.path.realpath(frame.filename)
+        if real.startswith(ours):
+            continue
+        if not real.startswith(libs):
+            return frame.filename, frame.lineno
+        if fallback is None:
+            fallback = frame.filename, frame.lineno
+    return fallback
+
+
+def _shown(path: str) -> str:
+    """``path`` relative to the working directory when it is below it."""
+    try:
+        return str(Path(path).resolve().relative_to(Path.cwd().resolve()))
+    except (OSError, ValueError):
+        return path
+
+
+def _described(exc: BaseException) -> str:
+    """``Type: message`` on one line (the first line of the message, not too long)."""
+    if isinstance(exc, SyntaxError):
+        text = exc.msg
+        if exc.text and exc.text.strip():
+            text += f" in {exc.text.strip()[:80]!r}"
+    elif isinstance(exc, SystemExit):
+        text = f"sys.exit({exc.code!r}) was called"
+    else:
+        lines = str(exc).strip().splitlines()
+        text = lines[0] if lines else ""
+    if len(text) > 300:
+        text = text[:300] + "..."
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+
+
+def user_code_failed(
+    kind: type[EvalframeError], exc: BaseException, message: str, *, hint: str
+) -> EvalframeError:
+    """``exc``, raised by the user's code, as a ``kind`` error at their file and line."""
+    where = user_frame(exc)
+    column = exc.offset if isinstance(exc, SyntaxError) and where is not None else None
+    return kind(
+        message,
+        key=KEY,
+        path=_shown(where[0]) if where is not None else None,
+        line=where[1] if where is not None else None,
+        column=column or None,
+        got=_described(exc),
+        hint=hint,
+    )
+
+
+def _raised_by_the_call(exc: BaseException) -> bool:
+    """The exception came from the call itself (its arguments did not bind), not from
+    inside the function: its traceback ends in the frame that made the call."""
+    tb = exc.__traceback__
+    return tb is not None and tb.tb_next is None
 
 
 @retriever("python", config=PythonConfig)
@@ -143,12 +257,22 @@ class PythonRetriever:
         if inspect.isclass(obj):
             try:
                 instance = obj(**config.init_kwargs)
-            except TypeError as exc:
-                raise ConfigError(
-                    f"class {config.target} could not be built with init_kwargs",
-                    key="retriever.init_kwargs",
-                    got=f"{exc}",
-                ) from None
+            except EvalframeError:
+                raise
+            except (Exception, SystemExit) as exc:
+                if isinstance(exc, TypeError) and _raised_by_the_call(exc):
+                    raise ConfigError(  # the arguments did not fit the constructor
+                        f"class {config.target} could not be built with init_kwargs",
+                        key="retriever.init_kwargs",
+                        got=f"{exc}",
+                    ) from None
+                raise user_code_failed(
+                    PluginError,
+                    exc,
+                    f"building your retriever class (retriever.target {config.target!r}) failed",
+                    hint="the error is in your class's __init__, not in evalframe: fix it there "
+                    "(or check retriever.init_kwargs)",
+                ) from exc
             self.fn = self._method_of(instance)
         else:
             if config.init_kwargs:
@@ -193,13 +317,26 @@ class PythonRetriever:
 
     # -- calling ------------------------------------------------------------
     def _call(self, arg: Any, k: int, query_ids: str) -> Any:
+        """Their function's answer; what it raises is their error, said where it happened.
+
+        Not a crash of evalframe (exit 3) but a located error (exit 2): their file
+        and line, the query, the exception. The original stays on ``__cause__``
+        for whoever debugs from Python; ``KeyboardInterrupt`` passes untouched.
+        """
         try:
             return self.fn(arg, k) if self.pass_k else self.fn(arg)
-        except Exception as exc:
-            # Their bug keeps its traceback; the note says which query hit it.
-            if hasattr(exc, "add_note"):
-                exc.add_note(f"(evalframe: in retriever {self.name} for query {query_ids})")
-            raise
+        except EvalframeError:
+            raise  # already said in evalframe's words (e.g. they built a bad Ranking)
+        except (Exception, SystemExit) as exc:
+            plural = "queries" if self.config.batch else "query"
+            raise user_code_failed(
+                PluginError,
+                exc,
+                f"your retriever (retriever.target {self.name!r}) raised an exception for "
+                f"{plural} {query_ids}",
+                hint="the error is in your retriever's code, not in evalframe: fix it at that "
+                f"line (calling {self.name} yourself on that {plural} shows the full traceback)",
+            ) from exc
 
     def _arg(self, query: Query) -> Any:
         return query if self.wants_query else query.text

@@ -32,6 +32,19 @@ def _store_exists(uri: str) -> bool:
     return True
 
 
+def _check_readable(uri: str) -> None:
+    """A sqlite store that is a folder, unreadable or no database: an error now, not
+    after MLflow has retried opening it for a minute and a half."""
+    from evalframe_mlflow.upload import StoreUnusableError, check_sqlite_store
+
+    try:
+        check_sqlite_store(uri, write=False)
+    except StoreUnusableError as exc:
+        raise ConfigError(
+            f"cannot read the MLflow store at {uri}: {exc.problem}", hint=exc.fix
+        ) from None
+
+
 def _no_store(uri: str) -> ConfigError:
     return ConfigError(
         f"there is no MLflow store at {uri}",
@@ -371,6 +384,7 @@ def _unreachable(uri: str, exc: Exception) -> ConfigError:
 
 def _runs(args: argparse.Namespace) -> int:
     uri = resolve_uri(args.uri)
+    _check_readable(uri)
     if not _store_exists(uri):
         raise _no_store(uri)
     try:
@@ -384,7 +398,7 @@ def _runs(args: argparse.Namespace) -> int:
 def _list_runs(args: argparse.Namespace, uri: str) -> int:
     from evalframe_mlflow.upload import Uploader
 
-    client = Uploader(uri, timeout_seconds=5, retries=1).client
+    client = Uploader(uri, timeout_seconds=5, retries=1, write=False).client
     if args.experiment:
         exps = []
         for name in args.experiment:
@@ -537,6 +551,11 @@ def ui_main(argv: Sequence[str]) -> int:
     if uri.startswith(("http://", "https://")):
         print(f"{redact_text(uri)} is a tracking server: open it in your browser; nothing to start")
         return 0
+    try:
+        _check_readable(uri)
+    except ConfigError as exc:
+        print(exc.render(), file=sys.stderr)
+        return EXIT_ERROR
     if not _store_exists(uri):
         print(_no_store(uri).render(), file=sys.stderr)
         return EXIT_ERROR
@@ -653,11 +672,12 @@ def fetch_run(ref: str, dest: Path) -> Path | None:
         return None
     run_id = match.group(1)
     uri = resolve_uri(None)
+    _check_readable(uri)
     if not _store_exists(uri):
         raise _no_store(uri)
     from evalframe_mlflow.upload import Uploader
 
-    client = Uploader(uri, timeout_seconds=5, retries=1).client
+    client = Uploader(uri, timeout_seconds=5, retries=1, write=False).client
     try:
         client.get_run(run_id)
     except Exception as exc:  # noqa: BLE001  # MLflow raises its own exception type for a missing run

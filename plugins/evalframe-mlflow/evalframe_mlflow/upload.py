@@ -16,6 +16,11 @@ filling in a half-uploaded run cannot duplicate anything.
 Timeouts: MLflow's own defaults retry for minutes against a server that is
 down. The settings are put in the environment before mlflow is imported and
 before every client is made (mlflow reads them per request).
+
+A SQLite store that cannot be opened or written (its folder missing and not
+creatable, read-only, the path a folder, the file read-only or not a database)
+is found out by :func:`check_sqlite_store` before MLflow sees it: MLflow would
+retry creating its engine for over a minute and a half, printing each try.
 """
 
 from __future__ import annotations
@@ -25,6 +30,7 @@ import json
 import logging
 import math
 import os
+import tempfile
 import time
 import warnings
 from collections.abc import Iterator
@@ -46,8 +52,10 @@ from evalframe_mlflow.record import (
 __all__ = [
     "COMPLETE_TAG",
     "UID_TAG",
+    "StoreUnusableError",
     "Uploader",
     "artifact_location_for",
+    "check_sqlite_store",
     "resolve_uri",
 ]
 
@@ -64,8 +72,19 @@ CLASSIC_VIEW = "workflowType=machine_learning"
 _BATCH = {"metrics": 1000, "params": 100, "tags": 100}  # MLflow's per-request limits
 
 
+class StoreUnusableError(Exception):
+    """A SQLite store that cannot be opened or written: what is wrong, and how to fix it."""
+
+    def __init__(self, problem: str, fix: str) -> None:
+        super().__init__(f"{problem}; {fix}")
+        self.problem = problem
+        self.fix = fix
+
+
 def failure_reason(exc: BaseException) -> str:
     """A short reason: "connection refused", "timed out", or the error's first line."""
+    if isinstance(exc, StoreUnusableError):
+        return str(exc)  # already says what is wrong and how to fix it
     text = str(exc)
     for needle, reason in (
         ("Connection refused", "connection refused"),
@@ -105,6 +124,140 @@ def artifact_location_for(uri: str) -> str | None:
     return None
 
 
+def sqlite_path(uri: str) -> Path | None:
+    """The database file of a ``sqlite:///`` URI; None for other URIs and in-memory ones."""
+    prefix = "sqlite:///"
+    if not uri.startswith(prefix):
+        return None
+    rest = uri[len(prefix) :].split("?", 1)[0]
+    if not rest or rest == ":memory:":
+        return None
+    return Path(rest)
+
+
+def check_sqlite_store(uri: str, *, write: bool = True) -> None:
+    """Raise :class:`StoreUnusableError` if a ``sqlite:///`` store cannot be used; at once.
+
+    ``write``: the store must take new runs (its folder is created if missing,
+    as MLflow would, and must be writable: SQLite writes its journal beside the
+    database); else it need only be read, and a missing file is left to the
+    caller. Other URIs pass unchecked. No descriptor of the database itself is
+    opened outside SQLite, which would drop SQLite's own locks in this process.
+    """
+    path = sqlite_path(uri)
+    if path is None:
+        return
+    path = Path(os.path.abspath(path))
+    if write:
+        elsewhere = "or point tracking.uri (or sync's --uri) at a store in a folder you can write to"
+    else:
+        elsewhere = "or pass --uri / set MLFLOW_TRACKING_URI to another store"
+    if path.is_dir():
+        raise StoreUnusableError(
+            f"{path} is a folder, not a database file",
+            f"name a file in it, e.g. sqlite:///{path / 'mlflow.db'}",
+        )
+    folder = path.parent
+    if write:
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise StoreUnusableError(
+                f"its folder {folder} cannot be created: {_os_reason(exc)}",
+                f"create it, {elsewhere}",
+            ) from None
+        try:
+            handle, probe = tempfile.mkstemp(prefix=".evalframe-probe-", dir=folder)
+        except OSError as exc:
+            raise StoreUnusableError(
+                f"its folder {folder} is not writable: {_os_reason(exc)} "
+                "(SQLite writes its journal beside the database)",
+                f"make the folder writable, {elsewhere}",
+            ) from None
+        os.close(handle)
+        with contextlib.suppress(OSError):
+            os.unlink(probe)
+    if not path.exists():
+        return
+    if not path.is_file():
+        raise StoreUnusableError(
+            f"{path} is not a regular file", f"name a database file, {elsewhere}"
+        )
+    if not os.access(path, os.R_OK):
+        raise StoreUnusableError(
+            f"the database file {path} is not readable",
+            f"make it readable (chmod u+r {path}), {elsewhere}",
+        )
+    if write and not os.access(path, os.W_OK):
+        raise StoreUnusableError(
+            f"the database file {path} is read-only",
+            f"make it writable (chmod u+w {path}), {elsewhere}",
+        )
+    problem = _sqlite_problem(path)
+    if problem:
+        raise StoreUnusableError(
+            f"{path} is not a usable SQLite database: {problem}",
+            f"move it aside, {elsewhere}",
+        )
+
+
+def _os_reason(exc: OSError) -> str:
+    return exc.strerror or type(exc).__name__
+
+
+def _sqlite_problem(path: Path) -> str | None:
+    """Why SQLite cannot read ``path`` (not a database, corrupt), or None."""
+    import sqlite3
+
+    try:
+        connection = sqlite3.connect(f"{path.as_uri()}?mode=ro", uri=True, timeout=2)
+    except sqlite3.Error as exc:
+        return str(exc)
+    try:
+        connection.execute("SELECT count(*) FROM sqlite_master").fetchone()
+    except sqlite3.OperationalError as exc:
+        if "locked" in str(exc) or "busy" in str(exc):
+            return None  # another process is writing: MLflow waits for it
+        return str(exc)
+    except sqlite3.Error as exc:
+        return str(exc)
+    finally:
+        connection.close()
+    return None
+
+
+@contextlib.contextmanager
+def _quick_sqlite_engine() -> Iterator[None]:
+    """MLflow's engine creation without its minute-and-a-half retry, and without its lines.
+
+    MLflow retries ``create_sqlalchemy_engine_with_retry`` ten times with a growing
+    sleep (no setting bounds it), which is for a database server still starting,
+    not for a local file: one more try is left. Its "Operation will be retried"
+    warnings are dropped (our own warning says what failed, once).
+    """
+    try:
+        import mlflow.store.db.utils as db_utils
+    except ImportError:  # pragma: no cover  # an MLflow laid out differently
+        yield
+        return
+    saved = getattr(db_utils, "MAX_RETRY_COUNT", None)
+    if isinstance(saved, int):
+        db_utils.MAX_RETRY_COUNT = min(saved, 2)
+    try:
+        yield
+    finally:
+        if isinstance(saved, int):
+            db_utils.MAX_RETRY_COUNT = saved
+
+
+class _NoEngineRetryLines(logging.Filter):
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not str(record.msg).startswith("SQLAlchemy engine could not be created")
+
+
+_ENGINE_FILTER = _NoEngineRetryLines()
+
+
 @contextlib.contextmanager
 def store_lock(uri: str, wait: float = 300.0) -> Iterator[None]:
     """An exclusive ``flock`` for a SQLite tracking store, held by one process at a time.
@@ -117,7 +270,6 @@ def store_lock(uri: str, wait: float = 300.0) -> Iterator[None]:
     """
     import fcntl
     import hashlib
-    import tempfile
 
     folder = Path(tempfile.gettempdir()) / "evalframe-mlflow-locks"
     folder.mkdir(parents=True, exist_ok=True)
@@ -152,9 +304,16 @@ def configure_http(timeout_seconds: float, retries: int) -> None:
 
 
 class Uploader:
-    """One tracking URI; uploads records and opens sweep parents."""
+    """One tracking URI; uploads records and opens sweep parents.
 
-    def __init__(self, uri: str, timeout_seconds: float = 5, retries: int = 1) -> None:
+    ``write=False`` for a reader (``evalframe runs``, ``compare``): a SQLite
+    store then need only be readable.
+    """
+
+    def __init__(
+        self, uri: str, timeout_seconds: float = 5, retries: int = 1, *, write: bool = True
+    ) -> None:
+        check_sqlite_store(uri, write=write)  # before MLflow's minutes-long engine retry
         configure_http(timeout_seconds, retries)
         self.retries = retries
         # urllib3 logs every retry as a warning; our own message says it once
@@ -163,6 +322,7 @@ class Uploader:
         # the store's creation is not news to the user (the run's line names the store)
         for name in ("mlflow.store.db.utils", "alembic.runtime.migration"):
             logging.getLogger(name).setLevel(logging.WARNING)
+        logging.getLogger("mlflow.store.db.utils").addFilter(_ENGINE_FILTER)  # once: a set
         from mlflow.tracking import MlflowClient
 
         self.uri = uri
@@ -170,7 +330,7 @@ class Uploader:
             # MLflow creates and migrates a SQLite store's tables the first time a process
             # opens it; three runs doing that at once break each other ("table experiments
             # already exists"). One process at a time, the others then find it made.
-            with store_lock(uri):
+            with store_lock(uri), _quick_sqlite_engine():
                 self.client = MlflowClient(tracking_uri=uri)
                 self.client.search_experiments(max_results=1)
         else:
