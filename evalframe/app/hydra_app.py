@@ -34,7 +34,13 @@ from typing import Any
 from evalframe.app.hydra_errors import hydra_message, plain_config
 from evalframe.app.hydra_mode import one_composition
 from evalframe.app.stderr import HeldStderr, environment_error, release_stderr, report_crash
-from evalframe.core.errors import EXIT_CRASH, EXIT_ERROR, ConfigError, EvalframeError
+from evalframe.core.errors import (
+    EXIT_CRASH,
+    EXIT_ERROR,
+    ConfigError,
+    DataError,
+    EvalframeError,
+)
 from evalframe.plugin.dists import entry_points
 from evalframe.plugin.registry import CONF_GROUP
 
@@ -125,6 +131,28 @@ def group_options(group: str, search_path: Sequence[Path]) -> list[str]:
     return sorted(options)
 
 
+def _require_text(path: Path) -> None:
+    """A config file must be UTF-8 text: where it is not, a located error, not Hydra's
+    ``UnicodeDecodeError`` traceback."""
+    try:
+        data = path.read_bytes()
+    except OSError:
+        return  # not there (or unreadable): Hydra says which
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        column = exc.start - (data.rfind(b"\n", 0, exc.start) + 1) + 1
+        raise DataError(
+            f"the config file is not UTF-8 text: byte 0x{data[exc.start]:02x} at line {line}, "
+            f"column {column} cannot be decoded",
+            path=path,
+            line=line,
+            hint="save the file as UTF-8 (a YAML config is text; was it written by another "
+            "program, or saved as UTF-16?)",
+        ) from None
+
+
 def check_group_overrides(overrides: Sequence[str], search_path: Sequence[Path]) -> None:
     """Turn ``retriever=nope`` into a clear error that lists and suggests, before Hydra runs."""
     for item in overrides:
@@ -135,7 +163,11 @@ def check_group_overrides(overrides: Sequence[str], search_path: Sequence[Path])
             continue  # sweep functions and interpolations: leave them to Hydra
         options = group_options(name, search_path)
         for choice in (v.strip() for v in value.split(",")):
-            if choice in options or choice in ("null", ""):
+            if choice in options:
+                for root in search_path:  # Hydra would stop on it with a traceback
+                    _require_text(root / name / f"{choice}.yaml")
+                continue
+            if choice in ("null", ""):
                 continue
             close = difflib.get_close_matches(choice, options, n=1, cutoff=0.5)
             kind = "experiment" if name == "experiment" else f"{name} config"
@@ -306,7 +338,9 @@ def run_hydra(argv: Sequence[str], prog: str = "evalframe") -> int:
     # `--cfg job --resolve` would print values taken from the environment (a key in a URL):
     # what Hydra prints is held and printed redacted, as every config evalframe writes is
     printed = io.StringIO() if _prints_resolved(flags) else None
-    held_out = contextlib.redirect_stdout(printed) if printed is not None else contextlib.nullcontext()
+    held_out = (
+        contextlib.redirect_stdout(printed) if printed is not None else contextlib.nullcontext()
+    )
     try:
         with (
             HeldStderr() as held,

@@ -47,8 +47,37 @@ def hydra_message(text: str) -> str:
     return text if error is None else error.render() + "\n"
 
 
+#: The last line of a traceback that a file-system call ended (``OSError: [Errno 30]
+#: Read-only file system: 'outputs'``): Hydra making the run's folder where it cannot.
+_FS_ERROR = re.compile(
+    r"^(?P<kind>\w*Error): \[Errno \d+\] (?P<what>[^\n]+?): '(?P<path>[^'\n]+)'\s*"
+    r"(?:Set the environment variable HYDRA_FULL_ERROR[^\n]*\s*)?\Z",
+    re.MULTILINE,
+)
+
+
+def _fs_error(text: str) -> EvalframeError | None:
+    """A traceback Hydra printed for a folder it could not make (``hydra.run.dir`` under
+    a file, a read-only working folder), as a located error."""
+    found = _FS_ERROR.search(text)
+    if found is None or "Traceback (most recent call last)" not in text:
+        return None
+    path = found["path"]
+    sweep = "multirun" in text  # a frame of Hydra's multirun, or its sweep folder
+    key = "hydra.sweep.dir" if sweep else "hydra.run.dir"
+    return ConfigError(
+        f"the {'sweep' if sweep else 'run'}'s folder cannot be made: {found['what']}: {path!r}",
+        key=key,
+        hint="Hydra writes a run under outputs/ (a -m sweep under multirun/) in the current "
+        f"folder: run from a folder you can write to, or set {key}=DIR to one",
+    )
+
+
 def hydra_error(text: str) -> EvalframeError | None:
     """Hydra's error text as evalframe's located error, when we know what it means."""
+    made = _fs_error(text)
+    if made is not None:
+        return made
     broken = _YAML_ERROR.search(text)
     if broken is not None:  # a config file that is not YAML: locate it, no traceback
         from evalframe.core.errors import DataError

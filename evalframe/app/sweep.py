@@ -129,10 +129,12 @@ def _start(config: Any) -> None:
     from evalframe.pipeline.config import resolve_trackers
 
     global _active
-    release_stderr()  # the sweep has begun: Hydra's output passes through from now on
     finish_active()  # a previous sweep in this process that never ended
     sweep_dir = Path(str(config.hydra.sweep.dir)).resolve()
+    # made while Hydra's output is still held: a folder that cannot be made (a read-only
+    # working folder) stops Hydra with a traceback that evalframe then says in one line
     SweepFolder(sweep_dir).start()
+    release_stderr()  # the sweep has begun: Hydra's output passes through from now on
     _started.append(sweep_dir)
     experiment = str(OmegaConf.select(config, "experiment", default="default"))
     if _is_shard_sweep(config):

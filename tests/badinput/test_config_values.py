@@ -78,3 +78,29 @@ def test_measures_without_the_criterion_name_what_the_gates_miss_too(project: Pr
     )
     assert err.value.hint is not None
     assert "'metrics.measures=[R@5, nDCG@10, RR, Hit@3]'" in err.value.hint
+
+
+@pytest.mark.parametrize("sweep", [False, True], ids=["run", "sweep"])
+def test_a_run_folder_hydra_cannot_make_is_one_paragraph(project: Project, sweep: bool) -> None:
+    """Hydra makes the run's (or sweep's) folder itself, before evalframe's checks: a
+    folder under a file (a read-only working folder alike) was Hydra's traceback."""
+    (project.root / "afile").write_text("not a folder")
+    key = "hydra.sweep.dir" if sweep else "hydra.run.dir"
+    args = ["-m", "depth=3,5"] if sweep else []
+    res = project.run(*args, "+experiment=quickstart", f"{key}={project.root / 'afile' / 'x'}")
+    assert res.code == 2
+    assert "Traceback" not in res.stderr and "HYDRA_FULL_ERROR" not in res.stderr
+    what = "sweep" if sweep else "run"
+    assert res.stderr.startswith(f"error: config key {key}: the {what}'s folder cannot be made: ")
+    assert "Not a directory" in res.stderr and f"set {key}=DIR" in res.stderr
+
+
+def test_an_experiment_file_that_is_not_utf8_is_located(project: Project) -> None:
+    folder = project.root / "conf" / "experiment"
+    folder.mkdir(parents=True)
+    (folder / "mine.yaml").write_bytes(b"# @package _global_\ndepth: 5\n\xff\xfe oops\n")
+    res = project.run("+experiment=mine")
+    assert res.code == 2
+    assert "Traceback" not in res.stderr
+    assert res.stderr.startswith(f"error: {folder / 'mine.yaml'}:3: the config file is not UTF-8")
+    assert "byte 0xff at line 3, column 1" in res.stderr
