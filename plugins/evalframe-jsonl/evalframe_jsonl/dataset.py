@@ -22,7 +22,7 @@ from typing import Any
 from pydantic import Field
 
 from evalframe.core.errors import DataError
-from evalframe.core.messages import Tally
+from evalframe.core.messages import Tally, warn
 from evalframe.core.reader import read_jsonl, require_file
 from evalframe.core.records import At, UniqueIds, id_problem, warn_ids_not_in_corpus
 from evalframe.core.types import GoldenQuery, GoldenSet, normalise_id
@@ -96,6 +96,22 @@ class JsonlDataset:
                     "the golden-set folder has no *.jsonl files",
                     path=root,
                     hint="put one <domain>.jsonl file per domain in it",
+                )
+            # what the folder holds besides (travel.JSONL, sports.json, a subfolder) is not
+            # read: said, or its questions would be missing from the set without a word
+            others = sorted(
+                p.name + ("/" if p.is_dir() else "")
+                for p in root.iterdir()
+                if p not in files and not p.name.startswith(".")
+            )
+            if others:
+                shown = ", ".join(others[:5]) + (
+                    f" and {len(others) - 5} more" if len(others) > 5 else ""
+                )
+                warn(
+                    f"{root}: {len(others)} entr{'y is' if len(others) == 1 else 'ies are'} not "
+                    f"*.jsonl and not read as part of the golden set: {shown} (a folder loads "
+                    "every <domain>.jsonl file in it; rename a file that belongs to the set)"
                 )
             return [(f, f.stem) for f in files]
         return [(root, None)]

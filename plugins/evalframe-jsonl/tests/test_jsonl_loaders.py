@@ -71,6 +71,29 @@ def test_folder_of_domains_loads_as_one_set_with_a_domain_slice() -> None:
     assert "domain" in golden.slice_fields()
 
 
+def test_what_a_folder_holds_besides_jsonl_files_is_said_not_dropped_silently(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """travel.JSONL, sports.json and a subfolder are not read: one warning names them."""
+    import shutil
+
+    folder = tmp_path / "domains"
+    shutil.copytree(DATA / "domains", folder)
+    (folder / "travel.JSONL").write_text((folder / "taxes.jsonl").read_text())
+    (folder / "sports.json").write_text("[]")
+    (folder / "old").mkdir()
+    (folder / ".hidden").write_text("")
+    golden = load(folder)
+    assert {q.metadata["domain"] for q in golden} == {"recipes", "taxes"}
+    err = capsys.readouterr().err
+    assert (
+        f"{folder}: 3 entries are not *.jsonl and not read as part of the golden set: "
+        "old/, sports.json, travel.JSONL (a folder loads every <domain>.jsonl file in it"
+    ) in " ".join(err.split())
+    load(DATA / "domains")
+    assert "not read" not in capsys.readouterr().err  # nothing else there: nothing said
+
+
 def test_graded_judgments_as_a_mapping(tmp_path: Path) -> None:
     path = write(tmp_path, '{"id": 1, "question": "q", "expected_chunks": {"a": 2, "b": 1}}')
     assert load(path).queries[0].judgments == {"a": 2, "b": 1}
