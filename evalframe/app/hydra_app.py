@@ -31,16 +31,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from evalframe.app.hydra_errors import hydra_message, plain_config
+from evalframe.app.cfgprint import prints_resolved, redacted_yaml
+from evalframe.app.hydra_errors import hydra_message, plain_config, require_text
 from evalframe.app.hydra_mode import one_composition
 from evalframe.app.stderr import HeldStderr, environment_error, release_stderr, report_crash
-from evalframe.core.errors import (
-    EXIT_CRASH,
-    EXIT_ERROR,
-    ConfigError,
-    DataError,
-    EvalframeError,
-)
+from evalframe.core.errors import EXIT_CRASH, EXIT_ERROR, ConfigError, EvalframeError
 from evalframe.plugin.dists import entry_points
 from evalframe.plugin.registry import CONF_GROUP
 
@@ -131,28 +126,6 @@ def group_options(group: str, search_path: Sequence[Path]) -> list[str]:
     return sorted(options)
 
 
-def _require_text(path: Path) -> None:
-    """A config file must be UTF-8 text: where it is not, a located error, not Hydra's
-    ``UnicodeDecodeError`` traceback."""
-    try:
-        data = path.read_bytes()
-    except OSError:
-        return  # not there (or unreadable): Hydra says which
-    try:
-        data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        line = data.count(b"\n", 0, exc.start) + 1
-        column = exc.start - (data.rfind(b"\n", 0, exc.start) + 1) + 1
-        raise DataError(
-            f"the config file is not UTF-8 text: byte 0x{data[exc.start]:02x} at line {line}, "
-            f"column {column} cannot be decoded",
-            path=path,
-            line=line,
-            hint="save the file as UTF-8 (a YAML config is text; was it written by another "
-            "program, or saved as UTF-16?)",
-        ) from None
-
-
 def check_group_overrides(overrides: Sequence[str], search_path: Sequence[Path]) -> None:
     """Turn ``retriever=nope`` into a clear error that lists and suggests, before Hydra runs."""
     for item in overrides:
@@ -165,7 +138,7 @@ def check_group_overrides(overrides: Sequence[str], search_path: Sequence[Path])
         for choice in (v.strip() for v in value.split(",")):
             if choice in options:
                 for root in search_path:  # Hydra would stop on it with a traceback
-                    _require_text(root / name / f"{choice}.yaml")
+                    require_text(root / name / f"{choice}.yaml")
                 continue
             if choice in ("null", ""):
                 continue
@@ -337,7 +310,7 @@ def run_hydra(argv: Sequence[str], prog: str = "evalframe") -> int:
     failed = False
     # `--cfg job --resolve` would print values taken from the environment (a key in a URL):
     # what Hydra prints is held and printed redacted, as every config evalframe writes is
-    printed = io.StringIO() if _prints_resolved(flags) else None
+    printed = io.StringIO() if prints_resolved(flags) else None
     held_out = (
         contextlib.redirect_stdout(printed) if printed is not None else contextlib.nullcontext()
     )
@@ -362,7 +335,7 @@ def run_hydra(argv: Sequence[str], prog: str = "evalframe") -> int:
         # Hydra skips on_multirun_end when a job raised: end the sweep here.
         sweep.finish_active()
         if printed is not None:
-            sys.stdout.write(_redacted_yaml(printed.getvalue()))
+            sys.stdout.write(redacted_yaml(printed.getvalue()))
     refused = sweep.refusal()
     if refused is not None:  # evalframe stopped Hydra before it wrote anything
         print(refused, file=sys.stderr)
@@ -370,56 +343,8 @@ def run_hydra(argv: Sequence[str], prog: str = "evalframe") -> int:
         text = held.text()
         print(hydra_message(text) if failed else text, file=sys.stderr, end="")
     folders = sweep.take_started()
-    _say_how_to_merge(folders)
+    sweep.say_how_to_merge(folders)
     return max([*codes, *_sweep_codes(folders)], default=0)
-
-
-def _prints_resolved(flags: Sequence[str]) -> bool:
-    """``--cfg``/``-c`` with ``--resolve``: Hydra prints the config with its values."""
-    return "--resolve" in flags and any(f in ("--cfg", "-c") for f in flags)
-
-
-def _redacted_yaml(text: str) -> str:
-    """Hydra's printed config (``# @package`` lines, then YAML) with its credentials
-    redacted (:func:`evalframe.core.secrets.redact`, the config's own ``redact:`` too);
-    nothing of it when it cannot be read back, rather than a secret."""
-    import yaml
-    from omegaconf import OmegaConf
-
-    from evalframe.core.secrets import redact, redact_text
-
-    head = [line for line in text.splitlines(keepends=True) if line.startswith("# @package")]
-    body = "".join(line for line in text.splitlines(keepends=True) if line not in head)
-    try:
-        data = yaml.safe_load(body) if body.strip() else None
-    except yaml.YAMLError:
-        return "".join(head) + "# (the resolved config could not be redacted, so it is not shown)\n"
-    if not isinstance(data, dict):  # a --package that names a value, or nothing
-        return redact_text(text)
-    listed = data.get("redact")
-    extra = [str(x) for x in listed] if isinstance(listed, list) else []
-    return "".join(head) + OmegaConf.to_yaml(redact(data, extra))
-
-
-def _say_how_to_merge(folders: Sequence[Path]) -> None:
-    """After a sweep of shards (``-m shard=0/4,...``), print the merge command for them."""
-    import shlex
-
-    from evalframe.assess.runfolder import RunFolder, SweepFolder
-
-    for folder in folders:
-        shards = [
-            j.output_dir for j in SweepFolder(folder).jobs() if RunFolder.is_shard(j.output_dir)
-        ]
-        if shards:
-            cwd = Path.cwd()
-            shown = [str(p.relative_to(cwd)) if p.is_relative_to(cwd) else str(p) for p in shards]
-            out = folder / "merged"
-            merged = str(out.relative_to(cwd)) if out.is_relative_to(cwd) else str(out)
-            print(
-                f"{len(shards)} shard folders written; merge them into one run with:\n  "
-                + shlex.join(["evalframe", "merge", *shown, "--out", merged])
-            )
 
 
 def _sweep_codes(folders: Sequence[Path]) -> list[int]:

@@ -9,11 +9,19 @@ file and line or the config key, for every command that composes a config.
 from __future__ import annotations
 
 import re
+from pathlib import Path
 from typing import Any
 
-from evalframe.core.errors import ConfigError, EvalframeError
+from evalframe.core.errors import ConfigError, DataError, EvalframeError
 
-__all__ = ["composition_error", "hydra_error", "hydra_message", "omegaconf_error", "plain_config"]
+__all__ = [
+    "composition_error",
+    "hydra_error",
+    "hydra_message",
+    "omegaconf_error",
+    "plain_config",
+    "require_text",
+]
 
 
 _NOT_IN_STRUCT = re.compile(
@@ -187,3 +195,25 @@ def composition_error(exc: BaseException, hint: str = API_HINT) -> EvalframeErro
         key=str(key) if key else None,
         hint=hint,
     )
+
+
+def require_text(path: Path) -> None:
+    """A config file must be UTF-8 text: where it is not, a located error, not Hydra's
+    ``UnicodeDecodeError`` traceback."""
+    try:
+        data = path.read_bytes()
+    except OSError:
+        return  # not there (or unreadable): Hydra says which
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        column = exc.start - (data.rfind(b"\n", 0, exc.start) + 1) + 1
+        raise DataError(
+            f"the config file is not UTF-8 text: byte 0x{data[exc.start]:02x} at line {line}, "
+            f"column {column} cannot be decoded",
+            path=path,
+            line=line,
+            hint="save the file as UTF-8 (a YAML config is text; was it written by another "
+            "program, or saved as UTF-16?)",
+        ) from None

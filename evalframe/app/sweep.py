@@ -41,6 +41,7 @@ __all__ = [
     "SweepCallback",
     "finish_active",
     "refusal",
+    "say_how_to_merge",
     "swept_keys",
     "take_started",
 ]
@@ -374,3 +375,24 @@ class SweepCallback(Callback):
 
 
 atexit.register(finish_active)
+
+
+def say_how_to_merge(folders: Sequence[Path]) -> None:
+    """After a sweep of shards (``-m shard=0/4,...``), print the merge command for them."""
+    import shlex
+
+    from evalframe.assess.runfolder import RunFolder
+
+    for folder in folders:
+        shards = [
+            j.output_dir for j in SweepFolder(folder).jobs() if RunFolder.is_shard(j.output_dir)
+        ]
+        if shards:
+            cwd = Path.cwd()
+            shown = [str(p.relative_to(cwd)) if p.is_relative_to(cwd) else str(p) for p in shards]
+            out = folder / "merged"
+            merged = str(out.relative_to(cwd)) if out.is_relative_to(cwd) else str(out)
+            print(
+                f"{len(shards)} shard folders written; merge them into one run with:\n  "
+                + shlex.join(["evalframe", "merge", *shown, "--out", merged])
+            )

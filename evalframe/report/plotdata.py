@@ -139,6 +139,10 @@ def _same_key(value: Any) -> Any:
     return "nan" if math.isnan(number_) else number_
 
 
+#: How far a curve reaches past the longest ranking when ``depth`` is deeper still.
+CURVE_REACH = 1000
+
+
 def k_grid(depth: int) -> list[int]:
     """The cutoffs of the metric@k plot: every k up to 20, every 5th to 50, every 10th
     beyond, and the run's depth, so a deep run stays cheap to score and to draw."""
@@ -260,9 +264,13 @@ def metric_curves(
 ) -> Curves:
     """Each family's metric (recall, precision and nDCG unless told; see
     :func:`curve_families`) at every k of :func:`k_grid`, by the metric engine under
-    the run's own policies (ties, negatives, missing queries)."""
-    ks = k_grid(depth)
+    the run's own policies (ties, negatives, missing queries). The curve reaches
+    ``depth``, unless that is past both the longest ranking retrieved and
+    :data:`CURVE_REACH`: past the longest ranking nothing changes, and
+    ``depth=1000000`` over a 70-document corpus would be 100,000 cutoffs."""
     qrels, rows = judgments_and_run(records)
+    longest = int(rows.counts.max()) if len(rows.counts) else 0
+    ks = k_grid(min(depth, max(longest, CURVE_REACH)))
     metrics = [parse_metric(f"{name}@{k}") for name in families.values() for k in ks]
     scores = evaluate(metrics, qrels, rows, policies)
     values = {

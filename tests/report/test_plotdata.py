@@ -64,6 +64,18 @@ def test_metric_curves_by_hand_under_skip_and_zero() -> None:
     assert got.values["nDCG"] == pytest.approx(expected)
 
 
+def test_a_depth_far_past_every_ranking_stops_the_curve_at_the_reach() -> None:
+    """``depth=10**20`` over rankings of three: the curve is cut at CURVE_REACH (1000),
+    not drawn at 10**19 cutoffs (the page hung, or overflowed). Past the longest
+    ranking nothing changes, so the values there are the k=3 ones."""
+    policies = Policies(no_relevant="skip", missing_query="zero")
+    got = metric_curves(RECORDS, policies, 10**20)
+    assert got.ks == k_grid(1000) and got.ks[-1] == 1000
+    at3 = metric_curves(RECORDS, policies, 3)
+    assert got.values["Recall"][-1] == pytest.approx(at3.values["Recall"][-1])
+    assert metric_curves(RECORDS, policies, 5).ks == [1, 2, 3, 4, 5]  # a depth in reach
+
+
 def test_the_records_rankings_are_flat_rows_a_query_listed_twice_keeping_its_last() -> None:
     """As the mapping of rankings they replaced: first place, last ranking; a record
     whose ids and scores differ in number is refused."""
