@@ -56,7 +56,7 @@ CATEGORIES = ("vocabulary_mismatch", "specificity_gap", "distractor_overlap", "o
 
 
 class _Section(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid", allow_inf_nan=False)  # as plugins
 
 
 class FailureSettings(_Section):

@@ -31,7 +31,7 @@ __all__ = [
 
 
 class _Section(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid", allow_inf_nan=False)  # as plugins
 
 
 class MetricsSection(_Section):

@@ -50,7 +50,9 @@ class PluginConfig(BaseModel):
     error that names the key instead of a silently ignored setting.
     """
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    # allow_inf_nan=False: `value=inf` or `timeout_seconds=nan` is a typo to name, not a
+    # threshold no mean can meet or a timeout that overflows the clock
+    model_config = ConfigDict(frozen=True, extra="forbid", allow_inf_nan=False)
 
 
 #: Marks a setting that changes how a retriever is called (timeouts, retries,

@@ -104,3 +104,30 @@ def test_an_experiment_file_that_is_not_utf8_is_located(project: Project) -> Non
     assert "Traceback" not in res.stderr
     assert res.stderr.startswith(f"error: {folder / 'mine.yaml'}:3: the config file is not UTF-8")
     assert "byte 0xff at line 3, column 1" in res.stderr
+
+
+@pytest.mark.parametrize(
+    ("override", "key"),
+    [
+        ("gates.recall_at_5.value=nan", "gates.recall_at_5.value"),
+        ("gates.recall_at_5.value=inf", "gates.recall_at_5.value"),
+        ("retriever.k1=inf", "retriever.k1"),
+        ("stats.confidence=nan", "stats.confidence"),
+    ],
+)
+def test_a_number_that_is_not_finite_is_named(project: Project, override: str, key: str) -> None:
+    """`value=nan` made a gate that no mean meets (exit 1, "≥ nan does not hold"), and
+    `timeout_seconds=inf` overflowed the clock (exit 3): every setting wants a finite number."""
+    res = project.run("+experiment=quickstart", override, "tracking=none")
+    assert res.code == 2, res.stderr
+    assert res.stderr.startswith(f"error: config key {key}: ")
+    assert "Input should be a finite number" in res.stderr and "Traceback" not in res.stderr
+
+
+@pytest.mark.parametrize("ratio", ["nan", "-1"])
+def test_golden_validate_refuses_a_near_duplicate_ratio_that_means_nothing(
+    project: Project, ratio: str
+) -> None:
+    res = project.run("golden", "validate", str(project.golden), "--near-duplicate", ratio)
+    assert res.code == 2
+    assert f"argument --near-duplicate: '{ratio}' is not a ratio from 0 up" in res.stderr

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import sys
 from collections.abc import Callable
 from typing import Any
@@ -20,6 +21,18 @@ def fraction(text: str) -> float:
         raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
     if not 0 <= value <= 1:
         raise argparse.ArgumentTypeError(f"{text!r} is not between 0 and 1")
+    return value
+
+
+def ratio(text: str) -> float:
+    """A similarity threshold: a number from 0 up (above 1 matches nothing); NaN and a
+    negative one would pass every pair or none without saying so."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    if math.isnan(value) or value < 0:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a ratio from 0 up (above 1: off)")
     return value
 
 

@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from evalframe.app.golden_cli.common import add_format, count, emit, fraction, load
+from evalframe.app.golden_cli.common import add_format, count, emit, fraction, load, ratio
 from evalframe.core.errors import EXIT_GATE_FAILED, EXIT_OK, ConfigError, EvalframeError
 from evalframe.golden.findings import LEVELS, Finding, count_levels
 
@@ -35,7 +35,7 @@ def add_parser(sub: Any) -> None:
     )
     v.add_argument(
         "--near-duplicate",
-        type=float,
+        type=ratio,
         default=0.9,
         metavar="RATIO",
         help="questions at least this similar (difflib ratio) are near-duplicates "

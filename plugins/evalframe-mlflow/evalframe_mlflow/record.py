@@ -311,7 +311,8 @@ def headline_metrics(
 
 
 def _latency(timings: Mapping[str, Any], stats: tuple[str, ...]) -> dict[str, float]:
-    latency = timings.get("latency") if isinstance(timings.get("latency"), Mapping) else {}
+    found = timings.get("latency")
+    latency: Mapping[str, Any] = found if isinstance(found, Mapping) else {}
     return {
         f"latency.{k}": float(v)
         for k, v in latency.items()
@@ -378,7 +379,7 @@ def curve_metrics(names: Iterable[str], metrics: Mapping[str, Any]) -> list[tupl
             continue
         family = str(dataclasses.replace(m, k=None))
         families.setdefault(family, []).append((m.k, value))
-    out = []
+    out: list[tuple[str, float, int]] = []
     for family, points in sorted(families.items()):
         if len(points) < 2:
             continue

@@ -147,9 +147,9 @@ def check_sqlite_store(uri: str, *, write: bool = True) -> None:
     path = sqlite_path(uri)
     if path is None:
         return
-    path = Path(os.path.abspath(path))
+    path = Path.cwd() / path  # absolute, symlinks kept: the path the user wrote
     if write:
-        elsewhere = "or point tracking.uri (or sync's --uri) at a store in a folder you can write to"
+        elsewhere = "or point tracking.uri (or sync's --uri) at a store in a writable folder"
     else:
         elsewhere = "or pass --uri / set MLFLOW_TRACKING_URI to another store"
     if path.is_dir():
@@ -159,6 +159,12 @@ def check_sqlite_store(uri: str, *, write: bool = True) -> None:
         )
     folder = path.parent
     if write:
+        blocker = next((p for p in (folder, *folder.parents) if p.exists()), None)
+        if blocker is not None and not blocker.is_dir():
+            raise StoreUnusableError(
+                f"its folder {folder} cannot be created: {blocker} is a file",
+                f"move that file, {elsewhere}",
+            )
         try:
             folder.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
@@ -176,7 +182,7 @@ def check_sqlite_store(uri: str, *, write: bool = True) -> None:
             ) from None
         os.close(handle)
         with contextlib.suppress(OSError):
-            os.unlink(probe)
+            Path(probe).unlink()
     if not path.exists():
         return
     if not path.is_file():
@@ -503,7 +509,7 @@ class Uploader:
         from mlflow.data.meta_dataset import MetaDataset
         from mlflow.entities import DatasetInput, InputTag
 
-        class _Profiled(MetaDataset):  # type: ignore[misc]  # MetaDataset keeps no profile
+        class _Profiled(MetaDataset):  # type: ignore[misc,unused-ignore]  # keeps no profile
             def __init__(self, profile: str | None, **kwargs: Any) -> None:
                 self._evalframe_profile = profile
                 super().__init__(**kwargs)

@@ -678,3 +678,190 @@ def test_a_tracking_uri_on_the_command_line_beats_evalframe_tracking_none(
     assert run.info.status == "FINISHED"
     assert run.data.tags[COMPLETE[0]] == COMPLETE[1]
     assert run.data.metrics["RR"] == 1.0  # BM25 ranks each query's passage first
+
+
+# -- 13. a SQLite store that cannot be opened or written -------------------------------------
+def _unwritable_store(root: Path, how: str) -> Path:
+    """A store path no run can write to; "parent is a file" stops root too (chmod does not)."""
+    if how == "read-only folder":
+        folder = root / "readonly"
+        folder.mkdir()
+        folder.chmod(0o555)
+        return folder / "mlflow.db"
+    blocker = root / "blocker"
+    blocker.write_text("a file where the store's folder should be\n")
+    return blocker / "mlflow.db"
+
+
+_AS_ROOT = hasattr(os, "geteuid") and os.geteuid() == 0
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    "how",
+    [
+        pytest.param(
+            "read-only folder",
+            marks=pytest.mark.skipif(_AS_ROOT, reason="root writes into a read-only folder"),
+        ),
+        "parent is a file",
+    ],
+)
+def test_a_store_that_cannot_be_written_is_reported_at_once_and_the_record_kept(
+    project: Any, store: str, client: Callable[[str], Any], how: str
+) -> None:
+    """Not MLflow's engine retry (over a minute and a half, a line per try): one warning
+    naming the store's folder and the fix, the run's own exit code, the record kept for
+    sync, which uploads it to a store that works."""
+    import time
+
+    db = _unwritable_store(project.root, how)
+    started = time.monotonic()
+    res = project.run("tracking=mlflow", f"tracking.uri=sqlite:///{db}")
+    elapsed = time.monotonic() - started
+    assert res.returncode == 0, res.stderr  # a tracking problem never changes the exit code
+    assert "Traceback" not in res.stderr, res.stderr
+    assert "retried" not in res.stderr, res.stderr  # none of MLflow's retry lines
+    assert elapsed < 30, elapsed  # a sanity bound: MLflow's own retry alone is ~100 s
+    (warning,) = [line for line in res.stderr.splitlines() if line.startswith("warning:")]
+    assert "could not log run" in warning
+    assert f"its folder {db.parent}" in warning
+    assert ("not writable" if how == "read-only folder" else f"{db.parent} is a file") in warning
+    assert "point tracking.uri" in warning  # how to fix it
+    out = project.root / "out"
+    assert (out / "mlflow_pending.json").is_file()
+    assert f"evalframe sync {out}" in warning
+    assert not db.exists()
+
+    synced = project.command("sync", str(out), "--uri", store)
+    assert synced.returncode == 0, synced.stdout + synced.stderr
+    assert "1 synced, 0 still pending" in synced.stdout
+    (run,) = _all_runs(client(store))
+    assert run.data.metrics["RR"] == 1.0
+
+
+def _bad_store(root: Path, how: str) -> Path:
+    if how == "path is a folder":
+        folder = root / "stores"
+        folder.mkdir()
+        return folder
+    if how == "not a database":
+        path = root / "notes.db"
+        path.write_bytes(b"these are notes, not an SQLite database\n" * 200)
+        return path
+    if how == "read-only file":
+        path = root / "frozen.db"
+        path.write_bytes(b"")
+        path.chmod(0o444)
+        return path
+    return _unwritable_store(root, how)
+
+
+@pytest.mark.parametrize(
+    ("how", "says"),
+    [
+        ("path is a folder", "is a folder, not a database file"),
+        ("not a database", "is not a usable SQLite database: file is not a database"),
+        ("parent is a file", "cannot be created: {path.parent} is a file"),
+        pytest.param(
+            "read-only folder",
+            "is not writable: Permission denied",
+            marks=pytest.mark.skipif(_AS_ROOT, reason="root writes into a read-only folder"),
+        ),
+        pytest.param(
+            "read-only file",
+            "the database file {path} is read-only",
+            marks=pytest.mark.skipif(_AS_ROOT, reason="root writes to a read-only file"),
+        ),
+    ],
+)
+def test_check_sqlite_store_names_what_is_wrong(tmp_path: Path, how: str, says: str) -> None:
+    """Each store MLflow would retry opening for minutes is refused at once, with the fix."""
+    from evalframe_mlflow.upload import StoreUnusableError, check_sqlite_store, failure_reason
+
+    path = _bad_store(tmp_path, how)
+    with pytest.raises(StoreUnusableError) as caught:
+        check_sqlite_store(f"sqlite:///{path}")
+    assert says.format(path=path) in caught.value.problem
+    assert caught.value.fix
+    assert failure_reason(caught.value) == f"{caught.value.problem}; {caught.value.fix}"
+    assert [p.name for p in tmp_path.rglob(".evalframe-probe-*")] == []
+
+
+def test_check_sqlite_store_passes_usable_stores(store: str, tmp_path: Path) -> None:
+    """A store that works, a new one (its folder made, as MLflow would), other URIs: no error.
+
+    Readers need only a readable file: a store in a read-only folder can still be listed.
+    """
+    from evalframe_mlflow.upload import check_sqlite_store
+
+    check_sqlite_store(store)
+    check_sqlite_store(store, write=False)
+    check_sqlite_store(f"sqlite:///{tmp_path / 'new' / 'deeper' / 'mlflow.db'}")
+    assert (tmp_path / "new" / "deeper").is_dir()
+    assert not (tmp_path / "new" / "deeper" / "mlflow.db").exists()
+    check_sqlite_store("http://127.0.0.1:1")
+    check_sqlite_store("sqlite:///:memory:")
+    blocked = _unwritable_store(tmp_path, "parent is a file")
+    check_sqlite_store(f"sqlite:///{blocked}", write=False)  # missing: the caller says so
+
+
+def test_mlflows_own_engine_retry_is_short_and_silent(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Should the check miss a store MLflow cannot open, MLflow's retry is cut to one more
+    try and its "Operation will be retried" lines are not printed; the limit is restored."""
+    import logging
+    import time
+
+    import evalframe_mlflow.upload as upload
+    import mlflow.store.db.utils as db_utils
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(upload, "check_sqlite_store", lambda uri, write=True: None)
+    folder = tmp_path / "stores"
+    folder.mkdir()  # SQLite cannot open a folder as its database
+    seen: list[str] = []
+
+    class Keep(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            seen.append(record.getMessage())
+
+    keep = Keep()
+    logger = logging.getLogger("mlflow.store.db.utils")
+    logger.addHandler(keep)
+    limit = db_utils.MAX_RETRY_COUNT
+    started = time.monotonic()
+    try:
+        with pytest.raises(Exception, match="unable to open database file"):
+            upload.Uploader(f"sqlite:///{folder}")
+    finally:
+        logger.removeHandler(keep)
+    assert time.monotonic() - started < 30  # a sanity bound: MLflow's own retry is ~100 s
+    assert limit == db_utils.MAX_RETRY_COUNT
+    assert [m for m in seen if "retried" in m] == []
+
+
+@pytest.mark.slow
+def test_runs_and_ui_refuse_a_store_they_cannot_read_at_once(
+    project: Any, unused_port: int
+) -> None:
+    """`evalframe runs` and `evalframe ui` on a folder or a file that is no database: a
+    one-paragraph error and exit 2, not MLflow's minutes of retries (nor a server started)."""
+    folder = _bad_store(project.root, "path is a folder")
+    notes = _bad_store(project.root, "not a database")
+    runs = project.command("runs", "--uri", f"sqlite:///{folder}", timeout=60)
+    ui = project.command(
+        "ui", "--uri", f"sqlite:///{notes}", "--port", str(unused_port), timeout=60
+    )
+    for res, path, says in (
+        (runs, folder, "is a folder, not a database file"),
+        (ui, notes, "is not a usable SQLite database"),
+    ):
+        assert res.returncode == 2, res.stdout + res.stderr
+        text = res.stderr.strip()
+        assert "Traceback" not in text and "retried" not in text, text
+        assert text.startswith("error: cannot read the MLflow store at"), text
+        assert f"{path} {says}" in text, text
+        assert "hint:" in text, text
+    assert "MLflow UI for" not in ui.stdout  # no server was started
