@@ -163,7 +163,7 @@ def _library_dirs() -> tuple[tuple[str, ...], tuple[str, ...]]:
     libs = {Path(paths[k]) for k in ("stdlib", "platstdlib", "purelib", "platlib") if k in paths}
 
     def prefixes(folders: set[Path]) -> tuple[str, ...]:
-        return tuple(os.path.join(os.path.realpath(f), "") for f in folders)
+        return tuple(os.path.realpath(f) + os.sep for f in folders)
 
     return prefixes(ours), prefixes(libs)
 

@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import importlib
+import os
+import shutil
+import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -14,13 +18,28 @@ from evalframe.core.types import GoldenQuery, GoldenSet
 from evalframe.plugin.protocols import PluginContext, Query
 from evalframe.plugin.testing import RetrieverContract
 from evalframe.retrieval.retrieve import retrieve_all
+from tests import forkrun
 
 USERLAND = str(Path(__file__).parent / "userland")
+QUICKSTART = Path(__file__).parents[3] / "evalframe" / "data" / "quickstart" / "golden.jsonl"
 
 
 def make(target: str, **settings: Any) -> PythonRetriever:
     settings.setdefault("python_path", [USERLAND])
     return PythonRetriever(PythonConfig(target=target, **settings), PluginContext())
+
+
+def user_module(folder: Path, name: str, source: str) -> Path:
+    """A user's module ``name`` written into ``folder`` (its lines are the test's)."""
+    path = folder.resolve() / f"{name}.py"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(source)
+    importlib.invalidate_caches()
+    return path
+
+
+def golden(*ids: str) -> GoldenSet:
+    return GoldenSet.build("g", [GoldenQuery(id=i, text=f"text of {i}") for i in ids])
 
 
 def ask(r: PythonRetriever, text: str = "cats and dogs", k: int = 5, qid: str = "q1") -> Any:
@@ -160,10 +179,227 @@ def test_bad_targets_are_config_errors_on_retriever_target(target: str, message:
 
 
 def test_an_import_error_inside_the_module_is_reported_as_such(tmp_path: Path) -> None:
-    (tmp_path / "efa_broken_import.py").write_text("import surely_not_installed_pkg\n")
+    path = user_module(tmp_path, "efa_broken_import", "import surely_not_installed_pkg\n")
     with pytest.raises(ConfigError, match="importing module 'efa_broken_import'") as err:
         make("efa_broken_import:f", python_path=[str(tmp_path)])
-    assert "surely_not_installed_pkg" in err.value.render()
+    assert (err.value.key, err.value.path, err.value.line) == ("retriever.target", str(path), 1)
+    assert err.value.got == "ModuleNotFoundError: No module named 'surely_not_installed_pkg'"
+    assert "install it" in (err.value.hint or "")
+
+
+def test_a_syntax_error_in_the_module_names_its_file_and_line(tmp_path: Path) -> None:
+    path = user_module(tmp_path, "efa_syntax", "x = 1\ndef broken(:\n    pass\n")
+    with pytest.raises(ConfigError) as err:
+        make("efa_syntax:broken", python_path=[str(tmp_path)])
+    assert (err.value.path, err.value.line, err.value.column) == (str(path), 2, 12)
+    assert err.value.key == "retriever.target"
+    assert err.value.got == "SyntaxError: invalid syntax in 'def broken(:'"
+    text = err.value.render()
+    assert text.startswith(f"error: {path}:2:12: importing module 'efa_syntax' (retriever.target")
+    assert "please report" not in text and err.value.__cause__ is not None
+
+
+def test_an_exception_at_import_names_the_innermost_line_of_user_code(tmp_path: Path) -> None:
+    # the target imports a helper of theirs, which fails in its third line
+    user_module(tmp_path, "efa_imports_helper", "import efa_helper_fails\n")
+    helper = user_module(tmp_path, "efa_helper_fails", "import os\n\nPATH = os.environ[UNSET]\n")
+    with pytest.raises(ConfigError, match="importing module 'efa_imports_helper'") as err:
+        make("efa_imports_helper:f", python_path=[str(tmp_path)])
+    assert (err.value.path, err.value.line) == (str(helper), 3)
+    assert err.value.got == "NameError: name 'UNSET' is not defined"
+
+
+def test_sys_exit_at_import_is_reported_not_obeyed(tmp_path: Path) -> None:
+    # e.g. a script that parses its own command line at its top level
+    path = user_module(tmp_path, "efa_exits", "import sys\n\nsys.exit(1)\n")
+    with pytest.raises(ConfigError) as err:
+        make("efa_exits:f", python_path=[str(tmp_path)])
+    assert (err.value.path, err.value.line) == (str(path), 3)
+    assert err.value.got == "SystemExit: sys.exit(1) was called"
+
+
+def test_a_missing_import_inside_a_package_is_not_a_missing_target(tmp_path: Path) -> None:
+    # "efa_pkg.mod" starts with "efa_pk", the module its code fails to find
+    (tmp_path / "efa_pkg").mkdir()
+    user_module(tmp_path / "efa_pkg", "__init__", "")
+    path = user_module(tmp_path / "efa_pkg", "mod", "import efa_pk\n")
+    with pytest.raises(ConfigError, match=r"importing module 'efa_pkg\.mod'") as err:
+        make("efa_pkg.mod:f", python_path=[str(tmp_path)])
+    assert (err.value.path, err.value.line) == (str(path), 1)
+    with pytest.raises(ConfigError, match=r"cannot import module 'efa_pkg\.nope'") as err:
+        make("efa_pkg.nope:f", python_path=[str(tmp_path)])
+    assert (err.value.key, err.value.path) == ("retriever.target", None)
+
+
+def test_their_exception_is_their_error_at_their_line(tmp_path: Path) -> None:
+    path = user_module(
+        tmp_path, "efa_raises", "def search(query, k):\n    raise ValueError('boom')\n"
+    )
+    with pytest.raises(PluginError) as err:
+        ask(make("efa_raises:search", python_path=[str(tmp_path)]), qid="q5")
+    assert (err.value.key, err.value.path, err.value.line) == ("retriever.target", str(path), 2)
+    assert err.value.got == "ValueError: boom"
+    assert err.value.render().startswith(
+        f"error: {path}:2: your retriever (retriever.target 'efa_raises:search') raised an "
+        "exception for query 'q5' (got ValueError: boom)\n  hint: the error is in your "
+        "retriever's code, not in evalframe"
+    )
+    assert isinstance(err.value.__cause__, ValueError)  # kept for whoever debugs from Python
+
+
+def test_an_exception_from_a_library_points_at_the_user_line_that_called_it(
+    tmp_path: Path,
+) -> None:
+    path = user_module(
+        tmp_path,
+        "efa_calls_json",
+        "import json\n\n\ndef search(query, k):\n    return json.loads(query)\n",
+    )
+    with pytest.raises(PluginError) as err:
+        ask(make("efa_calls_json:search", python_path=[str(tmp_path)]), "{not json")
+    assert (err.value.path, err.value.line) == (str(path), 5)
+    assert err.value.got == (
+        "JSONDecodeError: Expecting property name enclosed in double quotes: line 1 column 2 "
+        "(char 1)"
+    )
+
+
+def test_the_sample_broken_function_keeps_its_exception_as_the_cause() -> None:
+    with pytest.raises(PluginError, match="for query 'q5'") as err:
+        ask(make("efa_sample:broken"), qid="q5")
+    assert err.value.path is not None and err.value.path.endswith("efa_sample.py")
+    assert err.value.got == "RuntimeError: my index is corrupt"
+    assert isinstance(err.value.__cause__, RuntimeError)
+
+
+FAILS_ON_Q3 = """def search(query, k):
+    if query == "text of q3":
+        raise KeyError(query)
+    return ["d1"]
+"""
+
+
+def test_their_exception_from_a_thread_names_the_query_and_line(tmp_path: Path) -> None:
+    path = user_module(tmp_path, "efa_threads_fail", FAILS_ON_Q3)
+    r = make("efa_threads_fail:search", python_path=[str(tmp_path)], max_concurrency=4)
+    with pytest.raises(PluginError, match="for query 'q3'") as err:
+        retrieve_all(r, golden("q1", "q2", "q3", "q4", "q5", "q6"), 5, progress=False)
+    assert (err.value.path, err.value.line) == (str(path), 3)
+    assert err.value.got == "KeyError: 'text of q3'"
+
+
+def test_their_exception_in_a_batch_names_the_queries_and_line(tmp_path: Path) -> None:
+    path = user_module(
+        tmp_path,
+        "efa_batch_fails",
+        "def search(queries, k):\n    return [q.upper() for q in queries] + None\n",
+    )
+    r = make("efa_batch_fails:search", python_path=[str(tmp_path)], batch=True)
+    with pytest.raises(PluginError, match=r"for queries 'q1', 'q2', 'q3' \.\.\.") as err:
+        retrieve_all(r, golden("q1", "q2", "q3", "q4"), 5, progress=False)
+    assert (err.value.path, err.value.line) == (str(path), 2)
+    assert err.value.got == 'TypeError: can only concatenate list (not "NoneType") to list'
+
+
+def test_ctrl_c_in_their_function_is_not_turned_into_an_error(tmp_path: Path) -> None:
+    user_module(tmp_path, "efa_interrupted", "def search(query, k):\n    raise KeyboardInterrupt\n")
+    for settings in ({}, {"max_concurrency": 3}, {"batch": True}):
+        r = make("efa_interrupted:search", python_path=[str(tmp_path)], **settings)
+        with pytest.raises(KeyboardInterrupt):
+            retrieve_all(r, golden("q1", "q2", "q3"), 5, progress=False)
+
+
+def test_a_class_whose_init_fails_names_its_line(tmp_path: Path) -> None:
+    path = user_module(
+        tmp_path,
+        "efa_bad_class",
+        "class Searcher:\n"
+        "    def __init__(self, index):\n"
+        "        self.docs = open(index).read()\n"
+        "\n"
+        "    def retrieve(self, query, k):\n"
+        "        return []\n",
+    )
+    missing = str(tmp_path / "no-such-index")
+    with pytest.raises(PluginError, match="building your retriever class") as err:
+        make("efa_bad_class:Searcher", python_path=[str(tmp_path)], init_kwargs={"index": missing})
+    assert (err.value.key, err.value.path, err.value.line) == ("retriever.target", str(path), 3)
+    assert err.value.got == f"FileNotFoundError: [Errno 2] No such file or directory: '{missing}'"
+    # arguments that do not fit the constructor stay an init_kwargs mistake
+    with pytest.raises(ConfigError, match="could not be built with init_kwargs") as bad:
+        make("efa_bad_class:Searcher", python_path=[str(tmp_path)], init_kwargs={"idx": "x"})
+    assert bad.value.key == "retriever.init_kwargs"
+
+
+# -- the command line: exit 2, one paragraph, no traceback --------------------
+
+
+def cli(cwd: Path, target: str, *extra: str) -> subprocess.CompletedProcess[str]:
+    shutil.copy(QUICKSTART, cwd / "g.jsonl")
+    env = {
+        **os.environ,
+        "EVALFRAME_TRACKING": "none",
+        "EVALFRAME_CACHE_DIR": str(cwd / ".cache"),
+    }
+    args = [
+        "+experiment=quickstart",
+        "dataset.path=g.jsonl",
+        "corpus=none",
+        "retriever=python",
+        "retriever.python_path=[.]",
+        f"retriever.target={target}",
+        f"hydra.run.dir={cwd / 'out'}",
+        *extra,
+    ]
+    return forkrun.run(args, cwd=cwd, env=env, timeout=120)
+
+
+def assert_user_error(res: subprocess.CompletedProcess[str], *parts: str) -> None:
+    assert res.returncode == 2, res.stderr
+    assert "Traceback" not in res.stderr and "please report" not in res.stderr, res.stderr
+    for part in parts:
+        assert part in res.stderr, res.stderr
+
+
+def test_cli_syntax_error_in_their_module_exits_2_at_its_line(tmp_path: Path) -> None:
+    (tmp_path / "synerr.py").write_text("def broken(:\n")
+    res = cli(tmp_path, "synerr:broken")
+    assert_user_error(
+        res,
+        "error: synerr.py:1:12: importing module 'synerr' (retriever.target 'synerr:broken') "
+        "failed (got SyntaxError: invalid syntax",
+    )
+
+
+@pytest.mark.parametrize("threads", ["1", "4"])
+def test_cli_their_function_raising_exits_2_at_its_line(tmp_path: Path, threads: str) -> None:
+    (tmp_path / "myret.py").write_text("def search(q, k):\n    raise ValueError('boom')\n")
+    res = cli(tmp_path, "myret:search", f"retriever.max_concurrency={threads}")
+    assert_user_error(
+        res,
+        "error: myret.py:2: your retriever (retriever.target 'myret:search') raised an "
+        "exception for query 'q01' (got ValueError: boom)",
+        "hint: the error is in your retriever's code, not in evalframe",
+    )
+
+
+def test_cli_missing_module_and_attribute_exit_2_on_the_key(tmp_path: Path) -> None:
+    (tmp_path / "myret.py").write_text("def search(q, k):\n    return []\n")
+    assert_user_error(
+        cli(tmp_path, "nomod:search"),
+        "error: config key retriever.target: cannot import module 'nomod'",
+    )
+    assert_user_error(
+        cli(tmp_path, "myret:nope"),
+        "error: config key retriever.target: module 'myret' has no attribute 'nope'",
+    )
+
+
+def test_cli_ctrl_c_in_their_function_still_exits_130(tmp_path: Path) -> None:
+    (tmp_path / "stops.py").write_text("def search(q, k):\n    raise KeyboardInterrupt\n")
+    res = cli(tmp_path, "stops:search")
+    assert res.returncode == 130, res.stderr
+    assert "interrupted" in res.stderr and "Traceback" not in res.stderr
 
 
 def test_wrong_return_type_names_the_function() -> None:
@@ -174,12 +410,6 @@ def test_wrong_return_type_names_the_function() -> None:
         ask(make("efa_sample:unsorted_mixed"))
     with pytest.raises(PluginError, match="Ranking for query 'other' when asked"):
         ask(make("efa_sample:wrong_query_id"))
-
-
-def test_their_exception_keeps_its_traceback_with_a_note() -> None:
-    with pytest.raises(RuntimeError, match="my index is corrupt") as err:
-        ask(make("efa_sample:broken"), qid="q5")
-    assert any("query 'q5'" in note for note in getattr(err.value, "__notes__", ["query 'q5'"]))
 
 
 def test_config_checks_the_target_shape_and_init_kwargs() -> None:
