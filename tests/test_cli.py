@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from evalframe.app import cli
 from tests.conftest import GOLDEN, Project, write_jsonl
 
 pytestmark = pytest.mark.slow
@@ -310,3 +311,19 @@ def test_a_cache_folder_that_cannot_be_made_is_exit_2_whatever_is_cached(
     assert res.code == 2, res.stderr
     assert "/proc/evalframe-no-such-cache: the cache folder cannot be made" in res.stderr
     assert "Traceback" not in res.stderr
+
+
+def test_ctrl_c_in_any_command_is_exit_130_without_a_traceback(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Ctrl-C while a command runs (or still imports what it needs) is the shell's 130
+    and one word, as it is for a run; it was a KeyboardInterrupt traceback."""
+    import evalframe.app.commands as commands
+
+    def interrupted(argv: object) -> int:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(commands, "cache_main", interrupted)
+    assert cli.main(["cache", "info"]) == 130
+    err = capsys.readouterr().err
+    assert err == "interrupted\n"

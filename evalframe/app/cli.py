@@ -17,7 +17,7 @@ import sys
 from collections.abc import Callable, Sequence
 
 from evalframe import __version__
-from evalframe.core.errors import EXIT_CRASH, EXIT_ERROR, EvalframeError
+from evalframe.core.errors import EXIT_CRASH, EXIT_ERROR, EXIT_INTERRUPTED, EvalframeError
 
 __all__ = ["main"]
 
@@ -240,6 +240,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except EvalframeError as exc:
         print(exc.render(), file=sys.stderr)
         return EXIT_ERROR
+    except KeyboardInterrupt:  # Ctrl-C in any command, or while one still imports: no traceback
+        print("interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
     except Exception as exc:  # noqa: BLE001  # a crash is reported with its traceback, exit 3
         from evalframe.app.stderr import environment_error, report_crash
 

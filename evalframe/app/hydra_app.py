@@ -24,7 +24,6 @@ import importlib.util
 import io
 import math
 import os
-import shutil
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -33,6 +32,7 @@ from typing import Any
 
 from evalframe.app.cfgprint import prints_resolved, redacted_yaml
 from evalframe.app.hydra_errors import hydra_message, plain_config, require_text
+from evalframe.app.hydra_folder import drop_stub_folder, say_if_incomplete
 from evalframe.app.hydra_mode import one_composition
 from evalframe.app.stderr import HeldStderr, environment_error, release_stderr, report_crash
 from evalframe.core.errors import EXIT_CRASH, EXIT_ERROR, ConfigError, EvalframeError
@@ -413,6 +413,8 @@ def _run_task(cfg: Any) -> tuple[int, float | None]:
         drop_stub_folder()
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
+        drop_stub_folder()  # stopped before it wrote anything: no folder that reads as a run
+        say_if_incomplete()
         _record_sweep_job(130, "interrupted")
         if "sweep" in hydra_metadata():
             raise  # Ctrl-C stops the whole sweep, not just this job
@@ -427,30 +429,6 @@ def _run_task(cfg: Any) -> tuple[int, float | None]:
             code, error = EXIT_CRASH, f"crash: {type(exc).__name__}: {exc}"
     _record_sweep_job(code, error)
     return code, objective
-
-
-def drop_stub_folder() -> None:
-    """After a usage, config or data error, the run folder Hydra made before the job ran,
-    if it holds nothing else: ``.hydra/`` and an empty ``hydra_app.log`` are not a run,
-    and left behind they read as one (``evalframe compare`` then calls it "not a run
-    folder"). A sweep's jobs keep theirs: ``job.json`` records how each ended."""
-    from hydra.core.hydra_config import HydraConfig
-    from hydra.types import RunMode
-
-    if not HydraConfig.initialized() or HydraConfig.get().mode == RunMode.MULTIRUN:
-        return
-    folder = Path(HydraConfig.get().runtime.output_dir)
-    here = Path.cwd().resolve()
-    if folder.resolve() in (here, *here.parents):  # hydra.run.dir=. : never the user's folder
-        return
-    try:
-        for entry in folder.iterdir():
-            empty_log = entry.suffix == ".log" and entry.is_file() and not entry.stat().st_size
-            if entry.name != ".hydra" and not empty_log:
-                return
-        shutil.rmtree(folder)
-    except OSError:
-        return  # a folder that cannot be read or removed stays: the error was the point
 
 
 def tuning_objective(result: Any) -> float | None:

@@ -16,6 +16,7 @@ __all__ = [
     "EXIT_CRASH",
     "EXIT_ERROR",
     "EXIT_GATE_FAILED",
+    "EXIT_INTERRUPTED",
     "EXIT_OK",
     "ConfigError",
     "DataError",
@@ -29,6 +30,8 @@ EXIT_ERROR = 2
 #: A bug in evalframe or a plugin (a traceback is printed): distinct from 2 so
 #: CI can tell "you misconfigured it" from "it crashed".
 EXIT_CRASH = 3
+#: Ctrl-C: the shell's convention, 128 + SIGINT.
+EXIT_INTERRUPTED = 130
 
 
 class EvalframeError(Exception):
