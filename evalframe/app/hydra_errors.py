@@ -81,11 +81,26 @@ def _fs_error(text: str) -> EvalframeError | None:
     )
 
 
+#: ``+depth=3`` when the config has a depth: Hydra's advice, said in evalframe's form.
+_ALREADY_THERE = re.compile(
+    r"Could not append to config\. An item is already at '(?P<key>[^']+)'\.\s*"
+    r"Either remove \+ prefix: '(?P<plain>[^'\n]+)'"
+)
+
+
 def hydra_error(text: str) -> EvalframeError | None:
     """Hydra's error text as evalframe's located error, when we know what it means."""
     made = _fs_error(text)
     if made is not None:
         return made
+    there = _ALREADY_THERE.search(text)
+    if there is not None:
+        return ConfigError(
+            f"{there['key']} is already in the config, so it is set without the plus",
+            key=there["key"],
+            got="+" + there["plain"],
+            hint=f"write {there['plain']} (a plus adds a key the config does not have)",
+        )
     broken = _YAML_ERROR.search(text)
     if broken is not None:  # a config file that is not YAML: locate it, no traceback
         from evalframe.core.errors import DataError

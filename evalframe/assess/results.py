@@ -422,14 +422,19 @@ class GateView:
         return list(self._ev.slice_groups(field))
 
     def select(self, where: Mapping[str, Any] | None, *, key: str = "gates") -> np.ndarray:
-        """Indices of queries whose metadata matches every ``field: value`` in ``where``."""
+        """Indices of queries whose metadata matches every ``field: value`` in ``where``.
+
+        A gate names its metric's key (``gates.g.metric``); a field no query has is
+        the fault of the gate's ``slice`` beside it (``gates.g.slice``), and said so.
+        """
         by_id = self._ev.golden.by_id()
         wanted = {k: str(v) for k, v in (where or {}).items()}
+        where_key = key.removesuffix(".metric") + ".slice" if key.endswith(".metric") else key
         for fname in wanted:
             if not any(fname in q.metadata for q in self._ev.golden.queries):
                 raise ConfigError(
                     f"slice field {fname!r} is not in any golden query's metadata",
-                    key=key,
+                    key=where_key,
                     expected=f"one of: {', '.join(self._ev.golden.slice_fields()) or '(none)'}",
                 )
         idx = [

@@ -185,9 +185,12 @@ def redact_text(text: str, extra: Iterable[str] = ()) -> str:
     extra = list(extra)
 
     def one(match: re.Match[str]) -> str:
+        url, trail = _url_and_trail(match.group(0))
+        return _redact_url(url) + trail
+
+    def _redact_url(url: str) -> str:
         # The URL is edited where a credential is, never rebuilt: urlunsplit(urlsplit(u))
         # is not u for every scheme (sqlite:///tmp/x would come back as sqlite:/tmp/x).
-        url = match.group(0)
         try:
             parts = urlsplit(url)
             password = parts.password
@@ -211,6 +214,20 @@ def redact_text(text: str, extra: Iterable[str] = ()) -> str:
         return url[:at] + "&".join(pairs) + url[at + len(parts.query) :]
 
     return re.sub(r"[a-zA-Z][a-zA-Z0-9+.-]*://[^\s'\"<>]+", one, text)
+
+
+def _url_and_trail(text: str) -> tuple[str, str]:
+    """A URL found in prose, apart from the punctuation after it: ``(see http://h/x?k=v).``
+    ends the URL before ``).``, so that the sentence keeps its parenthesis when the value
+    before it is redacted. A closing bracket the URL opened stays in it."""
+    end = len(text)
+    while end and (
+        text[end - 1] in ".,;:!?"
+        or (text[end - 1] == ")" and text[:end].count(")") > text[:end].count("("))
+        or (text[end - 1] == "]" and text[:end].count("]") > text[:end].count("["))
+    ):
+        end -= 1
+    return text[:end], text[end:]
 
 
 def redact(node: Any, extra: Iterable[str] = (), *, _name: str = "", _request: bool = False) -> Any:

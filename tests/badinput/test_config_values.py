@@ -131,3 +131,12 @@ def test_golden_validate_refuses_a_near_duplicate_ratio_that_means_nothing(
     res = project.run("golden", "validate", str(project.golden), "--near-duplicate", ratio)
     assert res.code == 2
     assert f"argument --near-duplicate: '{ratio}' is not a ratio from 0 up" in res.stderr
+
+
+def test_a_plus_on_a_key_the_config_has_is_said_in_evalframes_form(project: Project) -> None:
+    res = project.run("+experiment=quickstart", "+depth=3", "tracking=none")
+    assert res.code == 2
+    assert res.stderr == (
+        "error: config key depth: depth is already in the config, so it is set without the "
+        "plus (got +depth=3)\n  hint: write depth=3 (a plus adds a key the config does not have)\n"
+    )

@@ -301,3 +301,12 @@ def test_cfg_job_resolve_prints_the_config_redacted(
     assert res.code == 0, res.stderr
     assert res.stdout.startswith("# @package retriever\nname: http\n")
     assert SECRET not in res.stdout and "api_key=sk-l…[redacted]" in res.stdout
+
+
+def test_a_url_in_a_sentence_keeps_the_punctuation_after_it() -> None:
+    """The parenthesis closing a sentence was swallowed with the redacted value."""
+    text = f"query 'q1' failed (http://h:1/s?api_key={SECRET}). See (http://h/wiki/A_(b)?token={SECRET})"
+    assert redact_text(text) == (
+        "query 'q1' failed (http://h:1/s?api_key=sk-l…[redacted]). "
+        "See (http://h/wiki/A_(b)?token=sk-l…[redacted])"
+    )

@@ -109,7 +109,7 @@ class HttpConfig(RetrySettings):
     @classmethod
     def _http_url(cls, value: str) -> str:
         if not value.startswith(("http://", "https://")):
-            raise ValueError(f"url must start with http:// or https:// (got {value!r})")
+            raise ValueError("url must start with http:// or https://")  # the error adds got
         return value
 
     @field_validator("headers")
@@ -200,11 +200,15 @@ class HttpRetriever:
         if exc.fatal:
             hint = "check retriever.url and the credentials in retriever.headers_from_env"
         else:
-            hint = (
-                "set retriever.allow_failed_queries=true to count failed queries as missing"
-                if exc.status is None or exc.status >= 500 or exc.status == 429
-                else "the service rejected this request; check retriever.body_template"
-            )
+            if exc.status is not None and 200 <= exc.status < 300:  # answered, not JSON
+                hint = (
+                    "the service answered, but not with JSON: check that retriever.url is its "
+                    "search endpoint (not a page), and what it returns for this query"
+                )
+            elif exc.status is None or exc.status >= 500 or exc.status == 429:
+                hint = "set retriever.allow_failed_queries=true to count failed queries as missing"
+            else:
+                hint = "the service rejected this request; check retriever.body_template"
         return PluginError(
             f"http retriever: query {query.id!r} failed {tries}: {exc.message}",
             hint=hint,

@@ -354,3 +354,14 @@ def test_yaml_nulls_mean_the_defaults() -> None:
     config = HttpConfig(url="http://x/", body_template=None, headers=None, headers_from_env=None)
     assert config.body_template == {"query": "{query}", "query_id": "{query_id}", "k": "{k}"}
     assert config.headers == {} and config.headers_from_env == {}
+
+
+def test_an_answer_that_is_not_json_is_not_called_a_rejected_request(serve: Serve) -> None:
+    """HTTP 200 with a cut-off body: the service answered, so the hint speaks of the
+    URL and the answer, not of a request it rejected (`check retriever.body_template`)."""
+    server = serve(lambda request: Reply(body=b'{"results": [{"id": "d1", "sc'))
+    with pytest.raises(PluginError) as err:
+        make(server.url).retrieve(QUERIES[0], 5)
+    assert "the response is not JSON" in err.value.message
+    assert err.value.hint is not None and "answered, but not with JSON" in err.value.hint
+    assert "rejected" not in err.value.hint

@@ -68,6 +68,31 @@ def test_slice_restricts_the_queries(view: GateView) -> None:
     assert hard.value == 0.0
 
 
+def test_a_slice_field_no_query_has_is_the_slice_keys_fault(view: GateView) -> None:
+    """The error named gates.t.metric, the key beside the one at fault."""
+    from evalframe.core.errors import ConfigError
+
+    with pytest.raises(ConfigError) as err:
+        gate(metric="RR", value=0.1, slice={"nofield": "easy"}).evaluate(view)
+    assert err.value.key == "gates.t.slice"
+    assert "slice field 'nofield' is not in any golden query's metadata" in err.value.message
+
+
+def test_the_message_counts_the_queries_a_policy_skipped() -> None:
+    """n is what the mean rests on; the queries a policy left out are counted beside it."""
+    golden = GoldenSet.build(
+        "g",
+        [*GOLDEN.queries, GoldenQuery(id="n1", text="", judgments={})],  # a negative example
+    )
+    run = Run(rankings={**RUN.rankings, "n1": Ranking.from_pairs("n1", [("x", 1.0)])})
+    metrics = parse_metrics(["RR"])
+    policies = Policies(no_relevant="skip")
+    scores = evaluate(metrics, golden, run, policies)
+    skipping = GateView(Evaluation.build(golden, run, scores, metrics, policies))
+    result = gate(metric="RR", op=">=", value=0.5).evaluate(skipping)
+    assert result.message == "RR = 0.500 ≥ 0.5 holds (n=3, 1 skipped)"
+
+
 @pytest.mark.parametrize(
     ("op", "value", "passed"),
     [(">", 0.5, False), ("<", 0.5, False), ("<=", 0.5, True), (">=", 0.5, True), (">", 0.4, True)],
