@@ -61,6 +61,32 @@ def test_promote_refuses_a_name_that_is_not_one_word(project: Project) -> None:
     assert sorted(p.name for p in root.iterdir()) == ["bm25_v2.1-x"]
 
 
+def test_promote_refuses_a_folder_that_lost_records_and_shares_what_it_makes(
+    project: Project,
+) -> None:
+    """A baseline is every later run's reference: one promoted with a record missing
+    would compare that query as missing, run after run. And the team reads it: the
+    folder gets the umask's mode, not mkdtemp's owner-only 0700."""
+    import os
+    import stat
+
+    run = stored(project)
+    lost = copy(run, "lost")
+    drop_line(lost / "per_query.jsonl", 1)
+    root = project.root / "baselines"
+    res = project.run("baseline", "promote", str(lost), "--name", "main", "--root", str(root))
+    assert res.code == 2 and "Traceback" not in res.stderr
+    assert f"per_query.jsonl holds {QUERIES - 1} records where the run's summary.json counts " in (
+        res.stderr
+    )
+    assert not (root / "main").exists()
+    ok = project.run("baseline", "promote", str(run), "--name", "main", "--root", str(root))
+    assert ok.code == 0, ok.stderr
+    umask = os.umask(0)
+    os.umask(umask)
+    assert stat.S_IMODE((root / "main").stat().st_mode) == 0o777 & ~umask
+
+
 def test_rescore_of_a_folder_that_lost_its_rankings_is_a_data_error(project: Project) -> None:
     """run.trec deleted and per_query.jsonl emptied: it scored every query as missing
     and failed the gates (exit 1); the folder's summary.json says what was there."""

@@ -28,7 +28,7 @@ from typing import Any, Literal
 import numpy as np
 
 from evalframe.assess.bob_results import BOB_POLICIES, is_bob_results, read_bob_results
-from evalframe.assess.runfolder import RunData, RunFolder
+from evalframe.assess.runfolder import RunData, RunFolder, stated_queries
 from evalframe.core.errors import ConfigError, DataError
 from evalframe.core.reader import dvc_placeholder, require_file
 from evalframe.core.types import GoldenSet
@@ -231,8 +231,14 @@ def promote(run_dir: Path, name: str, root: Path = Path("baselines")) -> Path:
     check_name(name)
     for file in FILES:
         require_file(run_dir / file, what=f"run output {file}")
+    _require_every_record(run_dir)
     root.mkdir(parents=True, exist_ok=True)
     tmp = Path(tempfile.mkdtemp(prefix=f".{name}.", dir=root))
+    # mkdtemp's folder is the owner's alone (0700): a baseline is read by the team, so it
+    # gets the mode any folder made here gets (the umask's)
+    umask = os.umask(0)
+    os.umask(umask)
+    tmp.chmod(0o777 & ~umask)
     try:
         for file in FILES:
             shutil.copy2(run_dir / file, tmp / file)
@@ -251,6 +257,24 @@ def promote(run_dir: Path, name: str, root: Path = Path("baselines")) -> Path:
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     return root / name
+
+
+def _require_every_record(run_dir: Path) -> None:
+    """A baseline is every later run's reference: one promoted from a folder that lost
+    per-query records would compare those queries as missing, run after run."""
+    folder = RunFolder(run_dir)
+    stated = stated_queries(folder.summary())
+    source = folder.file(RunFolder.PER_QUERY)
+    with open(source, "rb") as handle:
+        count = sum(1 for line in handle if line.strip())
+    if stated is not None and count != stated:
+        raise DataError(
+            f"per_query.jsonl holds {count} records where the run's summary.json counts "
+            f"{stated} queries: the folder {'lost' if count < stated else 'gained'} records "
+            "since the run wrote it",
+            path=source,
+            hint="promote a complete run: restore the folder, or run the experiment again",
+        )
 
 
 def _dvc_executable() -> str:
