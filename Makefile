@@ -46,7 +46,7 @@ test-all: install
 lint: install
 	$(VENV)/bin/ruff check evalframe plugins tests tools bench
 	$(VENV)/bin/ruff format --check evalframe plugins tests tools bench
-	$(VENV)/bin/mypy evalframe
+	$(VENV)/bin/mypy evalframe $(filter-out %.egg-info/,$(wildcard plugins/*/evalframe_*/))
 	$(VENV)/bin/lint-imports
 
 # The MLflow UI on the default store (./mlflow.db), at http://127.0.0.1:5000

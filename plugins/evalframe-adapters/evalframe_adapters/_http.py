@@ -407,7 +407,9 @@ class JsonClient:
         with self._lock:
             self.requests += 1
         t = self.timeout
-        headers = {**self.headers, "Content-Length": str(len(data))}
+        # httpcore's type is a list of (bytes | str) pairs, or a mapping of them: a
+        # dict[str, str] is one, but dict's invariance hides that from mypy
+        headers = [*self.headers.items(), ("Content-Length", str(len(data)))]
         _DEADLINE.at = time.monotonic() + t
         try:
             response = self._pool.request(

@@ -7,6 +7,7 @@ paired: only queries that both runs scored count.
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from typing import Literal
 
 import numpy as np
@@ -19,7 +20,7 @@ from evalframe.plugin.registry import gate
 from evalframe_gates.threshold import OPERATORS, SYMBOLS, MetricGate, describe_slice
 
 
-def _paired(view: GateView, metric: str, where: dict[str, object] | None, key: str):  # type: ignore[no-untyped-def]  # small private helper
+def _paired(view: GateView, metric: str, where: Mapping[str, object] | None, key: str):  # type: ignore[no-untyped-def]  # small private helper
     ids, base, cur = view.paired(metric, where, key=key)
     keep = ~(np.isnan(base) | np.isnan(cur))
     return tuple(i for i, k in zip(ids, keep, strict=True) if k), base[keep], cur[keep]

@@ -66,6 +66,7 @@ class JsonlCorpus:
                 and seen.add_new(doc_id, path, lineno)
             ):
                 doc_id, text, fields = self._checked(record, At(path, lineno), seen)
+            assert fields is not None  # a plain record's own dict, or the checked one
             if title_field and fields.get(title_field):
                 text = _titled(fields[title_field], text)
             meta = {k: v for k, v in fields.items() if k != id_field and k != text_field}
@@ -98,6 +99,7 @@ class JsonlCorpus:
             text = fields.get(cfg.text_field) if fields is not None else None
             if not (type(doc_id) is str and type(text) is str and is_plain_id(doc_id)):
                 doc_id, text, fields = self._checked(record, At(path, lineno), seen)
+            assert fields is not None  # a plain record's own dict, or the checked one
             if doc_id in wanted:
                 title = fields.get(cfg.title_field) if cfg.title_field else None
                 found[doc_id] = _titled(title, text) if title else text

@@ -170,6 +170,7 @@ class CodeIndex:
                         raises.append((exc.id, _message(child.exc)))
                 elif isinstance(child, ast.Return) and child.value is not None:
                     returns = True
+            assert isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)  # classes: above
             args = node.args
             params = [
                 a.arg
