@@ -51,7 +51,7 @@ SECRET_WORDS = frozenset(
 SECRET_PAIRS = frozenset({("api", "key"), ("private", "key"), ("access", "key"), ("secret", "key")})
 #: Config keys whose mappings are sent to a service as they are (an HTTP request's
 #: headers and body): their own names are judged by :func:`is_secret_param`.
-REQUEST_FIELDS = frozenset({"headers", "body_template", "params", "query_params"})
+REQUEST_FIELDS = frozenset({"headers", "body_template"})
 #: A key that names where a secret comes from, not the secret itself.
 _NAMES_A_VARIABLE = re.compile(r"(_env|_from_env|_env_var|_variable)$", re.IGNORECASE)
 _REDACTED = "…[redacted]"
