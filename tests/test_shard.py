@@ -140,6 +140,30 @@ def test_shards_merged_give_exactly_the_unsharded_run(shard_project: Path) -> No
     sizes = [len(json.loads((root / "sh" / str(i) / "shard.json").read_text())["queries"])
              for i in range(4)]  # fmt: skip
     assert sizes == [10, 9, 9, 9]
+    # a run folder like any other: the page and summary.md are there (they were not)
+    assert (merged / "report.html").is_file() and (merged / "summary.md").is_file()
+
+
+def test_merge_and_rescore_refuse_a_retriever_setting(
+    shard_project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The rankings were retrieved with the stored settings: `retriever.k1=3` would be
+    written in config.yaml (and logged) beside rankings it never produced."""
+    root = shard_project
+    assert _run(root, "-m", "shard=0/2,1/2", f"hydra.sweep.dir={root / 'sh'}") == 0
+    shards = [str(root / "sh" / str(i)) for i in (0, 1)]
+    assert main(["merge", *shards, "--out", str(root / "m"), "retriever.k1=3"]) == 2
+    assert "error: config key retriever.k1: the rankings beside shard config" in (
+        capsys.readouterr().err
+    )
+    assert not (root / "m").exists()
+    assert main(["merge", *shards, "--out", str(root / "m")]) in (0, 1)
+    for override in ("retriever.k1=3", "retriever=bm25"):
+        assert main(["rescore", str(root / "m"), "--out", str(root / "r"), override]) == 2
+        err = capsys.readouterr().err
+        assert "the retriever's settings cannot change" in err
+        assert f"python -m evalframe +experiment=NAME {override}" in err
+    assert not (root / "r").exists()
 
 
 def test_a_merged_run_says_what_its_shards_retrievers_warned_about(shard_project: Path) -> None:

@@ -72,6 +72,7 @@ def rescore_main(argv: Sequence[str]) -> int:
         what="stored run config",
         hint="write overrides as key=value or group=option, e.g. 'metrics.measures=[R@5,R@10,RR]' "
         "or gates=bob_regression",
+        stored_rankings=True,
     )
     # With overrides, advice only a retrieval can follow is worded for a rescore; without
     # them the run's own config is scored again, and says what the run said (a rescore of

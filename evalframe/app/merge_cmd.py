@@ -46,6 +46,7 @@ def main(argv: Sequence[str]) -> int:
     from evalframe.assess.runfolder import RunFolder
     from evalframe.pipeline.config import validate_experiment
     from evalframe.pipeline.shard import check_shards, merge_shards, read_shards
+    from evalframe.report.page import RunPage
     from evalframe.report.terminal import TerminalReport
 
     shards = read_shards(folders)
@@ -57,7 +58,9 @@ def main(argv: Sequence[str]) -> int:
         args.out,
         what="shard config",
         hint="write changes as key=value or group=option, e.g. tracking=none",
+        stored_rankings=True,
     )
     exp = validate_experiment(raw)
-    result = merge_shards(exp, shards, [TerminalReport()], metadata={"merged": True})
+    # the page and summary.md too: the merged folder is a run folder like any other
+    result = merge_shards(exp, shards, [RunPage(), TerminalReport()], metadata={"merged": True})
     return result.exit_code

@@ -85,6 +85,7 @@ def load_config(
     *,
     what: str = "composed config",
     hint: str = "",
+    stored_rankings: bool = False,
 ) -> dict[str, Any]:
     """The composed config in ``path`` with ``overrides`` applied, resolved and checked.
 
@@ -115,6 +116,18 @@ def load_config(
                 key="experiment",
                 got=item,
                 hint="run `python -m evalframe +experiment=NAME` for another experiment",
+            )
+        if stored_rankings and sep and (name == "retriever" or name.startswith("retriever.")):
+            # rescore and merge score rankings retrieved already: the config they write
+            # would name settings that never produced them (and MLflow would log those)
+            raise ConfigError(
+                f"the rankings beside {what} {path} were retrieved already, so the "
+                "retriever's settings cannot change (they would be recorded beside rankings "
+                "they never produced)",
+                key=name,
+                got=item,
+                hint="run the experiment again with the new setting (python -m evalframe "
+                f"+experiment=NAME {item.lstrip('+')}) to retrieve with it",
             )
         if sep and name in GROUPS:
             groups[name] = value
