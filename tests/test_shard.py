@@ -226,6 +226,8 @@ def test_merge_refuses_what_is_not_the_n_shards_of_one_run(
     assert _run(root, "stats.bootstrap=0", f"hydra.run.dir={root / 'whole'}") == 1
     err = _merge_error(capsys, str(root / "whole"), out)
     assert "is a finished run, not a shard: it has no shard.json" in err
+    err = _merge_error(capsys, s0, str(root / "sh" / "9"), out)  # a typo: not "killed"
+    assert f"{root / 'sh' / '9'} does not exist" in err and "killed" not in err
     capsys.readouterr()
     assert main(["compare", s0, str(root / "whole")]) == 2  # nor is a shard a run
 

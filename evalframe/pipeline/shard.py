@@ -171,6 +171,14 @@ def read_shards(paths: Sequence[Path]) -> list[ShardInput]:
     shards = []
     for path in paths:
         folder = RunFolder(path)
+        if not Path(path).exists():  # a typo, or a shard index the sweep never had
+            raise DataError(
+                f"{path} does not exist",
+                path=path,
+                expected="the output folder of a run with shard=i/n",
+                hint="give the folders the shard sweep printed after it ran (its merge command "
+                "lists them)",
+            )
         if not RunFolder.is_shard(folder.path):
             what = "a finished run, not a shard" if RunFolder.is_run(folder.path) else "no shard"
             raise DataError(
