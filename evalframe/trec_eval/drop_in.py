@@ -290,11 +290,23 @@ def _release_big_blocks() -> None:
         ctypes.CDLL(None).mallopt(_M_MMAP_THRESHOLD, 4 << 20)
 
 
+#: trec_eval's options evalframe does not implement (docs/trec-eval.md), by what they do.
+UNSUPPORTED_FLAGS = {"-Z": "z-scores against a file of per-topic means", "-D": "its debug level"}
+
+
 def main(argv: Sequence[str], out: TextIO | None = None) -> int:
     """``evalframe trec-eval ARGS``; errors raise :class:`~evalframe.core.errors.EvalframeError`."""
     if out is None:
         _release_big_blocks()  # the command line's own process only
     stream = out if out is not None else sys.stdout
+    for arg in argv:  # said as what they are, not as "unrecognized arguments: -Z RUN"
+        flag = arg[:2]
+        if flag in UNSUPPORTED_FLAGS:
+            raise ConfigError(
+                f"trec_eval's {flag} ({UNSUPPORTED_FLAGS[flag]}) is not supported",
+                key=flag,
+                hint="docs/trec-eval.md lists what is; run NIST's trec_eval for this option",
+            )
     try:
         args = _parser().parse_args(list(argv))
     except SystemExit as exc:  # --help
