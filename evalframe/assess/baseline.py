@@ -28,7 +28,7 @@ from typing import Any, Literal
 import numpy as np
 
 from evalframe.assess.bob_results import BOB_POLICIES, is_bob_results, read_bob_results
-from evalframe.assess.runfolder import RunData, RunFolder, stated_queries
+from evalframe.assess.runfolder import RunData, RunFolder
 from evalframe.core.errors import ConfigError, DataError
 from evalframe.core.reader import dvc_placeholder, require_file
 from evalframe.core.types import GoldenSet
@@ -261,20 +261,10 @@ def promote(run_dir: Path, name: str, root: Path = Path("baselines")) -> Path:
 
 def _require_every_record(run_dir: Path) -> None:
     """A baseline is every later run's reference: one promoted from a folder that lost
-    per-query records would compare those queries as missing, run after run."""
-    folder = RunFolder(run_dir)
-    stated = stated_queries(folder.summary())
-    source = folder.file(RunFolder.PER_QUERY)
-    with open(source, "rb") as handle:
-        count = sum(1 for line in handle if line.strip())
-    if stated is not None and count != stated:
-        raise DataError(
-            f"per_query.jsonl holds {count} records where the run's summary.json counts "
-            f"{stated} queries: the folder {'lost' if count < stated else 'gained'} records "
-            "since the run wrote it",
-            path=source,
-            hint="promote a complete run: restore the folder, or run the experiment again",
-        )
+    per-query records would compare those queries as missing, run after run. The
+    check ``rescore`` makes (:meth:`RunFolder.check_all_records`)."""
+    with open(RunFolder(run_dir).file(RunFolder.PER_QUERY), "rb") as handle:
+        RunFolder(run_dir).check_all_records(sum(1 for line in handle if line.strip()))
 
 
 def _dvc_executable() -> str:

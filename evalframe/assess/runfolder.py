@@ -620,11 +620,11 @@ class RunFolder:
                     line=line,
                     got=f"{type(exc).__name__}: {exc}",
                 ) from None
-        self._check_all_records(len(first_at))
+        self.check_all_records(len(first_at))
         run = Run(rankings=rankings, metadata={"source": str(self.path), "rescored": True})
         return run, False
 
-    def _check_all_records(self, count: int) -> None:
+    def check_all_records(self, count: int) -> None:
         """Refuse ``per_query.jsonl``'s ``count`` records when they are not the run's:
         fewer (or more) than ``summary.json`` counts queries, or none at all. A rescore
         reads the rankings from them; a query without its record would be scored as
@@ -659,7 +659,7 @@ class RunFolder:
             path=source,
             expected="one record per golden query the run scored, as evalframe wrote them",
             hint=f"restore {self.path} from where it came (a copy, `dvc pull`, git), or run "
-            "the experiment again (a rescore scores only the rankings a run kept)",
+            "the experiment again (a rescore or a baseline takes only the records a run kept)",
         )
 
     def _run_file_alone(self, cache_dir: Path | None = None) -> Run | None:
