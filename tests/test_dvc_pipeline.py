@@ -70,6 +70,13 @@ class Repo:
         self.run("git", "commit", "-q", "-m", message)
 
 
+def keys(tree: object, prefix: str = "") -> set[str]:
+    """Every dotted key path of a nested mapping (lists are leaves)."""
+    if not isinstance(tree, dict):
+        return {prefix}
+    return {k for name, v in tree.items() for k in keys(v, f"{prefix}{name}.")}
+
+
 def ran(output: str) -> set[str]:
     return set(re.findall(r"Running stage '([^']+)'", output))
 
@@ -234,6 +241,10 @@ def test_exp_run_composes_params_with_hydra(repo: Repo) -> None:
     assert params["retriever"] == {**params["retriever"], "name": "bm25", "k1": 1.2}
     assert params["dataset"]["path"] == "golden/docs_keywords.jsonl"
     assert "hydra" not in params and params["output"]["dir"] == "results/exp"
+    # the committed params.yaml is what `dvc repro` runs and what `dvc exp diff` compares
+    # against: it has every key today's composition has (else new keys show as "-" at HEAD)
+    committed = yaml.safe_load((REPO / "params.yaml").read_text())
+    assert keys(committed) == keys(params), "params.yaml is stale: see docs/dvc.md to compose it"
     shown = json.loads(repo.dvc("exp", "show", "--json").stdout)
     experiments = [
         e for rev in shown for e in (rev.get("experiments") or []) if e.get("name") == "k1-12"
