@@ -107,7 +107,9 @@ def finish_active() -> None:
 
 
 def swept_keys(config: Any) -> tuple[str, ...]:
-    """The keys whose command-line override is a sweep (``k1=0.9,1.2``, ``range(...)``).
+    """The keys the sweep varies: a sweep in ``hydra.sweeper.params`` (the search space
+    of a tuning sweep, ``retriever.k1: interval(0.3, 3.0)``) or on the command line
+    (``k1=0.9,1.2``, ``range(...)``), where a plain value overrides the config's sweep.
 
     Read from Hydra's own parse of the overrides, so quoting and sweep
     functions are understood as Hydra understands them.
@@ -116,11 +118,21 @@ def swept_keys(config: Any) -> tuple[str, ...]:
     from omegaconf import OmegaConf
 
     task = OmegaConf.select(config, "hydra.overrides.task", default=[]) or []
+    params: Any = OmegaConf.select(config, "hydra.sweeper.params", default=None)
     try:
-        parsed = OverridesParser.create().parse_overrides([str(o) for o in task])
-    except Exception:  # noqa: BLE001  # Hydra has already reported a bad override
-        return ()
-    return tuple(o.key_or_group for o in parsed if o.is_sweep_override())
+        params = OmegaConf.to_container(params, resolve=True) if params is not None else {}
+    except Exception:  # noqa: BLE001  # the sweeper says what is wrong with its params
+        params = {}
+    lines = [f"{k!s}={v}" for k, v in params.items()] if isinstance(params, dict) else []
+    parser = OverridesParser.create()
+    swept: dict[str, bool] = {}  # in the sweeper's order: its params, then the command line
+    for line in [*lines, *(str(o) for o in task)]:
+        try:
+            (o,) = parser.parse_overrides([line])
+        except Exception:  # noqa: BLE001  # Hydra has already reported a bad override
+            continue
+        swept[o.key_or_group] = o.is_sweep_override()
+    return tuple(k for k, is_swept in swept.items() if is_swept)
 
 
 def _start(config: Any) -> None:
@@ -370,7 +382,7 @@ class SweepCallback(Callback):
     def on_multirun_end(self, config: Any, **kwargs: Any) -> None:
         from evalframe.app.tune import finish_tuning
 
-        finish_tuning(config)  # a tuning sweep: the best trial on the held-out queries
+        finish_tuning(config, swept_keys(config))  # a tuning sweep: the best trial, held out
         finish_active()
 
 

@@ -9,6 +9,12 @@ started it, :func:`finish_tuning` picks the best trial from the jobs' folders
 exact config once more on the held-out part (``<sweep>/heldout``), and writes
 ``tuning.json`` and ``tuning.md`` with both figures side by side and the gap.
 The held-out queries are scored once, after the choice: they cannot steer it.
+
+Those runs belong to the sweep as much as its trials do: each is handed to the
+trackers as a run of the sweep (``metadata["sweep"]``, its ``num`` the run's
+folder name, ``heldout`` or ``untuned_<part>``), with a ``label`` that says what
+it is and the overrides that give its config, so a tracker files it under the
+sweep and names it like a trial (``held-out: k1=2.4,b=0.53``).
 """
 
 from __future__ import annotations
@@ -25,7 +31,18 @@ from evalframe.core.errors import EvalframeError
 from evalframe.core.io import atomic_write, atomic_write_json
 from evalframe.plugin.hooks import SweepJob
 
-__all__ = ["best_job", "finish_tuning", "render_tuning"]
+__all__ = [
+    "HELDOUT_LABEL",
+    "UNTUNED_LABELS",
+    "best_job",
+    "finish_tuning",
+    "render_tuning",
+    "untuned_overrides",
+]
+
+#: What the held-out and untuned runs are called within the sweep (their ``label``).
+HELDOUT_LABEL = "held-out"
+UNTUNED_LABELS = {"tune": "untuned (tuning part)", "heldout": "untuned (held-out part)"}
 
 
 def _objective(job: SweepJob, metric: str) -> float | None:
@@ -50,8 +67,12 @@ def _figures(overall: dict[str, Any]) -> dict[str, dict[str, Any]]:
     return {m: {"mean": a.get("mean"), "n": a.get("n")} for m, a in overall.items()}
 
 
-def finish_tuning(config: Any) -> None:
-    """After a tuning sweep: evaluate the best trial on the held-out part; write the summary."""
+def finish_tuning(config: Any, swept: tuple[str, ...] = ()) -> None:
+    """After a tuning sweep: evaluate the best trial on the held-out part; write the summary.
+
+    ``swept`` are the keys the sweep varies: the untuned runs are named and tagged
+    with the sweep's own values of them.
+    """
     from omegaconf import OmegaConf
 
     tuning = OmegaConf.select(config, "tuning", default=None)
@@ -59,7 +80,13 @@ def finish_tuning(config: Any) -> None:
         return
     sweep_dir = Path(str(config.hydra.sweep.dir)).resolve()
     try:
-        _finish(sweep_dir, str(tuning.metric), str(tuning.get("direction", "maximize")), config)
+        _finish(
+            sweep_dir,
+            str(tuning.metric),
+            str(tuning.get("direction", "maximize")),
+            config,
+            swept,
+        )
     except EvalframeError as exc:
         print(f"warning: the held-out evaluation did not run: {exc.render()}", file=sys.stderr)
 
@@ -85,7 +112,102 @@ def _untuned(config: Any, part: str, out: Path) -> dict[str, Any] | None:
     return {str(k): v for k, v in raw.items()} if isinstance(raw, dict) else None
 
 
-def _finish(sweep_dir: Path, metric: str, direction: str, config: Any = None) -> None:
+def _sweep_metadata(
+    sweep_dir: Path,
+    folder: Path,
+    label: str,
+    overrides: list[str],
+    part: str,
+    choices: dict[str, str],
+) -> dict[str, Any]:
+    """What trackers hear of a run the sweep made beside its jobs (module docstring).
+    Its overrides end with the part it scored (``tuning.part=heldout``), in place of
+    any the sweep's command line gave: they say how to get its config."""
+    given = [o for o in overrides if not o.lstrip("+~").startswith("tuning.part=")]
+    sweep = {
+        "dir": str(sweep_dir),
+        "num": folder.name,
+        "overrides": [*given, f"tuning.part={part}"],
+        "label": label,
+    }
+    return {"choices": choices, "sweep": sweep}
+
+
+def _choices(hydra_node: Any) -> dict[str, str]:
+    """Hydra's choice in every config group (``retriever: bm25``), Hydra's own left out."""
+    from omegaconf import OmegaConf
+
+    found = OmegaConf.select(hydra_node, "runtime.choices", default=None) or {}
+    return {str(k): str(v) for k, v in found.items() if not str(k).startswith("hydra")}
+
+
+def _job_choices(job: SweepJob) -> dict[str, str] | None:
+    """The choices of a job, from the ``.hydra/hydra.yaml`` Hydra wrote into its folder."""
+    from omegaconf import OmegaConf
+    from omegaconf.errors import OmegaConfBaseException
+
+    try:
+        return _choices(OmegaConf.load(job.output_dir / ".hydra" / "hydra.yaml").hydra)
+    except (OSError, OmegaConfBaseException):
+        return None
+
+
+def _text(value: Any) -> str:
+    """A config value as an override writes it (``true``, ``null``, ``0.75``)."""
+    if isinstance(value, bool) or value is None:
+        return {True: "true", False: "false", None: "null"}[value]
+    return (
+        str(value)
+        if isinstance(value, int | float | str)
+        else yaml.safe_dump(value, default_flow_style=True, width=10**6).strip()
+    )
+
+
+def untuned_overrides(
+    task: list[str], swept: tuple[str, ...], typed: dict[str, Any], choices: dict[str, str]
+) -> list[str]:
+    """The overrides that give the untuned config: each swept key at the sweep's own
+    value (``retriever.k1=1.2``; a group at its choice), then the sweep's command-line
+    overrides that are not sweeps (``+experiment=...``).
+
+    Everything as typed: values are read from the sweep's config unresolved
+    (``typed``), as a job's overrides are, so ``${oc.env:TOKEN}`` stays a reference
+    and never becomes the secret in a run's name or tags.
+    """
+    from hydra.core.override_parser.overrides_parser import OverridesParser
+
+    values = []
+    for key in swept:
+        if key in choices:
+            values.append(f"{key}={choices[key]}")
+            continue
+        node: Any = typed
+        for part in key.split("."):
+            node = node.get(part, _MISSING) if isinstance(node, dict) else _MISSING
+        if node is not _MISSING:
+            values.append(f"{key}={_text(node)}")
+    parser = OverridesParser.create()
+    kept = []
+    for line in task:
+        try:
+            (override,) = parser.parse_overrides([line])
+        except Exception:  # noqa: BLE001  # not ours to judge: Hydra ran with it
+            continue
+        if not override.is_sweep_override() and override.key_or_group not in swept:
+            kept.append(line)
+    return values + kept
+
+
+_MISSING = object()
+
+
+def _finish(
+    sweep_dir: Path,
+    metric: str,
+    direction: str,
+    config: Any = None,
+    swept: tuple[str, ...] = (),
+) -> None:
     from evalframe.metrics import parse_metric
     from evalframe.pipeline import run_experiment, validate_experiment
 
@@ -100,7 +222,19 @@ def _finish(sweep_dir: Path, metric: str, direction: str, config: Any = None) ->
         )
         return
     out = sweep_dir / "heldout"
-    result = run_experiment(validate_experiment(_heldout_config(best, out)), progress=False)
+    own_choices = _choices(config.hydra) if config is not None and "hydra" in config else {}
+    typed = _typed(config)
+    heldout = _sweep_metadata(
+        sweep_dir,
+        out,
+        HELDOUT_LABEL,
+        list(best.overrides),
+        "heldout",
+        _job_choices(best) or own_choices,
+    )
+    result = run_experiment(
+        validate_experiment(_heldout_config(best, out)), progress=False, metadata=heldout
+    )
     held = RunFolder(out).summary()
     split = held.get("golden_set", {}).get("provenance", {}).get("split", {})
     report = {
@@ -133,13 +267,33 @@ def _finish(sweep_dir: Path, metric: str, direction: str, config: Any = None) ->
         raw = _untuned(config, part, folder) if config is not None else None
         if raw is None:
             break
-        run_experiment(validate_experiment(raw), progress=False)
+        overrides = untuned_overrides(_task(config), swept, typed, own_choices)
+        label = UNTUNED_LABELS[part]
+        meta = _sweep_metadata(sweep_dir, folder, label, overrides, part, own_choices)
+        run_experiment(validate_experiment(raw), progress=False, metadata=meta)
         untuned[part] = _figures(RunFolder(folder).summary().get("overall", {}))
     if len(untuned) == 2:
         report["untuned"] = untuned
     atomic_write_json(sweep_dir / "tuning.json", report)
     atomic_write(sweep_dir / "tuning.md", render_tuning(report, markdown=True) + "\n")
     print(render_tuning(report))
+
+
+def _typed(config: Any) -> dict[str, Any]:
+    """The sweep's config as typed: interpolations left unresolved."""
+    from omegaconf import OmegaConf
+
+    plain = OmegaConf.to_container(config, resolve=False) if config is not None else {}
+    return {str(k): v for k, v in plain.items()} if isinstance(plain, dict) else {}
+
+
+def _task(config: Any) -> list[str]:
+    """The sweep's command-line overrides, as typed (``${oc.env:...}`` left unresolved)."""
+    from omegaconf import OmegaConf
+
+    task = OmegaConf.select(config, "hydra.overrides.task", default=None)
+    raw = OmegaConf.to_container(task, resolve=False) if task is not None else []
+    return [str(o) for o in raw] if isinstance(raw, list) else []
 
 
 def _heldout_config(best: SweepJob, out: Path) -> dict[str, Any]:

@@ -45,7 +45,10 @@ class RunContext:
     ``metadata`` carries what the config does not say: ``plugins`` (kind ->
     ``{name, distribution, version}`` of each plugin that ran), ``baseline``,
     ``choices`` (Hydra's config-group choices) and, inside a ``-m`` sweep,
-    ``sweep`` (``{dir, num, overrides}``).
+    ``sweep`` (``{dir, num, overrides}``). A run a tuning sweep makes beside its
+    jobs (the best trial on the held-out queries, the untuned config) has a
+    ``sweep`` too: ``num`` is its folder's name (``heldout``) and ``label`` says
+    what it is (``held-out``).
     """
 
     experiment: str
@@ -58,8 +61,9 @@ class RunContext:
 class SweepContext:
     """A ``-m`` sweep: its folder (one sub-folder per job) and the config it started from.
 
-    ``swept`` are the keys whose command-line override is a sweep
-    (``retriever.k1=0.9,1.2`` -> ``retriever.k1``): what tells the jobs apart.
+    ``swept`` are the keys the sweep varies, on the command line
+    (``retriever.k1=0.9,1.2`` -> ``retriever.k1``) or in ``hydra.sweeper.params``
+    (a tuning sweep's search space): what tells the jobs apart.
     """
 
     experiment: str

@@ -7,6 +7,9 @@ trial's objective as the mean of its per-query nDCG@10 values, the best trial
 as the one with the highest, and the held-out figure as the mean over the
 held-out run's per-query values. (The per-query values themselves are pinned to
 pytrec_eval by test_cranfield_experiments.py.)
+
+The sweep is tracked in a sqlite MLflow store of its own, read back with MLflow's
+client: every run it makes is a child of its parent, named after what it ran.
 """
 
 from __future__ import annotations
@@ -33,12 +36,16 @@ def _per_query(folder: Path) -> dict[str, float]:
 
 def test_tuning_reports_the_tuning_and_held_out_split_side_by_side(tmp_path: Path) -> None:
     sweep = tmp_path / "sweep"
+    store = f"sqlite:///{tmp_path / 'mlflow.db'}"
     res = evalframe(
         tmp_path,
         "-m",
         "+experiment=cranfield_bm25_tune",
         "hydra.sweeper.n_trials=4",
         f"hydra.sweep.dir={sweep}",
+        "tracking=mlflow",
+        f"tracking.uri={store}",
+        "report.html=false",  # the pages are tests/report's: a second of CPU a run
         timeout=600,
     )
     assert res.returncode == 0, res.stderr[-3000:]
@@ -97,3 +104,60 @@ def test_tuning_reports_the_tuning_and_held_out_split_side_by_side(tmp_path: Pat
     )
     assert gains in out
     assert (sweep / "tuning.md").read_text().count("| nDCG@10 * |") == 1
+
+    _check_the_runs_in_mlflow(store, sweep, best)
+
+
+def _check_the_runs_in_mlflow(store: str, sweep: Path, best: int) -> None:
+    """One parent; every trial, the held-out run and both untuned runs its children, named
+    after what they ran, with the tags a grid sweep's job has."""
+    from mlflow import MlflowClient
+
+    client = MlflowClient(store)
+    experiment = client.get_experiment_by_name("cranfield_bm25_tune")
+    assert experiment is not None
+    runs = client.search_runs([experiment.experiment_id])
+    (parent,) = [r for r in runs if r.data.tags.get("evalframe.sweep") == "true"]
+    assert parent.info.run_name == f"sweep cranfield_bm25_tune {sweep.name}"
+    children = {r.data.tags.get("evalframe.sweep_job"): r for r in runs if r is not parent}
+    assert sorted(children) == ["0", "1", "2", "3", "heldout", "untuned_heldout", "untuned_tune"]
+    uid = parent.data.tags["evalframe.run_uid"]
+    for run in children.values():
+        assert run.data.tags["mlflow.parentRunId"] == parent.info.run_id
+        assert run.data.tags["evalframe.parent_uid"] == uid
+        assert run.data.tags["evalframe.choice.retriever"] == "bm25"
+
+    def sampled(job: str) -> tuple[str, str]:  # the trial's values, as Optuna handed them
+        config = OmegaConf.load(sweep / job / ".hydra" / "config.yaml").retriever
+        return str(config.k1), str(config.b)
+
+    shared = ["+experiment=cranfield_bm25_tune", "tracking=mlflow"]
+    for job in ("0", "1", "2", "3"):
+        k1, b = sampled(job)
+        run = children[job]
+        assert run.info.run_name == f"k1={k1},b={b}"
+        overrides = run.data.tags["evalframe.sweep_overrides"].split()
+        assert overrides[:2] == [f"retriever.k1={k1}", f"retriever.b={b}"]
+        assert set(shared) <= set(overrides)
+        assert run.data.params["retriever.k1"] == k1
+    k1, b = sampled(str(best))
+    held = children["heldout"]
+    assert held.info.run_name == f"held-out: k1={k1},b={b}"
+    overrides = held.data.tags["evalframe.sweep_overrides"].split()
+    assert overrides[:2] == [f"retriever.k1={k1}", f"retriever.b={b}"]
+    assert overrides[-1] == "tuning.part=heldout"  # how to get its config
+    assert held.data.params["tuning.part"] == "heldout"
+    # the untuned runs: cranfield_bm25's own k1 1.2 and b 0.75, one on each part
+    for job, name, part in (
+        ("untuned_tune", "untuned (tuning part): k1=1.2,b=0.75", "tune"),
+        ("untuned_heldout", "untuned (held-out part): k1=1.2,b=0.75", "heldout"),
+    ):
+        run = children[job]
+        assert run.info.run_name == name
+        overrides = run.data.tags["evalframe.sweep_overrides"].split()
+        assert overrides[:2] == ["retriever.k1=1.2", "retriever.b=0.75"]
+        assert set(shared) <= set(overrides)
+        assert overrides[-1] == f"tuning.part={part}"
+        assert run.data.params["tuning.part"] == part
+    # the parent sums up the trials only
+    assert parent.data.metrics["sweep.jobs"] == 4

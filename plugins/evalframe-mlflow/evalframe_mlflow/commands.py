@@ -206,12 +206,16 @@ def runs_table(
     rows = []
     for run in top:
         rows.append(row(run, ""))
-        for child in sorted(
-            children.get(run.info.run_id, []),
-            key=lambda r: int(r.data.tags.get("evalframe.sweep_job", "0") or 0),
-        ):
+        for child in sorted(children.get(run.info.run_id, []), key=_job_order):
             rows.append(row(child, "└ "))
     return header, rows
+
+
+def _job_order(run: Any) -> tuple[int, int]:
+    """Sweep jobs by number, then the runs a tuning sweep makes after them (``heldout``,
+    ``untuned_*``) in the order they ran."""
+    job = run.data.tags.get("evalframe.sweep_job") or "0"
+    return (0, int(job)) if job.isdigit() else (1, int(run.info.start_time or 0))
 
 
 def _headline(runs: list[Any], everything: bool) -> list[str]:

@@ -489,15 +489,19 @@ def _swept_part(override: str, swept: list[str]) -> str | None:
     return f"{key if clash else short}={value}"
 
 
-def sweep_run_name(overrides: list[str], swept: list[str]) -> str | None:
+def sweep_run_name(overrides: list[str], swept: list[str], label: str | None = None) -> str | None:
     """A sweep job's run name: the overrides that tell it apart (``k1=0.9,b=0.3``).
 
-    ``swept`` are the keys the sweep's command line varies; a key is shown by
-    its last part unless two swept keys share it. None when nothing is swept
-    (MLflow then picks a name).
+    ``swept`` are the keys the sweep varies; a key is shown by its last part
+    unless two swept keys share it. A run the sweep made beside its jobs (a
+    tuning sweep's held-out run) has a ``label`` that goes first
+    (``held-out: k1=0.9,b=0.3``). None when nothing is swept and there is no
+    label (MLflow then picks a name).
     """
-    parts = [p for p in (_swept_part(o, swept) for o in overrides) if p]
-    return truncate(",".join(parts), 250) if parts else None
+    parts = ",".join(p for p in (_swept_part(o, swept) for o in overrides) if p)
+    if label:
+        parts = f"{label}: {parts}" if parts else str(label)
+    return truncate(parts, 250) if parts else None
 
 
 #: Overrides that say where a run goes or how it is shown, not what it measures.
@@ -618,6 +622,7 @@ def build_run_record(
             run_name = sweep_run_name(
                 [str(o) for o in sweep.get("overrides") or []],
                 [str(k) for k in marker.get("swept") or []],
+                label=sweep.get("label"),
             )
     if run_name is None and not sweep.get("dir"):
         run_name = single_run_name([str(o) for o in meta.get("overrides") or []])

@@ -142,12 +142,69 @@ def test_a_dvc_tracked_golden_set_is_tagged_with_its_md5(tmp_path: Path) -> None
          "retriever.k=5,rerank.k=10"),
         (["retriever.k1=0.9"], [], None),  # nothing swept: MLflow names it
         (["retriever@r=bm25"], ["retriever"], "retriever=bm25"),
+        # an Optuna trial: the values it sampled, in full
+        (["retriever.k1=1.781796460603777", "retriever.b=0.7151893663724195",
+          "+experiment=cranfield_bm25_tune"], ["retriever.k1", "retriever.b"],
+         "k1=1.781796460603777,b=0.7151893663724195"),
     ],
 )  # fmt: skip
 def test_a_sweep_job_is_named_after_what_its_sweep_varies(
     overrides: list[str], swept: list[str], name: str | None
 ) -> None:
     assert sweep_run_name(overrides, swept) == name
+
+
+@pytest.mark.parametrize(
+    ("overrides", "label", "name"),
+    [
+        (["retriever.k1=2.4", "retriever.b=0.53", "+experiment=t"], "held-out",
+         "held-out: k1=2.4,b=0.53"),
+        (["retriever.k1=1.2", "retriever.b=0.75", "+experiment=t"], "untuned (tuning part)",
+         "untuned (tuning part): k1=1.2,b=0.75"),
+        # nothing the sweep varies in its overrides: the label alone
+        (["+experiment=t"], "untuned (held-out part)", "untuned (held-out part)"),
+    ],
+)  # fmt: skip
+def test_a_run_a_tuning_sweep_makes_beside_its_trials_is_named_by_its_label_first(
+    overrides: list[str], label: str, name: str
+) -> None:
+    assert sweep_run_name(overrides, ["retriever.k1", "retriever.b"], label=label) == name
+
+
+def test_the_held_out_run_is_a_child_of_the_sweep_with_a_jobs_tags(tmp_path: Path) -> None:
+    from evalframe_mlflow.record import build_run_record
+    from evalframe_mlflow.sweeps import write_sweep_marker
+
+    from evalframe.plugin.hooks import RunContext, RunOutcome
+
+    sweep = tmp_path / "sweep"
+    (sweep / "heldout").mkdir(parents=True)
+    parent_uid, parent_id = "p" * 32, "r" * 32
+    write_sweep_marker(
+        sweep,
+        {"uid": parent_uid, "run_id": parent_id, "uri": "sqlite:///s.db",
+         "swept": ["retriever.k1", "retriever.b"]},
+    )  # fmt: skip
+    overrides = ["retriever.k1=2.4", "retriever.b=0.53", "+experiment=t"]
+    meta = {"sweep": {"dir": str(sweep), "num": "heldout", "overrides": overrides,
+                      "label": "held-out"}}  # fmt: skip
+    context = RunContext("t", sweep / "heldout", {}, meta)
+
+    def build(run_name: str | None) -> RunRecord:
+        return build_run_record(
+            context, RunOutcome(0, {}), uri="sqlite:///s.db", experiment_name="t",
+            run_name=run_name, cwd=tmp_path,
+        )  # fmt: skip
+
+    record = build(None)
+    assert record.run_name == "held-out: k1=2.4,b=0.53"
+    assert (record.parent_uid, record.parent_run_id) == (parent_uid, parent_id)
+    assert record.tags["evalframe.sweep_job"] == "heldout"
+    assert (
+        record.tags["evalframe.sweep_overrides"]
+        == "retriever.k1=2.4 retriever.b=0.53 +experiment=t"
+    )
+    assert build("mine").run_name == "mine"  # tracking.run_name still wins
 
 
 @pytest.mark.parametrize(

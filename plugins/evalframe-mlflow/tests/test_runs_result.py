@@ -59,3 +59,37 @@ def test_the_params_shown_are_those_that_tell_the_runs_apart_first() -> None:
     assert differing == 6  # output.* never counts
     everything, _ = _varying_params([*bm25, dense], None)
     assert everything[4:] == ["retriever.device", "retriever.doc_prefix"]
+
+
+def test_a_tuning_sweeps_runs_follow_its_parent_trials_first_then_the_others() -> None:
+    """``evalframe.sweep_job`` is ``heldout`` or ``untuned_*`` on the runs a tuning sweep
+    makes after its trials: the listing sorted it as a number and stopped."""
+    from evalframe_mlflow.commands import runs_table
+
+    def logged(run_id: str, name: str, start: int, **tags: str) -> SimpleNamespace:
+        info = SimpleNamespace(run_id=run_id, run_name=name, start_time=start, status="FINISHED")
+        return SimpleNamespace(info=info, data=SimpleNamespace(tags=tags, params={}, metrics={}))
+
+    parent = logged("p" * 32, "sweep t s", 0, **{"evalframe.sweep": "true"})
+
+    def child(run_id: str, name: str, start: int, job: str) -> SimpleNamespace:
+        tags = {"mlflow.parentRunId": "p" * 32, "evalframe.sweep_job": job}
+        return logged(run_id, name, start, **tags)
+
+    runs = [
+        child("u" * 32, "untuned (held-out part): k1=1.2", 9, "untuned_heldout"),
+        child("v" * 32, "untuned (tuning part): k1=1.2", 8, "untuned_tune"),
+        child("h" * 32, "held-out: k1=2.4", 7, "heldout"),
+        child("b" * 32, "k1=0.6", 2, "10"),
+        child("a" * 32, "k1=2.4", 1, "2"),
+        parent,
+    ]
+    _, rows = runs_table(runs, [], [])
+    assert [r[1] for r in rows] == [
+        "sweep t s",
+        "k1=2.4",
+        "k1=0.6",
+        "held-out: k1=2.4",
+        "untuned (tuning part): k1=1.2",
+        "untuned (held-out part): k1=1.2",
+    ]
