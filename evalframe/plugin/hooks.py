@@ -60,12 +60,16 @@ class SweepContext:
 
     ``swept`` are the keys whose command-line override is a sweep
     (``retriever.k1=0.9,1.2`` -> ``retriever.k1``): what tells the jobs apart.
+    ``error`` is set by ``on_sweep_end`` when the sweep's launcher or sweeper
+    stopped it (a Ray cluster it could not reach): the one-paragraph error the
+    user was shown. The jobs then say how far it got (none, or some).
     """
 
     experiment: str
     sweep_dir: Path
     config: dict[str, Any]
     swept: tuple[str, ...] = ()
+    error: str | None = None
 
 
 @dataclass(frozen=True)

@@ -1,15 +1,23 @@
-"""A sweep whose launcher or sweeper is not installed: one paragraph, exit code 2, and
-nothing made. Real Hydra multiruns, in-process."""
+"""A sweep whose launcher or sweeper cannot run here: one paragraph, exit code 2, and
+nothing made for jobs that never ran.
+
+Real Hydra multiruns, in-process. SLURM's absence is made certain with PATH:
+an empty folder (no ``srun``, no ``sbatch``), or one whose ``srun`` and
+``sbatch`` are scripts that refuse every job, as a cluster refuses a wrong
+account; Submitit's real SLURM launcher then fails as it does on a cluster.
+"""
 
 from __future__ import annotations
 
 import importlib.util
+import os
 import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from evalframe.app import sweep
 from evalframe.app.hydra_app import run_hydra
 from evalframe.app.launchers import PLUGINS, missing_option_error
 from evalframe.plugin.hooks import SweepContext, SweepJob
@@ -32,7 +40,7 @@ class Recorder:
         Recorder.events.append(("start", sweep.sweep_dir))
 
     def on_sweep_end(self, sweep: SweepContext, jobs: list[SweepJob]) -> None:
-        Recorder.events.append(("end", jobs))
+        Recorder.events.append(("end", (sweep.error, jobs)))
 
 
 @pytest.fixture
@@ -68,6 +76,73 @@ def _paragraph(err: str) -> list[str]:
     assert len(lines) == 2 and lines[0].startswith("error: "), err
     assert lines[1].startswith("  hint: "), err
     return lines
+
+
+def _bin(root: Path, **scripts: str) -> Path:
+    """A folder of executables (name -> shell script body), to stand alone on PATH."""
+    folder = root / "bin"
+    folder.mkdir()
+    for name, body in scripts.items():
+        path = folder / name
+        path.write_text(f"#!/bin/sh\n{body}\n")
+        path.chmod(0o755)
+    return folder
+
+
+def test_slurm_without_srun_is_refused_before_the_sweep_makes_anything(
+    here: Project, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setenv("PATH", str(_bin(here.root)))  # no srun, no sbatch
+    store = here.root / "mlflow.db"
+    code = _sweep(here, "hydra/launcher=submitit_slurm", "tracking=mlflow",
+                  f"tracking.uri=sqlite:///{store}")  # fmt: skip
+    assert code == 2
+    lines = _paragraph(capsys.readouterr().err)
+    assert lines[0].startswith("error: config key hydra/launcher: the launcher submitit_slurm ")
+    assert "(expected `srun` and `sbatch` on PATH; got neither)" in lines[0]
+    assert "SLURM login node" in lines[1] and "hydra/launcher=submitit_local" in lines[1]
+    assert "hydra/launcher=joblib" in lines[1] and "docs/scaling.md" in lines[1]
+    # no sweep folder, no MLflow store: the tracker was never started
+    assert not (here.root / "sweep").exists()
+    assert not store.exists() and not (here.root / "mlartifacts").exists()
+
+
+def test_a_launcher_that_fails_once_the_sweep_started_is_said_and_ends_the_sweep(
+    here: Project, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """srun and sbatch are there, and the cluster refuses every job: Submitit's real launcher
+    raises once the sweep has begun; the sweep still ends, with the error as its reason."""
+    refuse = "echo 'sbatch: error: Invalid account or account/partition combination' >&2; exit 1"
+    fake = _bin(here.root, srun="exit 1", sbatch=refuse)
+    monkeypatch.setenv("PATH", f"{fake}{os.pathsep}{os.environ['PATH']}")
+    code = _sweep(here, "hydra/launcher=submitit_slurm", "tracking=recorder")
+    assert code == 2
+    err = capsys.readouterr().err
+    lines = _paragraph(err.replace(refuse.split("'")[1] + "\n", "", 1))  # sbatch's own line
+    assert lines[0].startswith(
+        "error: config key hydra/launcher: the launcher submitit_slurm could not start the "
+        "sweep's jobs, so none ran: FailedJobError: sbatch: error: Invalid account"
+    )
+    assert "HYDRA_FULL_ERROR=1" in lines[1]
+    assert [kind for kind, _ in Recorder.events] == ["start", "end"]
+    error, jobs = Recorder.events[-1][1]
+    assert jobs == [] and error == "\n".join(lines)
+
+
+def test_the_launchers_traceback_when_asked_for(
+    here: Project, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    fake = _bin(here.root, srun="exit 1", sbatch="echo 'sbatch: error: no' >&2; exit 1")
+    monkeypatch.setenv("PATH", f"{fake}{os.pathsep}{os.environ['PATH']}")
+    monkeypatch.setenv("HYDRA_FULL_ERROR", "1")
+    try:
+        with pytest.raises(Exception, match="sbatch: error: no") as raised:
+            _sweep(here, "hydra/launcher=submitit_slurm", "tracking=recorder")
+    finally:
+        sweep.take_started()  # run_hydra, left by the exception, did not take its folder
+    assert type(raised.value).__name__ == "FailedJobError"
+    error, jobs = Recorder.events[-1][1]  # the sweep was still ended, with its reason
+    assert jobs == [] and "could not start the sweep's jobs" in error
 
 
 @pytest.mark.skipif(
@@ -142,3 +217,39 @@ def test_the_known_plugins_are_the_extras_pyproject_declares() -> None:
             assert plugin.install == f"pip install {plugin.package}", (group, option)
     scaling = (ROOT / "docs" / "scaling.md").read_text()
     assert all(f"hydra/launcher={o}" in scaling for g, o in PLUGINS if g == "hydra/launcher")
+
+
+def _raised(module: str, function: str, exc: Exception) -> Exception:
+    """``exc`` as raised by ``function`` of ``module`` (its frame says where it came from)."""
+    scope: dict[str, Any] = {"__name__": module, "exc": exc}
+    exec(f"def {function}():\n    raise exc\n", scope)
+    try:
+        scope[function]()
+    except Exception as raised:  # noqa: BLE001  # the exception is what the test is about
+        return raised
+    raise AssertionError("did not raise")
+
+
+def test_a_launcher_that_stops_a_started_sweep_is_told_from_a_crash_of_evalframe() -> None:
+    from omegaconf import OmegaConf
+
+    from evalframe.app.launchers import launch_failure
+
+    config = OmegaConf.create(
+        {"hydra": {"runtime": {"choices": {"hydra/launcher": "ray", "hydra/sweeper": "optuna"}}}}
+    )
+    lost = ConnectionError("Could not find any running Ray instance.\nmore detail")
+    error = launch_failure(_raised("hydra_plugins.x", "launch", lost), config, jobs=3)
+    assert error is not None and error.key == "hydra/launcher"
+    assert error.message == (
+        "the launcher ray stopped the sweep after 3 of its jobs had started: "
+        "ConnectionError: Could not find any running Ray instance."
+    )
+    bad = ValueError("empty search space")
+    error = launch_failure(_raised("hydra_plugins.y", "sweep", bad), config, jobs=0)
+    assert error is not None and error.key == "hydra/sweeper"
+    assert error.message.startswith("the sweeper optuna could not start the sweep's jobs")
+    assert "docs/scaling.md#tuning" in (error.hint or "")
+    # raised in evalframe's own code (a callback at the sweep's end): a crash, with its traceback
+    ours = _raised("evalframe.app.tune", "launch", ValueError("a bug"))
+    assert launch_failure(ours, config, jobs=2) is None
