@@ -318,6 +318,7 @@ def run_hydra(argv: Sequence[str], prog: str = "evalframe") -> int:
         with (
             HeldStderr() as held,
             one_composition(prepared.overrides, prepared.search_path),
+            sweep.launch_failures_said(),
             held_out,
         ):
             try:
@@ -337,7 +338,7 @@ def run_hydra(argv: Sequence[str], prog: str = "evalframe") -> int:
         if printed is not None:
             sys.stdout.write(redacted_yaml(printed.getvalue()))
     refused = sweep.refusal()
-    if refused is not None:  # evalframe stopped Hydra before it wrote anything
+    if refused is not None:  # evalframe stopped Hydra (before it wrote anything, mostly)
         print(refused, file=sys.stderr)
     elif not held.passing:  # Hydra stopped before any job: say it in evalframe's words
         text = held.text()

@@ -12,6 +12,7 @@ import re
 from pathlib import Path
 from typing import Any
 
+from evalframe.app.launchers import missing_option_error
 from evalframe.core.errors import ConfigError, DataError, EvalframeError
 
 __all__ = [
@@ -93,6 +94,9 @@ def hydra_error(text: str) -> EvalframeError | None:
     made = _fs_error(text)
     if made is not None:
         return made
+    missing = missing_option_error(text)  # hydra/launcher=ray without its plugin installed
+    if missing is not None:
+        return missing
     there = _ALREADY_THERE.search(text)
     if there is not None:
         return ConfigError(

@@ -11,6 +11,12 @@ Hydra skips ``on_multirun_end`` when a job raises, so the end is also
 emitted by :func:`finish_active`, which ``run_hydra`` calls in a ``finally``
 and which is registered with :mod:`atexit` as a last resort. It runs once.
 
+A launcher that cannot work here is refused before the sweep starts (SLURM's
+without ``srun``: no folder, no tracked parent); one that raises once the
+sweep has started is said in one paragraph by :func:`launch_failures_said`,
+and the sweep ends with that as its ``error`` (a tracker closes its parent as
+failed, with the reason).
+
 When the sweep ends, the page comparing its jobs (``report.html``, labelled by
 their overrides) is written into the sweep folder, tracked or not, before
 ``on_sweep_end``, so a tracker can upload it.
@@ -24,9 +30,11 @@ code and error) next to its ``summary.json``; see
 from __future__ import annotations
 
 import atexit
+import contextlib
+import os
 import sys
 import threading
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -40,6 +48,7 @@ __all__ = [
     "SecretsCallback",
     "SweepCallback",
     "finish_active",
+    "launch_failures_said",
     "refusal",
     "say_how_to_merge",
     "swept_keys",
@@ -49,7 +58,8 @@ __all__ = [
 _lock = threading.Lock()
 _active: _Sweep | None = None
 _started: list[Path] = []  # sweep folders started in this process, for run_hydra's exit code
-_refused: list[str] = []  # why a run was refused before Hydra wrote anything
+_refused: list[str] = []  # why evalframe stopped a run (mostly before Hydra wrote anything)
+_launched: list[tuple[Path, Any]] = []  # the sweep started by this run_hydra: (folder, config)
 
 
 class _Sweep:
@@ -149,6 +159,7 @@ def _start(config: Any) -> None:
     SweepFolder(sweep_dir).start()
     release_stderr()  # the sweep has begun: Hydra's output passes through from now on
     _started.append(sweep_dir)
+    _launched[:] = [(sweep_dir, config)]
     experiment = str(OmegaConf.select(config, "experiment", default="default"))
     if _is_shard_sweep(config):
         return  # shards are not runs: `evalframe merge` tracks and reports the whole once
@@ -195,8 +206,73 @@ def _is_shard_sweep(config: Any) -> bool:
 
 
 def refusal() -> str | None:
-    """The error that stopped the last run before Hydra wrote a file (and forget it)."""
+    """The error evalframe stopped the last run with (and forget it): mostly before Hydra
+    wrote a file; a launcher's failure, once the sweep had started."""
     return _refused.pop() if _refused else None
+
+
+def _refuse_a_launcher_that_cannot_start(config: Any) -> None:
+    """Stop before the sweep starts when its launcher cannot start a job from here
+    (SLURM's, where ``srun`` is not on PATH): no sweep folder, no tracked parent run."""
+    from evalframe.app.launchers import launcher_problem
+
+    problem = launcher_problem(config)
+    if problem is not None:
+        _refused.append(problem.render())
+        raise SystemExit(2)
+
+
+def _said_launch_failure(exc: Exception) -> bool:
+    """Whether an exception out of Hydra's multirun is the started sweep's launcher or
+    sweeper failing, now said (:func:`refusal`) and given to the sweep as its error."""
+    from evalframe.app.launchers import launch_failure
+
+    if not _launched:
+        return False  # before the sweep started: Hydra's own error, said as it says it
+    sweep_dir, config = _launched[0]
+    error = launch_failure(exc, config, len(SweepFolder(sweep_dir).jobs()))
+    if error is None:
+        return False
+    with _lock:
+        if _active is not None:
+            _active.context.error = error.render()
+    if os.environ.get("HYDRA_FULL_ERROR") == "1":
+        return False  # the traceback, as asked
+    _refused.append(error.render())
+    return True
+
+
+@contextlib.contextmanager
+def launch_failures_said() -> Iterator[None]:
+    """While ``run_hydra`` runs Hydra: a launcher or sweeper that raises once the sweep has
+    started is said in one paragraph (exit code 2), not as Hydra's traceback.
+
+    Hydra prints an exception out of its multirun itself and exits, so the
+    exception is taken on its way out of ``Hydra.multirun``, where the sweep's
+    folder tells whether any job had started.
+    """
+    _launched.clear()
+    try:
+        from hydra._internal.hydra import Hydra
+    except ImportError:  # pragma: no cover - another Hydra layout: Hydra says it
+        yield
+        return
+    original = Hydra.multirun
+
+    def multirun(self: Any, *args: Any, **kwargs: Any) -> Any:
+        try:
+            return original(self, *args, **kwargs)
+        except Exception as exc:
+            if not _said_launch_failure(exc):
+                raise
+            raise SystemExit(2) from None
+
+    Hydra.multirun = multirun  # type: ignore[method-assign]  # restored below
+    try:
+        yield
+    finally:
+        Hydra.multirun = original  # type: ignore[method-assign]
+        _launched.clear()
 
 
 def _refuse_literal_secrets(config: Any) -> None:
@@ -377,6 +453,7 @@ class SweepCallback(Callback):
     def on_multirun_start(self, config: Any, **kwargs: Any) -> None:
         _refuse_literal_secrets(config)
         _refuse_a_first_job_that_cannot_compose(config)
+        _refuse_a_launcher_that_cannot_start(config)
         _start(config)
 
     def on_multirun_end(self, config: Any, **kwargs: Any) -> None:

@@ -64,12 +64,16 @@ class SweepContext:
     ``swept`` are the keys the sweep varies, on the command line
     (``retriever.k1=0.9,1.2`` -> ``retriever.k1``) or in ``hydra.sweeper.params``
     (a tuning sweep's search space): what tells the jobs apart.
+    ``error`` is set by ``on_sweep_end`` when the sweep's launcher or sweeper
+    stopped it (a Ray cluster it could not reach): the one-paragraph error the
+    user was shown. The jobs then say how far it got (none, or some).
     """
 
     experiment: str
     sweep_dir: Path
     config: dict[str, Any]
     swept: tuple[str, ...] = ()
+    error: str | None = None
 
 
 @dataclass(frozen=True)

@@ -726,7 +726,9 @@ def build_sweep_record(
     ``best/<key>`` is logged for the jobs' headline metrics (every metric with
     ``log_all``); ``jobs.md`` and ``jobs.csv`` have them all. The parent is
     FAILED when any job left no result or ended with exit code 2 or more (a
-    config error or a crash); gate failures (exit 1) are results.
+    config error or a crash), or when the launcher or sweeper stopped the sweep
+    (``sweep.error``: then the tag ``evalframe.error`` and the description say
+    why); gate failures (exit 1) are results.
     """
     names, rows = jobs_table(jobs)
     headline: list[str] = []
@@ -743,6 +745,10 @@ def build_sweep_record(
         artifacts.append(str(page))
     tags = base_tags(sweep.experiment, cwd)
     tags[DESCRIPTION_TAG] = description(files["jobs.md"], "jobs.md")
+    if sweep.error:
+        stopped = f"**The sweep was stopped:**\n\n```text\n{sweep.error}\n```\n\n"
+        tags[DESCRIPTION_TAG] = description(stopped + files["jobs.md"], "jobs.md")
+        tags["evalframe.error"] = truncate(sweep.error, TAG_VALUE_LIMIT)
     tags["evalframe.sweep"] = "true"
     tags["evalframe.sweep_dir"] = str(sweep.sweep_dir)
     metric_list: list[tuple[str, float, int]] = [
@@ -766,7 +772,9 @@ def build_sweep_record(
         tags["evalframe.metrics"] = truncate(json.dumps(names), TAG_VALUE_LIMIT)
     if headline:
         tags["evalframe.headline"] = truncate(json.dumps(headline), TAG_VALUE_LIMIT)
-    failed = not jobs or any(j.exit_code is None or j.exit_code >= 2 for j in jobs)
+    failed = (
+        bool(sweep.error) or not jobs or any(j.exit_code is None or j.exit_code >= 2 for j in jobs)
+    )
     return RunRecord(
         uid=str(marker.get("uid") or new_uid()),
         kind="sweep",

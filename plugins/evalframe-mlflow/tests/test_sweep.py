@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Callable
 from typing import Any
 
@@ -145,3 +146,70 @@ def test_a_sweep_under_the_joblib_launcher_is_tracked_the_same(
     assert {r.data.tags.get("mlflow.parentRunId") for r in children} == {parent.info.run_id}
     assert sorted(r.info.status for r in children) == ["FAILED", "FINISHED"]
     assert parent.info.status == "FAILED"
+
+
+def _slurm_bin(root: Any, sbatch: str | None) -> str:
+    """A folder for PATH: empty (no SLURM), or with an ``srun`` and this ``sbatch`` script."""
+    folder = root / "bin"
+    folder.mkdir()
+    if sbatch is not None:
+        for name, body in (("srun", "exit 1"), ("sbatch", sbatch)):
+            (folder / name).write_text(f"#!/bin/sh\n{body}\n")
+            (folder / name).chmod(0o755)
+    return str(folder)
+
+
+@pytest.mark.slow
+def test_a_slurm_sweep_where_there_is_no_slurm_logs_nothing(
+    project: Any, store: str, client: Callable[..., Any]
+) -> None:
+    """Refused before the sweep starts: no parent run, no sweep folder, one paragraph."""
+    project.env["PATH"] = _slurm_bin(project.root, None)  # no srun, no sbatch
+    res = project.run(
+        "-m",
+        "depth=5,10",
+        "hydra/launcher=submitit_slurm",
+        "tracking=mlflow",
+        f"tracking.uri={store}",
+        f"hydra.sweep.dir={project.root / 'sweep'}",
+    )
+    assert res.returncode == 2
+    assert res.stderr.startswith("error: config key hydra/launcher: the launcher submitit_slurm")
+    assert "Traceback" not in res.stderr and len(res.stderr.strip().splitlines()) == 2
+    c = client(store)
+    assert [e.name for e in c.search_experiments()] == ["Default"]  # nothing was logged
+    assert not (project.root / "sweep").exists()
+
+
+@pytest.mark.slow
+def test_a_sweep_its_launcher_could_not_start_is_a_failed_parent_that_says_why(
+    project: Any, store: str, client: Callable[..., Any]
+) -> None:
+    """Submitit's SLURM launcher, and a cluster that refuses every job: the parent, opened
+    before the launcher failed, is closed FAILED with the error the user was shown."""
+    refusal = "sbatch: error: Batch job submission failed: Invalid account"
+    fake = _slurm_bin(project.root, f"echo '{refusal}' >&2; exit 1")
+    project.env["PATH"] = f"{fake}{os.pathsep}{os.environ['PATH']}"
+    res = project.run(
+        "-m",
+        "depth=5,10",
+        "hydra/launcher=submitit_slurm",
+        "tracking=mlflow",
+        f"tracking.uri={store}",
+        f"hydra.sweep.dir={project.root / 'sweep'}",
+    )
+    assert res.returncode == 2
+    assert "Traceback" not in res.stderr
+    said = res.stderr[res.stderr.index("\nerror: ") + 1 :].strip()  # after sbatch's own line
+    assert said.startswith(
+        "error: config key hydra/launcher: the launcher submitit_slurm could not start the "
+        f"sweep's jobs, so none ran: FailedJobError: {refusal}"
+    )
+    c = client(store)
+    (parent,) = c.search_runs([c.get_experiment_by_name("default").experiment_id])
+    assert parent.data.tags["evalframe.sweep"] == "true"
+    assert parent.info.status == "FAILED"
+    assert parent.data.tags["evalframe.error"] == said
+    assert parent.data.metrics["sweep.jobs"] == 0
+    assert parent.data.tags["mlflow.note.content"].startswith("**The sweep was stopped:**")
+    assert refusal in parent.data.tags["mlflow.note.content"]
