@@ -1,10 +1,11 @@
-"""Shared fixtures: a tiny project (corpus + golden set) and a CLI runner."""
+"""Shared fixtures: a tiny project (corpus + golden set), a CLI runner, and a sharded project."""
 
 from __future__ import annotations
 
 import io
 import json
 import os
+import random
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -141,3 +142,106 @@ class TerminalStderr(io.StringIO):
 
     def isatty(self) -> bool:
         return True
+
+
+# -- a sharded evaluation (tests/test_shard.py, tests/app/test_merge_cmd.py) ------------
+
+SHARD_WORDS = [f"w{i}" for i in range(60)]
+
+#: What loading the sharded project's golden set warns about: q36 also judges d50, one
+#: past the corpus's last document (a loader's warning, which a run's summary.json keeps)
+SHARD_LOADER_WARNING = (
+    "1 expected chunk id(s) are not in corpus 'corpus' and can never be retrieved: d50 (query q36)"
+)
+
+
+def shard_collection(root: Path, n_docs: int = 50, n_queries: int = 37) -> tuple[Path, Path]:
+    """A generated collection: graded judgments, negative queries, two slice fields."""
+    rng = random.Random(7)
+    docs = [
+        {"id": f"d{i}", "text": " ".join(rng.choices(SHARD_WORDS, k=rng.randint(4, 15)))}
+        for i in range(n_docs)
+    ]
+    golden: list[dict[str, Any]] = []
+    for q in range(n_queries):
+        target = rng.randrange(n_docs)
+        words = docs[target]["text"].split()
+        negative = q % 9 == 4
+        other = (target + 1 + rng.randrange(n_docs - 1)) % n_docs
+        golden.append(
+            {
+                "id": f"q{q}",
+                # one word of the relevant document among two random ones: BM25 often misses
+                "question": " ".join([rng.choice(words), *rng.choices(SHARD_WORDS, k=2)]),
+                "expected_chunks": [] if negative else [f"d{target}", f"d{other}"],
+                "difficulty": ["easy", "hard"][q % 2],
+                "category": ["a", "b", "c"][q % 3],
+            }
+        )
+    golden[-1]["expected_chunks"].append(f"d{n_docs}")  # SHARD_LOADER_WARNING
+    return write_jsonl(root / "corpus.jsonl", docs), write_jsonl(root / "golden.jsonl", golden)
+
+
+SHARD_GATES = """\
+floor:
+  type: threshold
+  metric: R@5
+  op: ">="
+  value: 0.2
+  severity: required
+too_high:
+  type: threshold
+  metric: RR
+  op: ">="
+  value: 0.99
+  severity: required
+"""
+
+
+def make_shard_project(root: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """The collection and its gates in ``root``, made the working folder, tracking nothing."""
+    shard_collection(root)
+    (root / "conf" / "gates").mkdir(parents=True)
+    (root / "conf" / "gates" / "sharded.yaml").write_text(SHARD_GATES)
+    monkeypatch.chdir(root)
+    monkeypatch.setenv("EVALFRAME_CACHE_DIR", str(root / ".cache"))
+    monkeypatch.setenv("EVALFRAME_TRACKING", "none")
+    return root
+
+
+def shard_args(root: Path, *extra: str) -> list[str]:
+    return [
+        f"dataset.path={root / 'golden.jsonl'}",
+        f"corpus.path={root / 'corpus.jsonl'}",
+        "gates=sharded",
+        "depth=10",
+        "metrics.measures=[R@5,RR,nDCG@10,AP]",
+        "stats.bootstrap=300",
+        "stats.seed=3",
+        "cache.retrieval=false",  # every shard retrieves for real
+        *extra,
+    ]
+
+
+def shard_main(root: Path, *extra: str) -> int:
+    """``python -m evalframe`` on the sharded project, in this process."""
+    from evalframe.app.cli import main
+
+    return main(shard_args(root, *extra))
+
+
+def make_two_shards(root: Path) -> Path:
+    """Shards 0/2 and 1/2 of the project's evaluation, in ``root/sh/0`` and ``root/sh/1``."""
+    sweep = ("-m", "shard=0/2,1/2", "stats.bootstrap=0", f"hydra.sweep.dir={root / 'sh'}")
+    assert shard_main(root, *sweep) == 0
+    return root
+
+
+@pytest.fixture
+def shard_project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    return make_shard_project(tmp_path, monkeypatch)
+
+
+@pytest.fixture
+def two_shards(shard_project: Path) -> Path:
+    return make_two_shards(shard_project)

@@ -4,15 +4,17 @@ The reference is the unsharded run itself: merging is correct when every
 number, verdict and per-query record it gives is the one an unsharded run
 gives (latency aside: it is measured, and differs between any two runs).
 The runs are real Hydra runs in this process, on a generated collection with
-graded judgments, negative queries, two slice fields, bootstrap CIs, gates
-(one of them fails, so the verdict is exit 1) and a baseline.
+graded judgments, negative queries, two slice fields, a judged document the
+corpus lacks (the golden set's loader warns), bootstrap CIs, gates (one of
+them fails, so the verdict is exit 1) and a baseline. The collection and the
+fixtures that shard it are in ``tests/conftest.py``; ``evalframe merge``'s
+own behaviour (``--out``, tracking) is tested in ``tests/app/test_merge_cmd.py``.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-import random
 from pathlib import Path
 from typing import Any
 
@@ -21,79 +23,7 @@ import pytest
 from evalframe.app.cli import main
 from evalframe.core.types import GoldenQuery, GoldenSet
 from evalframe.golden.split import Shard, TuningConfig, apply_split, parse_shard, shard_queries
-from tests.conftest import write_jsonl
-
-WORDS = [f"w{i}" for i in range(60)]
-
-
-def _collection(root: Path, n_docs: int = 50, n_queries: int = 37) -> tuple[Path, Path]:
-    rng = random.Random(7)
-    docs = [
-        {"id": f"d{i}", "text": " ".join(rng.choices(WORDS, k=rng.randint(4, 15)))}
-        for i in range(n_docs)
-    ]
-    golden = []
-    for q in range(n_queries):
-        target = rng.randrange(n_docs)
-        words = docs[target]["text"].split()
-        negative = q % 9 == 4
-        other = (target + 1 + rng.randrange(n_docs - 1)) % n_docs
-        golden.append(
-            {
-                "id": f"q{q}",
-                # one word of the relevant document among two random ones: BM25 often misses
-                "question": " ".join([rng.choice(words), *rng.choices(WORDS, k=2)]),
-                "expected_chunks": [] if negative else [f"d{target}", f"d{other}"],
-                "difficulty": ["easy", "hard"][q % 2],
-                "category": ["a", "b", "c"][q % 3],
-            }
-        )
-    return write_jsonl(root / "corpus.jsonl", docs), write_jsonl(root / "golden.jsonl", golden)
-
-
-GATES = """\
-floor:
-  type: threshold
-  metric: R@5
-  op: ">="
-  value: 0.2
-  severity: required
-too_high:
-  type: threshold
-  metric: RR
-  op: ">="
-  value: 0.99
-  severity: required
-"""
-
-
-@pytest.fixture
-def shard_project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    _collection(tmp_path)
-    (tmp_path / "conf" / "gates").mkdir(parents=True)
-    (tmp_path / "conf" / "gates" / "sharded.yaml").write_text(GATES)
-    monkeypatch.chdir(tmp_path)
-    monkeypatch.setenv("EVALFRAME_CACHE_DIR", str(tmp_path / ".cache"))
-    monkeypatch.setenv("EVALFRAME_TRACKING", "none")
-    return tmp_path
-
-
-def _args(root: Path, *extra: str) -> list[str]:
-    return [
-        f"dataset.path={root / 'golden.jsonl'}",
-        f"corpus.path={root / 'corpus.jsonl'}",
-        "gates=sharded",
-        "depth=10",
-        "metrics.measures=[R@5,RR,nDCG@10,AP]",
-        "stats.bootstrap=300",
-        "stats.seed=3",
-        "cache.retrieval=false",  # every shard retrieves for real
-        *extra,
-    ]
-
-
-def _run(root: Path, *extra: str) -> int:
-    return main(_args(root, *extra))
+from tests.conftest import SHARD_LOADER_WARNING, shard_main
 
 
 def _records(path: Path) -> list[dict[str, Any]]:
@@ -111,11 +41,12 @@ def _without(data: dict[str, Any], *keys: str) -> dict[str, Any]:
 
 def test_shards_merged_give_exactly_the_unsharded_run(shard_project: Path) -> None:
     root = shard_project
-    assert _run(root, "retriever.k1=0.4", f"hydra.run.dir={root / 'base'}") == 1
+    assert shard_main(root, "retriever.k1=0.4", f"hydra.run.dir={root / 'base'}") == 1
     baseline = f"baseline={root / 'base'}"
-    assert _run(root, baseline, f"hydra.run.dir={root / 'whole'}") == 1
+    assert shard_main(root, baseline, f"hydra.run.dir={root / 'whole'}") == 1
     assert (
-        _run(root, "-m", baseline, "shard=0/4,1/4,2/4,3/4", f"hydra.sweep.dir={root / 'sh'}") == 0
+        shard_main(root, "-m", baseline, "shard=0/4,1/4,2/4,3/4", f"hydra.sweep.dir={root / 'sh'}")
+        == 0
     )
     shards = [str(root / "sh" / str(i)) for i in (2, 0, 3, 1)]  # any order
     # the same verdict; --out may stand between the shard folders
@@ -134,6 +65,8 @@ def test_shards_merged_give_exactly_the_unsharded_run(shard_project: Path) -> No
     assert _without(summary, "latency", "retrieval_cache") == _without(
         json.loads((whole / "summary.json").read_text()), "latency", "retrieval_cache"
     )
+    # what loading the golden set warned about: the merge loads it again, and keeps it
+    assert summary["warnings"] == [SHARD_LOADER_WARNING]
     gates = json.loads((merged / "gates.json").read_text())
     assert [g["passed"] for g in gates["gates"]] == [True, False]
     # each shard retrieved its round-robin slice of the 37 queries: 10, 9, 9, 9
@@ -150,7 +83,7 @@ def test_merge_and_rescore_refuse_a_retriever_setting(
     """The rankings were retrieved with the stored settings: `retriever.k1=3` would be
     written in config.yaml (and logged) beside rankings it never produced."""
     root = shard_project
-    assert _run(root, "-m", "shard=0/2,1/2", f"hydra.sweep.dir={root / 'sh'}") == 0
+    assert shard_main(root, "-m", "shard=0/2,1/2", f"hydra.sweep.dir={root / 'sh'}") == 0
     shards = [str(root / "sh" / str(i)) for i in (0, 1)]
     assert main(["merge", *shards, "--out", str(root / "m"), "retriever.k1=3"]) == 2
     assert "error: config key retriever.k1: the rankings beside shard config" in (
@@ -174,7 +107,7 @@ def test_a_merged_run_says_what_its_shards_retrievers_warned_about(shard_project
     lines[0] += "q0 Q0 d0 3 0.5 sys\n"  # d0 again: a repeated id
     (root / "run.trec").write_text("".join(lines))
     args = ("retriever=run_file", "retriever.path=run.trec", "retriever.duplicates=keep_first")
-    assert _run(root, "-m", *args, "shard=0/2,1/2", f"hydra.sweep.dir={root / 'sh'}") == 0
+    assert shard_main(root, "-m", *args, "shard=0/2,1/2", f"hydra.sweep.dir={root / 'sh'}") == 0
     said = "run file run.trec: 1 repeated document id(s) removed in 1 query"
     for i in (0, 1):
         info = json.loads((root / "sh" / str(i) / "shard.json").read_text())
@@ -193,16 +126,6 @@ def test_a_merged_run_says_what_its_shards_retrievers_warned_about(shard_project
     assert summary["retrieval_warnings"] == [f"shard 0/2: {warning}"]
 
 
-@pytest.fixture
-def two_shards(shard_project: Path) -> Path:
-    root = shard_project
-    assert (
-        _run(root, "-m", "shard=0/2,1/2", "stats.bootstrap=0", f"hydra.sweep.dir={root / 'sh'}")
-        == 0
-    )
-    return root
-
-
 def _merge_error(capsys: pytest.CaptureFixture[str], *args: str) -> str:
     capsys.readouterr()
     assert main(["merge", *args]) == 2
@@ -218,12 +141,12 @@ def test_merge_refuses_what_is_not_the_n_shards_of_one_run(
     err = _merge_error(capsys, s0, s0, s1, out)
     assert f"shard 0/2 is given twice: {s0} and {s0}" in err
 
-    assert _run(root, "shard=1/2", "stats.bootstrap=0", "retriever.k1=0.9",
-                f"hydra.run.dir={root / 'other'}") == 0  # fmt: skip
+    assert shard_main(root, "shard=1/2", "stats.bootstrap=0", "retriever.k1=0.9",
+                      f"hydra.run.dir={root / 'other'}") == 0  # fmt: skip
     err = _merge_error(capsys, s0, str(root / "other"), out)
     assert "come from different configs: retriever.k1 (1.2 vs 0.9)" in err
 
-    assert _run(root, "stats.bootstrap=0", f"hydra.run.dir={root / 'whole'}") == 1
+    assert shard_main(root, "stats.bootstrap=0", f"hydra.run.dir={root / 'whole'}") == 1
     err = _merge_error(capsys, str(root / "whole"), out)
     assert "is a finished run, not a shard: it has no shard.json" in err
     err = _merge_error(capsys, s0, str(root / "sh" / "9"), out)  # a typo: not "killed"
@@ -249,7 +172,7 @@ def test_merge_refuses_shards_of_another_golden_set(
     sh = root / "sh"
     err = _merge_error(capsys, str(sh / "0"), str(sh / "1"), "--out", "m")
     assert "the golden set changed since the shards ran" in err
-    assert _run(root, "shard=1/2", "stats.bootstrap=0", f"hydra.run.dir={root / 'new'}") == 0
+    assert shard_main(root, "shard=1/2", "stats.bootstrap=0", f"hydra.run.dir={root / 'new'}") == 0
     err = _merge_error(capsys, str(sh / "0"), str(root / "new"), "--out", "m")
     assert "come from different golden sets: golden set golden@" in err
 
@@ -261,7 +184,7 @@ def test_merge_refuses_shards_of_another_golden_set(
 def test_a_bad_shard_value_names_the_key(
     shard_project: Path, capsys: pytest.CaptureFixture[str], value: str, message: str
 ) -> None:
-    assert _run(shard_project, f"shard={value}") == 2
+    assert shard_main(shard_project, f"shard={value}") == 2
     err = capsys.readouterr().err
     assert "shard" in err and message in err
 
@@ -315,7 +238,7 @@ def test_a_sweep_over_shards_is_not_tracked_and_ends_with_the_merge_command(
 
     root = shard_project
     capsys.readouterr()
-    assert _run(root, "-m", "shard=0/2,1/2", "stats.bootstrap=0", "hydra.sweep.dir=sh") == 0
+    assert shard_main(root, "-m", "shard=0/2,1/2", "stats.bootstrap=0", "hydra.sweep.dir=sh") == 0
     assert "merge them into one run with:\n  evalframe merge sh/0 sh/1 --out sh/merged" in (
         capsys.readouterr().out
     )

@@ -5,21 +5,37 @@ config of the merged run, with ``shard`` unset and ``output.dir`` set to
 ``--out``; ``KEY=VALUE`` changes it as on ``rescore`` (``tracking=none``).
 See :mod:`evalframe.pipeline.shard` for what is checked and why the numbers
 are those of an unsharded run.
+
+Every check comes before anything is written or tracked: a refused merge
+leaves ``--out`` as it was and no run in the tracker. ``--out`` may be new or
+empty, or hold an earlier run (a previous merge), which the merged run
+replaces whole (said in one line, as ``rescore`` says it re-scores in place);
+a folder holding anything else is refused rather than mixed with.
 """
 
 from __future__ import annotations
 
 import argparse
+import sys
 from collections.abc import Sequence
+from contextlib import nullcontext
 from pathlib import Path
+from typing import TYPE_CHECKING
 
+from evalframe.core.errors import ConfigError
 from evalframe.core.gcpause import long_lived
+from evalframe.core.messages import kept, shown
+
+if TYPE_CHECKING:
+    from evalframe.pipeline.shard import ShardInput
 
 __all__ = ["main"]
 
 
-# the command's scope (core.gcpause): what it loads stays off the collector's passes
+# the command's scope (core.gcpause): what it loads stays off the collector's passes;
+# and what it warns about, from the config on, is kept for summary.json and the page
 @long_lived()
+@kept()
 def main(argv: Sequence[str]) -> int:
     """Combine the shards of one evaluation and score, gate, compare and track it once."""
     parser = argparse.ArgumentParser(
@@ -27,7 +43,8 @@ def main(argv: Sequence[str]) -> int:
         description="Combine the shard folders of one evaluation (runs with shard=i/n) into one "
         "run: aggregation, CIs, gates, the baseline comparison, the report and tracking run "
         "once, on the whole, exactly as an unsharded run. Shards from different configs, "
-        "golden sets or code are refused, and so are missing or repeated shards.",
+        "golden sets or code are refused, and so are missing or repeated shards; a refused "
+        "merge writes and tracks nothing.",
     )
     parser.add_argument(
         "items",
@@ -36,7 +53,13 @@ def main(argv: Sequence[str]) -> int:
         help="every shard folder (0/n .. n-1/n), and KEY=VALUE changes to their config "
         "(tracking=none), as on rescore",
     )
-    parser.add_argument("--out", type=Path, required=True, help="the merged run's folder")
+    parser.add_argument(
+        "--out",
+        type=Path,
+        required=True,
+        help="the merged run's folder: new, empty, or an earlier run's folder, which is "
+        "replaced (a folder holding other files is refused)",
+    )
     # options may come between the positionals (... --out DIR ...)
     args = parser.parse_intermixed_args(list(argv))
     overrides = [i for i in args.items if "=" in i and not Path(i).is_dir()]
@@ -44,23 +67,89 @@ def main(argv: Sequence[str]) -> int:
 
     from evalframe.app.runconfig import load_config
     from evalframe.assess.runfolder import RunFolder
+    from evalframe.core.io import replacing_folder
     from evalframe.pipeline.config import validate_experiment
-    from evalframe.pipeline.shard import check_shards, merge_shards, read_shards
+    from evalframe.pipeline.shard import check_merge, check_shards, read_shards, score_merge
     from evalframe.report.page import RunPage
     from evalframe.report.terminal import TerminalReport
 
     shards = read_shards(folders)
     check_shards(shards)  # before loading anything: a refusal costs nothing
+    out: Path = args.out
+    replace = _holds_a_run(out, shards)
     first = min(shards, key=lambda s: s.shard.index)
     raw = load_config(
         RunFolder(first.path).require(RunFolder.CONFIG, "shard config"),
         [*overrides, "shard=null"],
-        args.out,
+        out,
         what="shard config",
         hint="write changes as key=value or group=option, e.g. tracking=none",
         stored_rankings=True,
     )
     exp = validate_experiment(raw)
-    # the page and summary.md too: the merged folder is a run folder like any other
-    result = merge_shards(exp, shards, [RunPage(), TerminalReport()], metadata={"merged": True})
+    # the golden set and corpus against the shards, each shard's slice: no tracker yet
+    merge = check_merge(exp, shards)
+    if replace:
+        print(
+            f"note: replacing the run in {out} with the merged run: none of its files are "
+            "kept unless the merge fails (--out ANOTHER_DIR keeps it)",
+            file=sys.stderr,
+        )
+    # the page and summary.md too: the merged folder is a run folder like any other.
+    # An earlier run is put back if the merge fails before its end (an exporter, Ctrl-C).
+    with replacing_folder(out) if replace else nullcontext():
+        result = score_merge(merge, [RunPage(), TerminalReport()], metadata={"merged": True})
     return result.exit_code
+
+
+def _holds_a_run(out: Path, shards: Sequence[ShardInput]) -> bool:
+    """Whether ``--out`` holds an earlier run, to replace; refused if it holds anything
+    else (a merged run mixed with other files could not be told from them), or if it is
+    or holds a shard being merged. False for a new or empty folder."""
+    from evalframe.assess.runfolder import RunFolder
+
+    if not out.exists():
+        return False
+    if not out.is_dir():
+        raise ConfigError(
+            f"{out} is a file, not a folder",
+            key="--out",
+            expected="a folder for the merged run: new, empty, or an earlier run's",
+            hint="give --out a folder path",
+        )
+    for s in shards:
+        if s.path.resolve().is_relative_to(out.resolve()):
+            what = "is" if s.path.resolve() == out.resolve() else f"holds {s.path},"
+            raise ConfigError(
+                f"{out} {what} the folder of shard {s.shard}, one of those being merged: the "
+                "merged run would be written over the rankings it is made from",
+                key="--out",
+                expected="a folder apart from the shard folders",
+                hint=f"give --out a new folder, e.g. {s.path.parent / 'merged'}",
+            )
+    entries = sorted(p.name for p in out.iterdir())
+    if not entries or _is_run(out):
+        return bool(entries)
+    raise ConfigError(
+        f"{out} holds files that are not an evalframe run's"
+        + (" (it is a shard folder)" if RunFolder.is_shard(out) else "")
+        + ": a merge does not write its run among other files",
+        key="--out",
+        expected="a new or empty folder, or an earlier run's folder (with summary.json) to replace",
+        got=f"{len(entries)} entr{'y' if len(entries) == 1 else 'ies'}: {shown(entries, 5)}",
+        hint="give --out a new folder, or move those files out of this one",
+    )
+
+
+def _is_run(folder: Path) -> bool:
+    """A folder an evalframe run wrote (of any layout): its summary.json is a run's, not
+    any file of that name."""
+    import json
+
+    from evalframe.assess.runfolder import RunFolder
+
+    try:
+        summary = json.loads(RunFolder(folder).file(RunFolder.SUMMARY).read_bytes())
+    except (OSError, ValueError):
+        return False
+    return isinstance(summary, dict) and "layout" in summary and "experiment" in summary

@@ -3,6 +3,8 @@
 Every output is written to a temporary file in the destination folder and
 then renamed over the target, so a crash or Ctrl-C never leaves a
 half-written file that a later step (DVC, a baseline comparison) would trust.
+A folder written again whole (:func:`replacing_folder`) holds the old files
+or the new ones when the writing ends, never some of each.
 
 Reading lives in :mod:`evalframe.core.reader`; ``read_jsonl``,
 ``read_json_array``, ``read_trec_run`` and ``require_file`` are importable
@@ -17,6 +19,7 @@ import os
 import shutil
 import tempfile
 from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -34,6 +37,7 @@ __all__ = [
     "read_json_array",
     "read_jsonl",
     "read_trec_run",
+    "replacing_folder",
     "require_file",
     "write_trec_run",
 ]
@@ -125,3 +129,40 @@ def write_trec_run(path: str | Path, run: Run, tag: str = "evalframe") -> Path:
             )
 
     return atomic_write_chunks(path, rankings())
+
+
+@contextmanager
+def replacing_folder(folder: str | Path) -> Iterator[Path]:
+    """Write ``folder`` anew inside the block, in place of what it holds now.
+
+    The folder as it is (if it exists) is first renamed aside, into a hidden
+    temporary folder beside it (``.<name>.replaced-*``, on the same file
+    system, so the rename is atomic), and the block writes into an absent
+    ``folder``. When the block ends the old files are deleted; if it raises
+    (an error, Ctrl-C) what it wrote is deleted and the old folder is renamed
+    back. So no file of the old folder is left beside the new ones, and a
+    failed attempt leaves the old folder as it was. (A process killed outright
+    leaves the old folder in its hidden temporary folder.)
+    """
+    target = Path(folder)
+    if not target.exists():
+        yield target
+        return
+    aside = Path(tempfile.mkdtemp(prefix=f".{target.name}.replaced-", dir=target.parent))
+    old = aside / target.name
+    try:
+        target.rename(old)
+    except BaseException:
+        aside.rmdir()
+        raise
+    try:
+        yield target
+    except BaseException:
+        if target.is_dir() and not target.is_symlink():
+            shutil.rmtree(target)
+        else:
+            target.unlink(missing_ok=True)
+        old.rename(target)
+        aside.rmdir()
+        raise
+    shutil.rmtree(aside, ignore_errors=True)

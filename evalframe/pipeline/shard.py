@@ -15,9 +15,12 @@ whole, and give exactly what an unsharded run gives. The rankings are the
 retriever's own (float scores round-trip JSON exactly); only latencies differ,
 as they do between any two runs.
 
-Before anything is scored the shards are checked against each other: one
-config (``shard`` and ``output.dir``/``output.cache_dir`` aside), one golden
-set, one corpus, one code version, every slice of ``0..n-1`` exactly once.
+Before anything is written or tracked (:func:`check_merge`) the shards are
+checked against each other and against the golden set and corpus as they are
+now: one config (``shard`` and ``output.dir``/``output.cache_dir`` aside), one
+golden set, one corpus, one code version, every slice of ``0..n-1`` exactly
+once, each holding exactly its slice. A refused merge is a mistake in what was
+given, found without a tracker: it starts none, so it logs no failed run.
 """
 
 from __future__ import annotations
@@ -33,10 +36,12 @@ from typing import Any
 from evalframe import __version__
 from evalframe.assess.runfolder import LAYOUT, RunFolder
 from evalframe.core.errors import EXIT_OK, ConfigError, DataError
-from evalframe.core.types import Ranking, Run, content_hash
+from evalframe.core.messages import kept
+from evalframe.core.types import GoldenSet, Ranking, Run, content_hash
 from evalframe.golden.split import Shard, shard_queries
 from evalframe.pipeline.config import Experiment
 from evalframe.pipeline.run import (
+    Inputs,
     PipelineResult,
     Reporter,
     _plugin_metadata,
@@ -47,13 +52,16 @@ from evalframe.pipeline.run import (
 from evalframe.plugin.hooks import HookRelay, RunContext
 
 __all__ = [
+    "CheckedMerge",
     "ShardInput",
+    "check_merge",
     "check_shards",
     "code_identity",
     "config_identity",
     "merge_shards",
     "read_shards",
     "run_shard",
+    "score_merge",
 ]
 
 #: Settings that say where a shard ran, not what it computed.
@@ -282,28 +290,104 @@ def check_shards(shards: Sequence[ShardInput]) -> None:
         )
 
 
-def merge_shards(
-    exp: Experiment,
-    shards: Sequence[ShardInput],
+@dataclass(frozen=True)
+class CheckedMerge:
+    """What :func:`check_merge` found: shards that are one evaluation, and its whole run.
+
+    Nothing has been written or tracked yet: every refusal happens before this exists.
+    """
+
+    exp: Experiment
+    shards: tuple[ShardInput, ...]
+    inputs: Inputs
+    run: Run
+
+
+def check_merge(exp: Experiment, shards: Sequence[ShardInput]) -> CheckedMerge:
+    """Every check a merge makes, then its rankings in the golden set's order.
+
+    The golden set and corpus are loaded again and must be those the shards
+    retrieved for, and each shard must hold exactly its slice, so nothing is
+    scored twice or left out. No tracker is started: a refused merge is a
+    mistake in what was given, not a run, and leaves nothing behind. What the
+    loaders warn about reaches ``summary.json`` when this is called inside
+    :func:`~evalframe.core.messages.kept` (as :func:`merge_shards` and the
+    command do).
+    """
+    check_shards(shards)
+    first = shards[0].info
+    inputs = load_inputs(exp)
+    golden = inputs.golden
+    stored = first.get("golden_set", {})
+    if stored.get("content_hash") != golden.content_hash:
+        raise DataError(
+            f"the golden set changed since the shards ran: they retrieved for "
+            f"{stored.get('name')}@{stored.get('content_hash')}, it is now "
+            f"{golden.name}@{golden.content_hash}",
+            hint="run the shards again against the current golden set",
+        )
+    corpus = inputs.corpus.content_hash if inputs.corpus is not None else None
+    if first.get("corpus") != corpus:
+        raise DataError(
+            f"the corpus changed since the shards ran ({first.get('corpus')} -> {corpus})",
+            hint="run the shards again against the current corpus",
+        )
+    for s in shards:
+        expected = shard_queries(golden, s.shard)
+        if list(s.rankings) != expected or s.info.get("queries") != expected:
+            raise DataError(
+                f"shard {s.shard} ({s.path}) does not hold its slice of the golden set",
+                expected=f"{len(expected)} queries, from {expected[0] if expected else '-'}",
+                got=f"{len(s.rankings)} queries",
+                hint="the shard folder was edited or cut short: run that shard again",
+            )
+    return CheckedMerge(exp, tuple(shards), inputs, _merged_run(exp, shards, golden))
+
+
+def _merged_run(exp: Experiment, shards: Sequence[ShardInput], golden: GoldenSet) -> Run:
+    """The shards' rankings in the golden set's order, with what their retrievers said."""
+    by_id = {qid: r for s in shards for qid, r in s.rankings.items()}
+    rankings: dict[str, Ranking] = {}
+    for q in golden:  # golden order, as an unsharded run fills its rankings
+        ranking = by_id[q.id]
+        if ranking is not None:
+            rankings[q.id] = ranking
+    hits = [s.info.get("retrieval_cache") for s in shards]
+    meta: dict[str, Any] = {"retriever": exp.retriever.spec.name}
+    if all(isinstance(h, dict) for h in hits):
+        meta["cache"] = {
+            k: sum(int(h.get(k, 0)) for h in hits if isinstance(h, dict))
+            for k in ("hits", "misses")
+        }
+    # each warning once: as it was when every shard said it (a run file read whole by
+    # each), else naming the shards that said it
+    said: dict[str, list[str]] = {}
+    for s in shards:
+        for w in s.info.get("retrieval_warnings") or ():
+            said.setdefault(str(w), []).append(str(s.shard))
+    if said:
+        meta["retrieval_warnings"] = [
+            w if len(where) == len(shards) else f"shard {', '.join(where)}: {w}"
+            for w, where in said.items()
+        ]
+    return Run(rankings=rankings, metadata=meta)
+
+
+def score_merge(
+    merge: CheckedMerge,
     reporters: Sequence[Reporter] = (),
     *,
     metadata: dict[str, Any] | None = None,
 ) -> PipelineResult:
-    """Score the shards' rankings as one run (``exp`` is their config, ``shard`` unset).
-
-    The golden set and corpus are loaded again and must be those the shards
-    retrieved for, and each shard must hold exactly its slice, so nothing is
-    scored twice or left out.
-    """
-    check_shards(shards)
-    first = shards[0].info
+    """Track, score, gate, compare, write and report a checked merge, as one run."""
+    exp, shards = merge.exp, merge.shards
     context = RunContext(
         experiment=exp.name,
         output_dir=exp.output_dir,
         config=exp.public_config,
         metadata={
             **(metadata or {}),
-            "choices": first.get("choices", {}),
+            "choices": shards[0].info.get("choices", {}),
             "plugins": _plugin_metadata(exp),
             "baseline": exp.baseline,
             "shards": [str(s.path) for s in sorted(shards, key=lambda s: s.shard.index)],
@@ -312,70 +396,37 @@ def merge_shards(
     relay = HookRelay.build(exp.trackers)
     relay.emit("on_run_start", context)
     try:
-        inputs = load_inputs(exp)
-        golden = inputs.golden
-        stored = first.get("golden_set", {})
-        if stored.get("content_hash") != golden.content_hash:
-            raise DataError(
-                f"the golden set changed since the shards ran: they retrieved for "
-                f"{stored.get('name')}@{stored.get('content_hash')}, it is now "
-                f"{golden.name}@{golden.content_hash}",
-                hint="run the shards again against the current golden set",
-            )
-        corpus = inputs.corpus.content_hash if inputs.corpus is not None else None
-        if first.get("corpus") != corpus:
-            raise DataError(
-                f"the corpus changed since the shards ran ({first.get('corpus')} -> {corpus})",
-                hint="run the shards again against the current corpus",
-            )
-        rankings: dict[str, Ranking] = {}
-        for s in shards:
-            expected = shard_queries(golden, s.shard)
-            if list(s.rankings) != expected or s.info.get("queries") != expected:
-                raise DataError(
-                    f"shard {s.shard} ({s.path}) does not hold its slice of the golden set",
-                    expected=f"{len(expected)} queries, from {expected[0] if expected else '-'}",
-                    got=f"{len(s.rankings)} queries",
-                    hint="the shard folder was edited or cut short: run that shard again",
-                )
-        by_id = {qid: r for s in shards for qid, r in s.rankings.items()}
-        for q in golden:  # golden order, as an unsharded run fills its rankings
-            ranking = by_id[q.id]
-            if ranking is not None:
-                rankings[q.id] = ranking
-        hits = [s.info.get("retrieval_cache") for s in shards]
-        meta: dict[str, Any] = {"retriever": exp.retriever.spec.name}
-        if all(isinstance(h, dict) for h in hits):
-            meta["cache"] = {
-                k: sum(int(h.get(k, 0)) for h in hits if isinstance(h, dict))
-                for k in ("hits", "misses")
-            }
-        # each warning once: as it was when every shard said it (a run file read whole by
-        # each), else naming the shards that said it
-        said: dict[str, list[str]] = {}
-        for s in shards:
-            for w in s.info.get("retrieval_warnings") or ():
-                said.setdefault(str(w), []).append(str(s.shard))
-        if said:
-            meta["retrieval_warnings"] = [
-                w if len(where) == len(shards) else f"shard {', '.join(where)}: {w}"
-                for w, where in said.items()
-            ]
-        run = Run(rankings=rankings, metadata=meta)
-        relay.emit("on_retrieval_done", context, run)
+        relay.emit("on_retrieval_done", context, merge.run)
         return score_and_report(
             exp,
-            golden,
-            run,
+            merge.inputs.golden,
+            merge.run,
             relay,
             context,
             reporters,
-            normalise_id=inputs.normalise_id,
-            corpus=inputs.corpus,
+            normalise_id=merge.inputs.normalise_id,
+            corpus=merge.inputs.corpus,
         )
     except BaseException as exc:
         relay.emit("on_error", context, exc)
         raise
+
+
+def merge_shards(
+    exp: Experiment,
+    shards: Sequence[ShardInput],
+    reporters: Sequence[Reporter] = (),
+    *,
+    metadata: dict[str, Any] | None = None,
+) -> PipelineResult:
+    """Score the shards' rankings as one run (``exp`` is their config, ``shard`` unset):
+    :func:`check_merge`, then :func:`score_merge`.
+
+    What loading the golden set and corpus again warns about is kept for the
+    merged ``summary.json`` and page, as a run keeps it.
+    """
+    with kept():
+        return score_merge(check_merge(exp, shards), reporters, metadata=metadata)
 
 
 def shard_message(outcome: ShardOutcome) -> str:

@@ -65,3 +65,63 @@ def test_chunks_are_written_whole_or_not_at_all(tmp_path: Path) -> None:
         atomic_write_chunks(target, failing())
     assert target.read_text() == "q1 Q0 a 1 2.0 t\nq1 Q0 b 2 1.0 t\n"  # the old file, whole
     assert [p.name for p in tmp_path.iterdir()] == ["out.trec"]  # no temp file left
+
+
+def _tree(folder: Path) -> dict[str, str]:
+    return {str(p.relative_to(folder)): p.read_text() for p in folder.rglob("*") if p.is_file()}
+
+
+def test_a_folder_replaced_holds_the_new_files_alone(tmp_path: Path) -> None:
+    """The old folder's files that the new one does not write (an export, a page) go too."""
+    from evalframe.core.io import replacing_folder
+
+    run = tmp_path / "run"
+    (run / "sub").mkdir(parents=True)
+    (run / "summary.json").write_text("old")
+    (run / "export.csv").write_text("old export")
+    (run / "sub" / "x").write_text("old x")
+    with replacing_folder(run) as target:
+        assert target == run and not run.exists()  # written into an absent folder
+        run.mkdir()
+        (run / "summary.json").write_text("new")
+    assert _tree(run) == {"summary.json": "new"}
+    assert [p.name for p in tmp_path.iterdir()] == ["run"]  # nothing set aside is left
+
+    fresh = tmp_path / "fresh"  # a folder that does not exist: nothing to replace
+    with replacing_folder(fresh):
+        fresh.mkdir()
+        (fresh / "a").write_text("a")
+    assert _tree(fresh) == {"a": "a"}
+
+
+@pytest.mark.parametrize("interruption", [RuntimeError("an exporter failed"), KeyboardInterrupt()])
+def test_a_replacement_that_fails_puts_the_old_folder_back_as_it_was(
+    tmp_path: Path, interruption: BaseException
+) -> None:
+    from evalframe.core.io import replacing_folder
+
+    run = tmp_path / "run"
+    (run / "sub").mkdir(parents=True)
+    (run / "summary.json").write_text("old")
+    (run / "sub" / "x").write_text("old x")
+
+    def half_written() -> None:
+        with replacing_folder(run):
+            run.mkdir()
+            (run / "summary.json").write_text("new, half of the run")
+            (run / "metrics.json").write_text("new")
+            raise interruption
+
+    with pytest.raises(type(interruption)):
+        half_written()
+    assert _tree(run) == {"summary.json": "old", "sub/x": "old x"}
+    assert [p.name for p in tmp_path.iterdir()] == ["run"]
+
+    def at_once() -> None:
+        with replacing_folder(run):
+            raise interruption  # before the block wrote anything
+
+    with pytest.raises(type(interruption)):
+        at_once()
+    assert _tree(run) == {"summary.json": "old", "sub/x": "old x"}
+    assert [p.name for p in tmp_path.iterdir()] == ["run"]
