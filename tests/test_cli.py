@@ -208,6 +208,33 @@ def test_a_users_own_project_experiment(project: Project) -> None:
     assert list((project.root / "outputs" / "mine").glob("*/metrics.json"))
 
 
+def test_an_experiment_file_whose_package_line_hydra_missed_is_said_before_any_folder(
+    project: Project,
+) -> None:
+    # a comment above `# @package _global_` ends Hydra's header: the keys land under
+    # `experiment:`, and the run folder would be named after the mapping's text
+    exp = project.root / "conf" / "experiment"
+    exp.mkdir(parents=True)
+    (exp / "x.yaml").write_text(
+        "# conf/experiment/x.yaml\n"
+        "# @package _global_\n"
+        "experiment: x\n"
+        f"dataset: {{path: {project.golden}}}\n"
+        "depth: 20\n"
+    )
+    for args in (["+experiment=x"], ["-m", "+experiment=x", "depth=5,10"]):
+        res = project.run(*args)
+        assert res.code == 2, res.stderr
+        assert res.stderr.startswith(
+            "error: config key experiment: not a name (expected a name such as quickstart; "
+            "got a mapping with keys experiment, dataset, depth)\n"
+        )
+        assert "`# @package _global_` on the experiment file's very first line" in res.stderr
+        assert "Traceback" not in res.stderr
+    assert not (project.root / "outputs").exists()
+    assert not (project.root / "multirun").exists()
+
+
 def test_unknown_experiment_lists_the_available_ones(project: Project) -> None:
     res = project.run("+experiment=quikstart")
     assert res.code == 2

@@ -243,6 +243,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:  # Ctrl-C in any command, or while one still imports: no traceback
         print("interrupted", file=sys.stderr)
         return EXIT_INTERRUPTED
+    except BrokenPipeError:  # `evalframe plugins list | head`: the reader had enough
+        _quiet_stdout()
+        return EXIT_BROKEN_PIPE
     except Exception as exc:  # noqa: BLE001  # a crash is reported with its traceback, exit 3
         from evalframe.app.stderr import environment_error, report_crash
 
@@ -252,6 +255,22 @@ def main(argv: Sequence[str] | None = None) -> int:
             return EXIT_ERROR
         report_crash()
         return EXIT_CRASH
+
+
+#: What a shell reports for a command its pipe's reader stopped (128 + SIGPIPE).
+EXIT_BROKEN_PIPE = 141
+
+
+def _quiet_stdout() -> None:
+    """Point stdout at /dev/null: the reader of the pipe is gone, and the interpreter's
+    flush at exit would otherwise fail again with "Exception ignored ... BrokenPipeError"."""
+    import os
+
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):  # no real stdout (captured, closed): nothing to flush
+        pass
 
 
 def entry() -> None:

@@ -311,6 +311,36 @@ def _refuse_literal_secrets(config: Any) -> None:
     raise SystemExit(2)
 
 
+def _refuse_an_experiment_that_is_not_a_name(config: Any) -> None:
+    """Stop before Hydra makes ``outputs/${experiment}/...`` when ``experiment`` is a mapping.
+
+    An experiment file whose ``# @package _global_`` line Hydra did not read (it
+    reads the package only from the comment lines at the very top, so a comment
+    above it hides it) lands under ``experiment:``. The run folder was then named
+    after the mapping's text, a few folders deep, and the job failed on a
+    missing ``dataset.path`` that said nothing of the cause.
+    """
+    from omegaconf import OmegaConf
+
+    from evalframe.core.errors import ConfigError
+
+    node = OmegaConf.select(config, "experiment", default=None, throw_on_missing=False)
+    if not OmegaConf.is_config(node):
+        return
+    keys = list(node.keys()) if OmegaConf.is_dict(node) else []
+    _refused.append(
+        ConfigError(
+            "not a name",
+            key="experiment",
+            expected="a name such as quickstart",
+            got=f"a mapping with keys {', '.join(map(str, keys))}" if keys else "a list",
+            hint="put `# @package _global_` on the experiment file's very first line (Hydra "
+            "reads it only above every other comment), so that its keys are top-level settings",
+        ).render()
+    )
+    raise SystemExit(2)
+
+
 def _first_job(config: Any) -> list[str] | None:
     """The overrides of the sweep's first job (each sweep at its first value, as Hydra's
     basic sweeper writes them), or None when the sweep is not a list or a range (an
@@ -449,9 +479,11 @@ class SweepCallback(Callback):
 
     def on_run_start(self, config: Any, **kwargs: Any) -> None:
         _refuse_literal_secrets(config)
+        _refuse_an_experiment_that_is_not_a_name(config)
 
     def on_multirun_start(self, config: Any, **kwargs: Any) -> None:
         _refuse_literal_secrets(config)
+        _refuse_an_experiment_that_is_not_a_name(config)
         _refuse_a_first_job_that_cannot_compose(config)
         _refuse_a_launcher_that_cannot_start(config)
         _start(config)

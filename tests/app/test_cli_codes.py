@@ -48,3 +48,21 @@ def test_a_full_disk_is_the_machines_state_exit_2_not_a_bug(
         "error: cannot use /data/out/per_query.jsonl.tmp: No space left on device"
     )
     assert "hint: free some space" in err and "Traceback" not in err
+
+
+def test_a_reader_that_stops_early_is_no_crash() -> None:
+    """`evalframe plugins list | head -1`: the pipe closes before the list is written."""
+    import subprocess
+    import sys
+
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "evalframe", "plugins", "list"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
+    assert proc.stdout is not None and proc.stderr is not None
+    proc.stdout.close()  # the reader is gone before the first line
+    err = proc.stderr.read().decode()
+    proc.stderr.close()
+    assert proc.wait() == 141  # 128 + SIGPIPE, as a shell reports it
+    assert err == ""  # no traceback, no "this is a bug", no "Exception ignored"
