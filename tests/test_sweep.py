@@ -279,3 +279,27 @@ def test_a_sweep_over_a_config_group_leaves_every_value_to_its_job(
     assert code == 2, err
     assert err.count("error: config key report.terminal:") == 2, err
     assert (sweep_project.root / "sweep").is_dir()
+
+
+def test_a_tuning_sweeps_held_out_and_untuned_runs_have_pages_and_its_summary_comes_first(
+    sweep_project: Project,
+) -> None:
+    """The held-out run is the figure to report: its folder gets the page and summary.md a
+    trial gets (trackers show them), and tuning.md is written before the sweep's end is
+    heard (the MLflow parent puts it above the trials' table)."""
+    seen: dict[str, bool] = {}
+
+    def on_sweep_end(self: Any, sweep: SweepContext, jobs: list[SweepJob]) -> None:
+        seen["tuning.md"] = (sweep.sweep_dir / SweepFolder.TUNING_MD).is_file()
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(SweepRecorder, "on_sweep_end", on_sweep_end)
+        code = _sweep(sweep_project, "tuning.metric=RR", "tuning.part=tune", "depth=3,5", page=True)
+    assert code == 0
+    sweep_dir = sweep_project.root / "sweep"
+    assert seen == {"tuning.md": True}
+    assert (sweep_dir / SweepFolder.TUNING_JSON).is_file()
+    for run in ("heldout", "untuned_tune", "untuned_heldout"):
+        folder = RunFolder(sweep_dir / run)
+        assert folder.file(RunFolder.REPORT_HTML).is_file(), run
+        assert folder.file(RunFolder.SUMMARY_MD).is_file(), run

@@ -210,6 +210,7 @@ def _finish(
 ) -> None:
     from evalframe.metrics import parse_metric
     from evalframe.pipeline import run_experiment, validate_experiment
+    from evalframe.report.page import RunPage
 
     metric = str(parse_metric(metric))
     jobs = SweepFolder(sweep_dir).jobs()
@@ -232,8 +233,13 @@ def _finish(
         "heldout",
         _job_choices(best) or own_choices,
     )
+    # with its page and summary.md, as a trial has: the held-out figure is the one to report,
+    # and a tracker shows the page and the summary (MLflow's description) of each run
     result = run_experiment(
-        validate_experiment(_heldout_config(best, out)), progress=False, metadata=heldout
+        validate_experiment(_heldout_config(best, out)),
+        reporters=[RunPage()],
+        progress=False,
+        metadata=heldout,
     )
     held = RunFolder(out).summary()
     split = held.get("golden_set", {}).get("provenance", {}).get("split", {})
@@ -270,12 +276,14 @@ def _finish(
         overrides = untuned_overrides(_task(config), swept, typed, own_choices)
         label = UNTUNED_LABELS[part]
         meta = _sweep_metadata(sweep_dir, folder, label, overrides, part, own_choices)
-        run_experiment(validate_experiment(raw), progress=False, metadata=meta)
+        run_experiment(
+            validate_experiment(raw), reporters=[RunPage()], progress=False, metadata=meta
+        )
         untuned[part] = _figures(RunFolder(folder).summary().get("overall", {}))
     if len(untuned) == 2:
         report["untuned"] = untuned
-    atomic_write_json(sweep_dir / "tuning.json", report)
-    atomic_write(sweep_dir / "tuning.md", render_tuning(report, markdown=True) + "\n")
+    atomic_write_json(sweep_dir / SweepFolder.TUNING_JSON, report)
+    atomic_write(sweep_dir / SweepFolder.TUNING_MD, render_tuning(report, markdown=True) + "\n")
     print(render_tuning(report))
 
 

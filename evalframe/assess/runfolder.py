@@ -972,6 +972,10 @@ class SweepFolder:
     MARKER: ClassVar[str] = ".evalframe-sweep.json"
     #: The page comparing the sweep's jobs (written when the sweep ends).
     REPORT_HTML: ClassVar[str] = "report.html"
+    #: A tuning sweep's summary (:mod:`evalframe.app.tune`): the best trial beside its
+    #: held-out figure, written before the sweep ends, so trackers can attach them.
+    TUNING_JSON: ClassVar[str] = "tuning.json"
+    TUNING_MD: ClassVar[str] = "tuning.md"
 
     def start(self) -> None:
         """Mark a new sweep in this folder."""

@@ -161,3 +161,9 @@ def _check_the_runs_in_mlflow(store: str, sweep: Path, best: int) -> None:
         assert run.data.params["tuning.part"] == part
     # the parent sums up the trials only
     assert parent.data.metrics["sweep.jobs"] == 4
+    # the held-out figure heads the parent's description, and the summary is attached
+    assert {"tuning.md", "tuning.json"} <= {
+        a.path for a in client.list_artifacts(parent.info.run_id)
+    }
+    summary = (sweep / "tuning.md").read_text().rstrip()
+    assert parent.data.tags["mlflow.note.content"].startswith(summary)

@@ -743,11 +743,22 @@ def build_sweep_record(
     page = sweep.sweep_dir / SweepFolder.REPORT_HTML  # the page comparing the jobs
     if page.is_file():
         artifacts.append(str(page))
+    # a tuning sweep's summary: the best trial beside its held-out figure, the one to
+    # report, above the trials' table (evalframe.app.tune writes it before the sweep ends)
+    tuning_md = sweep.sweep_dir / SweepFolder.TUNING_MD
+    tuning = tuning_md.read_text(encoding="utf-8") if tuning_md.is_file() else ""
+    if tuning:
+        artifacts.extend(
+            str(sweep.sweep_dir / f)
+            for f in (SweepFolder.TUNING_MD, SweepFolder.TUNING_JSON)
+            if (sweep.sweep_dir / f).is_file()
+        )
+    summary = f"{tuning.rstrip()}\n\n{files['jobs.md']}" if tuning else files["jobs.md"]
     tags = base_tags(sweep.experiment, cwd)
-    tags[DESCRIPTION_TAG] = description(files["jobs.md"], "jobs.md")
+    tags[DESCRIPTION_TAG] = description(summary, "jobs.md")
     if sweep.error:
         stopped = f"**The sweep was stopped:**\n\n```text\n{sweep.error}\n```\n\n"
-        tags[DESCRIPTION_TAG] = description(stopped + files["jobs.md"], "jobs.md")
+        tags[DESCRIPTION_TAG] = description(stopped + summary, "jobs.md")
         tags["evalframe.error"] = truncate(sweep.error, TAG_VALUE_LIMIT)
     tags["evalframe.sweep"] = "true"
     tags["evalframe.sweep_dir"] = str(sweep.sweep_dir)

@@ -106,6 +106,24 @@ def test_the_jobs_table_shows_what_tells_jobs_apart_and_the_best(tmp_path: Path)
     assert crashed.status == "FAILED"
 
 
+def test_a_tuning_sweeps_parent_shows_its_held_out_summary_above_the_jobs(tmp_path: Path) -> None:
+    """tuning.md (the best trial beside its held-out figure, the one to report) heads the
+    parent's description and is attached with tuning.json; a grid sweep has neither."""
+    jobs = [_job(0, ("retriever.k1=0.9",), 0, 0.5), _job(1, ("retriever.k1=1.5",), 0, 0.75)]
+    sweep = SweepContext("q", tmp_path, {})
+    plain = build_sweep_record(sweep, jobs, {"uid": "b" * 32}, uri="u", experiment_name="q",
+                               cwd=tmp_path)  # fmt: skip
+    assert not any(Path(a).name.startswith("tuning.") for a in plain.artifacts)
+    assert plain.tags["mlflow.note.content"].startswith("| job |")
+    (tmp_path / "tuning.md").write_text("## Tuning\n\nheld-out RR 0.7\n")
+    (tmp_path / "tuning.json").write_text("{}")
+    tuned = build_sweep_record(sweep, jobs, {"uid": "b" * 32}, uri="u", experiment_name="q",
+                               cwd=tmp_path)  # fmt: skip
+    assert {str(tmp_path / "tuning.md"), str(tmp_path / "tuning.json")} <= set(tuned.artifacts)
+    note = tuned.tags["mlflow.note.content"]
+    assert note.startswith("## Tuning\n\nheld-out RR 0.7\n\n| job |")
+
+
 def test_a_dvc_tracked_golden_set_is_tagged_with_its_md5(tmp_path: Path) -> None:
     from evalframe_mlflow.record import build_run_record
 
