@@ -378,9 +378,12 @@ def render_tuning(report: dict[str, Any], *, markdown: bool = False) -> str:
         fmt = [f"{{:<{widths[0]}}}", *(f"{{:>{w}}}" for w in widths[1:])]
         for r in [header, *rows]:
             lines.append("  " + "  ".join(f.format(c) for f, c in zip(fmt, r, strict=True)))
+    # in Markdown (tuning.md, a tracker's description) a line starting "* " is a list item
+    star = "\\*" if markdown else "*"
     lines += [
         "",
-        "  * the objective. gap = tuning − held-out. The held-out figure is the one to report.",
+        f"  {star} the objective. gap = tuning − held-out. The held-out figure is the one to "
+        "report.",
     ]
     if untuned:
         m = report["metric"]

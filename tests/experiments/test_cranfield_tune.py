@@ -104,6 +104,9 @@ def test_tuning_reports_the_tuning_and_held_out_split_side_by_side(tmp_path: Pat
     )
     assert gains in out
     assert (sweep / "tuning.md").read_text().count("| nDCG@10 * |") == 1
+    # the footnote's star is escaped, or Markdown would draw it as a list item
+    assert "\n  \\* the objective." in (sweep / "tuning.md").read_text()
+    assert "\n  * the objective." in out
 
     _check_the_runs_in_mlflow(store, sweep, best)
 
