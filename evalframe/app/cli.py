@@ -17,7 +17,13 @@ import sys
 from collections.abc import Callable, Sequence
 
 from evalframe import __version__
-from evalframe.core.errors import EXIT_CRASH, EXIT_ERROR, EXIT_INTERRUPTED, EvalframeError
+from evalframe.core.errors import (
+    EXIT_BROKEN_PIPE,
+    EXIT_CRASH,
+    EXIT_ERROR,
+    EXIT_INTERRUPTED,
+    EvalframeError,
+)
 
 __all__ = ["main"]
 
@@ -255,10 +261,6 @@ def main(argv: Sequence[str] | None = None) -> int:
             return EXIT_ERROR
         report_crash()
         return EXIT_CRASH
-
-
-#: What a shell reports for a command its pipe's reader stopped (128 + SIGPIPE).
-EXIT_BROKEN_PIPE = 141
 
 
 def _quiet_stdout() -> None:

@@ -13,6 +13,7 @@ from pathlib import Path
 from evalframe.core.secrets import redact_text
 
 __all__ = [
+    "EXIT_BROKEN_PIPE",
     "EXIT_CRASH",
     "EXIT_ERROR",
     "EXIT_GATE_FAILED",
@@ -32,6 +33,9 @@ EXIT_ERROR = 2
 EXIT_CRASH = 3
 #: Ctrl-C: the shell's convention, 128 + SIGINT.
 EXIT_INTERRUPTED = 130
+#: The reader of a pipe stopped reading (``evalframe plugins list | head``): the shell's
+#: convention for a command it stopped, 128 + SIGPIPE; nothing is printed.
+EXIT_BROKEN_PIPE = 141
 
 
 class EvalframeError(Exception):
