@@ -159,13 +159,9 @@ def _slurm_bin(root: Any, sbatch: str | None) -> str:
     return str(folder)
 
 
-@pytest.mark.slow
-def test_a_slurm_sweep_where_there_is_no_slurm_logs_nothing(
-    project: Any, store: str, client: Callable[..., Any]
-) -> None:
-    """Refused before the sweep starts: no parent run, no sweep folder, one paragraph."""
-    project.env["PATH"] = _slurm_bin(project.root, None)  # no srun, no sbatch
-    res = project.run(
+def _slurm_sweep(project: Any, store: str) -> Any:
+    """A two-job sweep on Submitit's SLURM launcher, tracked to ``store``."""
+    return project.run(
         "-m",
         "depth=5,10",
         "hydra/launcher=submitit_slurm",
@@ -173,6 +169,15 @@ def test_a_slurm_sweep_where_there_is_no_slurm_logs_nothing(
         f"tracking.uri={store}",
         f"hydra.sweep.dir={project.root / 'sweep'}",
     )
+
+
+@pytest.mark.slow
+def test_a_slurm_sweep_where_there_is_no_slurm_logs_nothing(
+    project: Any, store: str, client: Callable[..., Any]
+) -> None:
+    """Refused before the sweep starts: no parent run, no sweep folder, one paragraph."""
+    project.env["PATH"] = _slurm_bin(project.root, None)  # no srun, no sbatch
+    res = _slurm_sweep(project, store)
     assert res.returncode == 2
     assert res.stderr.startswith("error: config key hydra/launcher: the launcher submitit_slurm")
     assert "Traceback" not in res.stderr and len(res.stderr.strip().splitlines()) == 2
@@ -190,14 +195,7 @@ def test_a_sweep_its_launcher_could_not_start_is_a_failed_parent_that_says_why(
     refusal = "sbatch: error: Batch job submission failed: Invalid account"
     fake = _slurm_bin(project.root, f"echo '{refusal}' >&2; exit 1")
     project.env["PATH"] = f"{fake}{os.pathsep}{os.environ['PATH']}"
-    res = project.run(
-        "-m",
-        "depth=5,10",
-        "hydra/launcher=submitit_slurm",
-        "tracking=mlflow",
-        f"tracking.uri={store}",
-        f"hydra.sweep.dir={project.root / 'sweep'}",
-    )
+    res = _slurm_sweep(project, store)
     assert res.returncode == 2
     assert "Traceback" not in res.stderr
     said = res.stderr[res.stderr.index("\nerror: ") + 1 :].strip()  # after sbatch's own line
