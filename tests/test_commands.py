@@ -694,3 +694,54 @@ def test_a_rescore_after_the_golden_set_changed_says_so(
     assert f"note: the golden set changed since this run {change}" in capsys.readouterr().err
     assert main(["rescore", "again", "--out", "third"]) in (0, 1)  # unchanged since: quiet
     assert "the golden set changed" not in capsys.readouterr().err
+
+
+def test_rescore_out_is_new_empty_or_an_earlier_run_and_never_other_files(
+    project: Project, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """--out follows merge's rule (app.outfolder): a re-scored run is never written among
+    other files, nor over the run it is made from; an earlier run there is replaced whole."""
+    with RETRIEVERS.scoped() as reg:
+        reg.add("counting", Counting, CountingConfig)
+        run_dir = stored_run(project)
+        capsys.readouterr()
+
+        mine = project.root / "mine"
+        mine.mkdir()
+        (mine / "notes.txt").write_text("my notes\n")
+        assert main(["rescore", str(run_dir), "--out", str(mine)]) == 2
+        assert capsys.readouterr().err == (
+            f"error: option --out: {mine} holds files that are not an evalframe run's: a "
+            "rescore does not write its run among other files (expected a new or empty "
+            "folder, or an earlier run's folder (with summary.json) to replace; got 1 entry: "
+            "notes.txt)\n"
+            "  hint: give --out a new folder, or move those files out of this one\n"
+        )
+        assert [p.name for p in mine.iterdir()] == ["notes.txt"]
+
+        # the folder holding the run being re-scored would be replaced with it
+        assert main(["rescore", str(run_dir), "--out", str(project.root)]) == 2
+        err = capsys.readouterr().err
+        assert (
+            f"error: option --out: {project.root} holds {run_dir}, the run being re-scored: " in err
+        )
+        assert f"hint: give --out a new folder, e.g. {project.root / 'out-rescored'}" in err
+        assert run_dir.is_dir()
+
+        again = project.root / "again"
+        assert main(["rescore", str(run_dir), "--out", str(again)]) == 0
+        assert "note: replacing" not in capsys.readouterr().err
+        first = {p.name: p.read_bytes() for p in again.iterdir()}
+        (again / "old_export.csv").write_text("stale\n")
+        assert main(["rescore", str(run_dir), "--out", str(again)]) == 0
+        notes = [line for line in capsys.readouterr().err.splitlines() if "note:" in line]
+        assert notes == [
+            f"note: replacing the run in {again} with the re-scored run: none of its files are "
+            "kept unless the rescore fails (--out ANOTHER_DIR keeps it)"
+        ]
+        second = {p.name: p.read_bytes() for p in again.iterdir()}
+        assert "old_export.csv" not in second
+        assert second["metrics.json"] == first["metrics.json"]
+        assert set(second) == set(first)
+        # nothing left aside beside it
+        assert not [p for p in project.root.iterdir() if p.name.startswith(".again")]

@@ -8,8 +8,9 @@ import shutil
 import sys
 import tempfile
 from collections.abc import Sequence
+from contextlib import nullcontext
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from evalframe.assess.runfolder import RunFolder
 from evalframe.core.errors import ConfigError, DataError
@@ -19,6 +20,12 @@ from evalframe.core.messages import kept, warn
 from evalframe.core.store import DATABASE
 from evalframe.core.types import Corpus, Run
 from evalframe.metrics import Metric
+
+if TYPE_CHECKING:
+    from evalframe.core.types import GoldenSet
+    from evalframe.pipeline.config import Experiment
+    from evalframe.pipeline.run import Inputs
+    from evalframe.plugin.hooks import HookRelay, RunContext
 
 __all__ = ["cache_main", "default_cache_dir", "load_stored_run", "rescore_main"]
 
@@ -48,13 +55,13 @@ def rescore_main(argv: Sequence[str]) -> int:
     # options may come between the positionals (RUN --out DIR KEY=VALUE)
     args = parser.parse_intermixed_args(list(argv))
 
+    from evalframe.app.outfolder import out_holds_a_run
     from evalframe.app.runconfig import load_config
+    from evalframe.core.io import replacing_folder
     from evalframe.core.progress import step
     from evalframe.pipeline.config import validate_experiment
-    from evalframe.pipeline.run import Reporter, load_inputs, score_and_report, stored_corpus
+    from evalframe.pipeline.run import load_inputs, stored_corpus
     from evalframe.plugin.hooks import HookRelay, RunContext
-    from evalframe.report.page import RunPage
-    from evalframe.report.terminal import TerminalReport
 
     run_dir: Path = args.run_dir
     if not run_dir.is_dir():
@@ -65,6 +72,17 @@ def rescore_main(argv: Sequence[str]) -> int:
             "(outputs/<experiment>/<date_time> by default)",
         )
     config_file = RunFolder(run_dir).require(RunFolder.CONFIG, "stored run config")
+    # --out elsewhere: new, empty, or an earlier run's folder, replaced whole (app.outfolder)
+    replace = args.out is not None and args.out.resolve() != run_dir.resolve()
+    if replace:
+        replace = out_holds_a_run(
+            args.out,
+            [(run_dir, "the run being re-scored")],
+            command="rescore",
+            new="re-scored run",
+            made_from="rankings",
+            suggest=f"{run_dir.name}-rescored",
+        )
     raw = load_config(
         config_file,
         args.overrides,
@@ -78,6 +96,12 @@ def rescore_main(argv: Sequence[str]) -> int:
     # them the run's own config is scored again, and says what the run said (a rescore of
     # an unchanged run writes its summary.json again byte for byte)
     exp = validate_experiment(raw, retrieving=not args.overrides)
+    if replace:
+        print(
+            f"note: replacing the run in {args.out} with the re-scored run: none of its files "
+            "are kept unless the rescore fails (--out ANOTHER_DIR keeps it)",
+            file=sys.stderr,
+        )
     if args.out is None and args.overrides:
         print(
             f"note: re-scoring {run_dir} in place: its metrics, gates, config and report are "
@@ -113,6 +137,27 @@ def rescore_main(argv: Sequence[str]) -> int:
     _note_golden_change(before, golden.content_hash)
     context = RunContext(experiment=exp.name, output_dir=exp.output_dir, config=exp.public_config)
     relay = HookRelay.build(exp.trackers)
+    # an earlier run in --out is put back if the rescore fails before its end
+    with replacing_folder(args.out) if replace else nullcontext():
+        return _rescore(exp, golden, run, relay, context, inputs, deferred, run_dir, exact)
+
+
+def _rescore(
+    exp: Experiment,
+    golden: GoldenSet,
+    run: Run,
+    relay: HookRelay,
+    context: RunContext,
+    inputs: Inputs,
+    deferred: Corpus | bool,
+    run_dir: Path,
+    exact: bool,
+) -> int:
+    """Score the stored run and write the folder (``rescore_main``'s last step)."""
+    from evalframe.pipeline.run import Reporter, score_and_report
+    from evalframe.report.page import RunPage
+    from evalframe.report.terminal import TerminalReport
+
     relay.emit("on_run_start", context)
     try:
         reporters: list[Reporter] = [RunPage(), TerminalReport()]

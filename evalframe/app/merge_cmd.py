@@ -20,14 +20,9 @@ import sys
 from collections.abc import Sequence
 from contextlib import nullcontext
 from pathlib import Path
-from typing import TYPE_CHECKING
 
-from evalframe.core.errors import ConfigError
 from evalframe.core.gcpause import long_lived
-from evalframe.core.messages import kept, shown
-
-if TYPE_CHECKING:
-    from evalframe.pipeline.shard import ShardInput
+from evalframe.core.messages import kept
 
 __all__ = ["main"]
 
@@ -65,6 +60,7 @@ def main(argv: Sequence[str]) -> int:
     overrides = [i for i in args.items if "=" in i and not Path(i).is_dir()]
     folders = [Path(i) for i in args.items if i not in overrides]
 
+    from evalframe.app.outfolder import out_holds_a_run
     from evalframe.app.runconfig import load_config
     from evalframe.assess.runfolder import RunFolder
     from evalframe.core.io import replacing_folder
@@ -76,7 +72,14 @@ def main(argv: Sequence[str]) -> int:
     shards = read_shards(folders)
     check_shards(shards)  # before loading anything: a refusal costs nothing
     out: Path = args.out
-    replace = _holds_a_run(out, shards)
+    replace = out_holds_a_run(
+        out,
+        [(s.path, f"the folder of shard {s.shard}, one of those being merged") for s in shards],
+        command="merge",
+        new="merged run",
+        made_from="rankings",
+        suggest="merged",
+    )
     first = min(shards, key=lambda s: s.shard.index)
     raw = load_config(
         RunFolder(first.path).require(RunFolder.CONFIG, "shard config"),
@@ -100,56 +103,3 @@ def main(argv: Sequence[str]) -> int:
     with replacing_folder(out) if replace else nullcontext():
         result = score_merge(merge, [RunPage(), TerminalReport()], metadata={"merged": True})
     return result.exit_code
-
-
-def _holds_a_run(out: Path, shards: Sequence[ShardInput]) -> bool:
-    """Whether ``--out`` holds an earlier run, to replace; refused if it holds anything
-    else (a merged run mixed with other files could not be told from them), or if it is
-    or holds a shard being merged. False for a new or empty folder."""
-    from evalframe.assess.runfolder import RunFolder
-
-    if not out.exists():
-        return False
-    if not out.is_dir():
-        raise ConfigError(
-            f"{out} is a file, not a folder",
-            key="--out",
-            expected="a folder for the merged run: new, empty, or an earlier run's",
-            hint="give --out a folder path",
-        )
-    for s in shards:
-        if s.path.resolve().is_relative_to(out.resolve()):
-            what = "is" if s.path.resolve() == out.resolve() else f"holds {s.path},"
-            raise ConfigError(
-                f"{out} {what} the folder of shard {s.shard}, one of those being merged: the "
-                "merged run would be written over the rankings it is made from",
-                key="--out",
-                expected="a folder apart from the shard folders",
-                hint=f"give --out a new folder, e.g. {s.path.parent / 'merged'}",
-            )
-    entries = sorted(p.name for p in out.iterdir())
-    if not entries or _is_run(out):
-        return bool(entries)
-    raise ConfigError(
-        f"{out} holds files that are not an evalframe run's"
-        + (" (it is a shard folder)" if RunFolder.is_shard(out) else "")
-        + ": a merge does not write its run among other files",
-        key="--out",
-        expected="a new or empty folder, or an earlier run's folder (with summary.json) to replace",
-        got=f"{len(entries)} entr{'y' if len(entries) == 1 else 'ies'}: {shown(entries, 5)}",
-        hint="give --out a new folder, or move those files out of this one",
-    )
-
-
-def _is_run(folder: Path) -> bool:
-    """A folder an evalframe run wrote (of any layout): its summary.json is a run's, not
-    any file of that name."""
-    import json
-
-    from evalframe.assess.runfolder import RunFolder
-
-    try:
-        summary = json.loads(RunFolder(folder).file(RunFolder.SUMMARY).read_bytes())
-    except (OSError, ValueError):
-        return False
-    return isinstance(summary, dict) and "layout" in summary and "experiment" in summary

@@ -1,0 +1,86 @@
+"""``--out DIR`` of the commands that write a run folder from other folders (merge, rescore).
+
+Why one rule for both: a run folder is read back by ``report``, ``compare``,
+``promote`` and the trackers, which take every file in it as the run's. Written
+among other files, the new run could not be told from them; written over an
+earlier run file by file, it would keep that run's files it does not write
+itself (an old ``calibration.json``, a page). So ``--out`` is new, empty, or an
+earlier run's folder, which is replaced whole (``core.io.replacing_folder``);
+anything else is refused before anything is loaded, written or tracked.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from pathlib import Path
+
+from evalframe.core.errors import ConfigError
+from evalframe.core.messages import shown
+
+__all__ = ["is_run_folder", "out_holds_a_run"]
+
+
+def is_run_folder(folder: Path) -> bool:
+    """A folder an evalframe run wrote (of any layout): its summary.json is a run's, not
+    any file of that name."""
+    from evalframe.assess.runfolder import RunFolder
+
+    try:
+        summary = json.loads(RunFolder(folder).file(RunFolder.SUMMARY).read_bytes())
+    except (OSError, ValueError):
+        return False
+    return isinstance(summary, dict) and "layout" in summary and "experiment" in summary
+
+
+def out_holds_a_run(
+    out: Path,
+    sources: Sequence[tuple[Path, str]],
+    *,
+    command: str,
+    new: str,
+    made_from: str,
+    suggest: str,
+) -> bool:
+    """Whether ``out`` holds an earlier run, to replace; False for a new or empty folder.
+
+    Refused (ConfigError, key ``--out``): a file; a folder that is or holds one
+    of ``sources`` (each ``(path, what it is)``, e.g. ``(shard, "the folder of
+    shard 0/2, one of those being merged")``), whose files the ``new`` run
+    ("merged run") is ``made_from`` (a hint names a folder ``suggest`` beside
+    it); and a folder holding files that are not a run's (a ``command`` does
+    not write its run among them).
+    """
+    from evalframe.assess.runfolder import RunFolder
+
+    if not out.exists():
+        return False
+    if not out.is_dir():
+        raise ConfigError(
+            f"{out} is a file, not a folder",
+            key="--out",
+            expected=f"a folder for the {new}: new, empty, or an earlier run's",
+            hint="give --out a folder path",
+        )
+    for path, what in sources:
+        if path.resolve().is_relative_to(out.resolve()):
+            verb = "is" if path.resolve() == out.resolve() else f"holds {path},"
+            raise ConfigError(
+                f"{out} {verb} {what}: the {new} would be written over the "
+                f"{made_from} it is made from",
+                key="--out",
+                expected=f"a folder apart from {what}",
+                hint=f"give --out a new folder, e.g. {path.parent / suggest}",
+            )
+    entries = sorted(p.name for p in out.iterdir())
+    if not entries or is_run_folder(out):
+        return bool(entries)
+    raise ConfigError(
+        f"{out} holds files that are not an evalframe run's"
+        + (" (it is a shard folder)" if RunFolder.is_shard(out) else "")
+        + f": a {command} does not write its run among other files",
+        key="--out",
+        expected="a new or empty folder, or an earlier run's folder (with summary.json) to replace",
+        got=f"{len(entries)} entr{'y' if len(entries) == 1 else 'ies'}: {shown(entries, 5)}",
+        hint="give --out a new folder, or move those files out of this one",
+    )
