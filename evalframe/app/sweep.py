@@ -471,6 +471,7 @@ class SecretsCallback(Callback):
 
     def on_multirun_start(self, config: Any, **kwargs: Any) -> None:
         _refuse_literal_secrets(config)
+        _refuse_a_launcher_that_cannot_start(config)  # `mine -m` on SLURM without srun
 
 
 class SweepCallback(Callback):

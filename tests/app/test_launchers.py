@@ -107,6 +107,28 @@ def test_slurm_without_srun_is_refused_before_the_sweep_makes_anything(
     assert not store.exists() and not (here.root / "mlartifacts").exists()
 
 
+@pytest.mark.parametrize("command", ["mine", "build"])
+def test_a_mine_or_golden_build_sweep_on_slurm_without_srun_is_refused_alike(
+    here: Project,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    command: str,
+) -> None:
+    """The commands beside a run compose through Hydra too (app.composed): the same
+    refusal, before Hydra makes the sweep's folder."""
+    from evalframe.app.build_cmd import main as build
+    from evalframe.app.mine_cmd import run_mining
+
+    monkeypatch.setenv("PATH", str(_bin(here.root)))  # no srun, no sbatch
+    first = "+mine=mine_demo" if command == "mine" else "+build=knowcode_demo"
+    entry = run_mining if command == "mine" else build
+    args = ["-m", first, "hydra/launcher=submitit_slurm", f"hydra.sweep.dir={here.root / 'sw'}"]
+    assert entry([*args, "seed=1,2"]) == 2
+    lines = _paragraph(capsys.readouterr().err)
+    assert lines[0].startswith("error: config key hydra/launcher: the launcher submitit_slurm ")
+    assert not (here.root / "sw").exists()
+
+
 def test_a_launcher_that_fails_once_the_sweep_started_is_said_and_ends_the_sweep(
     here: Project, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
