@@ -179,6 +179,8 @@ def launch_failure(exc: BaseException, config: Any, jobs: int) -> ConfigError | 
     frames = _frames(exc.__traceback__)
     if not frames or frames[-1][0].startswith("evalframe"):
         return None  # raised in evalframe's code (a callback, a job): a crash, not the launcher's
+    if type(exc).__name__ == "ConfigCompositionException":
+        return _uncomposable_job(exc, config, jobs)
     # the launcher's: raised while it is made or while it launches (a sweeper calls it)
     launcher = any(fn in ("launch", "instantiate_launcher") for _, fn in frames)
     part = "launcher" if launcher else "sweeper"
@@ -202,3 +204,78 @@ def launch_failure(exc: BaseException, config: Any, jobs: int) -> ConfigError | 
         )
         + f"{doc} says what each needs (HYDRA_FULL_ERROR=1 prints the {part}'s traceback)",
     )
+
+
+def _uncomposable_job(exc: BaseException, config: Any, jobs: int) -> ConfigError:
+    """A job's overrides that Hydra could not apply, as the launcher composed it: a swept
+    key the config lacks, most often one the sweeper's search space
+    (``hydra.sweeper.params``) names, which the pre-sweep check of the first job does
+    not see. Said as the key's mistake, not the launcher's."""
+    from omegaconf import OmegaConf
+
+    text = str(exc).strip()
+    first = text.splitlines()[0] if text else type(exc).__name__
+    found = re.search(r"override '([^']+)'", first)
+    key = found.group(1) if found else None
+    params = OmegaConf.select(config, "hydra.sweeper.params", default=None) or {}
+    where = f"hydra.sweeper.params.{key}" if key is not None and key in params else key
+    cause = str(exc.__cause__).strip().splitlines()[0] if exc.__cause__ is not None else None
+    ran = f"after {jobs} of its jobs had started" if jobs else "before any job ran"
+    if key is None:
+        return ConfigError(
+            f"the sweep stopped {ran}: a job's config could not be composed: {first}",
+            got=cause,
+            hint="check the sweep's overrides",
+        )
+    if cause is not None and "not in struct" in cause:
+        return no_setting_to_sweep(key, where or key, f"the sweep stopped {ran}", cause)
+    return ConfigError(
+        f"a job's value for {key} could not be set: the sweep stopped {ran}",
+        key=where,
+        got=cause,
+        hint=f"check the values swept for {key} (`--cfg job` prints the setting's type)",
+    )
+
+
+#: What a key path that leads nowhere in the config finds (:func:`sweeper_key_missing`).
+_ABSENT = object()
+
+
+def no_setting_to_sweep(key: str, where: str, what: str, got: str) -> ConfigError:
+    """A swept key the config does not have (``what``: how far the sweep got)."""
+    return ConfigError(
+        f"there is no setting {key} to sweep: {what}",
+        key=where,
+        expected="a key of the composed config",
+        got=got,
+        hint=f"check its spelling (`--cfg job` prints every key), or write +{key} to add a new key",
+    )
+
+
+def sweeper_key_missing(config: Any) -> ConfigError | None:
+    """The first key of the sweeper's search space (``hydra.sweeper.params``, Optuna's)
+    that the sweep's config does not have, said before the sweep starts; None if all are
+    there. Keys that add (``+key``) or pick a config group's option (``group/x``) are
+    the sweeper's to apply, not checked."""
+    from omegaconf import DictConfig, OmegaConf
+
+    params = OmegaConf.select(config, "hydra.sweeper.params", default=None)
+    if not isinstance(params, DictConfig):
+        return None
+    # the keys as written, nothing resolved: a ``${hydra:...}`` value or a ``???`` is there
+    tree = OmegaConf.to_container(config, resolve=False)
+    for name in params:
+        key = str(name)
+        if key.startswith(("+", "~")) or "/" in key:
+            continue
+        node: Any = tree
+        for part in key.split("."):
+            node = node.get(part, _ABSENT) if isinstance(node, dict) else _ABSENT
+        if node is _ABSENT:
+            return no_setting_to_sweep(
+                key,
+                f"hydra.sweeper.params.{key}",
+                "the sweep was not started",
+                f"{key}: {params[name]}",
+            )
+    return None

@@ -222,6 +222,18 @@ def _refuse_a_launcher_that_cannot_start(config: Any) -> None:
         raise SystemExit(2)
 
 
+def _refuse_a_sweeper_key_the_config_lacks(config: Any) -> None:
+    """Stop before the sweep starts on a misspelt key of the sweeper's search space
+    (``hydra.sweeper.params``), which the first job's check does not see: the sweeper
+    adds those keys only as it launches each batch."""
+    from evalframe.app.launchers import sweeper_key_missing
+
+    problem = sweeper_key_missing(config)
+    if problem is not None:
+        _refused.append(problem.render())
+        raise SystemExit(2)
+
+
 def _said_launch_failure(exc: Exception) -> bool:
     """Whether an exception out of Hydra's multirun is the started sweep's launcher or
     sweeper failing, now said (:func:`refusal`) and given to the sweep as its error."""
@@ -486,6 +498,7 @@ class SweepCallback(Callback):
         _refuse_literal_secrets(config)
         _refuse_an_experiment_that_is_not_a_name(config)
         _refuse_a_first_job_that_cannot_compose(config)
+        _refuse_a_sweeper_key_the_config_lacks(config)
         _refuse_a_launcher_that_cannot_start(config)
         _start(config)
 

@@ -275,3 +275,51 @@ def test_a_launcher_that_stops_a_started_sweep_is_told_from_a_crash_of_evalframe
     # raised in evalframe's own code (a callback at the sweep's end): a crash, with its traceback
     ours = _raised("evalframe.app.tune", "launch", ValueError("a bug"))
     assert launch_failure(ours, config, jobs=2) is None
+
+
+def test_a_misspelt_key_of_the_sweepers_search_space_is_refused_before_the_sweep(
+    here: Project, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``hydra.sweeper.params`` (Optuna's search space, or the basic sweeper's) is applied
+    only as each batch launches: a key the config lacks stopped the sweep after it had
+    begun, said as the launcher's failure."""
+    (here.root / "conf" / "experiment").mkdir()
+    (here.root / "conf" / "experiment" / "typo.yaml").write_text(
+        "# @package _global_\nhydra:\n  sweeper:\n    params:\n      retriever.k11: 0.9,1.2\n"
+    )
+    assert _sweep(here, "+experiment=typo", "tracking=recorder") == 2
+    lines = _paragraph(capsys.readouterr().err)
+    assert lines == [
+        "error: config key hydra.sweeper.params.retriever.k11: there is no setting "
+        "retriever.k11 to sweep: the sweep was not started (expected a key of the composed "
+        "config; got retriever.k11: 0.9,1.2)",
+        "  hint: check its spelling (`--cfg job` prints every key), or write +retriever.k11 "
+        "to add a new key",
+    ]
+    assert Recorder.events == [] and not (here.root / "sweep").exists()
+
+
+def test_a_job_that_hydra_cannot_compose_is_the_keys_mistake_not_the_launchers() -> None:
+    """What Hydra raises when a launched job's override cannot be applied (a value of the
+    wrong type for a typed setting): said with the key, not blamed on the launcher."""
+    from hydra.errors import ConfigCompositionException
+    from omegaconf import OmegaConf
+
+    from evalframe.app.launchers import launch_failure
+
+    config = OmegaConf.create({"hydra": {"sweeper": {"params": {"retriever.k1": "abc,1.2"}}}})
+    try:
+        try:
+            raise ValueError("Value 'abc' could not be converted to Float")
+        except ValueError as cause:
+            raise ConfigCompositionException("Could not override 'retriever.k1'.") from cause
+    except ConfigCompositionException as exc:
+        error = launch_failure(exc, config, jobs=0)
+    assert error is not None
+    assert error.render() == (
+        "error: config key hydra.sweeper.params.retriever.k1: a job's value for retriever.k1 "
+        "could not be set: the sweep stopped before any job ran (got Value 'abc' could not "
+        "be converted to Float)\n"
+        "  hint: check the values swept for retriever.k1 (`--cfg job` prints the setting's "
+        "type)"
+    )
