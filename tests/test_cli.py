@@ -354,3 +354,18 @@ def test_ctrl_c_in_any_command_is_exit_130_without_a_traceback(
     assert cli.main(["cache", "info"]) == 130
     err = capsys.readouterr().err
     assert err == "interrupted\n"
+
+
+def test_hydras_traceback_when_asked_for_is_still_a_config_error(
+    project: Project, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """HYDRA_FULL_ERROR=1 makes Hydra raise its composition error: the traceback is shown
+    as asked, and the exit code stays 2 (the config's mistake), not 3 and "a bug"."""
+    monkeypatch.setenv("HYDRA_FULL_ERROR", "1")
+    res = project.run(*project.data_args(), "retriever.k11=3", "hydra.run.dir=out")
+    assert res.code == 2, res.stderr
+    assert "Traceback" in res.stderr and "this is a bug" not in res.stderr
+    assert res.stderr.rstrip().splitlines()[-1] == (
+        "error: Hydra could not compose the config: Could not override 'retriever.k11'. "
+        "(above is the traceback HYDRA_FULL_ERROR=1 asks for)"
+    )

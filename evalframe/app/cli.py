@@ -259,8 +259,36 @@ def main(argv: Sequence[str] | None = None) -> int:
         if said is not None:
             print(said, file=sys.stderr)
             return EXIT_ERROR
+        if _asked_for_hydras_traceback(exc):
+            return EXIT_ERROR
         report_crash()
         return EXIT_CRASH
+
+
+#: Hydra's errors for a config it could not compose: the user's mistake. Hydra says them
+#: in a line itself, and raises them only when HYDRA_FULL_ERROR=1 asks for the traceback.
+_HYDRA_CONFIG_ERRORS = frozenset(
+    {"ConfigCompositionException", "MissingConfigException", "OverrideParseException"}
+)
+
+
+def _asked_for_hydras_traceback(exc: BaseException) -> bool:
+    """Print the traceback HYDRA_FULL_ERROR=1 asked for when ``exc`` is Hydra's error for a
+    config it could not compose (exit code 2, a config error, not 3 and "a bug")."""
+    import os
+    import traceback
+
+    if os.environ.get("HYDRA_FULL_ERROR") != "1":
+        return False
+    if type(exc).__module__ != "hydra.errors" or type(exc).__name__ not in _HYDRA_CONFIG_ERRORS:
+        return False
+    traceback.print_exc()
+    print(
+        f"error: Hydra could not compose the config: {str(exc).strip().splitlines()[0]} "
+        "(above is the traceback HYDRA_FULL_ERROR=1 asks for)",
+        file=sys.stderr,
+    )
+    return True
 
 
 def _quiet_stdout() -> None:
