@@ -86,7 +86,6 @@ class _Sweep:
 def _write_page(sweep_dir: Path) -> None:
     """The page comparing the jobs, before ``on_sweep_end`` so a tracker can upload it.
     A page that cannot be drawn is a warning: every job's results are already written."""
-    from evalframe.core.errors import EvalframeError
     from evalframe.report.page import write_sweep_report
 
     if not any(job.summary for job in SweepFolder(sweep_dir).jobs()):
@@ -150,7 +149,6 @@ def swept_keys(config: Any) -> tuple[str, ...]:
 def _start(config: Any) -> None:
     from omegaconf import OmegaConf
 
-    from evalframe.core.errors import EvalframeError
     from evalframe.pipeline.config import resolve_trackers
 
     global _active
