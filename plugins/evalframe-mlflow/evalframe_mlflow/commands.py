@@ -9,10 +9,11 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import re
 import subprocess
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -370,8 +371,6 @@ def runs_main(argv: Sequence[str]) -> int:
         print(exc.render(), file=sys.stderr)
         return EXIT_ERROR
     except BrokenPipeError:  # `evalframe runs | head`: the reader has what it wanted
-        import os
-
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0
 
@@ -576,7 +575,25 @@ def ui_main(argv: Sequence[str]) -> int:
         # runs logged through a server keep their files here too (mlflow-artifacts:/ URIs)
         cmd += ["--artifacts-destination", artifacts]
     cmd += ["--host", args.host, "--port", str(args.port), "--workers", str(args.workers)]
-    return serve(cmd)
+    return serve(cmd, env=ui_environment(os.environ))
+
+
+#: MLflow's switch for the server's job runner (GenAI scorers, prompt optimisation).
+JOB_EXECUTION = "MLFLOW_SERVER_ENABLE_JOB_EXECUTION"
+
+
+def ui_environment(environ: Mapping[str, str]) -> dict[str, str]:
+    """The UI's environment: MLflow's job runner off unless the user set the switch.
+
+    Browsing runs needs none of it, and on by default it starts a job runner
+    and seven huey consumers, each importing MLflow: measured on 2 cores, the
+    UI answered after 14 s and held 1.8 GB in 10 processes; without them, 10 s
+    and 0.5 GB in 2. A user who runs MLflow's GenAI jobs sets the variable to
+    ``true`` and gets them back.
+    """
+    env = dict(environ)
+    env.setdefault(JOB_EXECUTION, "false")
+    return env
 
 
 #: Seconds the UI's processes get to stop after SIGTERM before they are killed.
@@ -611,10 +628,13 @@ class _StopError(Exception):
     """SIGTERM or SIGHUP, turned into an exception like Ctrl-C's KeyboardInterrupt."""
 
 
-def serve(cmd: list[str], grace: float = STOP_GRACE_SECONDS) -> int:
+def serve(
+    cmd: list[str], grace: float = STOP_GRACE_SECONDS, env: Mapping[str, str] | None = None
+) -> int:
     """Run ``cmd`` in a process group of its own; stop the whole group when we are stopped.
 
-    ``mlflow ui`` starts uvicorn workers and a job runner with huey consumers.
+    ``mlflow ui`` starts uvicorn workers, and a job runner with huey consumers
+    when MLflow's job execution is on (see ``ui_environment``).
     Ctrl-C reaches only this process (the server has its own group), and
     SIGTERM or SIGHUP too; either way every process of the server's group gets
     SIGTERM, then SIGKILL after ``grace`` seconds. The same cleanup runs when
@@ -625,7 +645,7 @@ def serve(cmd: list[str], grace: float = STOP_GRACE_SECONDS) -> int:
     def raise_stop(signum: int, frame: Any) -> None:
         raise _StopError(signum)
 
-    proc = subprocess.Popen(cmd, start_new_session=True)
+    proc = subprocess.Popen(cmd, start_new_session=True, env=env)
     saved = {sig: signal.signal(sig, raise_stop) for sig in (signal.SIGTERM, signal.SIGHUP)}
     code = 0
     try:
@@ -641,7 +661,6 @@ def serve(cmd: list[str], grace: float = STOP_GRACE_SECONDS) -> int:
 
 def _stop_group(proc: subprocess.Popen[bytes], grace: float) -> None:
     """SIGTERM to every process of ``proc``'s group, SIGKILL after ``grace``; until none is left."""
-    import os
     import signal
     import time
 

@@ -153,8 +153,14 @@ class Server:
                    "--backend-store-uri", f"sqlite:///{self.db}",
                    "--artifacts-destination", str(self.root / "mlartifacts"),
                    "--host", "127.0.0.1", "--port", str(self.port), "--workers", "1"]  # fmt: skip
+        # MLflow's job runner off, as `evalframe ui` turns it off by itself: tracking never
+        # uses it, and its eight processes each importing MLflow took a two-core machine
+        # for most of a minute
+        env = {k: v for k, v in os.environ.items() if k != "MLFLOW_SERVER_ENABLE_JOB_EXECUTION"}
+        if not via_ui:
+            env["MLFLOW_SERVER_ENABLE_JOB_EXECUTION"] = "false"
         self.proc = subprocess.Popen(
-            cmd, cwd=self.root, stdout=log, stderr=log, start_new_session=True
+            cmd, cwd=self.root, stdout=log, stderr=log, start_new_session=True, env=env
         )
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:

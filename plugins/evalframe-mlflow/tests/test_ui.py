@@ -1,6 +1,6 @@
-"""``evalframe ui`` stops everything it started: the MLflow server, its uvicorn workers,
-its job runner and huey consumers, on Ctrl-C and on SIGTERM. Real processes, checked
-in /proc afterwards."""
+"""``evalframe ui`` stops everything it started: the MLflow server and its uvicorn
+workers (and the job runner with its huey consumers, for a user who turns MLflow's
+jobs on), on Ctrl-C and on SIGTERM. Real processes, checked in /proc afterwards."""
 
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from evalframe_mlflow.commands import group_members
+from evalframe_mlflow.commands import JOB_EXECUTION, group_members, ui_environment
 
 pytestmark = [
     pytest.mark.slow,
@@ -55,6 +55,18 @@ def _alive(pids: list[int]) -> list[int]:
         if state not in ("Z", "X"):
             left.append(pid)
     return left
+
+
+def _cmdline(pid: int) -> str:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode()
+    except OSError:
+        return ""
+
+
+def test_the_ui_turns_mlflows_job_runner_off_unless_the_user_set_it() -> None:
+    assert ui_environment({"PATH": "/bin"}) == {"PATH": "/bin", JOB_EXECUTION: "false"}
+    assert ui_environment({JOB_EXECUTION: "true"})[JOB_EXECUTION] == "true"  # theirs, kept
 
 
 def _wait_for(check: Any, timeout: float) -> bool:
@@ -109,10 +121,12 @@ def _ppid(pid: int) -> int | None:
 def test_ctrl_c_stops_evalframe_ui_and_every_process_it_started(
     store: str, tmp_path: Path, unused_port: int
 ) -> None:
-    """The real `mlflow ui` behind `evalframe ui`: uvicorn, the job runner, huey consumers."""
+    """The real `mlflow ui` behind `evalframe ui`: the server and its uvicorn worker, and
+    not MLflow's job runner, which browsing runs does not need (`ui_environment`)."""
     port = unused_port
     leader = 0
     env = {**os.environ, "EVALFRAME_CACHE_DIR": str(tmp_path / "cache")}
+    env.pop(JOB_EXECUTION, None)
     log = tmp_path / "ui.log"
     with open(log, "w") as sink:
         # with Ctrl-C's default action, as in a terminal (a background shell job, such as a
@@ -156,10 +170,13 @@ def test_ctrl_c_stops_evalframe_ui_and_every_process_it_started(
             for p in Path("/proc").iterdir()
             if p.name.isdigit() and _ppid(int(p.name)) == ui.pid
         )
-        # wait for the server's helpers (uvicorn, the job runner and its consumers) to start
-        _wait_for(lambda: len(group_members(leader) or []) >= 3, 60)
+        # wait for the server's helper (uvicorn) to start; the leader is `mlflow ui`
+        _wait_for(lambda: len(group_members(leader) or []) >= 2, 60)
         members = group_members(leader) or []
-        assert len(members) >= 3, members
+        assert len(members) >= 2, members
+        commands = [_cmdline(pid) for pid in members]
+        assert any("uvicorn" in c for c in commands), commands
+        assert not any("huey" in c or "_job_runner" in c for c in commands), commands
         ui.send_signal(signal.SIGINT)  # what Ctrl-C sends to the terminal's foreground process
         assert ui.wait(timeout=60) == 0
         assert _alive(members) == []
