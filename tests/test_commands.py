@@ -728,6 +728,17 @@ def test_rescore_out_is_new_empty_or_an_earlier_run_and_never_other_files(
         assert f"hint: give --out a new folder, e.g. {project.root / 'out-rescored'}" in err
         assert run_dir.is_dir()
 
+        # nor inside it, new as the folder may be: the run folder would hold a second run
+        before = sorted(p.name for p in run_dir.iterdir())
+        assert main(["rescore", str(run_dir), "--out", str(run_dir / "sub")]) == 2
+        err = capsys.readouterr().err
+        assert err.startswith(
+            f"error: option --out: {run_dir / 'sub'} is inside {run_dir}, the run being "
+            "re-scored: the re-scored run would be written inside the run folder it is made "
+            "from"
+        ), err
+        assert sorted(p.name for p in run_dir.iterdir()) == before
+
         again = project.root / "again"
         assert main(["rescore", str(run_dir), "--out", str(again)]) == 0
         assert "note: replacing" not in capsys.readouterr().err

@@ -44,8 +44,9 @@ def out_holds_a_run(
 ) -> bool:
     """Whether ``out`` holds an earlier run, to replace; False for a new or empty folder.
 
-    Refused (ConfigError, key ``--out``): a file; a folder that is or holds one
-    of ``sources`` (each ``(path, what it is)``, e.g. ``(shard, "the folder of
+    Refused (ConfigError, key ``--out``): a folder inside one of ``sources``
+    (new or not: the run would nest in a run folder); a file; a folder that is or
+    holds one of ``sources`` (each ``(path, what it is)``, e.g. ``(shard, "the folder of
     shard 0/2, one of those being merged")``), whose files the ``new`` run
     ("merged run") is ``made_from`` (a hint names a folder ``suggest`` beside
     it); and a folder holding files that are not a run's (a ``command`` does
@@ -53,6 +54,16 @@ def out_holds_a_run(
     """
     from evalframe.assess.runfolder import RunFolder
 
+    for path, what in sources:
+        inside = out.resolve()
+        if inside != path.resolve() and inside.is_relative_to(path.resolve()):
+            raise ConfigError(
+                f"{out} is inside {path}, {what}: the {new} would be written inside "
+                "the run folder it is made from, whose files every reader takes as that run's",
+                key="--out",
+                expected=f"a folder apart from {what}",
+                hint=f"give --out a new folder, e.g. {path.parent / suggest}",
+            )
     if not out.exists():
         return False
     if not out.is_dir():
