@@ -99,6 +99,11 @@ def test_out_is_new_empty_or_an_earlier_run_and_never_other_files(
     assert f"hint: give --out a new folder, e.g. {sharded / 'sh' / 'merged'}" in err
     assert main(["merge", *shards, "--out", str(sharded / "sh"), NO_PAGE]) == 2
     assert f"{sharded / 'sh'} holds {shards[0]}, the folder of shard 0/2" in capsys.readouterr().err
+    # or a new folder inside a shard's: the merged run would nest in that shard's run
+    assert main(["merge", *shards, "--out", f"{shards[0]}/merged", NO_PAGE]) == 2
+    err = capsys.readouterr().err
+    assert f"{shards[0]}/merged is inside {shards[0]}, the folder of shard 0/2" in err
+    assert not Path(shards[0], "merged").exists()
 
     # an empty folder: the merged run is written in it, without a note
     out = tmp_path / "merged"
