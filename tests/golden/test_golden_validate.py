@@ -277,6 +277,13 @@ def test_json_of_a_set_that_cannot_be_read_is_still_one_json_document(
     assert "no 'expected_chunks' field" in report["error"]["message"]
     assert f"error: {golden}:1: record has no 'expected_chunks' field" in out.err
 
+    # a set that is not there: the error is the set's, never placed nowhere
+    absent = tmp_path / "absent.jsonl"
+    assert cli(["golden", "validate", str(absent), "--json"]) == 2
+    report = json.loads(capsys.readouterr().out)
+    assert report["error"]["where"] == str(absent)
+    assert "golden set not found" in report["error"]["message"]
+
 
 def test_errors_name_the_commands_options_not_a_runs_config_keys(
     capsys: pytest.CaptureFixture[str], tmp_path: Path

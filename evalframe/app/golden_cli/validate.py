@@ -128,12 +128,16 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _unread(path: str, exc: EvalframeError) -> dict[str, Any]:
-    """``--json``'s document for a set (or option) that stopped the checks before any ran."""
+    """``--json``'s document for a set (or option) that stopped the checks before any ran.
+
+    ``where`` is the error's own place (a line of the set, an option); an error
+    placed nowhere more precise (the set is missing, its format unknown) is the set's.
+    """
     return {
         "path": str(path),
         "passed": False,
         "counts": {"error": 1, "warning": 0, "info": 0},
-        "error": {"where": exc.where, "message": exc.render()},
+        "error": {"where": exc.where or str(path), "message": exc.render()},
         "findings": [],
     }
 
