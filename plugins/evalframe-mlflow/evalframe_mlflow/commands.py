@@ -562,13 +562,11 @@ def ui_main(argv: Sequence[str]) -> int:
     if not _store_exists(uri):
         print(_no_store(uri).render(), file=sys.stderr)
         return EXIT_ERROR
-    from evalframe_mlflow.upload import CLASSIC_VIEW
-
     address = f"http://{args.host}:{args.port}"
-    print(
-        f"MLflow UI for {uri} at {address}/#/experiments?{CLASSIC_VIEW} (Ctrl-C stops it)",
-        flush=True,
-    )
+    print(f"MLflow UI for {uri} at {address}/#/experiments (Ctrl-C stops it)")
+    if has_workflow_switch():
+        print(WORKFLOW_HINT)
+    sys.stdout.flush()
     cmd = [sys.executable, "-m", "mlflow", "ui", "--backend-store-uri", uri]
     artifacts = artifact_location_for(uri)
     if artifacts:
@@ -576,6 +574,32 @@ def ui_main(argv: Sequence[str]) -> int:
         cmd += ["--artifacts-destination", artifacts]
     cmd += ["--host", args.host, "--port", str(args.port), "--workers", str(args.workers)]
     return serve(cmd, env=ui_environment(os.environ))
+
+
+#: Said by `evalframe ui` where MLflow's UI has the "GenAI | Model training" switch.
+WORKFLOW_HINT = (
+    '  first time in this browser: pick "Model training" at the top of the side bar, '
+    "or experiments open on MLflow's GenAI overview instead of their runs "
+    "(the browser remembers the choice)"
+)
+
+
+def has_workflow_switch() -> bool:
+    """Whether the installed MLflow's UI picks an experiment's page by its side bar's switch.
+
+    From 3.5 it does, for every experiment, ignoring the kind evalframe tags it
+    with; the switch defaults to GenAI and is kept per browser once clicked. A
+    link carrying ``workflowType=machine_learning`` shows the runs but makes the
+    click a no-op (the switch already reads "Model training"), so the address
+    printed carries none and the user is told to pick it once.
+    """
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        major, minor = (int(part) for part in version("mlflow").split(".")[:2])
+    except (PackageNotFoundError, ValueError):
+        return True  # say it: harmless where the switch is absent
+    return (major, minor) >= (3, 5)
 
 
 #: MLflow's switch for the server's job runner (GenAI scorers, prompt optimisation).

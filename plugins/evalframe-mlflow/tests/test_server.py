@@ -114,3 +114,34 @@ def test_real_server_logging_outage_and_sync(project: Any, server: Any) -> None:
     again = project.command("sync")
     assert "nothing to sync" in again.stdout
     assert len(_runs(server)) == 2
+
+    _the_ui_opens_the_runs_once_model_training_is_picked(server, project.root)
+
+
+def _the_ui_opens_the_runs_once_model_training_is_picked(server: Any, root: Any) -> None:
+    """docs/tracking.md's steps, in a real Chromium on the UI `evalframe ui` serves: the
+    experiments list at the printed address, "Model training" picked once, then the
+    experiment opens on its runs table (MLflow 3.17 would open its GenAI overview)."""
+    from evalframe_mlflow.commands import has_workflow_switch
+
+    from tests.report.test_browser import FLAGS, find_chromium
+
+    sync_api = pytest.importorskip("playwright.sync_api")
+    path, why = find_chromium()
+    if path is None:
+        pytest.skip(f"no Chromium for the MLflow UI check: {why}")
+    with sync_api.sync_playwright() as pw:
+        chromium = pw.chromium.launch(executable_path=path, headless=True, args=FLAGS)
+        try:
+            page = chromium.new_page(viewport={"width": 1400, "height": 900})
+            page.goto(f"{server.uri}/#/experiments")
+            if has_workflow_switch():  # older UIs open a classic experiment by its tag
+                page.get_by_text("Model training", exact=True).first.click()
+            page.get_by_role("link", name="default", exact=True).first.click()
+            page.wait_for_url("**/experiments/*/runs?*", timeout=30_000)
+            assert "workflowType=genai" not in page.url
+            # both runs are rows of the table (their names are links to the run pages)
+            page.locator("a[href*='/runs/']").nth(1).wait_for(timeout=30_000)
+            page.screenshot(path=str(root / "mlflow-runs.png"))
+        finally:
+            chromium.close()

@@ -179,6 +179,13 @@ def test_ctrl_c_stops_evalframe_ui_and_every_process_it_started(
         assert not any("huey" in c or "_job_runner" in c for c in commands), commands
         ui.send_signal(signal.SIGINT)  # what Ctrl-C sends to the terminal's foreground process
         assert ui.wait(timeout=60) == 0
+        # the address carries no workflowType: with it, the "Model training" click that
+        # makes the classic view the browser's default would do nothing (MLflow 3.17)
+        said = log.read_text().splitlines()
+        assert said[0] == (
+            f"MLflow UI for {store} at http://127.0.0.1:{port}/#/experiments (Ctrl-C stops it)"
+        )
+        assert said[1].startswith('  first time in this browser: pick "Model training"')
         assert _alive(members) == []
         assert group_members(leader) == []
     finally:
