@@ -563,6 +563,10 @@ def ui_main(argv: Sequence[str]) -> int:
         print(_no_store(uri).render(), file=sys.stderr)
         return EXIT_ERROR
     address = f"http://{args.host}:{args.port}"
+    taken = port_taken(args.host, args.port)
+    if taken is not None:
+        print(taken.render(), file=sys.stderr)
+        return EXIT_ERROR
     print(f"MLflow UI for {uri} at {address}/#/experiments (Ctrl-C stops it)")
     if has_workflow_switch():
         print(WORKFLOW_HINT)
@@ -574,6 +578,44 @@ def ui_main(argv: Sequence[str]) -> int:
         cmd += ["--artifacts-destination", artifacts]
     cmd += ["--host", args.host, "--port", str(args.port), "--workers", str(args.workers)]
     return serve(cmd, env=ui_environment(os.environ))
+
+
+def port_taken(host: str, port: int) -> ConfigError | None:
+    """Why ``evalframe ui`` cannot serve on ``host:port``, or None when it is free.
+
+    Checked before MLflow starts: when uvicorn cannot bind, ``mlflow ui``
+    logs the error among its start-up lines and exits 0, so the user would
+    see a UI start, stop, and report success. A port that answers MLflow's
+    ``/health`` is a UI already running: the error says to open it instead.
+    (The port may still be taken between this check and the server's bind:
+    then MLflow's own log line is all there is.)
+    """
+    import socket
+    import urllib.request
+
+    with socket.socket() as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as uvicorn binds
+        try:
+            probe.bind((host, port))
+        except OSError as exc:
+            reason = exc.strerror or str(exc)
+        else:
+            return None
+    url = f"http://{host}:{port}"
+    try:
+        with urllib.request.urlopen(f"{url}/health", timeout=2) as resp:
+            mlflow_there = resp.status == 200
+    except OSError:
+        mlflow_there = False
+    hint = f"use another port (--port {port + 1})"
+    if mlflow_there:
+        hint = f"an MLflow server already answers there: open {url}, or {hint}"
+    return ConfigError(
+        f"cannot serve the MLflow UI on {host}:{port}: {reason}",
+        key="--port",
+        expected="a port no other program listens on",
+        hint=hint,
+    )
 
 
 #: Said by `evalframe ui` where MLflow's UI has the "GenAI | Model training" switch.

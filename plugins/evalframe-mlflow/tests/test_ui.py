@@ -7,6 +7,7 @@ from __future__ import annotations
 import contextlib
 import os
 import signal
+import socket
 import subprocess
 import sys
 import textwrap
@@ -17,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from evalframe_mlflow.commands import JOB_EXECUTION, group_members, ui_environment
+from evalframe_mlflow.commands import JOB_EXECUTION, group_members, port_taken, ui_environment
 
 pytestmark = [
     pytest.mark.slow,
@@ -62,6 +63,19 @@ def _cmdline(pid: int) -> str:
         return Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode()
     except OSError:
         return ""
+
+
+def test_a_port_another_program_listens_on_is_refused_and_a_free_one_is_not(
+    unused_port: int,
+) -> None:
+    with socket.socket() as other:
+        other.bind(("127.0.0.1", unused_port))
+        other.listen()
+        taken = port_taken("127.0.0.1", unused_port)
+        assert taken is not None
+        assert taken.key == "--port"
+        assert taken.hint == f"use another port (--port {unused_port + 1})"  # not MLflow
+    assert port_taken("127.0.0.1", unused_port) is None
 
 
 def test_the_ui_turns_mlflows_job_runner_off_unless_the_user_set_it() -> None:
@@ -177,6 +191,20 @@ def test_ctrl_c_stops_evalframe_ui_and_every_process_it_started(
         commands = [_cmdline(pid) for pid in members]
         assert any("uvicorn" in c for c in commands), commands
         assert not any("huey" in c or "_job_runner" in c for c in commands), commands
+        # a second UI on the same port: refused before MLflow starts (which would log the
+        # bind error among its start-up lines and exit 0), pointing at the one running
+        second = subprocess.run(
+            [sys.executable, "-m", "evalframe", "ui", "--uri", store, "--port", str(port)],
+            cwd=tmp_path, env=env, capture_output=True, text=True, timeout=60,
+        )  # fmt: skip
+        assert second.returncode == 2, second.stdout + second.stderr
+        assert second.stdout == ""
+        assert second.stderr == (
+            f"error: option --port: cannot serve the MLflow UI on 127.0.0.1:{port}: Address "
+            "already in use (expected a port no other program listens on)\n"
+            f"  hint: an MLflow server already answers there: open http://127.0.0.1:{port}, "
+            f"or use another port (--port {port + 1})\n"
+        )
         ui.send_signal(signal.SIGINT)  # what Ctrl-C sends to the terminal's foreground process
         assert ui.wait(timeout=60) == 0
         # the address carries no workflowType: with it, the "Model training" click that
