@@ -590,6 +590,7 @@ def port_taken(host: str, port: int) -> ConfigError | None:
     (The port may still be taken between this check and the server's bind:
     then MLflow's own log line is all there is.)
     """
+    import errno
     import socket
     import urllib.request
 
@@ -599,6 +600,20 @@ def port_taken(host: str, port: int) -> ConfigError | None:
             probe.bind((host, port))
         except OSError as exc:
             reason = exc.strerror or str(exc)
+            if isinstance(exc, socket.gaierror) or exc.errno == errno.EADDRNOTAVAIL:
+                return ConfigError(
+                    f"cannot serve the MLflow UI on {host}: {reason}",
+                    key="--host",
+                    expected="a name or address of this machine",
+                    hint="keep the default, 127.0.0.1, unless you mean to share the UI",
+                )
+            if exc.errno != errno.EADDRINUSE:  # a port below 1024 without root, ...
+                return ConfigError(
+                    f"cannot serve the MLflow UI on {host}:{port}: {reason}",
+                    key="--port",
+                    expected="a port this user may listen on (1024 and above)",
+                    hint="use another port (the default is 5000)",
+                )
         else:
             return None
     url = f"http://{host}:{port}"

@@ -76,6 +76,9 @@ def test_a_port_another_program_listens_on_is_refused_and_a_free_one_is_not(
         assert taken.key == "--port"
         assert taken.hint == f"use another port (--port {unused_port + 1})"  # not MLflow
     assert port_taken("127.0.0.1", unused_port) is None
+    # an address this machine does not have is the host's mistake, not the port's
+    elsewhere = port_taken("192.0.2.1", unused_port)  # TEST-NET-1, never a local address
+    assert elsewhere is not None and elsewhere.key == "--host"
 
 
 def test_the_ui_turns_mlflows_job_runner_off_unless_the_user_set_it() -> None:
