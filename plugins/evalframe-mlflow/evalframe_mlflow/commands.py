@@ -309,11 +309,23 @@ def render_runs(
     return render(*drawn, width=width, color=color)
 
 
-def _max_runs(text: str) -> int:
-    value = int(text)
-    if not 1 <= value <= 50000:  # MLflow's search_runs limit
-        raise argparse.ArgumentTypeError(f"must be between 1 and 50000, got {value}")
-    return value
+def _whole(low: int, high: int) -> Any:
+    """An argparse type: a whole number from ``low`` to ``high`` (argparse says the rest)."""
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+        if not low <= value <= high:
+            raise argparse.ArgumentTypeError(f"{value} is not between {low} and {high}")
+        return value
+
+    return parse
+
+
+#: ``runs --max``: MLflow's search_runs takes at most 50,000 a call.
+_max_runs = _whole(1, 50000)
 
 
 def runs_main(argv: Sequence[str]) -> int:
@@ -544,8 +556,10 @@ def ui_main(argv: Sequence[str]) -> int:
     parser.add_argument(
         "--uri", help="backend store (default: $MLFLOW_TRACKING_URI or ./mlflow.db)"
     )
-    parser.add_argument("--port", type=int, default=5000)
-    parser.add_argument("--workers", type=int, default=1, help="server processes (default 1)")
+    parser.add_argument("--port", type=_whole(1, 65535), default=5000, help="(default 5000)")
+    parser.add_argument(
+        "--workers", type=_whole(1, 64), default=1, help="server processes (default 1)"
+    )
     parser.add_argument(
         "--host", default="127.0.0.1", help="keep 127.0.0.1 unless you mean to share it"
     )

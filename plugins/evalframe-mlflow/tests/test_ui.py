@@ -81,6 +81,26 @@ def test_a_port_another_program_listens_on_is_refused_and_a_free_one_is_not(
     assert elsewhere is not None and elsewhere.key == "--host"
 
 
+@pytest.mark.parametrize(
+    ("argv", "said"),
+    [
+        (["--port", "99999"], "argument --port: 99999 is not between 1 and 65535"),
+        (["--port", "x"], "argument --port: 'x' is not a whole number"),
+        (["--workers", "0"], "argument --workers: 0 is not between 1 and 64"),
+    ],
+)
+def test_a_port_or_worker_count_out_of_range_is_a_usage_error(
+    argv: list[str], said: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Exit 2 with argparse's line; a port above 65535 crashed in bind() (exit 3)."""
+    from evalframe_mlflow.commands import ui_main
+
+    with pytest.raises(SystemExit) as stopped:
+        ui_main(argv)
+    assert stopped.value.code == 2
+    assert capsys.readouterr().err.splitlines()[-1] == f"evalframe ui: error: {said}"
+
+
 def test_the_ui_turns_mlflows_job_runner_off_unless_the_user_set_it() -> None:
     assert ui_environment({"PATH": "/bin"}) == {"PATH": "/bin", JOB_EXECUTION: "false"}
     assert ui_environment({JOB_EXECUTION: "true"})[JOB_EXECUTION] == "true"  # theirs, kept
