@@ -6,6 +6,7 @@ import argparse
 from collections.abc import Sequence
 from pathlib import Path
 
+from evalframe.core.argtypes import number, whole
 from evalframe.core.errors import ConfigError
 
 __all__ = ["main"]
@@ -39,16 +40,23 @@ def main(argv: Sequence[str]) -> int:
     )
     parser.add_argument("--label-a", help="name of arm A (default: its records' 'arm')")
     parser.add_argument("--label-b", help="name of arm B")
-    parser.add_argument("--min-seeds", type=int, default=3, help="seeds per task and arm (3)")
+    parser.add_argument("--min-seeds", type=whole(1), default=3, help="seeds per task and arm (3)")
     parser.add_argument(
         "--strata", default="task_type,difficulty", help="fields of a stratum, comma-separated"
     )
     parser.add_argument(
         "--split", default="baseline_answerable", help="a field shown as its own split ('' none)"
     )
-    parser.add_argument("--bootstrap", type=int, default=1000, help="bootstrap resamples (1000)")
-    parser.add_argument("--confidence", type=float, default=0.95, help="CI level (0.95)")
-    parser.add_argument("--seed", type=int, default=0, help="random seed (0)")
+    parser.add_argument(
+        "--bootstrap", type=whole(0), default=1000, help="bootstrap resamples (1000)"
+    )
+    parser.add_argument(
+        "--confidence",
+        type=number(0, 1, above=True, below=True),
+        default=0.95,
+        help="CI level (0.95)",
+    )
+    parser.add_argument("--seed", type=whole(0), default=0, help="random seed (0)")
     parser.add_argument("--out", type=Path, default=Path("benefit"), help="folder for benefit.json")
     args = parser.parse_args(list(argv))
 
@@ -70,12 +78,6 @@ def main(argv: Sequence[str]) -> int:
             key="--golden",
             hint="give --golden PATH (a KnowCode golden_v1.0.json, or any format with "
             "must_mention_facts)",
-        )
-    if args.bootstrap < 0 or not 0 < args.confidence < 1 or args.min_seeds < 1:
-        raise ConfigError(
-            "--bootstrap must be >= 0, --confidence in (0, 1) and --min-seeds >= 1",
-            key="--bootstrap/--confidence/--min-seeds",
-            got=f"{args.bootstrap}, {args.confidence}, {args.min_seeds}",
         )
     raw = {
         "a": args.a,

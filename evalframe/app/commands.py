@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from evalframe.assess.runfolder import RunFolder
+from evalframe.core.argtypes import number, whole
 from evalframe.core.errors import ConfigError, DataError
 from evalframe.core.gcpause import long_lived
 from evalframe.core.io import default_cache_dir
@@ -387,13 +388,13 @@ def compare_main(argv: Sequence[str]) -> int:
     )
     parser.add_argument(
         "--alpha",
-        type=float,
+        type=number(0, 1, above=True, below=True),
         default=0.05,
         help="the level a verdict (improved, regressed) needs; default 0.05",
     )
     parser.add_argument(
         "--seed",
-        type=int,
+        type=whole(0),
         default=0,
         help="seed of the bootstrap and randomization resamples (same seed, same numbers)",
     )

@@ -31,6 +31,7 @@ from evalframe.app.hydra_app import (
 )
 from evalframe.app.hydra_errors import plain_config
 from evalframe.app.stderr import report_crash
+from evalframe.core.argtypes import number
 from evalframe.core.errors import EXIT_ERROR, EXIT_OK, ConfigError, EvalframeError
 
 __all__ = ["main"]
@@ -136,8 +137,12 @@ def _parser() -> argparse.ArgumentParser:
         "delta_p > threshold), and show which labels and gate verdicts change.",
     )
     p.add_argument("path", type=Path, help="the retrieval_dataset.yaml")
-    p.add_argument("--threshold", type=float, required=True, help="the new Δp threshold")
-    p.add_argument("--confidence", type=float, help="the new confidence (default: the file's)")
+    p.add_argument("--threshold", type=number(), required=True, help="the new Δp threshold")
+    p.add_argument(
+        "--confidence",
+        type=number(0, 1, above=True, below=True),
+        help="the new confidence (default: the file's)",
+    )
     p.add_argument("--correction", choices=("holm", "bh", "none"), help="default: the file's")
     p.add_argument("--out", type=Path, help="write the re-judged dataset here")
     p.add_argument(

@@ -9,19 +9,16 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
+from evalframe.core.argtypes import number, whole
 from evalframe.core.errors import ConfigError
 
 __all__ = ["add_format", "count", "emit", "fraction", "load"]
 
 
-def fraction(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
-    if not 0 <= value <= 1:
-        raise argparse.ArgumentTypeError(f"{text!r} is not between 0 and 1")
-    return value
+#: A share of the set (``--fraction``, ``--plan-fill``): from 0 to 1.
+fraction = number(0, 1)
+#: A number of records or passages (``--n``, ``--min-*``): 0 or more.
+count = whole(0)
 
 
 def ratio(text: str) -> float:
@@ -33,16 +30,6 @@ def ratio(text: str) -> float:
         raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
     if math.isnan(value) or value < 0:
         raise argparse.ArgumentTypeError(f"{text!r} is not a ratio from 0 up (above 1: off)")
-    return value
-
-
-def count(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"{text!r} is negative")
     return value
 
 

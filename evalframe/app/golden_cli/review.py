@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from evalframe.app.golden_cli.common import add_format, count, emit, fraction, load
+from evalframe.core.argtypes import whole
 from evalframe.core.errors import EXIT_GATE_FAILED, EXIT_OK, ConfigError
 
 __all__ = ["add_parsers", "create", "review_check", "sample"]
@@ -25,7 +26,7 @@ def add_parsers(sub: Any) -> None:
     c.add_argument("path", help="B.O.B JSONL file to append to (created if missing)")
     c.add_argument("--corpus", required=True, help="corpus file the passages come from")
     c.add_argument("--corpus-format", default="jsonl", help="corpus plugin (default: jsonl)")
-    c.add_argument("--k", type=int, default=5, help="passages shown per question (default 5)")
+    c.add_argument("--k", type=whole(1), default=5, help="passages shown per question (default 5)")
     c.add_argument("--retriever", default="bm25", help="retriever plugin (default: bm25)")
     c.add_argument(
         "--cache-dir",
@@ -47,7 +48,7 @@ def add_parsers(sub: Any) -> None:
     add_format(sa)
     sa.add_argument("--out", required=True, help="review file to write (JSONL)")
     sa.add_argument("--fraction", type=fraction, default=0.15, help="default 0.15 (KnowCode §8)")
-    sa.add_argument("--seed", type=int, default=0, help="random seed (default 0)")
+    sa.add_argument("--seed", type=whole(0), default=0, help="random seed (default 0)")
     sa.add_argument(
         "--strata",
         help="comma-separated fields (default: task_type,difficulty, those present)",

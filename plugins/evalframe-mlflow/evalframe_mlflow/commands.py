@@ -18,6 +18,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+from evalframe.core.argtypes import number, whole
 from evalframe.core.errors import EXIT_ERROR, ConfigError, EvalframeError
 from evalframe.core.secrets import redact_text
 from evalframe_mlflow.upload import artifact_location_for, resolve_uri
@@ -309,23 +310,8 @@ def render_runs(
     return render(*drawn, width=width, color=color)
 
 
-def _whole(low: int, high: int) -> Any:
-    """An argparse type: a whole number from ``low`` to ``high`` (argparse says the rest)."""
-
-    def parse(text: str) -> int:
-        try:
-            value = int(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
-        if not low <= value <= high:
-            raise argparse.ArgumentTypeError(f"{value} is not between {low} and {high}")
-        return value
-
-    return parse
-
-
 #: ``runs --max``: MLflow's search_runs takes at most 50,000 a call.
-_max_runs = _whole(1, 50000)
+_max_runs = whole(1, 50000)
 
 
 def runs_main(argv: Sequence[str]) -> int:
@@ -506,10 +492,12 @@ def sync_main(argv: Sequence[str]) -> int:
         help="run or sweep folders, or folders to search (default: every record this machine left)",
     )
     parser.add_argument("--uri", help="upload here instead of the URI each record names")
-    parser.add_argument("--timeout", type=float, default=5, help="seconds per HTTP request")
+    parser.add_argument(
+        "--timeout", type=number(0, above=True), default=5, help="seconds per HTTP request"
+    )
     parser.add_argument(
         "--retries",
-        type=int,
+        type=whole(0),
         default=1,
         help="MLflow HTTP retries per request (MLFLOW_HTTP_REQUEST_MAX_RETRIES; default 1)",
     )
@@ -556,9 +544,9 @@ def ui_main(argv: Sequence[str]) -> int:
     parser.add_argument(
         "--uri", help="backend store (default: $MLFLOW_TRACKING_URI or ./mlflow.db)"
     )
-    parser.add_argument("--port", type=_whole(1, 65535), default=5000, help="(default 5000)")
+    parser.add_argument("--port", type=whole(1, 65535), default=5000, help="(default 5000)")
     parser.add_argument(
-        "--workers", type=_whole(1, 64), default=1, help="server processes (default 1)"
+        "--workers", type=whole(1, 64), default=1, help="server processes (default 1)"
     )
     parser.add_argument(
         "--host", default="127.0.0.1", help="keep 127.0.0.1 unless you mean to share it"
