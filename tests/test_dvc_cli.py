@@ -79,6 +79,11 @@ def test_run_config_on_a_plainly_composed_default_names_the_unset_key(
     assert "dataset.path" in err and "+experiment=" in err and "Traceback" not in err
     assert main(["run-config", str(project.root / "nope.yaml")]) == 2
     assert "not found" in capsys.readouterr().err
+    # a folder given for the file: said as such (it was an IsADirectoryError, exit 3)
+    assert main(["run-config", str(project.root)]) == 2
+    assert capsys.readouterr().err.startswith(
+        f"error: composed config is a folder, not a file: {project.root}"
+    )
 
 
 def test_ef_data_in_a_composed_file_is_relative_inside_a_checkout(tmp_path: Path) -> None:

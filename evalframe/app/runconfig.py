@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from evalframe.core.errors import ConfigError
-from evalframe.core.io import require_file
+from evalframe.core.reader.files import read_bytes
 from evalframe.core.reader import yaml_error
 
 __all__ = ["main"]
@@ -103,7 +103,8 @@ def load_config(
     from evalframe.app.hydra_app import GROUPS, _register_resolvers, config_search_path
     from evalframe.app.hydra_errors import omegaconf_error, plain_config
 
-    require_file(path, what=what)
+    # missing, a folder or unreadable: said as such (OmegaConf.load would raise OSError)
+    read_bytes(path, what=what)
     _register_resolvers()
     search_path = config_search_path()
     groups: dict[str, str] = {}
