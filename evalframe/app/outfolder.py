@@ -11,26 +11,13 @@ anything else is refused before anything is loaded, written or tracked.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from pathlib import Path
 
 from evalframe.core.errors import ConfigError
 from evalframe.core.messages import shown
 
-__all__ = ["is_run_folder", "out_holds_a_run"]
-
-
-def is_run_folder(folder: Path) -> bool:
-    """A folder an evalframe run wrote (of any layout): its summary.json is a run's, not
-    any file of that name."""
-    from evalframe.assess.runfolder import RunFolder
-
-    try:
-        summary = json.loads(RunFolder(folder).file(RunFolder.SUMMARY).read_bytes())
-    except (OSError, ValueError):
-        return False
-    return isinstance(summary, dict) and "layout" in summary and "experiment" in summary
+__all__ = ["out_holds_a_run"]
 
 
 def out_holds_a_run(
@@ -84,7 +71,7 @@ def out_holds_a_run(
                 hint=f"give --out a new folder, e.g. {path.parent / suggest}",
             )
     entries = sorted(p.name for p in out.iterdir())
-    if not entries or is_run_folder(out):
+    if not entries or RunFolder.holds_run(out):
         return bool(entries)
     raise ConfigError(
         f"{out} holds files that are not an evalframe run's"

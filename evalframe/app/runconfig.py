@@ -20,8 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from evalframe.core.errors import ConfigError
-from evalframe.core.reader.files import read_bytes
-from evalframe.core.reader import yaml_error
+from evalframe.core.reader import read_bytes, yaml_error
 
 __all__ = ["main"]
 

@@ -734,6 +734,16 @@ class RunFolder:
         return _read_json(self.file(self.JOB))
 
     @classmethod
+    def holds_run(cls, folder: Path) -> bool:
+        """Whether ``folder`` is a folder an evalframe run wrote (of any layout): its
+        summary.json is a run's, not any file of that name."""
+        try:
+            summary = json.loads(cls(folder).file(cls.SUMMARY).read_bytes())
+        except (OSError, ValueError):
+            return False
+        return isinstance(summary, dict) and "layout" in summary and "experiment" in summary
+
+    @classmethod
     def is_shard(cls, path: Path) -> bool:
         """Whether ``path`` holds a finished shard (``shard.json`` is written last)."""
         return (Path(path) / cls.SHARD).is_file()

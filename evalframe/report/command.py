@@ -86,6 +86,26 @@ def main(argv: Sequence[str]) -> int:
         raise
 
 
+def _not_another_run(out: Path, runs: Sequence[Path]) -> None:
+    """Refuse an ``--out`` that is the folder of a run other than the one drawn.
+
+    A page written there would replace that run's own ``report.html`` (and
+    ``summary.md``, or add ``report.md`` and plot CSVs), which every reader of
+    the folder then takes as that run's. A single run's own folder is where its
+    page belongs, so ``report RUN --out RUN`` is no mistake.
+    """
+    if len(runs) == 1 and out.resolve() == runs[0].resolve():
+        return
+    if RunFolder.holds_run(out):
+        drawn = f"the page of {runs[0]}" if len(runs) == 1 else f"the page of {len(runs)} runs"
+        raise ConfigError(
+            f"{out} is the folder of a run: {drawn} would be taken for that run's own",
+            key="--out",
+            expected="a folder that holds no run (new, or one for reports)",
+            hint=f"give --out a folder of its own, e.g. {out.parent / 'report'}",
+        )
+
+
 def _report(args: argparse.Namespace) -> int:
 
     from evalframe.report.page import (
@@ -99,6 +119,8 @@ def _report(args: argparse.Namespace) -> int:
     )
 
     runs: list[Path] = args.runs
+    if args.out is not None:
+        _not_another_run(args.out, runs)
     if len(runs) == 1 and _is_sweep(runs[0]):
         multi = sweep_run(runs[0])
         if args.format == "md":

@@ -196,6 +196,18 @@ def test_several_runs_get_one_page_and_the_plot_files(
     assert main(["report", str(a), str(b)]) == 2  # several runs need --out
     assert "--out" in capsys.readouterr().err
 
+    # nor into a run's folder, where the page would be taken for that run's own
+    before = {p.name: p.read_bytes() for p in b.iterdir() if p.is_file()}
+    assert main(["report", str(a), str(b), "--out", str(b)]) == 2
+    assert capsys.readouterr().err.startswith(
+        f"error: option --out: {b} is the folder of a run: the page of 2 runs would be taken "
+        "for that run's own"
+    )
+    assert main(["report", str(a), "--out", str(b)]) == 2  # nor one run's page in another's
+    assert f"the page of {a} would be taken" in capsys.readouterr().err
+    assert {p.name: p.read_bytes() for p in b.iterdir() if p.is_file()} == before
+    assert main(["report", str(a), "--out", str(a)]) == 0  # its own folder: where it belongs
+
 
 @pytest.mark.parametrize("source", ["corpus", "manifest"])
 def test_text_past_the_budget_is_not_even_read(
