@@ -112,6 +112,17 @@ def test_promote_prints_the_dvc_and_git_commands(
     assert f"dvc add {root / 'main'}" in out
     assert f"git add {root / 'main.dvc'} {root / '.gitignore'}" in out
     assert "git commit -m 'baseline main'" in out and "--commit" in out
+    assert "replaced" not in out  # a new name replaces nothing
+
+    # promoting over the name moves the bar every later run is held to: said, old -> new
+    summary = json.loads((root / "main" / "summary.json").read_text())
+    first = summary["headline"][0]
+    summary["overall"][first]["mean"] = 0.25  # the earlier baseline's value, by hand
+    (root / "main" / "summary.json").write_text(json.dumps(summary))
+    assert main(["baseline", "promote", str(run_dir), "--name", "main", "--root", str(root)]) == 0
+    now = json.loads((run_dir / "metrics.json").read_text())[first]
+    said = capsys.readouterr().out.splitlines()[1]
+    assert said.startswith(f"  it replaced the baseline main held: {first} 0.250 -> {now:.3f}")
 
 
 def test_promote_commit_outside_dvc_is_refused_after_the_copy(

@@ -470,6 +470,25 @@ def compare_main(argv: Sequence[str]) -> int:
     return 0
 
 
+def _headline_means(folder: Path) -> dict[str, float] | None:
+    """A baseline's headline metrics and their means; None when there is none to read.
+
+    Promoting over a name replaces what every later run is compared with, so the
+    command says what the bar was and what it is now (the folder holds no history
+    of its own; a baseline versioned with DVC keeps the old one in git).
+    """
+    try:
+        summary = json.loads((folder / RunFolder.SUMMARY).read_bytes())
+        overall = summary["overall"]
+        return {
+            str(m): float(overall[m]["mean"])
+            for m in summary.get("headline") or overall
+            if isinstance(overall.get(m), dict) and "mean" in overall[m]
+        }
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return None
+
+
 def baseline_main(argv: Sequence[str]) -> int:
     parser = argparse.ArgumentParser(
         prog="evalframe baseline",
@@ -498,8 +517,16 @@ def baseline_main(argv: Sequence[str]) -> int:
 
     from evalframe.assess.baseline import promote, version_commands, version_with_dvc
 
+    earlier = _headline_means(args.root / args.name)
     target = promote(args.run_dir, args.name, args.root)
     print(f"promoted {args.run_dir} to {target}")
+    if earlier is not None:
+        now = _headline_means(target) or {}
+        moved = ", ".join(
+            f"{m} {earlier[m]:.3f} -> {now[m]:.3f}" if m in now else f"{m} {earlier[m]:.3f} -> -"
+            for m in earlier
+        )
+        print(f"  it replaced the baseline {args.name} held: {moved}")
     print(f"  compare new runs with it: python -m evalframe ... baseline={args.name}")
     if args.commit:
         for ran in version_with_dvc(target, args.name):
