@@ -201,7 +201,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
             return benefit_main(args[1:])
         if args and args[0] == "baseline":
-            from evalframe.app.commands import baseline_main
+            from evalframe.app.baseline_cmd import main as baseline_main
 
             return baseline_main(args[1:])
         if args and args[0] == "report":

@@ -1,0 +1,83 @@
+"""``evalframe baseline promote RUN_DIR --name NAME``: keep a run as a named baseline."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from collections.abc import Sequence
+from pathlib import Path
+
+from evalframe.assess.runfolder import RunFolder
+
+__all__ = ["main"]
+
+
+def _headline_means(folder: Path) -> dict[str, float] | None:
+    """A baseline's headline metrics and their means; None when there is none to read.
+
+    Promoting over a name replaces what every later run is compared with, so the
+    command says what the bar was and what it is now (the folder holds no history
+    of its own; a baseline versioned with DVC keeps the old one in git).
+    """
+    try:
+        summary = json.loads((folder / RunFolder.SUMMARY).read_bytes())
+        overall = summary["overall"]
+        return {
+            str(m): float(overall[m]["mean"])
+            for m in summary.get("headline") or overall
+            if isinstance(overall.get(m), dict) and "mean" in overall[m]
+        }
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return None
+
+
+def main(argv: Sequence[str]) -> int:
+    """``evalframe baseline promote``."""
+    parser = argparse.ArgumentParser(
+        prog="evalframe baseline",
+        description="Keep a run as a named baseline (baselines/<name>/), for baseline=<name>.",
+    )
+    sub = parser.add_subparsers(dest="action", required=True)
+    promote_p = sub.add_parser("promote", help="copy a run's results into baselines/<name>/")
+    promote_p.add_argument("run_dir", type=Path)
+    promote_p.add_argument(
+        "--name", required=True, help="the baseline's name, as runs give it (baseline=NAME)"
+    )
+    promote_p.add_argument(
+        "--root",
+        type=Path,
+        default=Path("baselines"),
+        help="the folder of baselines (default: baselines, as the config's baselines_dir)",
+    )
+    promote_p.add_argument(
+        "--commit",
+        action="store_true",
+        help="also `dvc add` the baseline and `git commit` its .dvc file (only those files)",
+    )
+    args = parser.parse_args(list(argv))
+
+    import shlex
+
+    from evalframe.assess.baseline import promote, version_commands, version_with_dvc
+
+    earlier = _headline_means(args.root / args.name)
+    target = promote(args.run_dir, args.name, args.root)
+    print(f"promoted {args.run_dir} to {target}")
+    if earlier is not None:
+        now = _headline_means(target) or {}
+        moved = ", ".join(
+            f"{m} {earlier[m]:.3f} -> {now[m]:.3f}" if m in now else f"{m} {earlier[m]:.3f} -> -"
+            for m in earlier
+        )
+        print(f"  it replaced the baseline {args.name} held: {moved}")
+    print(f"  compare new runs with it: python -m evalframe ... baseline={args.name}")
+    if args.commit:
+        for ran in version_with_dvc(target, args.name):
+            print(f"  ran: {ran}")
+        print("  share it: dvc push && git push")
+    else:
+        print("  version it:")
+        for argv_ in version_commands(target, args.name):
+            print("    " + " ".join(shlex.quote(part) for part in argv_))
+        print("  (or promote with --commit to run these)")
+    return 0
