@@ -637,9 +637,8 @@ def port_taken(host: str, port: int) -> ConfigError | None:
 
 #: Said by `evalframe ui` where MLflow's UI has the "GenAI | Model training" switch.
 WORKFLOW_HINT = (
-    '  first time in this browser: pick "Model training" at the top of the side bar, '
-    "or experiments open on MLflow's GenAI overview instead of their runs "
-    "(the browser remembers the choice)"
+    '  first time in this browser: pick "Model training" at the top of the side bar (once);\n'
+    "  without it, experiments open on MLflow's GenAI overview, which shows no runs"
 )
 
 
