@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import argparse
-import json
 from collections.abc import Sequence
 from pathlib import Path
 
 from evalframe.assess.runfolder import RunFolder
+from evalframe.core.errors import EvalframeError
 
 __all__ = ["main"]
 
@@ -19,16 +19,14 @@ def _headline_means(folder: Path) -> dict[str, float] | None:
     command says what the bar was and what it is now (the folder holds no history
     of its own; a baseline versioned with DVC keeps the old one in git).
     """
-    try:
-        summary = json.loads((folder / RunFolder.SUMMARY).read_bytes())
-        overall = summary["overall"]
-        return {
-            str(m): float(overall[m]["mean"])
-            for m in summary.get("headline") or overall
-            if isinstance(overall.get(m), dict) and "mean" in overall[m]
-        }
-    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+    if not RunFolder.holds_run(folder):
         return None
+    run = RunFolder(folder)
+    try:
+        names, metrics = run.headline(), run.metrics()
+    except EvalframeError:  # a damaged earlier baseline: replaced all the same, unsaid
+        return None
+    return {m: float(metrics[m]) for m in names if isinstance(metrics.get(m), int | float)}
 
 
 def main(argv: Sequence[str]) -> int:

@@ -41,16 +41,25 @@ def out_holds_a_run(
     """
     from evalframe.assess.runfolder import RunFolder
 
+    where = out.resolve()
     for path, what in sources:
-        inside = out.resolve()
-        if inside != path.resolve() and inside.is_relative_to(path.resolve()):
-            raise ConfigError(
-                f"{out} is inside {path}, {what}: the {new} would be written inside "
-                "the run folder it is made from, whose files every reader takes as that run's",
-                key="--out",
-                expected=f"a folder apart from {what}",
-                hint=f"give --out a new folder, e.g. {path.parent / suggest}",
+        source = path.resolve()
+        if where != source and where.is_relative_to(source):
+            said = (
+                f"is inside {path}, {what}: the {new} would be written inside the run folder "
+                "it is made from, whose files every reader takes as that run's"
             )
+        elif source.is_relative_to(where):
+            verb = "is" if where == source else f"holds {path},"
+            said = f"{verb} {what}: the {new} would be written over the {made_from} it is made from"
+        else:
+            continue
+        raise ConfigError(
+            f"{out} {said}",
+            key="--out",
+            expected=f"a folder apart from {what}",
+            hint=f"give --out a new folder, e.g. {path.parent / suggest}",
+        )
     if not out.exists():
         return False
     if not out.is_dir():
@@ -60,16 +69,6 @@ def out_holds_a_run(
             expected=f"a folder for the {new}: new, empty, or an earlier run's",
             hint="give --out a folder path",
         )
-    for path, what in sources:
-        if path.resolve().is_relative_to(out.resolve()):
-            verb = "is" if path.resolve() == out.resolve() else f"holds {path},"
-            raise ConfigError(
-                f"{out} {verb} {what}: the {new} would be written over the "
-                f"{made_from} it is made from",
-                key="--out",
-                expected=f"a folder apart from {what}",
-                hint=f"give --out a new folder, e.g. {path.parent / suggest}",
-            )
     entries = sorted(p.name for p in out.iterdir())
     if not entries or RunFolder.holds_run(out):
         return bool(entries)
