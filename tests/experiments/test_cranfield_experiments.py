@@ -88,7 +88,7 @@ def pytrec_means(qrels: dict[str, dict[str, int]], run: Run) -> dict[str, float]
         [sys.executable, str(WORKER)], input=payload, text=True, capture_output=True, timeout=300
     )
     assert proc.returncode == 0, proc.stderr
-    per_query = json.loads(proc.stdout)[0]
+    (per_query,) = map(json.loads, proc.stdout.splitlines())  # one line per case
     return {
         ours: sum(per_query.get(q, {}).get(theirs, 0.0) for q in qrels) / len(qrels)
         for ours, theirs in TREC.items()

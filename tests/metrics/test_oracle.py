@@ -14,6 +14,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -87,24 +88,32 @@ def case(draw: st.DrawFn) -> tuple[dict[str, dict[str, int]], dict[str, dict[str
     return qrels, run, draw(st.integers(1, 3))
 
 
-def run_oracle(batch: list[list[Any]], timeout: float = 5) -> list[dict[str, Any] | None]:
-    payload = json.dumps(batch)
-    try:
-        proc = subprocess.run(
-            [sys.executable, str(WORKER)],
-            input=payload,
-            text=True,
-            capture_output=True,
-            timeout=timeout,
-        )
-        if proc.returncode == 0:
-            return json.loads(proc.stdout)  # type: ignore[no-any-return]  # JSON from our worker
-    except subprocess.TimeoutExpired:
-        pass
-    if len(batch) == 1:
-        return [None]  # the oracle hung or crashed on this very case
-    # A batch takes ~0.2 s; one that times out hit the oracle's hang: retry case by case.
-    return [r for item in batch for r in run_oracle([item], timeout=3)]
+def run_oracle(batch: list[list[Any]], timeout: float = 2) -> list[dict[str, Any] | None]:
+    """pytrec_eval's result for each case of ``batch``, None for a case it hung or
+    crashed on. A batch takes ~0.2 s; the worker prints each result as it finishes,
+    so a hang costs one ``timeout`` and one more process for the cases after it."""
+    results: list[dict[str, Any] | None] = []
+    while len(results) < len(batch):
+        rest = batch[len(results) :]
+        with tempfile.TemporaryFile("w+") as out:
+            proc = subprocess.Popen(
+                [sys.executable, str(WORKER)],
+                stdin=subprocess.PIPE,
+                stdout=out,
+                stderr=subprocess.DEVNULL,
+                text=True,
+            )
+            try:
+                proc.communicate(json.dumps(rest), timeout=timeout)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+            out.seek(0)
+            done = [json.loads(line) for line in out.read().splitlines() if line.endswith("}")]
+        results.extend(done[: len(rest)])
+        if len(results) < len(batch):
+            results.append(None)  # the oracle hung or crashed on this very case
+    return results
 
 
 @settings(
