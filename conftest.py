@@ -8,6 +8,11 @@ tests are about something else. DVC and MLflow telemetry stay off.
 from __future__ import annotations
 
 import os
+import shutil
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
 
 import pytest
 
@@ -48,3 +53,30 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         for item in items:
             if item.get_closest_marker("extended"):
                 item.add_marker(skip)
+
+
+@pytest.fixture(scope="session")
+def store_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """An initialised, empty sqlite MLflow store, made once per worker (in a child process:
+    MLflow's warnings stay out of the test's output). MLflow's migrations of a new store
+    take 2-3 s; a test about something else starts from a copy (:func:`mlflow_store`)."""
+    db = tmp_path_factory.mktemp("store") / "mlflow.db"
+    code = (
+        "import sys; from mlflow.tracking import MlflowClient; "
+        "MlflowClient(sys.argv[1]).search_experiments()"
+    )
+    subprocess.run([sys.executable, "-c", code, f"sqlite:///{db}"], check=True, timeout=120)
+    return db
+
+
+@pytest.fixture
+def mlflow_store(store_template: Path) -> Callable[[Path], str]:
+    """``mlflow_store(path)``: a copy of the empty store at ``path``; returns its URI.
+    For tests whose point is not a new store's creation (those make their own)."""
+
+    def make(path: Path) -> str:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(store_template, path)
+        return f"sqlite:///{path}"
+
+    return make

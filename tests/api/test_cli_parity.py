@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import json
 import shutil
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -210,14 +211,14 @@ def test_verdicts_are_evalframe_compares(tmp_path: Path, monkeypatch: pytest.Mon
 
 @pytest.mark.filterwarnings("ignore::DeprecationWarning")  # MLflow's sqlalchemy, not ours
 def test_tracking_records_what_the_command_line_records(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, mlflow_store: Callable[[Path], str]
 ) -> None:
     """tracking=mlflow from Python logs the run the command line logs: metrics, params, tags.
 
     ``EVALFRAME_TRACKING=none`` is set for both: an explicit ``tracking=`` wins
     over it, on the command line and from Python alike.
     """
-    store = f"sqlite:///{tmp_path / 'mlflow.db'}"
+    store = mlflow_store(tmp_path / "mlflow.db")
     settings = ["tracking=mlflow", f"tracking.uri={store}", "report.html=false"]
     proc = cli(tmp_path, "+experiment=quickstart", *settings, "hydra.run.dir=cli")
     assert proc.returncode == 0, proc.stderr

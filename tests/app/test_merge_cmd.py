@@ -14,7 +14,7 @@ own, in this process.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -43,11 +43,14 @@ def _files(folder: Path) -> dict[str, bytes]:
 @pytest.mark.slow  # MLflow's store: about 5 s
 @pytest.mark.filterwarnings("ignore::DeprecationWarning")  # MLflow's sqlalchemy, not ours
 def test_a_refused_merge_tracks_nothing_and_an_accepted_one_is_one_run(
-    sharded: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    sharded: Path,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    mlflow_store: Callable[[Path], str],
 ) -> None:
     """The golden set changed since the shards ran: found before any tracker starts, so
     no FAILED run in MLflow and no --out folder (the tracker's record was kept there)."""
-    store = f"sqlite:///{tmp_path / 'mlflow.db'}"
+    store = mlflow_store(tmp_path / "mlflow.db")
     tracked = ["tracking=mlflow", f"tracking.uri={store}", NO_PAGE]
     changed = tmp_path / "golden.jsonl"  # q0's question, one word changed
     changed.write_text((sharded / "golden.jsonl").read_text().replace('"w', '"x', 1))

@@ -8,7 +8,7 @@ every byte evalframe left on disk and printed is searched for the secret.
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
@@ -109,12 +109,18 @@ def test_the_commands_beside_a_run_refuse_a_literal_secret_too(
     ids=["run", "sweep", "named-key"],
 )
 def test_a_secret_from_the_environment_reaches_the_service_and_nothing_else(
-    project: Project, server: FakeServer, monkeypatch: pytest.MonkeyPatch, sweep: bool, param: str
+    project: Project,
+    server: FakeServer,
+    monkeypatch: pytest.MonkeyPatch,
+    sweep: bool,
+    param: str,
+    mlflow_store: Callable[[Path], str],
 ) -> None:
     """The reference stays a reference everywhere evalframe writes the overrides as typed
     (the MLflow run name and the sweep's tags among them)."""
     monkeypatch.setenv("EF_TEST_SEARCH_KEY", SECRET)
     store = project.root / "mlflow.db"
+    mlflow_store(store)
     res = project.run(
         *(["-m", f"hydra.sweep.dir={project.root / 'multirun'}"] if sweep else []),
         "+experiment=quickstart",

@@ -4,6 +4,7 @@ every stage from the authors on."""
 
 from __future__ import annotations
 
+import itertools
 import json
 import os
 import shutil
@@ -29,10 +30,8 @@ COPIED = [
     "plugins/evalframe-knowcode/evalframe_knowcode",
     "results/.gitignore",
 ]
-STAGES = {
-    f"build_{s}"
-    for s in ("plan", "author", "dedup", "oracle", "gate", "adversary", "review", "assemble")
-}
+ORDER = ("plan", "author", "dedup", "oracle", "gate", "adversary", "review", "assemble")
+STAGES = {f"build_{s}" for s in ORDER}
 BATCH = "results/golden_build/knowcode_demo/batch"
 RELEASE = "results/golden_build/knowcode_demo/release"
 
@@ -88,6 +87,23 @@ def test_dvc_repro_runs_the_steps_and_then_nothing(repo: Repo) -> None:
     assert "Data and pipelines are up to date." in again.stdout
 
 
+def test_each_build_stage_depends_on_what_the_stage_before_wrote() -> None:
+    """The wiring that makes a changed plan re-run every stage from the authors on (the
+    extended test below shows it with dvc): each stage reads an output of the one before,
+    and the plan stage reads the plan file."""
+    stages = yaml.safe_load((REPO / "dvc.yaml").read_text())["stages"]
+    order = [f"build_{s}" for s in ORDER]
+    assert set(order) == STAGES
+    assert "evalframe/data/knowcode_demo/plan.yaml" in stages["build_plan"]["deps"]
+    for before, after in itertools.pairwise(order):
+        outs = {str(o) for o in stages[before]["outs"]}
+        deps = {str(d) for d in stages[after]["deps"]}
+        assert outs & deps, f"{after} reads nothing {before} writes"
+
+
+# Every stage again (17 s of two cores): the quicker test above checks the wiring, and the
+# first test here shows dvc running every stage and tracking its outputs.
+@pytest.mark.extended
 def test_a_changed_plan_reruns_from_the_authors_on(repo: Repo) -> None:
     plan = repo.root / "evalframe/data/knowcode_demo/plan.yaml"
     plan.write_text(

@@ -17,6 +17,7 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -34,9 +35,11 @@ def _per_query(folder: Path) -> dict[str, float]:
     return {r["query_id"]: r["metrics"]["nDCG@10"] for r in map(json.loads, lines)}
 
 
-def test_tuning_reports_the_tuning_and_held_out_split_side_by_side(tmp_path: Path) -> None:
+def test_tuning_reports_the_tuning_and_held_out_split_side_by_side(
+    tmp_path: Path, mlflow_store: Callable[[Path], str]
+) -> None:
     sweep = tmp_path / "sweep"
-    store = f"sqlite:///{tmp_path / 'mlflow.db'}"
+    store = mlflow_store(tmp_path / "mlflow.db")
     res = evalframe(
         tmp_path,
         "-m",

@@ -96,18 +96,6 @@ def project(tmp_path: Path) -> Project:
     return Project(tmp_path)
 
 
-@pytest.fixture(scope="session")
-def store_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """An initialised, empty sqlite store (made in a child process: no warnings here)."""
-    db = tmp_path_factory.mktemp("store") / "mlflow.db"
-    code = (
-        "import sys; from mlflow.tracking import MlflowClient; "
-        "MlflowClient(sys.argv[1]).search_experiments()"
-    )
-    subprocess.run([sys.executable, "-c", code, f"sqlite:///{db}"], check=True, timeout=120)
-    return db
-
-
 @pytest.fixture
 def store(store_template: Path, tmp_path: Path) -> str:
     """A copy of the template store as ``<tmp>/mlflow.db``; the fixture is its URI."""
