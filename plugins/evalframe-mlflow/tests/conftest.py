@@ -192,7 +192,10 @@ class Server:
 
 
 @pytest.fixture
-def server(tmp_path: Path) -> Iterator[Server]:
+def server(tmp_path: Path, store_template: Path) -> Iterator[Server]:
+    """A server not started yet (``start()``), on a copy of the empty store: MLflow's
+    migrations of a new one are not what these tests are about (2-3 s each)."""
     srv = Server(tmp_path)
+    shutil.copyfile(store_template, srv.db)
     yield srv
     srv.stop()
