@@ -46,7 +46,8 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     slow = {item.path for item in items if item.get_closest_marker("slow")}
     items.sort(key=lambda item: item.path not in slow)  # stable: file order within each part
     # The `extended` tests are long runs that a quicker test also covers (the dense model
-    # over all of Cranfield: two cores for two minutes; a sweep under submitit).
+    # over all of Cranfield: two cores for two minutes; a sweep under submitit; every golden
+    # build stage again under dvc after a changed plan).
     # `make test`, which CI runs, skips them by name; `make test-all` runs them.
     if not config.getoption("--extended"):
         skip = pytest.mark.skip(reason="extended: `make test-all` (pytest --extended) runs it")
