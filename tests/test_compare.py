@@ -96,6 +96,31 @@ def test_compare_two_folders_writes_json_and_markdown(
     )  # the seeded randomization test gives the same p on every call
 
 
+def test_compare_never_writes_into_a_run_folder_or_over_a_file(
+    project: Project, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A run's comparison.json is its comparison with its baseline, which its page shows
+    as what it was held to: `compare A B --out A` would put another one there."""
+    a = run(project, "a")
+    b = run(project, "b", "retriever.k1=0.5")
+    before = {p.name: p.read_bytes() for p in a.iterdir() if p.is_file()}
+    capsys.readouterr()
+    for out in (a, b):
+        assert main(["compare", str(a), str(b), "--out", str(out)]) == 2
+        err = capsys.readouterr().err
+        assert err.startswith(f"error: option --out: {out} is the folder of a run: ")
+        assert "Traceback" not in err
+    assert {p.name: p.read_bytes() for p in a.iterdir() if p.is_file()} == before
+    assert not (b / "comparison.json").exists()
+    named = project.root / "cmp.json"  # a file where the folder goes: exit 2, not a crash
+    named.write_text("kept\n")
+    assert main(["compare", str(a), str(b), "--out", str(named)]) == 2
+    assert capsys.readouterr().err.startswith(
+        f"error: option --out: {named} is a file, not a folder"
+    )
+    assert named.read_text() == "kept\n"
+
+
 def test_compare_refuses_different_golden_sets(
     project: Project, capsys: pytest.CaptureFixture[str]
 ) -> None:

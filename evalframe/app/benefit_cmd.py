@@ -104,7 +104,7 @@ def main(argv: Sequence[str]) -> int:
         settings, golden=golden, judge=analyses.benefit_judge, boot=boot, key="benefit"
     )
     payload = clean_json(result.as_dict())
-    args.out.mkdir(parents=True, exist_ok=True)
+    # the folder is made by the write, which says so when a file stands in its place
     path = RunFolder(args.out).write_json(RunFolder.BENEFIT, payload)
     print("\n".join(render_benefit(payload)))
     print(f"\nSaved to: {path}")

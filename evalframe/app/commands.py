@@ -412,6 +412,24 @@ def compare_main(argv: Sequence[str]) -> int:
     parser.add_argument("--out", type=Path, help="write comparison.json and comparison.md here")
     # options may come between the positionals (A --out DIR B)
     args = parser.parse_intermixed_args(list(argv))
+    if args.out is not None and args.out.exists() and not args.out.is_dir():
+        raise ConfigError(
+            f"{args.out} is a file, not a folder",
+            key="--out",
+            expected="a folder for comparison.json and comparison.md, new or existing",
+            hint="give --out a folder path",
+        )
+    if args.out is not None and RunFolder.holds_run(args.out):
+        # a run's comparison.json is its comparison with its baseline: the page and the
+        # API read it as such (report.page.stored_baseline), so another one there would
+        # be taken for what the run was held to when it ran
+        raise ConfigError(
+            f"{args.out} is the folder of a run: comparison.json there would replace that "
+            "run's own comparison with its baseline, and its page would show this one as that",
+            key="--out",
+            expected="a folder that holds no run (new, or one for comparisons)",
+            hint=f"give --out a folder of its own, e.g. {args.out.parent / 'comparison'}",
+        )
 
     from evalframe.assess.compare import (
         check_comparable,

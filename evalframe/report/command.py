@@ -87,13 +87,20 @@ def main(argv: Sequence[str]) -> int:
 
 
 def _not_another_run(out: Path, runs: Sequence[Path]) -> None:
-    """Refuse an ``--out`` that is the folder of a run other than the one drawn.
+    """Refuse an ``--out`` that is a file, or the folder of a run other than the one drawn.
 
     A page written there would replace that run's own ``report.html`` (and
     ``summary.md``, or add ``report.md`` and plot CSVs), which every reader of
     the folder then takes as that run's. A single run's own folder is where its
     page belongs, so ``report RUN --out RUN`` is no mistake.
     """
+    if out.exists() and not out.is_dir():
+        raise ConfigError(
+            f"{out} is a file, not a folder",
+            key="--out",
+            expected="a folder for the page, new or existing",
+            hint="give --out a folder path",
+        )
     if len(runs) == 1 and out.resolve() == runs[0].resolve():
         return
     if RunFolder.holds_run(out):

@@ -319,3 +319,16 @@ def test_the_command_refuses_answer_scoring_without_a_golden_set(
 
     assert main(["benefit", str(ARM_A), str(ARM_B), "--score", "answers"]) == 2
     assert "--golden" in capsys.readouterr().err
+
+
+def test_the_command_says_when_out_is_a_file(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from evalframe.app.cli import main
+
+    named = tmp_path / "benefit.json"
+    named.write_text("kept\n")
+    assert main(["benefit", str(ARM_A), str(ARM_B), "--bootstrap", "50", "--out", str(named)]) == 2
+    err = capsys.readouterr().err
+    assert f"{named} is a file, not a folder" in err and "Traceback" not in err
+    assert named.read_text() == "kept\n"

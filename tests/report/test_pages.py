@@ -207,6 +207,14 @@ def test_several_runs_get_one_page_and_the_plot_files(
     assert f"the page of {a} would be taken" in capsys.readouterr().err
     assert {p.name: p.read_bytes() for p in b.iterdir() if p.is_file()} == before
     assert main(["report", str(a), "--out", str(a)]) == 0  # its own folder: where it belongs
+    capsys.readouterr()
+    named = project.root / "page.html"  # a file given where the folder goes
+    named.write_text("kept\n")
+    assert main(["report", str(a), "--out", str(named)]) == 2
+    assert capsys.readouterr().err.startswith(
+        f"error: option --out: {named} is a file, not a folder"
+    )
+    assert named.read_text() == "kept\n"
 
 
 @pytest.mark.parametrize("source", ["corpus", "manifest"])
