@@ -369,3 +369,17 @@ def test_hydras_traceback_when_asked_for_is_still_a_config_error(
         "error: Hydra could not compose the config: Could not override 'retriever.k11'. "
         "(above is the traceback HYDRA_FULL_ERROR=1 asks for)"
     )
+
+
+def test_version_prints_the_version_and_refuses_what_it_does_not_take(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    from evalframe import __version__
+
+    for spelled in (["version"], ["--version"]):
+        assert cli.main(spelled) == 0
+        assert capsys.readouterr().out == f"evalframe {__version__}\n"
+    # `version --json` printed the plain line, as if --json were understood
+    assert cli.main(["version", "--json"]) == 2
+    seen = capsys.readouterr()
+    assert seen.out == "" and "unrecognized arguments: --json" in seen.err

@@ -176,6 +176,13 @@ def main(argv: Sequence[str] | None = None) -> int:
             if any(a in ("-h", "--help") for a in args[1:]):
                 print("usage: evalframe version\n\nPrint the installed evalframe's version.")
                 return 0
+            if args[1:]:  # `version --json` printed the plain line as if understood
+                print(
+                    f"usage: evalframe version\nevalframe version: error: unrecognized "
+                    f"arguments: {' '.join(args[1:])}",
+                    file=sys.stderr,
+                )
+                return 2
             print(f"evalframe {__version__}")
             return 0
         if args and args[0] == "plugins":
