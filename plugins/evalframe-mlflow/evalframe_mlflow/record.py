@@ -521,7 +521,15 @@ def single_run_name(overrides: list[str]) -> str | None:
         key = key.split("@", 1)[0]
         if eq and key.split(".", 1)[0] not in _NOT_IN_NAME:
             keys.append(key)
-    return sweep_run_name(overrides, keys)
+    # where the inputs are (dataset.path=/a/long/golden.jsonl) goes after what was set:
+    # the MLflow UI cuts a long name, and k1=0.6 is what tells two runs on one set apart
+    ordered = sorted(overrides, key=_names_a_path)
+    return sweep_run_name(ordered, keys)
+
+
+def _names_a_path(override: str) -> bool:
+    key, _, value = override.lstrip("+~").partition("=")
+    return key.split("@", 1)[0].endswith("path") or "/" in value
 
 
 def build_run_record(

@@ -235,6 +235,9 @@ def test_the_held_out_run_is_a_child_of_the_sweep_with_a_jobs_tags(tmp_path: Pat
           "report.html=false", "hydra.run.dir=o"], None),
         (["dataset.path=a.jsonl", "corpus.path=c.jsonl"],
          "dataset.path=a.jsonl,corpus.path=c.jsonl"),
+        # where the inputs are goes last, where the UI cuts a long name, after what was set
+        (["dataset.path=/data/sets/golden.jsonl", "retriever.k1=0.6", "golden=/d/v2", "depth=20"],
+         "k1=0.6,depth=20,path=/data/sets/golden.jsonl,golden=/d/v2"),
         ([], None),
     ],
 )  # fmt: skip
