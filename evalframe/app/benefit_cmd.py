@@ -59,6 +59,13 @@ def main(argv: Sequence[str]) -> int:
     parser.add_argument("--seed", type=whole(0), default=0, help="random seed (0)")
     parser.add_argument("--out", type=Path, default=Path("benefit"), help="folder for benefit.json")
     args = parser.parse_args(list(argv))
+    if args.out.exists() and not args.out.is_dir():  # found before the bootstrap, not after
+        raise ConfigError(
+            f"{args.out} is a file, not a folder",
+            key="--out",
+            expected="a folder for benefit.json, new or existing",
+            hint="give --out a folder path",
+        )
 
     from pydantic import ValidationError
 
@@ -104,7 +111,7 @@ def main(argv: Sequence[str]) -> int:
         settings, golden=golden, judge=analyses.benefit_judge, boot=boot, key="benefit"
     )
     payload = clean_json(result.as_dict())
-    # the folder is made by the write, which says so when a file stands in its place
+    args.out.mkdir(parents=True, exist_ok=True)
     path = RunFolder(args.out).write_json(RunFolder.BENEFIT, payload)
     print("\n".join(render_benefit(payload)))
     print(f"\nSaved to: {path}")

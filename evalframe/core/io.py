@@ -23,7 +23,6 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from evalframe.core.errors import DataError
 from evalframe.core.jsoncodec import dumps_line, jsonable
 from evalframe.core.reader import read_json_array, read_jsonl, read_trec_run, require_file
 from evalframe.core.types import Run
@@ -64,22 +63,6 @@ def _file_mode() -> int:
     return 0o666 & ~mask
 
 
-def _make_parent(target: Path) -> None:
-    """Make ``target``'s folder, or say which file stands where a folder must be (an
-    ``--out`` naming a file): a located error, not a FileExistsError from ``mkdir``."""
-    try:
-        target.parent.mkdir(parents=True, exist_ok=True)
-    except (FileExistsError, NotADirectoryError):
-        folders = [target.parent, *target.parent.parents]
-        blocker = next((p for p in folders if p.exists() and not p.is_dir()), target.parent)
-        raise DataError(
-            f"cannot write {target.name} in {target.parent}: {blocker} is a file, not a folder",
-            path=blocker,
-            expected="a folder, or a path where one can be made",
-            hint="give a folder path (a new one is made), or move that file out of the way",
-        ) from None
-
-
 def atomic_write(path: str | Path, text: str | bytes) -> Path:
     """Write ``text`` (or bytes) to ``path`` via a temp file + rename (never half-written)."""
     return atomic_write_chunks(path, [text])
@@ -90,7 +73,7 @@ def atomic_write_chunks(path: str | Path, chunks: Iterable[str | bytes]) -> Path
     a large file (a run of 10M lines) is never held whole in memory. A chunk that
     fails to come (an exception from the iterable) leaves no file behind."""
     target = Path(path)
-    _make_parent(target)
+    target.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
     try:
         os.fchmod(fd, _file_mode())
@@ -109,7 +92,7 @@ def atomic_write_chunks(path: str | Path, chunks: Iterable[str | bytes]) -> Path
 def atomic_copy(source: str | Path, path: str | Path) -> Path:
     """Copy a file to ``path`` via a temp file + rename (never half-written)."""
     target = Path(path)
-    _make_parent(target)
+    target.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
     try:
         os.fchmod(fd, _file_mode())

@@ -125,24 +125,3 @@ def test_a_replacement_that_fails_puts_the_old_folder_back_as_it_was(
         at_once()
     assert _tree(run) == {"summary.json": "old", "sub/x": "old x"}
     assert [p.name for p in tmp_path.iterdir()] == ["run"]
-
-
-def test_a_file_where_the_folder_must_be_is_a_located_error_and_nothing_is_written(
-    tmp_path: Path,
-) -> None:
-    from evalframe.core.errors import DataError
-    from evalframe.core.io import atomic_copy
-
-    blocker = tmp_path / "out"
-    blocker.write_text("a file the user named as --out\n")
-    for write in (
-        lambda: atomic_write(blocker / "report.html", "<html>"),
-        lambda: atomic_write(blocker / "deeper" / "report.html", "<html>"),
-        lambda: atomic_copy(__file__, blocker / "copy.py"),
-    ):
-        with pytest.raises(DataError) as caught:
-            write()
-        assert caught.value.path == str(blocker)  # the file in the way, not the target
-        assert f"{blocker} is a file, not a folder" in str(caught.value)
-    assert blocker.read_text() == "a file the user named as --out\n"
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["out"]
