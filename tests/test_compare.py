@@ -114,10 +114,10 @@ def test_compare_never_writes_into_a_run_folder_or_over_a_file(
     assert not (b / "comparison.json").exists()
     named = project.root / "cmp.json"  # a file where the folder goes: exit 2, not a crash
     named.write_text("kept\n")
-    assert main(["compare", str(a), str(b), "--out", str(named)]) == 2
-    assert capsys.readouterr().err.startswith(
-        f"error: option --out: {named} is a file, not a folder"
-    )
+    with pytest.raises(SystemExit) as stopped:  # argparse's line (core.argtypes.folder)
+        main(["compare", str(a), str(b), "--out", str(named)])
+    assert stopped.value.code == 2
+    assert f"error: argument --out: {named} is a file, not a folder" in capsys.readouterr().err
     assert named.read_text() == "kept\n"
 
 

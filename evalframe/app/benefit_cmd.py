@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import argparse
 from collections.abc import Sequence
-from pathlib import Path
 
-from evalframe.core.argtypes import number, whole
+from evalframe.core.argtypes import folder, number, whole
 from evalframe.core.errors import ConfigError
 
 __all__ = ["main"]
@@ -57,15 +56,8 @@ def main(argv: Sequence[str]) -> int:
         help="CI level (0.95)",
     )
     parser.add_argument("--seed", type=whole(0), default=0, help="random seed (0)")
-    parser.add_argument("--out", type=Path, default=Path("benefit"), help="folder for benefit.json")
+    parser.add_argument("--out", type=folder, default="benefit", help="folder for benefit.json")
     args = parser.parse_args(list(argv))
-    if args.out.exists() and not args.out.is_dir():  # found before the bootstrap, not after
-        raise ConfigError(
-            f"{args.out} is a file, not a folder",
-            key="--out",
-            expected="a folder for benefit.json, new or existing",
-            hint="give --out a folder path",
-        )
 
     from pydantic import ValidationError
 

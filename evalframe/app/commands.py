@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from evalframe.assess.runfolder import RunFolder
-from evalframe.core.argtypes import number, whole
+from evalframe.core.argtypes import folder, number, whole
 from evalframe.core.errors import ConfigError, DataError
 from evalframe.core.gcpause import long_lived
 from evalframe.core.io import default_cache_dir
@@ -409,16 +409,9 @@ def compare_main(argv: Sequence[str]) -> int:
         default=Path("baselines"),
         help="where baseline names are looked up",
     )
-    parser.add_argument("--out", type=Path, help="write comparison.json and comparison.md here")
+    parser.add_argument("--out", type=folder, help="write comparison.json and comparison.md here")
     # options may come between the positionals (A --out DIR B)
     args = parser.parse_intermixed_args(list(argv))
-    if args.out is not None and args.out.exists() and not args.out.is_dir():
-        raise ConfigError(
-            f"{args.out} is a file, not a folder",
-            key="--out",
-            expected="a folder for comparison.json and comparison.md, new or existing",
-            hint="give --out a folder path",
-        )
     if args.out is not None and RunFolder.holds_run(args.out):
         # a run's comparison.json is its comparison with its baseline: the page and the
         # API read it as such (report.page.stored_baseline), so another one there would

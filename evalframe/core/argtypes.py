@@ -1,8 +1,10 @@
-"""Argument types for command-line options that take numbers: ranges said, NaN refused.
+"""Argument types for command-line options: numbers (ranges said, NaN refused) and
+output folders (a file given for one refused).
 
 Why here: ``type=int`` or ``type=float`` lets a value through that the code
 below cannot take (a seed of -1 crashed NumPy; ``--alpha 2`` an index; a port
-above 65535 ``bind()``), each then reported as evalframe's bug with exit 3.
+above 65535 ``bind()``; ``--out`` naming a file, ``mkdir``), each then reported as
+evalframe's bug with exit 3.
 With these, argparse says what was wrong in its own one line, with exit 2,
 before anything runs. Core and plugins' commands share them (public API).
 """
@@ -12,8 +14,17 @@ from __future__ import annotations
 import argparse
 import math
 from collections.abc import Callable
+from pathlib import Path
 
-__all__ = ["number", "whole"]
+__all__ = ["folder", "number", "whole"]
+
+
+def folder(text: str) -> Path:
+    """An argparse ``type``: a folder to write into, new or existing, not a file."""
+    path = Path(text)
+    if path.exists() and not path.is_dir():
+        raise argparse.ArgumentTypeError(f"{text} is a file, not a folder")
+    return path
 
 
 def whole(low: int | None = None, high: int | None = None) -> Callable[[str], int]:

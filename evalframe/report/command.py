@@ -21,6 +21,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from evalframe.assess.runfolder import RunFolder, SweepFolder
+from evalframe.core.argtypes import folder
 from evalframe.core.errors import EXIT_OK, ConfigError, EvalframeError
 from evalframe.core.gcpause import long_lived
 
@@ -66,7 +67,7 @@ def main(argv: Sequence[str]) -> int:
     )
     parser.add_argument(
         "--out",
-        type=Path,
+        type=folder,
         help="folder for the files (default: the run or sweep folder; required for several runs)",
     )
     parser.add_argument(
@@ -87,20 +88,13 @@ def main(argv: Sequence[str]) -> int:
 
 
 def _not_another_run(out: Path, runs: Sequence[Path]) -> None:
-    """Refuse an ``--out`` that is a file, or the folder of a run other than the one drawn.
+    """Refuse an ``--out`` that is the folder of a run other than the one drawn.
 
     A page written there would replace that run's own ``report.html`` (and
     ``summary.md``, or add ``report.md`` and plot CSVs), which every reader of
     the folder then takes as that run's. A single run's own folder is where its
     page belongs, so ``report RUN --out RUN`` is no mistake.
     """
-    if out.exists() and not out.is_dir():
-        raise ConfigError(
-            f"{out} is a file, not a folder",
-            key="--out",
-            expected="a folder for the page, new or existing",
-            hint="give --out a folder path",
-        )
     if len(runs) == 1 and out.resolve() == runs[0].resolve():
         return
     if RunFolder.holds_run(out):

@@ -328,7 +328,9 @@ def test_the_command_says_when_out_is_a_file(
 
     named = tmp_path / "benefit.json"
     named.write_text("kept\n")
-    assert main(["benefit", str(ARM_A), str(ARM_B), "--bootstrap", "50", "--out", str(named)]) == 2
+    with pytest.raises(SystemExit) as stopped:  # argparse's line (core.argtypes.folder)
+        main(["benefit", str(ARM_A), str(ARM_B), "--bootstrap", "50", "--out", str(named)])
+    assert stopped.value.code == 2
     err = capsys.readouterr().err
     assert f"{named} is a file, not a folder" in err and "Traceback" not in err
     assert named.read_text() == "kept\n"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 
 import pytest
 
@@ -56,3 +57,14 @@ def test_a_command_says_it_in_argparses_line_with_exit_2(
             main(["compare", "a", "b", *argv])
         assert stopped.value.code == 2
         assert capsys.readouterr().err.splitlines()[-1] == f"evalframe compare: error: {said}"
+
+
+def test_folder_takes_a_new_or_existing_folder_and_refuses_a_file(tmp_path: Path) -> None:
+    from evalframe.core.argtypes import folder
+
+    assert folder(str(tmp_path / "new")) == tmp_path / "new"  # made later, by the writer
+    assert folder(str(tmp_path)) == tmp_path
+    named = tmp_path / "out.json"
+    named.write_text("")
+    with pytest.raises(argparse.ArgumentTypeError, match=r"out\.json is a file, not a folder"):
+        folder(str(named))

@@ -210,10 +210,10 @@ def test_several_runs_get_one_page_and_the_plot_files(
     capsys.readouterr()
     named = project.root / "page.html"  # a file given where the folder goes
     named.write_text("kept\n")
-    assert main(["report", str(a), "--out", str(named)]) == 2
-    assert capsys.readouterr().err.startswith(
-        f"error: option --out: {named} is a file, not a folder"
-    )
+    with pytest.raises(SystemExit) as stopped:  # argparse's line (core.argtypes.folder)
+        main(["report", str(a), "--out", str(named)])
+    assert stopped.value.code == 2
+    assert f"error: argument --out: {named} is a file, not a folder" in capsys.readouterr().err
     assert named.read_text() == "kept\n"
 
 
