@@ -103,7 +103,12 @@ _ENVIRONMENT_ERRNOS = frozenset(
 
 def environment_error(exc: BaseException) -> str | None:
     """The one-paragraph message for an OS error the user can fix, or None."""
-    if not isinstance(exc, OSError) or exc.errno not in _ENVIRONMENT_ERRNOS:
+    if not isinstance(exc, OSError):
+        return None
+    blocked = _file_in_the_way(exc)
+    if blocked is not None:
+        return blocked
+    if exc.errno not in _ENVIRONMENT_ERRNOS:
         return None
     where = f" {exc.filename}" if exc.filename else ""
     fixes = {
@@ -113,3 +118,35 @@ def environment_error(exc: BaseException) -> str | None:
     }
     hint = fixes.get(exc.errno or 0, "check the permissions of that path, or write elsewhere")
     return f"error: cannot use{where}: {exc.strerror}\n  hint: {hint}"
+
+
+def _file_in_the_way(exc: OSError) -> str | None:
+    """The message for a path whose folder is a file (``--out results.json/x.jsonl``,
+    ``output.dir`` under a file), or None.
+
+    Creating the folder fails with EEXIST (``mkdir(exist_ok=True)`` over a
+    file) and opening under it with ENOTDIR. Either is the path the user gave,
+    not a bug: said with the file in the way, exit 2. Callers that catch
+    OSError themselves (the caches, which warn and go on) are unchanged.
+    """
+    from pathlib import Path
+
+    if exc.errno not in (errno.EEXIST, errno.ENOTDIR) or not exc.filename:
+        return None
+    path = Path(str(exc.filename))
+    # the nearest part of the path that exists and is no folder
+    in_the_way = next(
+        (p for p in (path, *path.parents) if p.exists() or p.is_symlink()),
+        None,
+    )
+    if in_the_way is None or in_the_way.is_dir():
+        return None  # EEXIST over a folder, or a path that changed since: not this case
+    what = (
+        f"cannot use {path} as a folder: it is a file"
+        if in_the_way == path
+        else f"cannot write {path}: {in_the_way} is a file, not a folder"
+    )
+    return (
+        f"error: {what}\n  hint: give a path whose folders are folders (another --out or "
+        "output.dir), or move the file away"
+    )

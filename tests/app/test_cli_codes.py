@@ -3,6 +3,8 @@ its traceback (not 1, a failed gate), and a misspelt command gets a suggestion."
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from evalframe.app import cli
@@ -48,6 +50,49 @@ def test_a_full_disk_is_the_machines_state_exit_2_not_a_bug(
         "error: cannot use /data/out/per_query.jsonl.tmp: No space left on device"
     )
     assert "hint: free some space" in err and "Traceback" not in err
+
+
+def test_a_file_where_the_out_folder_must_be_exits_2_naming_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`golden sample --out notes.txt/review.jsonl`: the real command, a real file in the
+    way. Before, mkdir's FileExistsError crashed it (exit 3, "this is a bug")."""
+    golden = tmp_path / "golden.jsonl"
+    golden.write_text(
+        "".join(
+            f'{{"id": "q{i}", "question": "question {i}", "expected_chunks": ["c{i}"]}}\n'
+            for i in range(4)
+        )
+    )
+    blocker = tmp_path / "notes.txt"
+    blocker.write_text("mine\n")
+    for out, said in (
+        (blocker / "review.jsonl", f"error: cannot use {blocker} as a folder: it is a file"),
+        (
+            blocker / "sub" / "review.jsonl",
+            f"error: cannot write {blocker / 'sub'}: {blocker} is a file, not a folder",
+        ),
+    ):
+        code = cli.main(["golden", "sample", str(golden), "--out", str(out), "--fraction", "0.5"])
+        err = capsys.readouterr().err
+        assert code == 2, err
+        assert said in err and "hint: give a path whose folders are folders" in err
+        assert "Traceback" not in err
+    assert blocker.read_text() == "mine\n"  # the file in the way is left as it was
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["golden.jsonl", "notes.txt"]
+
+
+def test_an_existing_folder_is_not_mistaken_for_a_file_in_the_way() -> None:
+    """EEXIST over a folder (os.mkdir without exist_ok) is not the user's path: no message,
+    so it stays a crash (exit 3) as a bug should."""
+    import errno
+    import os
+
+    from evalframe.app.stderr import environment_error
+
+    here = os.getcwd()
+    assert environment_error(FileExistsError(errno.EEXIST, "File exists", here)) is None
+    assert environment_error(FileExistsError(errno.EEXIST, "File exists")) is None
 
 
 def test_a_reader_that_stops_early_is_no_crash() -> None:
