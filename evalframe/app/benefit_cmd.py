@@ -58,6 +58,15 @@ def main(argv: Sequence[str]) -> int:
     parser.add_argument("--seed", type=whole(0), default=0, help="random seed (0)")
     parser.add_argument("--out", type=folder, default="benefit", help="folder for benefit.json")
     args = parser.parse_args(list(argv))
+    from evalframe.app.outfolder import refuse_a_run_folder
+
+    # a run made with analysis.benefit keeps its own benefit.json, which its page shows
+    refuse_a_run_folder(
+        args.out,
+        writes="benefit.json",
+        why="be taken for that run's own benefit analysis (its page and summary show it)",
+        suggest="benefit",
+    )
 
     from pydantic import ValidationError
 

@@ -412,17 +412,17 @@ def compare_main(argv: Sequence[str]) -> int:
     parser.add_argument("--out", type=folder, help="write comparison.json and comparison.md here")
     # options may come between the positionals (A --out DIR B)
     args = parser.parse_intermixed_args(list(argv))
-    if args.out is not None and RunFolder.holds_run(args.out):
-        # a run's comparison.json is its comparison with its baseline: the page and the
-        # API read it as such (report.page.stored_baseline), so another one there would
-        # be taken for what the run was held to when it ran
-        raise ConfigError(
-            f"{args.out} is the folder of a run: comparison.json there would replace that "
-            "run's own comparison with its baseline, and its page would show this one as that",
-            key="--out",
-            expected="a folder that holds no run (new, or one for comparisons)",
-            hint=f"give --out a folder of its own, e.g. {args.out.parent / 'comparison'}",
-        )
+    from evalframe.app.outfolder import refuse_a_run_folder
+
+    # a run's comparison.json is its comparison with its baseline: the page and the API
+    # read it as such (report.page.stored_baseline)
+    refuse_a_run_folder(
+        args.out,
+        writes="comparison.json",
+        why="replace that run's own comparison with its baseline, and its page would show "
+        "this one as that",
+        suggest="comparison",
+    )
 
     from evalframe.assess.compare import (
         check_comparable,

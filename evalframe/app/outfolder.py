@@ -14,10 +14,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
+from evalframe.assess.runfolder import RunFolder
 from evalframe.core.errors import ConfigError
 from evalframe.core.messages import shown
 
-__all__ = ["out_holds_a_run"]
+__all__ = ["out_holds_a_run", "refuse_a_run_folder"]
 
 
 def out_holds_a_run(
@@ -80,4 +81,23 @@ def out_holds_a_run(
         expected="a new or empty folder, or an earlier run's folder (with summary.json) to replace",
         got=f"{len(entries)} entr{'y' if len(entries) == 1 else 'ies'}: {shown(entries, 5)}",
         hint="give --out a new folder, or move those files out of this one",
+    )
+
+
+def refuse_a_run_folder(out: Path | None, *, writes: str, why: str, suggest: str) -> None:
+    """Refuse ``--out`` that is a run's folder, for a command that writes one file of a
+    run's own name (``comparison.json``, ``benefit.json``) into a folder of its own.
+
+    A run's folder keeps its own such file (its comparison with its baseline, its
+    benefit analysis) and its page and the API read it as the run's: another one
+    written there would be taken for the run's. ``why``: what it would replace,
+    said after "there would" (ConfigError, key ``--out``, before any work).
+    """
+    if out is None or not RunFolder.holds_run(out):
+        return
+    raise ConfigError(
+        f"{out} is the folder of a run: {writes} there would {why}",
+        key="--out",
+        expected="a folder that holds no run (new, or one of its own)",
+        hint=f"give --out a folder of its own, e.g. {out.parent / suggest}",
     )

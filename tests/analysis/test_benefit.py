@@ -24,6 +24,7 @@ from evalframe.golden.load import load_golden
 from evalframe.plugin.protocols import Answer, Judgement, MiningTask
 from evalframe.plugin.registry import VALIDATORS
 from evalframe.report.analyses import render_benefit
+from tests.conftest import Project
 
 DATA = Path(__file__).resolve().parents[2] / "evalframe" / "data" / "knowcode_analyses"
 ARM_A, ARM_B = DATA / "benefit" / "knowcode.jsonl", DATA / "benefit" / "grep_only.jsonl"
@@ -334,3 +335,22 @@ def test_the_command_says_when_out_is_a_file(
     err = capsys.readouterr().err
     assert f"{named} is a file, not a folder" in err and "Traceback" not in err
     assert named.read_text() == "kept\n"
+
+
+def test_the_command_never_writes_into_a_run_folder(
+    project: Project, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A run made with analysis.benefit keeps its own benefit.json, which its page shows:
+    `benefit --out RUN` would put one there that the run never computed."""
+    from evalframe.app.cli import main
+
+    res = project.run(*project.data_args(), f"hydra.run.dir={project.root / 'run'}")
+    assert res.code == 0, res.stderr
+    run_dir = project.root / "run"
+    before = {p.name: p.read_bytes() for p in run_dir.iterdir() if p.is_file()}
+    code = main(["benefit", str(ARM_A), str(ARM_B), "--bootstrap", "50", "--out", str(run_dir)])
+    assert code == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"error: option --out: {run_dir} is the folder of a run: benefit.json ")
+    assert f"hint: give --out a folder of its own, e.g. {project.root / 'benefit'}" in err
+    assert {p.name: p.read_bytes() for p in run_dir.iterdir() if p.is_file()} == before

@@ -86,11 +86,10 @@ def test_an_existing_folder_is_not_mistaken_for_a_file_in_the_way() -> None:
     """EEXIST over a folder (os.mkdir without exist_ok) is not the user's path: no message,
     so it stays a crash (exit 3) as a bug should."""
     import errno
-    import os
 
     from evalframe.app.stderr import environment_error
 
-    here = os.getcwd()
+    here = str(Path.cwd())
     assert environment_error(FileExistsError(errno.EEXIST, "File exists", here)) is None
     assert environment_error(FileExistsError(errno.EEXIST, "File exists")) is None
 
