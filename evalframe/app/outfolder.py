@@ -40,8 +40,6 @@ def out_holds_a_run(
     it); and a folder holding files that are not a run's (a ``command`` does
     not write its run among them).
     """
-    from evalframe.assess.runfolder import RunFolder
-
     where = out.resolve()
     for path, what in sources:
         source = path.resolve()
@@ -71,8 +69,22 @@ def out_holds_a_run(
             hint="give --out a folder path",
         )
     entries = sorted(p.name for p in out.iterdir())
-    if not entries or RunFolder.holds_run(out):
-        return bool(entries)
+    if RunFolder.holds_run(out):
+        waiting = RunFolder(out).undelivered()
+        if waiting:
+            # replaced whole, the folder would take the record with it, and the tracker
+            # (its sync) would never hear of that run again
+            raise ConfigError(
+                f"{out} holds a run whose tracking record was never delivered "
+                f"({shown(waiting, 3)}): replacing the run would delete it",
+                key="--out",
+                expected="an earlier run whose record was delivered, or a new folder",
+                hint=f"deliver it first (for MLflow: `evalframe sync {out}`), or give --out "
+                f"a new folder, e.g. {out.parent / suggest}",
+            )
+        return True
+    if not entries:
+        return False
     raise ConfigError(
         f"{out} holds files that are not an evalframe run's"
         + (" (it is a shard folder)" if RunFolder.is_shard(out) else "")

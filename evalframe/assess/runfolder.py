@@ -355,6 +355,11 @@ class RunFolder:
     BENEFIT: ClassVar[str] = "benefit.json"
     SHARD: ClassVar[str] = "shard.json"
     RANKINGS: ClassVar[str] = "rankings.jsonl"
+    #: A tracker's record of the run that it could not deliver yet is kept in the run's
+    #: folder as ``<tracker>`` + this (the MLflow plugin's ``mlflow_pending.json``): a
+    #: folder that holds one is never replaced whole (:meth:`undelivered`), or the record
+    #: would go with it.
+    UNDELIVERED_SUFFIX: ClassVar[str] = "_pending.json"
     #: Every name the run folder's own files use (an export may not take one).
     OWN_FILES: ClassVar[frozenset[str]] = frozenset(
         {
@@ -742,6 +747,15 @@ class RunFolder:
         except (OSError, ValueError):
             return False
         return isinstance(summary, dict) and "layout" in summary and "experiment" in summary
+
+    def undelivered(self) -> list[str]:
+        """The names of the trackers' records in this folder not delivered yet
+        (:attr:`UNDELIVERED_SUFFIX`), sorted; none for a folder that is not there."""
+        try:
+            names = [p.name for p in self.path.iterdir() if p.is_file()]
+        except OSError:
+            return []
+        return sorted(n for n in names if n.endswith(self.UNDELIVERED_SUFFIX))
 
     @classmethod
     def is_shard(cls, path: Path) -> bool:

@@ -52,7 +52,8 @@ __all__ = [
 ]
 
 UID = re.compile(r"[0-9a-f]{32}")
-PENDING_FILE = "mlflow_pending.json"
+#: the core keeps a folder holding it from being replaced (RunFolder.UNDELIVERED_SUFFIX)
+PENDING_FILE = "mlflow" + RunFolder.UNDELIVERED_SUFFIX
 SYNCED_FILE = "mlflow_synced.json"
 FORMAT = "evalframe.mlflow-record/1"
 TRUNCATED = "...[truncated]"

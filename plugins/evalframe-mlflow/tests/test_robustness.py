@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 from collections.abc import Callable
@@ -733,11 +734,28 @@ def test_a_store_that_cannot_be_written_is_reported_at_once_and_the_record_kept(
     assert f"evalframe sync {out}" in warning
     assert not db.exists()
 
+    # A rescore (or merge) --out that run would replace its folder whole, record and all
+    # (the core knows the record by RunFolder.UNDELIVERED_SUFFIX): refused until synced.
+    other = project.root / "other"
+    shutil.copytree(out, other, ignore=shutil.ignore_patterns("mlflow_*"))
+    refused = project.command("rescore", str(other), "--out", str(out), "tracking=none")
+    assert refused.returncode == 2, refused.stderr
+    assert "Traceback" not in refused.stderr
+    assert f"error: option --out: {out} holds a run whose tracking record was never " in (
+        refused.stderr
+    )
+    assert f"`evalframe sync {out}`" in refused.stderr
+    assert (out / "mlflow_pending.json").is_file()
+
     synced = project.command("sync", str(out), "--uri", store)
     assert synced.returncode == 0, synced.stdout + synced.stderr
     assert "1 synced, 0 still pending" in synced.stdout
     (run,) = _all_runs(client(store))
     assert run.data.metrics["RR"] == 1.0
+    # delivered, the run may be replaced like any other
+    replaced = project.command("rescore", str(other), "--out", str(out), "tracking=none")
+    assert replaced.returncode == 0, replaced.stderr
+    assert not list(out.glob("mlflow_*"))
 
 
 def _bad_store(root: Path, how: str) -> Path:
