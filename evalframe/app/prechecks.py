@@ -31,9 +31,21 @@ def literal_secrets(config: Any) -> EvalframeError | None:
     from evalframe.core.secrets import find_literal_secrets
 
     plain = OmegaConf.to_container(config, resolve=False)
-    extra = OmegaConf.select(config, "redact", default=None) or []
+    extra = [str(x) for x in OmegaConf.select(config, "redact", default=None) or []]
     tree = {str(k): v for k, v in plain.items()} if isinstance(plain, dict) else {}
-    found = find_literal_secrets(tree, [str(x) for x in extra])
+    found = find_literal_secrets(tree, extra)
+    if not found:
+        # a -m sweep's config holds no job's values yet: each swept value is checked
+        # as the job that gets it would be, before multirun.yaml is written
+        # (read unresolved: selected, ${oc.env:KEY} in an override would be the key)
+        hydra = tree.get("hydra")
+        overrides = hydra.get("overrides") if isinstance(hydra, dict) else None
+        task = overrides.get("task") if isinstance(overrides, dict) else None
+        found = [
+            secret
+            for job in _override_trees(task if isinstance(task, list) else [])
+            for secret in find_literal_secrets(job, extra)
+        ]
     if not found:
         return None
     first = found[0]
@@ -48,6 +60,46 @@ def literal_secrets(config: Any) -> EvalframeError | None:
         f"{first.key}='${{oc.env:MY_SECRET}}' (inside a URL too: ?api_key=${{oc.env:KEY}}), "
         "or use the plugin's *_env / headers_from_env settings; see docs/security.md",
     )
+
+
+def _override_trees(overrides: Sequence[Any]) -> list[dict[str, Any]]:
+    """Each value the command line's overrides give a key, as a config tree of its own
+    (``a.b="x","y"`` is ``{a: {b: x}}`` and ``{a: {b: y}}``): what each job of a sweep
+    would hold. Overrides Hydra cannot parse are Hydra's to report; a sweep that needs
+    the config to list its values (``glob``) is skipped."""
+    from hydra.core.override_parser.overrides_parser import OverridesParser
+    from hydra.errors import HydraException
+
+    try:
+        parsed = OverridesParser.create().parse_overrides([str(o) for o in overrides])
+    except HydraException:
+        return []
+    trees = []
+    for override in parsed:
+        try:
+            values = (
+                list(override.sweep_iterator())
+                if override.is_sweep_override()
+                else [override.value()]
+            )
+        except (HydraException, ValueError, TypeError):
+            continue
+        for value in values:
+            tree: Any = _plain(value)
+            for part in reversed(override.key_or_group.split(".")):
+                tree = {part: tree}
+            trees.append(tree)
+    return trees
+
+
+def _plain(value: Any) -> Any:
+    """A parsed override value as plain data (Hydra's quoted strings as their text)."""
+    if isinstance(value, dict):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_plain(v) for v in value]
+    text = getattr(value, "text", None)  # hydra's QuotedString
+    return text if isinstance(text, str) else value
 
 
 def experiment_not_a_name(config: Any) -> EvalframeError | None:

@@ -27,7 +27,7 @@ import itertools
 import re
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
-from urllib.parse import parse_qsl, urlsplit
+from urllib.parse import unquote, urlsplit
 
 __all__ = [
     "REQUEST_FIELDS",
@@ -40,13 +40,17 @@ __all__ = [
     "redact",
     "redact_text",
     "shown_secret",
+    "url_secrets",
 ]
 
 #: Words that make a key, header or query-parameter name a credential's name.
 SECRET_WORDS = frozenset(
-    {"token", "secret", "password", "passwd", "authorization", "auth", "cookie", "credential",
-     "credentials", "apikey", "signature", "sig", "bearer"}
+    {"token", "secret", "password", "passwd", "pwd", "passcode", "authorization", "auth",
+     "cookie", "credential", "credentials", "apikey", "signature", "sig", "bearer", "jwt"}
 )  # fmt: skip
+#: Words that are a credential's name only in what a request carries (a URL's
+#: parameters, headers, a body): as config keys they mean other things (``pass_at``).
+_REQUEST_WORDS = frozenset({"session", "sessionid", "jsessionid", "sid"})
 #: Two-word names: ``api_key``, ``X-Api-Key``, ``privateKey``, ``access_key``.
 SECRET_PAIRS = frozenset({("api", "key"), ("private", "key"), ("access", "key"), ("secret", "key")})
 #: Config keys whose mappings are sent to a service as they are (an HTTP request's
@@ -82,13 +86,14 @@ def is_secret_name(name: str, extra: Iterable[str] = ()) -> bool:
 def is_secret_param(name: str, extra: Iterable[str] = ()) -> bool:
     """Whether a URL query parameter, a header or a body field named ``name`` carries a
     credential: :func:`is_secret_name`, or a last word ``key`` (``?key=``,
-    ``X-Goog-Key``, ``subscription-key``), or the word ``session``."""
+    ``X-Goog-Key``, ``subscription-key``), or a word only a request's names use that way
+    (``?pass=``, ``?sessionid=``, ``;jsessionid=``)."""
     if is_secret_name(name, extra):
         return True
     if _NAMES_A_VARIABLE.search(name):
         return False
     words = _words(name)
-    return bool(words) and (words[-1] == "key" or "session" in words)
+    return bool(words) and (words[-1] in ("key", "pass") or any(w in _REQUEST_WORDS for w in words))
 
 
 def shown_secret(value: str) -> str:
@@ -101,21 +106,79 @@ def _is_interpolation(value: str) -> bool:
     return "${" in value
 
 
+#: A parameter in the part of a URL after its host: ``?name=value``, ``&name=value``,
+#: ``;name=value`` (a path parameter, ``;jsessionid=``) and ``#name=value`` (a fragment,
+#: ``#access_token=`` of OAuth's implicit flow).
+_PARAM = re.compile(r"([?&;#])([^=&;#?/]+)=([^&;#?]*)")
+_PARAM_PLACE = {"?": "query parameter", "&": "query parameter", ";": "path parameter",
+                "#": "fragment parameter"}  # fmt: skip
+#: Schemes where a user name alone before the host may be how a token is passed
+#: (``https://ghp_…@github.com``, ``https://APIKEY@api.example``: see
+#: :func:`_looks_like_a_token`).
+_TOKEN_SCHEMES = frozenset({"http", "https"})
+
+
+def _looks_like_a_token(user: str) -> bool:
+    """Whether a user name alone before a host (``https://NAME@host``) is a token: 16
+    characters or more, letters and digits mixed, as API keys and ``ghp_…`` tokens are;
+    ``https://me@host`` names a user."""
+    return (
+        len(user) >= 16
+        and any(c.isdigit() for c in user)
+        and any(c.isalpha() for c in user)
+        and not _is_interpolation(user)
+    )
+
+
+def _userinfo(url: str) -> tuple[int, str, str, str | None] | None:
+    """Where a URL's netloc starts, its user, host and password (None: no ``user:``),
+    or None when the URL has no ``user@`` part or cannot be read."""
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return None
+    if "@" not in parts.netloc or "://" not in url:
+        return None
+    userinfo, _, host = parts.netloc.rpartition("@")
+    if _is_interpolation(userinfo):  # ${oc.env:USER}:${oc.env:PW}@host: names, not secrets
+        return None
+    user, colon, password = userinfo.partition(":")
+    scheme = parts.scheme.lower()
+    if not colon and scheme not in _TOKEN_SCHEMES:
+        return None  # ssh://git@host: a user name, not a token
+    return url.index("://") + 3, user, host, password if colon else None
+
+
 def _url_secrets(value: str, extra: Iterable[str]) -> list[tuple[str, str]]:
-    """Credentials in a URL: secret-named query parameters, and a password before the host."""
+    """Credentials in a URL, as ``(how, value)``: a password before the host, a token
+    there alone (``https://TOKEN@host``), and secret-named parameters after it."""
     if "://" not in value:
         return []
-    try:
-        parts = urlsplit(value)
-        password = parts.password
-    except ValueError:
-        return []
-    found = [("password", password)] if password else []
-    return found + [
-        (k, v)
-        for k, v in parse_qsl(parts.query, keep_blank_values=True)
-        if is_secret_param(k, extra)
-    ]
+    found: list[tuple[str, str]] = []
+    info = _userinfo(value)
+    rest = value
+    if info is not None:
+        start, user, host, password = info
+        if password:
+            found.append(("URL password", password))
+        elif password is None and _looks_like_a_token(user):
+            found.append(("URL user name that is a token", user))
+        rest = value[start:].partition(host)[2] if host else value[start:]
+    found.extend(
+        (f"URL {_PARAM_PLACE[m.group(1)]} {unquote(m.group(2))!r}", m.group(3))
+        for m in _PARAM.finditer(rest)
+        if m.group(3) and is_secret_param(unquote(m.group(2)), extra)
+    )
+    return found
+
+
+def url_secrets(url: str, extra: Iterable[str] = ()) -> list[str]:
+    """The credentials a URL carries, as values (for a client to redact wherever a
+    service's answer echoes them): a password or a token before the host, and
+    secret-named parameters (``?api_key=``), each once. A value taken from the
+    environment is in the resolved URL, so it is found here too."""
+    found = (v for _, v in _url_secrets(url, extra) if v and not _is_interpolation(v))
+    return list(dict.fromkeys(found))
 
 
 class LiteralSecret:
@@ -172,16 +235,16 @@ def find_literal_secrets(
         if (is_secret_param if in_request else is_secret_name)(name, extra):
             found.append(LiteralSecret(key, value, "a key named like a credential"))
             continue
-        for param, secret in _url_secrets(value, extra):
+        for how, secret in _url_secrets(value, extra):
             if secret and not _is_interpolation(secret):
-                how = "URL password" if param == "password" else f"URL query parameter {param!r}"
                 found.append(LiteralSecret(key, secret, how))
     return found
 
 
 def redact_text(text: str, extra: Iterable[str] = ()) -> str:
-    """``text`` with the credentials of any URL in it redacted: secret-named query
-    parameters and a password before the host (``https://user:pw@host``)."""
+    """``text`` with the credentials of any URL in it redacted: secret-named parameters
+    (``?api_key=``, ``;jsessionid=``, ``#access_token=``), a password before the host
+    (``https://user:pw@host``) and a token there alone (``https://TOKEN@host``)."""
     extra = list(extra)
 
     def one(match: re.Match[str]) -> str:
@@ -191,27 +254,29 @@ def redact_text(text: str, extra: Iterable[str] = ()) -> str:
     def _redact_url(url: str) -> str:
         # The URL is edited where a credential is, never rebuilt: urlunsplit(urlsplit(u))
         # is not u for every scheme (sqlite:///tmp/x would come back as sqlite:/tmp/x).
-        try:
-            parts = urlsplit(url)
-            password = parts.password
-        except ValueError:
+        if "://" not in url:
             return url
-        start = url.index("://") + 3
-        if password and not _is_interpolation(password):  # https://user:PASSWORD@host
-            user, _, _ = parts.netloc.rpartition("@")[0].partition(":")
-            host = parts.netloc.rpartition("@")[2]
-            netloc = f"{user}:{shown_secret(password)}@{host}"
-            url = url[:start] + netloc + url[start + len(parts.netloc) :]
-        if not parts.query:
-            return url
-        pairs = []
-        for item in parts.query.split("&"):
-            name, sep, value = item.partition("=")
-            if sep and value and is_secret_param(name, extra) and not _is_interpolation(value):
-                value = shown_secret(value)
-            pairs.append(f"{name}{sep}{value}")
-        at = url.index("?", start) + 1
-        return url[:at] + "&".join(pairs) + url[at + len(parts.query) :]
+        after = url.index("://") + 3
+        info = _userinfo(url)
+        if info is not None:
+            start, user, host, password = info
+            netloc_end = start + len(url[start:].split("/", 1)[0].split("?", 1)[0])
+            if password and not _is_interpolation(password):  # https://user:PASSWORD@host
+                shown = f"{user}:{shown_secret(password)}@{host}"
+            elif password is None and _looks_like_a_token(user):  # https://TOKEN@host
+                shown = f"{shown_secret(user)}@{host}"
+            else:
+                shown = url[start:netloc_end]
+            url = url[:start] + shown + url[netloc_end:]
+            after = start + len(shown)
+
+        def param(m: re.Match[str]) -> str:
+            name, value = m.group(2), m.group(3)
+            if value and is_secret_param(unquote(name), extra) and not _is_interpolation(value):
+                return f"{m.group(1)}{name}={shown_secret(value)}"
+            return m.group(0)
+
+        return url[:after] + _PARAM.sub(param, url[after:])
 
     return re.sub(r"[a-zA-Z][a-zA-Z0-9+.-]*://[^\s'\"<>]+", one, text)
 

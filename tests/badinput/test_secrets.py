@@ -20,6 +20,7 @@ from evalframe.core.secrets import (
     is_secret_param,
     redact,
     redact_text,
+    url_secrets,
 )
 from evalframe.plugin.registry import validation_problems
 from tests.conftest import Project
@@ -63,8 +64,18 @@ def assert_nowhere(secret: str, root: Path, *texts: str) -> None:
         # a service's names for its key (a request's query parameter and header)
         (f"retriever.url='http://127.0.0.1:9/s?key={SECRET}'", False),
         (f"+retriever.headers.X-Goog-Key={SECRET}", False),
+        # a swept value: the sweep's config holds none of its jobs' values (each is checked)
+        (f"retriever.url='http://u:{SECRET}@127.0.0.1:9/s','http://127.0.0.1:9/s'", True),
+        (f"+retriever.headers={{A:b}},{{Authorization:'Bearer {SECRET}'}}", True),
+        # a token before the host, and the names services give a password or a session
+        (f"retriever.url='https://{SECRET}@127.0.0.1:9/s'", False),
+        (f"retriever.url='http://127.0.0.1:9/s?pwd={SECRET}'", False),
+        (f"retriever.url='http://127.0.0.1:9/s;jsessionid={SECRET}'", False),
     ],
-    ids=["url-parameter", "url-parameter-sweep", "header", "secret-named-key", "key", "goog"],
+    ids=[
+        *("url-parameter", "url-parameter-sweep", "header", "secret-named-key", "key", "goog"),
+        *("swept-url", "swept-headers", "token-user", "pwd", "jsessionid"),
+    ],
 )
 def test_a_literal_secret_is_refused_before_anything_is_written(
     project: Project, override: str, sweep: bool
@@ -228,6 +239,23 @@ def test_a_url_without_credentials_is_left_byte_for_byte(text: str) -> None:
     assert redact({"tracking": {"uri": text}}) == {"tracking": {"uri": text}}
 
 
+def test_credentials_before_the_host_and_after_the_path_are_redacted() -> None:
+    """A token as the user (``https://TOKEN@host``), a path parameter (``;jsessionid=``)
+    and a fragment's (``#access_token=``, OAuth's implicit flow); a short user name and
+    an ssh user stay as they are."""
+    assert redact_text(f"https://{SECRET}@h/x") == "https://sk-l…[redacted]@h/x"
+    assert redact_text(f"http://h/a;jsessionid={SECRET}?q=1") == (
+        "http://h/a;jsessionid=sk-l…[redacted]?q=1"
+    )
+    assert redact_text(f"http://h/cb#access_token={SECRET}") == (
+        "http://h/cb#access_token=sk-l…[redacted]"
+    )
+    for kept in ("https://me@h/x", "ssh://git@github.com/o/r", "https://${oc.env:T}@h"):
+        assert redact_text(kept) == kept
+    assert url_secrets(f"https://u:{SECRET}@h/s?api_key={SECRET}&q=1") == [SECRET]
+    assert url_secrets("https://u:${oc.env:P}@h/s?key=${oc.env:K}") == []
+
+
 def test_a_redacted_url_keeps_everything_but_the_credentials() -> None:
     text = f"sqlite:///tmp/m.db and postgresql://me:{SECRET}@db:5432/x?token={SECRET}#top"
     assert redact_text(text) == (
@@ -240,10 +268,12 @@ def test_what_a_request_carries_is_judged_by_a_services_names() -> None:
     or with ``session``) carries a credential; a config key of evalframe's own so named
     does not (``sort_key: title`` is a setting)."""
     for name in ("key", "X-Goog-Key", "Ocp-Apim-Subscription-Key", "subscription-key",
-                 "X-Session-Id", "api_key", "Authorization"):  # fmt: skip
+                 "X-Session-Id", "api_key", "Authorization", "pwd", "pass", "passcode", "jwt",
+                 "sessionid", "JSESSIONID"):  # fmt: skip
         assert is_secret_param(name), name
-    for name in ("q", "monkey", "keys", "key_env", "max_tokens", "keyword"):
+    for name in ("q", "monkey", "keys", "key_env", "max_tokens", "keyword", "pass_at", "passage"):
         assert not is_secret_param(name), name
+    assert not is_secret_name("pass_at")  # report.pass_at is a setting
     assert not is_secret_name("key") and not is_secret_name("sort_key")
     cfg = {
         "sort_key": "title",

@@ -47,7 +47,7 @@ import httpcore
 from pydantic import Field
 
 from evalframe.core.errors import ConfigError
-from evalframe.core.secrets import is_secret_param
+from evalframe.core.secrets import is_secret_param, url_secrets
 from evalframe.plugin.protocols import NOT_IN_CACHE_KEY, PluginConfig
 
 #: how a call is made, never what it answers (kept out of the retrieval cache key)
@@ -382,7 +382,9 @@ class JsonClient:
         self.url = url
         self.headers = {"Content-Type": "application/json", "Accept": "application/json"}
         self.headers.update(headers)
-        self._secrets = [s for s in secrets if s]
+        # and what the URL carries (a key in its query, a password or token before its
+        # host, from the environment): a service's error page may echo the request line
+        self._secrets = [s for s in [*secrets, *url_secrets(url)] if s]
         self.timeout = timeout
         self.policy = policy
         self.limiter = limiter
@@ -396,7 +398,8 @@ class JsonClient:
         self._pool.close()
 
     def redact(self, text: str) -> str:
-        """The text with every secret header value replaced by ``***``."""
+        """The text with every secret header value, and each credential of the URL,
+        replaced by ``***``."""
         for secret in self._secrets:
             text = text.replace(secret, "***")
         return text

@@ -189,6 +189,29 @@ def test_auth_header_comes_from_env_and_never_shows(
     assert "EFA_TEST_TOKEN" in r.config.model_dump_json()  # the name, never the value
 
 
+def test_a_key_in_the_url_that_the_service_echoes_never_shows(
+    serve: Serve, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A key in the URL's query (``?api_key=${oc.env:KEY}``, resolved before the plugin
+    sees it) or a token before the host: a service whose error page repeats the request
+    line printed it in clear (headers were masked, the URL was not)."""
+    secret = "sk-live-0123456789abcdef"
+
+    def echo(req: Request) -> Reply:
+        return Reply(401, {"error": f"bad key in {req.path}"})
+
+    server = serve(echo)
+    for url in (f"{server.url}?api_key={secret}", server.url.replace("://", f"://{secret}@")):
+        r = make(url, retries=1)
+        with caplog.at_level(logging.DEBUG), pytest.raises(PluginError) as err:
+            r.retrieve(QUERIES[0], 5)
+        assert "HTTP 401" in err.value.render()
+        for text in (err.value.render(), repr(err.value), caplog.text):
+            assert secret not in text
+        caplog.clear()
+    assert server.requests[0].path.endswith(f"?api_key={secret}")  # it was sent, all the same
+
+
 def test_a_key_the_service_echoes_in_its_answer_is_not_stored(
     serve: Serve, monkeypatch: pytest.MonkeyPatch
 ) -> None:
