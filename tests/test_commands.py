@@ -148,6 +148,14 @@ def test_rescore_refuses_an_unknown_option_and_another_experiment(
         assert "no gates config named 'bob_regresion'" in err and "bob_regression" in err
         assert main(["rescore", str(run_dir), "experiment=bob"]) == 2
         assert "config key experiment" in capsys.readouterr().err
+        # a value YAML cannot read (an unclosed list or quote) crashed in OmegaConf (exit 3)
+        before = (run_dir / "metrics.json").read_bytes()
+        for bad, key in (("depth=[1", "depth"), ("metrics.measures='[R@0]", "metrics.measures")):
+            assert main(["rescore", str(run_dir), bad]) == 2
+            err = capsys.readouterr().err
+            assert err.startswith(f"error: config key {key}: the value of override ")
+            assert "is not YAML evalframe can read" in err and "Traceback" not in err
+        assert (run_dir / "metrics.json").read_bytes() == before
 
 
 def test_rescore_of_a_folder_that_is_not_a_run(

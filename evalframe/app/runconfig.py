@@ -171,6 +171,20 @@ def load_config(
             # config.yaml: the folder of the run's own); where the cache is now is the
             # environment's choice, as on a run (an override still wins)
             cfg.output.cache_dir = cache
+        for item in settings:  # each override's YAML value, said with the override
+            try:
+                OmegaConf.from_dotlist([item])
+            except yaml.YAMLError as exc:
+                name = item.lstrip("+").partition("=")[0]
+                raise ConfigError(
+                    f"the value of override {item!r} is not YAML evalframe can read: "
+                    f"{str(exc).splitlines()[0]}",
+                    key=name,
+                    expected="key=VALUE with VALUE in YAML (a list closed: [a,b]; a quote "
+                    "closed)",
+                    got=item,
+                    hint=hint or None,
+                ) from None
         cfg = OmegaConf.merge(cfg, OmegaConf.from_dotlist(settings))
         if out is not None and not _same_folder(OmegaConf.select(cfg, "output.dir"), out):
             # (a rescore in place keeps the folder as the file spells it, however the
