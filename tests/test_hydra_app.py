@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -138,3 +141,28 @@ def test_a_users_config_that_may_set_hydra_mode_is_noticed(tmp_path: Path) -> No
     assert mode_may_be_set(*_prepared([], tmp_path))
     (experiment / "mine.yaml").write_text("retriever:\n  mode: fast  # not Hydra's\n")
     assert not mode_may_be_set(*_prepared([], tmp_path))
+
+
+def test_a_group_set_to_null_on_the_command_line_is_said_with_the_way_to_turn_it_off(
+    tmp_path: Path,
+) -> None:
+    """`gates=null` crashed inside Hydra (its traceback, no key named); the real command,
+    then the check with the hint each kind of group gets."""
+    res = subprocess.run(
+        [sys.executable, "-m", "evalframe", "+experiment=quickstart", "gates=null"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        env={**os.environ, "EVALFRAME_TRACKING": "none"},
+        check=False,
+    )
+    assert res.returncode == 2, res.stderr
+    assert res.stderr.startswith(
+        "error: config key gates: a config group cannot be null on the command line"
+    )
+    assert "hint: write gates=none (the option that turns it off) or ~gates" in res.stderr
+    assert "Traceback" not in res.stderr and not (tmp_path / "outputs").exists()
+    with pytest.raises(ConfigError, match="write ~dataset to drop its default") as err:
+        prepare_overrides(["+experiment=quickstart", "dataset=null"], cwd=tmp_path)
+    assert err.value.key == "dataset"
+    prepare_overrides(["+experiment=quickstart", "~gates", "gates.x=null"], cwd=tmp_path)

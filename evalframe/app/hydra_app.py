@@ -158,6 +158,30 @@ def check_group_overrides(overrides: Sequence[str], search_path: Sequence[Path])
             )
 
 
+def _refuse_null_groups(overrides: Sequence[str], search_path: Sequence[Path]) -> None:
+    """``gates=null`` on a run's command line: Hydra stops with a traceback of its own
+    internals ("Config group override must be a string or a list"). Said here, with the
+    group's ``none`` option or ``~group`` as the way. (A composed config's rescore
+    takes ``gates=null`` as "no section": :mod:`evalframe.app.runconfig`.)"""
+    for item in overrides:
+        name, sep, value = item.lstrip("+").partition("=")
+        if not sep or item.startswith("~") or name not in GROUPS or value.strip() != "null":
+            continue
+        way = (
+            f"{name}=none (the option that turns it off) or ~{name}"
+            if "none" in group_options(name, search_path)
+            else f"~{name} to drop its default, or {name}=OPTION"
+        )
+        raise ConfigError(
+            f"a config group cannot be null on the command line: {name} picks one of its "
+            "option files",
+            key=name,
+            expected=f"an option: {', '.join(group_options(name, search_path)) or '(none)'}",
+            got=item,
+            hint=f"write {way}",
+        )
+
+
 def register_resolvers() -> None:
     """evalframe's OmegaConf resolvers (``${ef.data:...}``), registered once per process."""
     from omegaconf import OmegaConf
@@ -275,6 +299,7 @@ def prepare_overrides(overrides: Sequence[str], cwd: Path | None = None) -> Prep
     check_override_syntax(overrides)
     overrides = tracking_from_env(overrides)
     search_path = config_search_path(cwd)
+    _refuse_null_groups(overrides, search_path)
     check_group_overrides(overrides, search_path)
     register_resolvers()
     return Prepared(tuple(search_path), tuple(overrides))
