@@ -105,7 +105,7 @@ def environment_error(exc: BaseException) -> str | None:
     """The one-paragraph message for an OS error the user can fix, or None."""
     if not isinstance(exc, OSError):
         return None
-    blocked = _file_in_the_way(exc)
+    blocked = _file_in_the_way(exc) or _folder_in_the_way(exc)
     if blocked is not None:
         return blocked
     if exc.errno not in _ENVIRONMENT_ERRNOS:
@@ -149,4 +149,24 @@ def _file_in_the_way(exc: OSError) -> str | None:
     return (
         f"error: {what}\n  hint: give a path whose folders are folders (another --out or "
         "output.dir), or move the file away"
+    )
+
+
+def _folder_in_the_way(exc: OSError) -> str | None:
+    """The message for a file whose path is a folder (``report RUN`` where
+    ``RUN/report.html`` is a folder, ``--out DIR`` for a file), or None.
+
+    The atomic write's last step, the rename over the target, fails with EISDIR
+    (its temporary file is removed): nothing was written, and the path is the
+    user's to change. Exit 2 with the folder named."""
+    from pathlib import Path
+
+    if exc.errno != errno.EISDIR:
+        return None
+    target = getattr(exc, "filename2", None) or exc.filename
+    if not target or not Path(str(target)).is_dir():
+        return None
+    return (
+        f"error: cannot write {target}: it is a folder, and evalframe writes a file "
+        "there\n  hint: move the folder away, or give another path (--out, output.dir)"
     )

@@ -801,6 +801,42 @@ class RunFolder:
     def write_json(self, name: str, payload: Any) -> Path:
         return atomic_write_json(self.file(name), payload)
 
+    def prepare(self, key: str = "output.dir") -> None:
+        """Make the folder, and check that the run can write every file of its own there.
+
+        Called before a run retrieves anything and again before it writes: a folder
+        named like one of the run's files (``summary.json/``) failed the rename of
+        that file, after the files before it were written (exit 3, a run folder
+        without its summary); a folder that cannot be made (``/proc/x``) failed the
+        same way. Both are the user's to fix: a located error, exit 2, nothing written.
+        """
+        import errno
+
+        from evalframe.core.errors import ConfigError
+
+        try:
+            self.path.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            if exc.errno in (errno.EEXIST, errno.ENOTDIR):
+                raise  # a file in the way: said as such by the CLI (app.stderr)
+            raise ConfigError(
+                f"the run's folder {self.path} cannot be made: {exc.strerror or exc}",
+                key=key,
+                hint=f"set {key} to a folder you can write",
+            ) from None
+        blocked = sorted(n for n in self.OWN_FILES if (self.path / n).is_dir())
+        if blocked:
+            raise DataError(
+                "this is a folder, where the run writes its file of that name"
+                + (
+                    f" ({len(blocked) - 1} more such: {', '.join(blocked[1:])})"
+                    if blocked[1:]
+                    else ""
+                ),
+                path=self.path / blocked[0],
+                hint=f"move that folder away, or set {key} to another folder",
+            )
+
     def write_jsonl(self, name: str, records: Any) -> Path:
         return atomic_write_jsonl(self.file(name), records)
 

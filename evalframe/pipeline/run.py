@@ -132,7 +132,7 @@ def _write_outputs(
     from evalframe.golden.dvcinfo import lookup as dvc_lookup
 
     folder = RunFolder(exp.output_dir)
-    folder.path.mkdir(parents=True, exist_ok=True)
+    folder.prepare()  # checked before retrieval too (run_experiment); a rescore's first check
     # Without `tracking`: where a run is reported is the environment's choice
     # (EVALFRAME_TRACKING, a CI's server) and changes no number; kept, it would make
     # the same run's config.yaml differ between machines. `rescore` tracks as a run would.
@@ -566,6 +566,8 @@ def run_experiment(
             "baseline": exp.baseline,
         },
     )
+    # the folder is checked before any retrieval, which may take hours (or cost)
+    RunFolder(exp.output_dir).prepare()
     relay = HookRelay.build(exp.trackers)
     relay.emit("on_run_start", context)
     try:

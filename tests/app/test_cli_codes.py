@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from evalframe.app import cli
+from tests.conftest import Project
 
 
 def test_a_crash_in_a_subcommand_exits_3_and_says_it_is_a_bug(
@@ -110,3 +111,37 @@ def test_a_reader_that_stops_early_is_no_crash() -> None:
     proc.stderr.close()
     assert proc.wait() == 141  # 128 + SIGPIPE, as a shell reports it
     assert err == ""  # no traceback, no "this is a bug", no "Exception ignored"
+
+
+def test_a_folder_where_a_run_writes_a_file_is_found_before_anything_is_written(
+    project: Project, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`summary.json/` in output.dir: the run wrote eight files, then crashed renaming the
+    summary (exit 3, a run folder without its summary). Now: exit 2 before retrieval, with
+    the folder named; an output.dir that cannot be made is the key's error. `report RUN`
+    whose report.html is a folder: the same, from the write itself."""
+    out = project.root / "pre"
+    (out / "summary.json").mkdir(parents=True)
+    res = project.run(
+        *project.data_args(), f"hydra.run.dir={project.root / 'h'}", f"output.dir={out}"
+    )
+    assert res.code == 2, res.stderr
+    assert res.stderr.startswith(f"error: {out / 'summary.json'}: this is a folder, where the run ")
+    assert "Traceback" not in res.stderr
+    assert sorted(p.name for p in out.iterdir()) == ["summary.json"]  # nothing written
+    res = project.run(
+        *project.data_args(), f"hydra.run.dir={project.root / 'h2'}", "output.dir=/proc/evalframe-x"
+    )
+    assert res.code == 2, res.stderr
+    assert res.stderr.startswith("error: config key output.dir: the run's folder /proc/evalframe-x")
+
+    run = project.root / "run"
+    res = project.run(*project.data_args(), f"hydra.run.dir={run}")
+    assert res.code == 0, res.stderr
+    (run / "report.html").mkdir()
+    before = sorted(p.name for p in run.iterdir())
+    capsys.readouterr()
+    assert cli.main(["report", str(run)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"error: cannot write {run / 'report.html'}: it is a folder")
+    assert sorted(p.name for p in run.iterdir()) == before
