@@ -123,12 +123,23 @@ class ReportSection(_Section):
     )
 
 
+#: The most bootstrap resamples a setting may ask for: each metric keeps one mean per
+#: resample (8 MB a metric at this bound); 1e11 asked NumPy for terabytes.
+MAX_RESAMPLES = 1_000_000
+
+
 class StatsSection(_Section):
     """``stats:`` how uncertainty in the means is estimated."""
 
-    bootstrap: int = Field(1000, ge=0, description="bootstrap resamples for CIs (0: none)")
+    bootstrap: int = Field(
+        1000,
+        ge=0,
+        le=MAX_RESAMPLES,
+        description="bootstrap resamples for CIs (0: none; at most 1,000,000, where an "
+        "interval's digits have long stopped moving)",
+    )
     confidence: float = Field(0.95, gt=0, lt=1, description="confidence level of the CIs")
-    seed: int = Field(0, description="random seed: the same seed gives the same CIs")
+    seed: int = Field(0, ge=0, description="random seed (>= 0): the same seed gives the same CIs")
 
 
 class CacheSection(_Section):

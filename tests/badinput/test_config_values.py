@@ -140,3 +140,31 @@ def test_a_plus_on_a_key_the_config_has_is_said_in_evalframes_form(project: Proj
         "error: config key depth: depth is already in the config, so it is set without the "
         "plus (got +depth=3)\n  hint: write depth=3 (a plus adds a key the config does not have)\n"
     )
+
+
+@pytest.mark.parametrize(
+    ("section", "key"),
+    [
+        ({"stats": {"seed": -1}}, "stats.seed"),  # NumPy refused it after retrieval (exit 3)
+        ({"stats": {"bootstrap": 10**11}}, "stats.bootstrap"),  # asked NumPy for 5 TiB
+        ({"stats": {"bootstrap": 1_000_001}}, "stats.bootstrap"),
+    ],
+    ids=["seed", "bootstrap-huge", "bootstrap-past-the-bound"],
+)
+def test_a_seed_or_a_resample_count_numpy_cannot_take_is_named(
+    project: Project, section: dict, key: str
+) -> None:
+    with pytest.raises(ConfigError) as err:
+        validate_experiment(raw_config(project, **section))
+    assert err.value.key == key
+    validate_experiment(raw_config(project, stats={"seed": 0, "bootstrap": 1_000_000}))
+
+
+@pytest.mark.parametrize("bad", [{"seed": -1}, {"resamples": 1_000_001}], ids=["seed", "resamples"])
+def test_the_noninferiority_gates_seed_and_resamples_are_bounded(
+    project: Project, bad: dict
+) -> None:
+    gate = {"type": "noninferiority", "metric": "RR", "margin": 0.05, **bad}
+    with pytest.raises(ConfigError) as err:
+        validate_experiment(raw_config(project, gates={"ni": gate}, baseline=str(project.root)))
+    assert err.value.key == f"gates.ni.{next(iter(bad))}"

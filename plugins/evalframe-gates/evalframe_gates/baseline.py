@@ -139,8 +139,8 @@ class NonInferiorityConfig(PluginConfig):
     metric: str = Field(description="canonical metric string")
     margin: float = Field(ge=0, description="largest acceptable true drop (points)")
     confidence: float = Field(0.95, gt=0, lt=1, description="level of the paired CI")
-    resamples: int = Field(2000, ge=100, description="bootstrap resamples")
-    seed: int = Field(0, description="the same seed gives the same verdict")
+    resamples: int = Field(2000, ge=100, le=1_000_000, description="bootstrap resamples")
+    seed: int = Field(0, ge=0, description="the same seed (>= 0) gives the same verdict")
     slice: dict[str, str | int | float | bool] | None = Field(None, description="optional slice")
 
 
