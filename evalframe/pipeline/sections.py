@@ -169,6 +169,16 @@ class OutputSection(_Section):
         "evalframe", description="tag column of the written TREC run: one word (no spaces)"
     )
 
+    @field_validator("dir", "cache_dir")
+    @classmethod
+    def _a_path(cls, value: str) -> str:
+        if not value.strip():  # Path("") is the current folder: the run's files among yours
+            raise ValueError(
+                "an empty path would mean the current folder; give a folder (or leave the "
+                "key out for the default)"
+            )
+        return value
+
     @field_validator("run_tag")
     @classmethod
     def _one_word(cls, value: str) -> str:

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, field_validator
 
 from evalframe.core.types import Corpus, GoldenSet, Ranking, Run
 
@@ -53,6 +53,18 @@ class PluginConfig(BaseModel):
     # allow_inf_nan=False: `value=inf` or `timeout_seconds=nan` is a typo to name, not a
     # threshold no mean can meet or a timeout that overflows the clock
     model_config = ConfigDict(frozen=True, extra="forbid", allow_inf_nan=False)
+
+    @field_validator("path", check_fields=False)
+    @classmethod
+    def _a_path(cls, value: Any) -> Any:
+        """A setting named ``path`` names a file or folder: empty, ``Path("")`` would be
+        the current folder (a golden set read from every ``*.jsonl`` there)."""
+        if isinstance(value, str) and not value.strip():
+            raise ValueError(
+                "the path is empty, which would read the current folder; give the file or "
+                "folder"
+            )
+        return value
 
 
 #: Marks a setting that changes how a retriever is called (timeouts, retries,

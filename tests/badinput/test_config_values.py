@@ -168,3 +168,25 @@ def test_the_noninferiority_gates_seed_and_resamples_are_bounded(
     with pytest.raises(ConfigError) as err:
         validate_experiment(raw_config(project, gates={"ni": gate}, baseline=str(project.root)))
     assert err.value.key == f"gates.ni.{next(iter(bad))}"
+
+
+@pytest.mark.parametrize(
+    ("section", "key"),
+    [
+        ({"output": {"dir": "", "cache_dir": "c"}}, "output.dir"),
+        ({"output": {"dir": "o", "cache_dir": " "}}, "output.cache_dir"),
+        ({"dataset": {"name": "jsonl", "path": ""}}, "dataset.path"),
+        ({"corpus": {"name": "jsonl", "path": "  "}}, "corpus.path"),
+    ],
+    ids=["output-dir", "cache-dir", "dataset", "corpus"],
+)
+def test_an_empty_path_is_named_not_read_as_the_current_folder(
+    project: Project, section: dict, key: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`output.dir=""` wrote the run's files among the user's in the current folder;
+    `dataset.path=""` read every *.jsonl there as the golden set."""
+    monkeypatch.chdir(project.root)  # which holds golden.jsonl and corpus.jsonl
+    with pytest.raises(ConfigError) as err:
+        validate_experiment(raw_config(project, **section))
+    assert err.value.key == key
+    assert "empty" in err.value.message

@@ -97,6 +97,13 @@ def require_file(path: str | Path, *, what: str, key: str | None = None) -> Path
     Loaders that accept either (a golden-set file or a folder of them) call
     this, then look; the ``read_*`` functions below reject a folder themselves.
     """
+    if not str(path).strip():  # Path("") is the current folder, which exists
+        raise DataError(
+            f"no path given for the {what}: the setting is empty",
+            key=key,
+            expected="a file or folder path",
+            hint="set it to the path (an empty one would read the current folder)",
+        )
     p = Path(path).expanduser()
     if not p.exists():
         raise _missing(p, what, key)
