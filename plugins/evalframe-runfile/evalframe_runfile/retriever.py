@@ -132,9 +132,9 @@ def _jsonl_entries(at: At, record: dict[str, Any]) -> list[Entry]:
 EXTRAS: dict[str, tuple[type | tuple[type, ...], str]] = {
     "confidence": ((int, float), "a number in [0, 1]"),
     "answer": (str, "text"),
-    "tokens": (int, "a whole number"),
-    "tool_calls": (int, "a whole number"),
-    "latency_ms": ((int, float), "a number of milliseconds"),
+    "tokens": (int, "a whole number >= 0"),
+    "tool_calls": (int, "a whole number >= 0"),
+    "latency_ms": ((int, float), "a finite number of milliseconds >= 0"),
 }
 
 
@@ -147,6 +147,9 @@ def _extras(at: At, record: dict[str, Any]) -> dict[str, Any]:
         bad = isinstance(value, bool) or not isinstance(value, kind)
         if not bad and name == "confidence":
             bad = not 0.0 <= value <= 1.0
+        elif not bad and isinstance(value, int | float) and not isinstance(value, bool):
+            # a count or a duration: -5 ms went into timings.json as the p50, NaN as null
+            bad = not 0 <= value < float("inf")
         if bad:
             raise at.error(f"field {name!r} must be {wanted}", got=repr(value)[:80])
         out[name] = value

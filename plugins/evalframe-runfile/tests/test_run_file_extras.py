@@ -47,7 +47,11 @@ def test_records_without_extras_have_none(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("field", "value", "wanted"),
     [("confidence", 1.2, "a number in [0, 1]"), ("confidence", True, "a number in [0, 1]"),
-     ("answer", 3, "text"), ("tokens", 1.5, "a whole number")],
+     ("answer", 3, "text"), ("tokens", 1.5, "a whole number >= 0"),
+     # a count or a duration below 0, or not finite: timings.json took -5 ms as the p50
+     ("tokens", -7, "a whole number >= 0"), ("tool_calls", -1, "a whole number >= 0"),
+     ("latency_ms", -5, "a finite number of milliseconds >= 0"),
+     ("latency_ms", float("inf"), "a finite number of milliseconds >= 0")],
 )  # fmt: skip
 def test_a_bad_extra_names_its_line(tmp_path: Path, field: str, value: object, wanted: str) -> None:
     with pytest.raises(DataError, match=re.escape(f"field {field!r} must be {wanted}")) as e:
