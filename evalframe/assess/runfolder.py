@@ -521,7 +521,7 @@ class RunFolder:
     def per_query(self) -> Iterator[tuple[int, dict[str, Any]]]:
         """``(line, record)`` for each record of ``per_query.jsonl``."""
         path = self.require(self.PER_QUERY, "per-query results")
-        for line, record in read_jsonl(path, what="per-query results"):
+        for line, record in read_jsonl(path, what="per-query results", unique_keys=False):
             if not isinstance(record, dict):
                 raise DataError("not a per-query record written by evalframe", path=path, line=line)
             ids, scores = record.get("retrieved"), record.get("scores")
@@ -779,7 +779,7 @@ class RunFolder:
         """``rankings.jsonl``: query id -> its ranking as retrieved (None: no answer)."""
         path = self.require(self.RANKINGS, "shard rankings")
         found: dict[str, Ranking | None] = {}
-        for line, record in read_jsonl(path, what="shard rankings"):
+        for line, record in read_jsonl(path, what="shard rankings", unique_keys=False):
             try:
                 qid = str(record["query_id"])
                 raw = record["ranking"]

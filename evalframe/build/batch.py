@@ -109,7 +109,11 @@ class Batch:
 
     def read_jsonl(self, name: str) -> list[dict[str, Any]]:
         path = self._require(name, None)
-        return [r for _, r in read_jsonl(path, what=FILES.get(name, name)) if isinstance(r, dict)]
+        return [
+            r
+            for _, r in read_jsonl(path, what=FILES.get(name, name), unique_keys=False)
+            if isinstance(r, dict)
+        ]
 
     def read_json(self, name: str) -> dict[str, Any]:
         data = read_json(self._require(name, None), what=FILES.get(name, name)).data

@@ -505,3 +505,66 @@ def test_saved_columns_whose_doc_codes_point_nowhere_are_refused(tmp_path: Path)
     np.savez(saved, **arrays)
     with pytest.raises(ValueError, match="out of range"):
         RunColumns.load(saved, str(path))
+
+
+@pytest.mark.parametrize(
+    ("line", "repeated"),
+    [
+        ('{"id": "q1", "expected_chunks": {"c1": 1, "c1": 0}}', "c1"),  # a label flipped
+        ('{"id": "qXX", "id": "q01", "question": "x"}', "id"),
+        ('{"a" : 1, "a": 2}', "a"),  # spaced from its colon: the careful path
+        ('[{"x": 1, "x": 2}]', "x"),
+    ],
+)
+def test_a_key_repeated_in_one_record_is_named_at_its_line(
+    tmp_path: Path, line: str, repeated: str
+) -> None:
+    path = tmp_path / "g.jsonl"
+    path.write_text('{"id": "q0"}\n' + line + "\n")
+    with pytest.raises(DataError) as err:
+        list(read_jsonl(path, what="golden set", key="dataset.path"))
+    assert err.value.line == 2
+    assert err.value.message.startswith(f"the key {repeated!r} appears twice in one record")
+    assert len(list(read_jsonl(path, unique_keys=False))) == 2  # a file evalframe wrote
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        '{"t": "he said \\":\\" twice", "a": 1}',  # a key's end inside a string, escaped
+        '{"a": [{"b": 1}, {"b": 2}], "c": {"b": 3}}',  # one name in different objects
+        '{"a" :1, "b" : {"a" : 2}}',
+        "[1, 2]",
+    ],
+)
+def test_keys_repeated_only_in_appearance_are_not_refused(tmp_path: Path, line: str) -> None:
+    path = tmp_path / "g.jsonl"
+    path.write_text(line + "\n")
+    assert len(list(read_jsonl(path))) == 1
+
+
+_TEXT = st.text(alphabet=st.sampled_from('ab":\\ {}[],'), max_size=8)
+_JSON = st.recursive(
+    st.none() | st.integers() | _TEXT,
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(_TEXT, inner, max_size=3),
+    max_leaves=8,
+)
+
+
+@given(value=st.dictionaries(_TEXT, _JSON, min_size=1, max_size=4), spaced=st.booleans())
+@settings(max_examples=200, deadline=None)
+def test_repeating_any_key_is_found_and_none_is_found_where_none_is_repeated(
+    value: dict, spaced: bool
+) -> None:
+    """Keys and strings full of quotes, colons and backslashes: the fast count never
+    passes a repeated key, nor refuses a record whose keys are all distinct."""
+    import json
+
+    from evalframe.core.reader.jsonfiles import _repeated_key
+
+    sep = (", ", " : ") if spaced else (",", ":")
+    text = json.dumps(value, separators=sep)
+    assert _repeated_key(text, json.loads(text)) is None
+    name = next(iter(value))
+    twice = text[:-1] + sep[0] + json.dumps(name) + sep[1] + "0}"
+    assert _repeated_key(twice, json.loads(twice)) == name

@@ -29,15 +29,26 @@ _JSON_SPACE = " \t\r\n"
 
 
 def read_jsonl(
-    path: str | Path, *, what: str = "JSONL file", key: str | None = None
+    path: str | Path,
+    *,
+    what: str = "JSONL file",
+    key: str | None = None,
+    unique_keys: bool = True,
 ) -> Iterator[tuple[int, Any]]:
-    """Yield ``(line_number, value)`` for each non-blank line; bad JSON names its line."""
+    """Yield ``(line_number, value)`` for each non-blank line; bad JSON names its line.
+
+    A key repeated within one record (``{"c1": 1, "c1": 0}``) is an error at its
+    line: JSON keeps the last value without a word, which turned a relevant
+    judgment into a non-relevant one. ``unique_keys=False`` skips the check, for
+    files evalframe wrote itself (a run's ``per_query.jsonl``), which cannot
+    repeat one.
+    """
     p = Path(path).expanduser()
     for lineno, line in read_lines(p, what=what, key=key):
         if not line.strip():
             continue
         try:
-            yield lineno, loads(line)
+            value = loads(line)
         except json.JSONDecodeError as exc:
             raise DataError(
                 f"line is not valid JSON ({_where(exc)})",
@@ -46,6 +57,58 @@ def read_jsonl(
                 got=repr(line.strip()[:80]),
                 hint="each line must be one complete JSON object",
             ) from None
+        if unique_keys:
+            repeated = _repeated_key(line, value)
+            if repeated is not None:
+                raise DataError(
+                    f"the key {repeated!r} appears twice in one record; JSON keeps only the "
+                    "last value, so the first would be dropped without a word",
+                    path=p,
+                    line=lineno,
+                    got=repr(line.strip()[:80]),
+                    hint="keep one of the two (for judgments: one label per document)",
+                )
+        yield lineno, value
+
+
+def _count_keys(value: Any) -> int:
+    """How many keys the objects in ``value`` hold, nested ones too (no recursion:
+    a parsed value may be nested deeper than Python's stack)."""
+    count, stack = 0, [value]
+    while stack:
+        item = stack.pop()
+        if type(item) is dict:
+            count += len(item)
+            stack.extend(v for v in item.values() if type(v) in (dict, list))
+        elif type(item) is list:
+            stack.extend(v for v in item if type(v) in (dict, list))
+    return count
+
+
+def _repeated_key(line: str, value: Any) -> str | None:
+    """A key that ``line``'s text repeats within one object, or None.
+
+    Fast path: every key in the text ends in ``":`` (a string's own ``"`` is
+    escaped, ``\\":``), so when the text holds exactly as many ``":`` as the
+    parsed value holds keys, and no key is spaced from its colon, no key was
+    repeated. Otherwise the line is parsed again, pair by pair, to be sure.
+    """
+    if type(value) not in (dict, list):
+        return None
+    if line.count('":') == _count_keys(value) and '" :' not in line and '"\t:' not in line:
+        return None
+    repeated: list[str] = []
+
+    def pairs(items: list[tuple[str, Any]]) -> dict[str, Any]:
+        seen: set[str] = set()
+        for name, _ in items:
+            if name in seen and not repeated:
+                repeated.append(name)
+            seen.add(name)
+        return dict(items)
+
+    json.loads(line, object_pairs_hook=pairs)
+    return repeated[0] if repeated else None
 
 
 @dataclass
