@@ -125,16 +125,23 @@ def test_promote_prints_the_dvc_and_git_commands(
     assert said.startswith(f"  it replaced the baseline main held: {first} 0.250 -> {now:.3f}")
 
 
-def test_promote_commit_outside_dvc_is_refused_after_the_copy(
+def test_promote_commit_outside_dvc_is_refused_before_the_copy(
     project: Project, capsys: pytest.CaptureFixture[str]
 ) -> None:
+    """It was refused after the copy: an earlier baseline of that name was replaced by a
+    command that exited 2. Now nothing is written, and the earlier baseline stays."""
     run_dir = promote_run(project)
     root = project.root / "baselines"
     argv = ["baseline", "promote", str(run_dir), "--name", "main", "--root", str(root), "--commit"]
     assert main(argv) == 2
     err = capsys.readouterr().err
     assert "not inside a DVC repository" in err and "dvc init" in err
-    assert (root / "main" / "summary.json").is_file()
+    assert not root.exists()
+    (root / "main").mkdir(parents=True)
+    (root / "main" / "metrics.json").write_text('{"RR": 0.25}\n')  # an earlier baseline's
+    assert main(argv) == 2
+    assert sorted(p.name for p in (root / "main").iterdir()) == ["metrics.json"]
+    assert (root / "main" / "metrics.json").read_text() == '{"RR": 0.25}\n'
 
 
 def test_golden_diff_rev_refusals(project: Project, capsys: pytest.CaptureFixture[str]) -> None:

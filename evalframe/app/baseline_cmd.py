@@ -56,8 +56,15 @@ def main(argv: Sequence[str]) -> int:
 
     import shlex
 
-    from evalframe.assess.baseline import promote, version_commands, version_with_dvc
+    from evalframe.assess.baseline import (
+        promote,
+        require_versioning,
+        version_commands,
+        version_with_dvc,
+    )
 
+    if args.commit:  # before the copy: a refusal must not have replaced the baseline
+        require_versioning(args.root)
     earlier = _headline_means(args.root / args.name)
     target = promote(args.run_dir, args.name, args.root)
     print(f"promoted {args.run_dir} to {target}")

@@ -41,6 +41,7 @@ __all__ = [
     "check_name",
     "load_baseline",
     "promote",
+    "require_versioning",
     "version_commands",
     "version_with_dvc",
 ]
@@ -295,17 +296,33 @@ def version_commands(target: Path, name: str) -> list[list[str]]:
     ]
 
 
-def version_with_dvc(target: Path, name: str) -> list[str]:
-    """Run :func:`version_commands`; return what ran. Commits only the baseline's files."""
+def require_versioning(root: Path) -> None:
+    """Refuse ``--commit`` where the baselines folder ``root`` (made or not) is not inside
+    a Git repository with DVC: checked before the run is copied, so that a refusal
+    replaces no baseline (it was checked after, with the old baseline gone)."""
     from evalframe.golden.dvcinfo import dvc_root
 
-    if dvc_root(target.parent) is None:
+    start = Path(root).resolve()
+    existing = next((p for p in (start, *start.parents) if p.exists()), start)
+    if dvc_root(existing) is None:
         raise ConfigError(
-            f"{target} is not inside a DVC repository",
+            f"{root} is not inside a DVC repository",
             key="--commit",
             hint="run `dvc init` in your Git repository first (docs/dvc.md), or promote "
             "without --commit",
         )
+    if not any((p / ".git").exists() for p in (existing, *existing.parents)):
+        raise ConfigError(
+            f"{root} is not inside a Git repository, so the baseline's .dvc file cannot be "
+            "committed",
+            key="--commit",
+            hint="promote inside your project's Git repository, or without --commit",
+        )
+
+
+def version_with_dvc(target: Path, name: str) -> list[str]:
+    """Run :func:`version_commands`; return what ran. Commits only the baseline's files."""
+    require_versioning(target.parent)
     ran = []
     for command in version_commands(target, name):
         argv = [_dvc_executable(), *command[1:]] if command[0] == "dvc" else command
