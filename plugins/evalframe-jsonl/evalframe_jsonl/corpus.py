@@ -10,6 +10,7 @@ from typing import Any
 from pydantic import Field
 
 from evalframe.core.errors import DataError
+from evalframe.core.messages import warn
 from evalframe.core.reader import read_jsonl
 from evalframe.core.records import At, UniqueIds
 from evalframe.core.types import Corpus, Document, is_plain_id
@@ -51,6 +52,7 @@ class JsonlCorpus:
         docs: list[Document] = []
         seen = UniqueIds("document id", hint="document ids must be unique")
         construct = Document.model_construct
+        titled = 0
         for lineno, record in read_jsonl(path, what="corpus file", key="corpus.path"):
             # The usual record (an object whose id is already a plain one-word string,
             # first seen here, and whose text is a string) passes these checks inline;
@@ -68,7 +70,15 @@ class JsonlCorpus:
                 doc_id, text, fields = self._checked(record, At(path, lineno), seen)
             assert fields is not None  # a plain record's own dict, or the checked one
             if title_field and fields.get(title_field):
-                text = _titled(fields[title_field], text)
+                title = fields[title_field]
+                if type(title) is not str:  # ["x"] was indexed as the text "['x']"
+                    raise At(path, lineno).error(
+                        f"field {title_field!r} (corpus.title_field) must be text",
+                        got=repr(title)[:80],
+                        hint="give each title as a string, or set corpus.title_field=null",
+                    )
+                text = _titled(title, text)
+                titled += 1
             meta = {k: v for k, v in fields.items() if k != id_field and k != text_field}
             # id and text are checked: building without pydantic's second look, and
             # with one shared set of field names rather than one per document (20 MB
@@ -76,6 +86,13 @@ class JsonlCorpus:
             docs.append(construct(_DOCUMENT_FIELDS, id=doc_id, text=text, metadata=meta))
         if not docs:
             raise DataError("the corpus is empty", path=path, expected="at least one document")
+        if title_field and not titled:  # a misspelt field name would prepend nothing, unsaid
+            fields = sorted({id_field, text_field, *docs[0].metadata})
+            warn(
+                f"corpus.title_field={title_field!r}: no document of {path} has a title in "
+                f"that field, so none is prepended to its text (the first document's fields: "
+                f"{', '.join(fields)})"
+            )
         return Corpus.build(path.stem, docs)
 
     def texts(self, ids: Collection[str]) -> dict[str, str]:

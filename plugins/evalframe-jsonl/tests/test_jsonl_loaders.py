@@ -210,6 +210,25 @@ def test_corpus_keeps_extra_fields_as_metadata_and_prepends_titles(tmp_path: Pat
     assert doc.metadata == {"title": "Heading", "source": "a.md"}
 
 
+def test_a_title_field_no_document_has_is_said_and_a_title_that_is_no_text_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`corpus.title_field=titel`: no title was prepended, without a word; a title that
+    is a list was indexed as the text "['x']"."""
+    corpus = corpus_load(tmp_path, '{"id": 7, "text": "body", "title": "H"}\n', title_field="titel")
+    assert corpus.documents[0].text == "body"
+    err = capsys.readouterr().err
+    assert "corpus.title_field='titel': no document of" in err
+    assert "(the first document's fields: id, text, title)" in err
+    with pytest.raises(DataError, match=r"field 'title' \(corpus.title_field\) must be text") as e:
+        corpus_load(
+            tmp_path,
+            '{"id": 1, "text": "a"}\n{"id": 2, "text": "b", "title": ["x"]}\n',
+            title_field="title",
+        )
+    assert e.value.line == 2
+
+
 @pytest.mark.parametrize(
     ("text", "line", "fragment"),
     [
