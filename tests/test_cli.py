@@ -233,6 +233,12 @@ def test_an_experiment_file_whose_package_line_hydra_missed_is_said_before_any_f
         assert "Traceback" not in res.stderr
     assert not (project.root / "outputs").exists()
     assert not (project.root / "multirun").exists()
+    # the line first, after an invisible byte-order mark: the hint names the mark
+    (exp / "x.yaml").write_bytes(b"\xef\xbb\xbf# @package _global_\nexperiment: x\ndepth: 20\n")
+    res = project.run("+experiment=x")
+    assert res.code == 2, res.stderr
+    assert f"hint: {exp / 'x.yaml'} starts with a byte-order mark" in res.stderr
+    assert not (project.root / "outputs").exists()
 
 
 def test_unknown_experiment_lists_the_available_ones(project: Project) -> None:

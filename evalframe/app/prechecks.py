@@ -117,14 +117,43 @@ def experiment_not_a_name(config: Any) -> EvalframeError | None:
     if not OmegaConf.is_config(node):
         return None
     keys = list(node.keys()) if OmegaConf.is_dict(node) else []
+    hint = (
+        "put `# @package _global_` on the experiment file's very first line (Hydra "
+        "reads it only above every other comment), so that its keys are top-level settings"
+    )
+    marked = _file_with_a_bom(OmegaConf.select(config, "hydra.runtime.choices.experiment"))
+    if marked is not None:  # the line is first, but an invisible mark is before it
+        hint = (
+            f"{marked} starts with a byte-order mark (an invisible character some editors "
+            "write first), so Hydra does not see `# @package _global_` on its first line: "
+            "save the file as UTF-8 without a BOM"
+        )
     return ConfigError(
         "not a name",
         key="experiment",
         expected="a name such as quickstart",
         got=f"a mapping with keys {', '.join(map(str, keys))}" if keys else "a list",
-        hint="put `# @package _global_` on the experiment file's very first line (Hydra "
-        "reads it only above every other comment), so that its keys are top-level settings",
+        hint=hint,
     )
+
+
+def _file_with_a_bom(choice: Any) -> Path | None:
+    """The experiment file ``choice`` names on the search path, if it starts with a UTF-8
+    byte-order mark; None otherwise (or when it cannot be found or read)."""
+    if not isinstance(choice, str) or not choice:
+        return None
+    from evalframe.app.hydra_app import config_search_path
+
+    for root in config_search_path():
+        path = root / "experiment" / f"{choice}.yaml"
+        try:
+            with path.open("rb") as handle:
+                if handle.read(3) == b"\xef\xbb\xbf":
+                    return path
+                return None
+        except OSError:
+            continue
+    return None
 
 
 def _first_job(config: Any) -> list[str] | None:
