@@ -108,7 +108,11 @@ class ReportSection(_Section):
 
     criterion: str = Field("RR", description="per-query metric behind the ✓/⚠/✗ marks")
     pass_at: float = Field(1.0, description="✓ when the criterion is at least this")
-    fail_below: float = Field(0.5, description="✗ (a failed query) when below this")
+    fail_below: float = Field(
+        0.5,
+        description="✗ (a failed query) when below this (at most pass_at)",
+        validate_default=True,  # checked against pass_at when only pass_at is set
+    )
     max_queries: int = Field(50, ge=0, description="per-query lines to print (0: none)")
     max_failed: int = Field(10, ge=0, description="failed queries to detail")
     show_k: int = Field(5, ge=1, description="retrieved ids to show for a failed query")
@@ -121,6 +125,17 @@ class ReportSection(_Section):
     detail_k: int = Field(
         10, ge=1, description="retrieved documents a query's row lists in report.html"
     )
+
+    @field_validator("fail_below")
+    @classmethod
+    def _below_the_pass(cls, value: float, info: ValidationInfo) -> float:
+        passing = info.data.get("pass_at")
+        if isinstance(passing, int | float) and value > passing:  # ✓ and ✗ at once
+            raise ValueError(
+                f"a query below fail_below is marked failed and one at pass_at or above "
+                f"passed, so fail_below ({value:g}) must not be above pass_at ({passing:g})"
+            )
+        return value
 
 
 #: The most bootstrap resamples a setting may ask for: each metric keeps one mean per

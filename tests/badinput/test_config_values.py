@@ -190,3 +190,12 @@ def test_an_empty_path_is_named_not_read_as_the_current_folder(
         validate_experiment(raw_config(project, **section))
     assert err.value.key == key
     assert "empty" in err.value.message
+
+
+def test_a_fail_mark_above_the_pass_mark_is_named(project: Project) -> None:
+    """`report.pass_at=0.3` beside the default fail_below 0.5: a query at 0.4 would have
+    been both ✓ and ✗; each mark is the other's bound."""
+    with pytest.raises(ConfigError) as err:
+        validate_experiment(raw_config(project, report={"pass_at": 0.3, "html": False}))
+    assert err.value.key == "report.fail_below"
+    validate_experiment(raw_config(project, report={"pass_at": 0.5, "fail_below": 0.5}))
