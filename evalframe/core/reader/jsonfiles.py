@@ -93,9 +93,15 @@ def _repeated_key(line: str, value: Any) -> str | None:
     parsed value holds keys, and no key is spaced from its colon, no key was
     repeated. Otherwise the line is parsed again, pair by pair, to be sure.
     """
-    if type(value) not in (dict, list):
+    kind = type(value)
+    if kind is not dict and kind is not list:
         return None
-    if line.count('":') == _count_keys(value) and '" :' not in line and '"\t:' not in line:
+    colons = line.count('":')
+    if '" :' in line or '"\t:' in line:
+        pass  # a key spaced from its colon is not counted: the careful path
+    elif kind is dict and colons == len(value):
+        return None  # the usual flat record: every colon is one of its own keys
+    elif colons == _count_keys(value):
         return None
     repeated: list[str] = []
 
