@@ -92,17 +92,30 @@ def test_hydras_not_in_struct_error_is_said_in_evalframes_words() -> None:
     )
     # outside a plugin's section, '+' does add a key
     assert "or write +stats.extra=1 to add a new key" in hydra_message(
-        hydra_text.replace("retriever.k11", "stats.extra").replace("=3", "=1")
+        hydra_text.replace("retriever.k11", "stats.extra")
+        .replace("=3", "=1")
+        .replace("'k11'", "'extra'")  # as Hydra names it
     )
     # a value with spaces (a map), as Hydra prints it: the whole override is named
     mapped = hydra_text.replace("retriever.k11", "analysis.failures.label_categories")
-    mapped = mapped.replace("=3", "={hard: specificity_gap}").replace("'k11'", "'hard'")
+    # (Hydra names the missing key itself, as the real command shows)
+    mapped = mapped.replace("=3", "={hard: specificity_gap}").replace("'k11'", "'label_categories'")
     assert (
         "or write +analysis.failures.label_categories={hard: specificity_gap} to add a new key"
         in hydra_message(mapped)
     )
     other = "no viable alternative at input '['\n"
     assert hydra_message(other) == other  # a message we do not recognise is kept whole
+    # the setting exists; a key inside the mapping given to it does not (Hydra's text for
+    # `dataset.grades={1:4,9:1}` under +experiment=cranfield_bm25): said as that
+    grades = hydra_text.replace("retriever.k11", "dataset.grades").replace("=3", "={1:4,9:1}")
+    assert hydra_message(grades.replace("'k11'", "'9'")) == (
+        "error: config key dataset.grades: dataset.grades has no key '9': a mapping given to "
+        "an existing setting is merged into it key by key, and new keys are not added (got "
+        "dataset.grades={1:4,9:1})\n"
+        "  hint: replace the whole mapping with ++dataset.grades={1:4,9:1}, or add the one key "
+        "with +dataset.grades.9=VALUE\n"
+    )
 
 
 def test_an_experiment_chosen_without_its_plus_is_said_in_evalframes_words() -> None:

@@ -28,7 +28,7 @@ __all__ = [
 _NOT_IN_STRUCT = re.compile(
     r"Could not override '(?P<key>[^']+)'\.\s*To append to your config use "
     # the override may hold spaces ({hard: specificity_gap}): up to the line Hydra ends it with
-    r"\+(?P<override>[^\n]+?)\s*Key '[^']+' is not in struct"
+    r"\+(?P<override>[^\n]+?)\s*Key '(?P<inner>[^']+)' is not in struct"
 )
 
 #: Config sections whose keys a plugin's config model owns (not Hydra's struct).
@@ -138,6 +138,19 @@ def hydra_error(text: str) -> EvalframeError | None:
         return None
     key = found["key"]
     section = key.split(".", 1)[0]
+    inner = found["inner"]
+    value = found["override"].partition("=")[2]
+    if inner != key.rsplit(".", 1)[-1]:
+        # `dataset.grades={1:4,9:1}`: the setting is there, a key inside the given mapping
+        # (9) is not, and Hydra merges a mapping into the one there key by key
+        return ConfigError(
+            f"{key} has no key {inner!r}: a mapping given to an existing setting is merged "
+            "into it key by key, and new keys are not added",
+            key=key,
+            got=f"{key}={value}",
+            hint=f"replace the whole mapping with ++{key}={value}, or add the one key with "
+            f"+{key}.{inner}=VALUE",
+        )
     if section in _PLUGIN_SECTIONS and "." in key:
         # a plugin's settings are validated by its config model: a '+' only moves the error
         hint = (
@@ -153,7 +166,7 @@ def hydra_error(text: str) -> EvalframeError | None:
         f"there is no setting {key} to override",
         key=key,
         expected="a key of the composed config",
-        got=f"{key}=" + found["override"].partition("=")[2],
+        got=f"{key}={value}",
         hint=hint,
     )
 
