@@ -209,3 +209,141 @@ def test_cfg_job_prints_the_composed_mining_config(project: Project) -> None:
     cfg = yaml.safe_load(result.stdout)
     assert cfg["experiment"] == "mine_demo" and cfg["solver"]["name"] == "simulated"
     assert cfg["statistics"]["threshold"] == 0.2
+
+
+# -- bad input: exit 2, one paragraph, nothing written ------------------------------
+
+
+def demo_tasks_with(root: Path, record: dict[str, object]) -> Path:
+    """The demo's first two tasks, then ``record`` on line 3."""
+    head = DEMO_TASKS.read_text().splitlines()[:2]
+    path = root / "tasks.jsonl"
+    path.write_text("\n".join([*head, json.dumps(record)]) + "\n")
+    return path
+
+
+@pytest.mark.parametrize(
+    ("args", "fragments"),
+    [
+        (
+            ["trials.n=0"],
+            ["trials.n: Input should be greater than or equal to 1, or 'auto' (got 0)"],
+        ),
+        (
+            ["trials.n=-5"],
+            ["trials.n: Input should be greater than or equal to 1, or 'auto' (got -5)"],
+        ),
+        (["seed=-1"], ["seed: Input should be greater than or equal to 0 (got -1)"]),
+        (
+            # the demo's tasks list their seeds in seed_docs; no record has 'imports'
+            ["benchmarks.demo.seeds=imports"],
+            [
+                "tasks.jsonl:1: record 1: has no field 'imports' (named by benchmarks.demo.seeds)",
+                "got fields expected_answer, id, question, seed_docs, simulation",
+                "or to null for a benchmark without seeds",
+            ],
+        ),
+        (
+            ['+benchmarks.demo.id_prefix="my demo:"'],
+            [
+                "config key benchmarks.demo.id_prefix: the pair id prefix 'my demo:' contains "
+                "a space"
+            ],
+        ),
+    ],
+    ids=["trials-0", "trials-negative", "seed-negative", "seeds-misspelt", "prefix-space"],
+)
+def test_a_bad_mining_setting_exits_2_and_leaves_no_folder(
+    project: Project, args: list[str], fragments: list[str]
+) -> None:
+    out = project.root / "o"
+    result = project.run("mine", "+mine=mine_demo", *args, f"hydra.run.dir={out}")
+    assert result.code == 2, result.stdout + result.stderr
+    assert "Traceback" not in result.stderr
+    for fragment in fragments:
+        assert fragment in result.stderr
+    assert "trials per task" not in result.stdout  # refused before any trial was planned
+    assert not out.exists()  # no .hydra/ and empty log left to read as a mining run
+
+
+def test_a_task_id_with_a_space_is_refused_at_its_line(project: Project) -> None:
+    tasks = demo_tasks_with(
+        project.root,
+        {"id": "x y", "question": "q?", "seed_docs": [], "expected_answer": "a",
+         "simulation": {"base_rate": 0.1, "lift": {}, "answer": "a"}},
+    )  # fmt: skip
+    out = project.root / "o"
+    result = project.run(
+        "mine", "+mine=mine_demo", f"benchmarks.demo.tasks={tasks}", f"hydra.run.dir={out}"
+    )
+    assert result.code == 2, result.stdout + result.stderr
+    assert (
+        f"error: {tasks}:3: record 3: field 'id' contains a space or a control character, "
+        "which a TREC file cannot hold (got 'x y')"
+    ) in result.stderr
+    assert "trials per task" not in result.stdout
+    assert not out.exists()
+
+
+#: A small mined file, written by hand: one pair, two candidates.
+MINED = """\
+pairs:
+  - id: "demo:01"
+    query: "How do I retry?"
+    candidates:
+      - {fqn: a.Retry, text: "Retry", empirical_relevance: "YES", delta_p: 0.45}
+      - {fqn: a.Log, text: "Log", empirical_relevance: "NO", delta_p: 0.12}
+"""
+
+
+def test_rejudge_refuses_a_folder_as_its_dataset(project: Project) -> None:
+    (project.root / "d").mkdir()
+    result = project.run("mine", "rejudge", "d", "--threshold", "0.2")
+    assert result.code == 2, result.stderr
+    assert "Traceback" not in result.stderr
+    assert "ADK retrieval dataset is a folder, not a file: d" in result.stderr
+
+
+def test_rejudge_refuses_a_folder_as_out(project: Project) -> None:
+    (project.root / "mined.yaml").write_text(MINED)
+    (project.root / "out").mkdir()
+    result = project.run("mine", "rejudge", "mined.yaml", "--threshold", "0.2", "--out", "out")
+    assert result.code == 2, result.stderr
+    assert "Traceback" not in result.stderr
+    assert "option --out: out is a folder" in result.stderr
+    assert "--out out/mined.yaml" in result.stderr
+    assert list((project.root / "out").iterdir()) == []
+    assert "re-judged" not in result.stdout
+
+
+def test_rejudge_checks_run_before_writing_out(project: Project) -> None:
+    (project.root / "mined.yaml").write_text(MINED)
+    result = project.run(
+        "mine", "rejudge", "mined.yaml", "--threshold", "0.3", "--out", "new.yaml",
+        "--run", "nonexist",
+    )  # fmt: skip
+    assert result.code == 2, result.stderr
+    assert "stored run config not found: nonexist/config.yaml" in result.stderr
+    assert not (project.root / "new.yaml").exists()
+    assert "wrote" not in result.stdout
+
+
+def test_rejudge_names_the_dataset_a_run_was_scored_on(project: Project) -> None:
+    (project.root / "mined.yaml").write_text(MINED)
+    run = project.root / "run1"
+    run.mkdir()
+    (run / "config.yaml").write_text(
+        "experiment: quickstart\ndataset:\n  name: jsonl\n  path: /data/golden.jsonl\n"
+    )
+    result = project.run(
+        "mine", "rejudge", "mined.yaml", "--threshold", "0.2", "--out", "new.yaml",
+        "--run", "run1",
+    )  # fmt: skip
+    assert result.code == 2, result.stderr
+    assert (
+        "error: option --run: run1 was scored on dataset jsonl (/data/golden.jsonl), "
+        "not on an ADK retrieval dataset such as mined.yaml"
+    ) in result.stderr
+    assert "python -m evalframe +experiment=adk dataset.path=mined.yaml" in result.stderr
+    assert "not valid JSON" not in result.stderr
+    assert not (project.root / "new.yaml").exists()

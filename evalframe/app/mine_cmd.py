@@ -27,6 +27,7 @@ from evalframe.app.hydra_app import (
     EXIT_CRASH,
     _register_resolvers,
     config_search_path,
+    drop_stub_folder,
     group_options,
 )
 from evalframe.app.hydra_errors import plain_config
@@ -116,9 +117,13 @@ def _mine_job(cfg: Any) -> int:
         print(render_report(result, config, paths["dataset"]))
         return EXIT_OK
     except EvalframeError as exc:
+        # refused before anything was written: no folder of .hydra/ and an empty log
+        # left behind as if it held a mining run (a sweep's job folders stay)
+        drop_stub_folder()
         print(exc.render(), file=sys.stderr)
         return EXIT_ERROR
     except KeyboardInterrupt:
+        drop_stub_folder()
         print("interrupted: answers already given are cached; re-run to resume", file=sys.stderr)
         return 130
     except Exception:  # noqa: BLE001  # a crash is reported with its traceback, not hidden
@@ -153,71 +158,130 @@ def _parser() -> argparse.ArgumentParser:
     return p
 
 
+def _check_out(out: Path | None, source: Path) -> None:
+    """``--out``: a file to write, not the input and not a folder (checked before any work)."""
+    if out is None:
+        return
+    if out.resolve() == source.resolve():
+        raise ConfigError(
+            "--out is the input file",
+            hint="write the re-judged dataset to a new file; keep the original for comparison",
+        )
+    if out.is_dir():
+        raise ConfigError(
+            f"{out} is a folder",
+            key="--out",
+            expected="the path of the re-judged dataset file",
+            hint=f"name a file, e.g. --out {out / source.name}",
+        )
+    parent = next((q for q in out.parents if q.exists()), None)
+    if parent is not None and not parent.is_dir():
+        raise ConfigError(
+            f"{out} cannot be written: {parent} is a file, not a folder",
+            key="--out",
+            hint="name a file in a folder (a missing folder is created)",
+        )
+
+
 def rejudge_main(argv: Sequence[str]) -> int:
     args = _parser().parse_args(list(argv))
     if not 0 <= args.threshold < 1:
         raise ConfigError("--threshold must be in [0, 1)", got=str(args.threshold))
     if args.confidence is not None and not 0.5 < args.confidence < 1:
         raise ConfigError("--confidence must be in (0.5, 1)", got=str(args.confidence))
-    if args.out is not None and args.out.resolve() == args.path.resolve():
-        raise ConfigError(
-            "--out is the input file",
-            hint="write the re-judged dataset to a new file; keep the original for comparison",
-        )
+    _check_out(args.out, args.path)
     from evalframe.core.io import atomic_write
     from evalframe.mine.output import dump_yaml
     from evalframe.mine.rejudge import read_dataset, rejudge
 
     data = read_dataset(args.path)
+    # the run is checked before anything is written or printed: a wrong --run leaves no file
+    run_cfg = _run_config(args.run, args.path) if args.run is not None else None
     new, changes = rejudge(
         data, threshold=args.threshold, confidence=args.confidence, correction=args.correction
     )
+    text = dump_yaml(new)
+    gates: tuple[list[Any], list[Any]] | None = None
+    if run_cfg is not None:
+        with tempfile.TemporaryDirectory(prefix="evalframe-rejudge-") as tmp:
+            rejudged = atomic_write(Path(tmp) / args.path.name, text)
+            gates = (
+                _gates(args.run, run_cfg, args.path),
+                _gates(args.run, run_cfg, rejudged),
+            )
     moved = [c for c in changes if c.before != c.after]
     print(f"re-judged {args.path} at threshold {args.threshold:g}: {len(moved)} label(s) change")
     for c in changes:
         dp = "   n/a" if c.delta_p is None else f"{c.delta_p:+.3f}"
         note = f"  ({c.note})" if c.note else ""
         print(f"  {c.pair:<24} {c.fqn:<40} Δp {dp}  {c.before} -> {c.after}{note}")
-    target = args.out
-    if args.run is not None and target is None:
-        tmp = Path(tempfile.mkdtemp(prefix="evalframe-rejudge-"))
-        target = tmp / args.path.name
-    if target is not None:
-        atomic_write(target, dump_yaml(new))
-        if args.out is not None:
-            print(f"wrote {target}")
-    if args.run is not None and target is not None:
-        return _gates_before_after(args.run, args.path, target)
+    if args.out is not None:
+        atomic_write(args.out, text)
+        print(f"wrote {args.out}")
+    if gates is not None:
+        _show_gates(args.run, *gates)
     return EXIT_OK
 
 
-def _gates(run_dir: Path, dataset: Path) -> list[Any]:
-    from omegaconf import OmegaConf
+def _run_config(run_dir: Path, dataset: Path) -> Any:
+    """The stored config of a run scored on an ADK dataset, or an error saying why not."""
+    import yaml
+    from omegaconf import DictConfig, OmegaConf
 
+    from evalframe.assess.runfolder import RunFolder
+    from evalframe.core.reader import read_text, yaml_error
+
+    _register_resolvers()
+    path = RunFolder(run_dir).require(RunFolder.CONFIG, "stored run config")
+    try:
+        cfg = OmegaConf.create(read_text(path, what="stored run config"))
+    except yaml.YAMLError as exc:
+        raise yaml_error(
+            exc, path, what="the stored run config", hint="give --run a run folder evalframe wrote"
+        ) from None
+    stored = cfg.get("dataset") if isinstance(cfg, DictConfig) else None
+    name = stored.get("name") if isinstance(stored, DictConfig) else None
+    if name != "adk":
+        where = stored.get("path") if isinstance(stored, DictConfig) else None
+        scored = f"dataset {name or '(none)'}" + (f" ({where})" if where else "")
+        raise ConfigError(
+            f"{run_dir} was scored on {scored}, not on an ADK retrieval dataset such as {dataset}",
+            key="--run",
+            expected="a run of dataset=adk, e.g. of +experiment=adk",
+            hint=f"score a run on this file first: python -m evalframe +experiment=adk "
+            f"dataset.path={dataset} corpus.path={dataset}, and give its folder to --run "
+            "(or leave --run out)",
+        )
+    return cfg
+
+
+def _gates(run_dir: Path, stored: Any, dataset: Path) -> list[Any]:
+    """The gates of the run in ``run_dir`` (its config ``stored``) scored on ``dataset``."""
     from evalframe.assess.runfolder import RunFolder
     from evalframe.pipeline.config import validate_experiment
     from evalframe.pipeline.run import load_golden, score_and_report
     from evalframe.plugin.hooks import HookRelay, RunContext
 
-    folder = RunFolder(run_dir)
-    cfg = OmegaConf.load(folder.require(RunFolder.CONFIG, "stored run config"))
-    cfg.dataset.path = str(dataset)
-    cfg.output.dir = tempfile.mkdtemp(prefix="evalframe-rejudge-run-")
-    cfg.tracking = {"name": "none"}
-    raw = plain_config(cfg, "re-read the stored run's config", "check RUN_DIR/config.yaml")
-    exp = validate_experiment(raw)
-    golden, _ = load_golden(exp)
-    context = RunContext(experiment=exp.name, output_dir=exp.output_dir, config=exp.public_config)
-    result = score_and_report(exp, golden, folder.run(), HookRelay.build(()), context, [])
-    return list(result.gates)
+    cfg = stored.copy()
+    with tempfile.TemporaryDirectory(prefix="evalframe-rejudge-run-") as out:
+        cfg.dataset.path = str(dataset)
+        cfg.output.dir = out
+        cfg.tracking = {"name": "none"}
+        raw = plain_config(cfg, "re-read the stored run's config", "check RUN_DIR/config.yaml")
+        exp = validate_experiment(raw)
+        golden, _ = load_golden(exp)
+        context = RunContext(
+            experiment=exp.name, output_dir=exp.output_dir, config=exp.public_config
+        )
+        run = RunFolder(run_dir).run()
+        result = score_and_report(exp, golden, run, HookRelay.build(()), context, [])
+        return list(result.gates)
 
 
-def _gates_before_after(run_dir: Path, before: Path, after: Path) -> int:
-    _register_resolvers()
-    old, new = _gates(run_dir, before), _gates(run_dir, after)
+def _show_gates(run_dir: Path, old: list[Any], new: list[Any]) -> None:
     if not old:
         print(f"the run in {run_dir} has no gates to compare")
-        return EXIT_OK
+        return
     print(f"gates of {run_dir}, on the old labels and the new:")
 
     def show(g: Any) -> str:
@@ -227,4 +291,3 @@ def _gates_before_after(run_dir: Path, before: Path, after: Path) -> int:
     for g_old, g_new in zip(old, new, strict=True):
         flag = "  <- changed" if g_old.passed != g_new.passed else ""
         print(f"  {g_old.name:<28} {show(g_old):<14} -> {show(g_new)}{flag}")
-    return EXIT_OK

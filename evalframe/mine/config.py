@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from evalframe.core.errors import ConfigError
 from evalframe.mine.tasks import BenchmarkSpec
@@ -53,6 +53,15 @@ class TrialsSection(_Section):
     p_include: float = Field(
         0.5, gt=0, lt=1, description="chance that each candidate enters a trial's context"
     )
+
+    @field_validator("n")
+    @classmethod
+    def _at_least_one(cls, n: int | str) -> int | str:
+        # Field(ge=1) cannot sit on a union with "auto"; 0 or -5 trials would label
+        # every candidate NO from no evidence at all
+        if isinstance(n, int) and n < 1:
+            raise ValueError("Input should be greater than or equal to 1, or 'auto'")
+        return n
 
 
 class StatisticsSection(_Section):
@@ -100,7 +109,9 @@ class _Schema(_Section):
     pool: PoolSection = Field(default_factory=PoolSection)
     trials: TrialsSection = Field(default_factory=TrialsSection)
     statistics: StatisticsSection = Field(default_factory=StatisticsSection)
-    seed: int = Field(0, description="the same seed draws the same pools and contexts")
+    seed: int = Field(
+        0, ge=0, description="the same seed draws the same pools and contexts (NumPy: >= 0)"
+    )
     max_concurrency: int = Field(4, ge=1, le=256, description="solver calls in flight at once")
     cache: bool = Field(True, description="reuse cached solver answers and verdicts")
     progress: bool = Field(True, description="a progress bar on a terminal")

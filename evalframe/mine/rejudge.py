@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from evalframe.core.errors import DataError
-from evalframe.core.io import require_file
+from evalframe.core.reader import read_text, yaml_error
 from evalframe.mine.output import LABEL, candidate_fields
 from evalframe.mine.stats import Correction, doc_stats
 
@@ -55,15 +55,16 @@ def read_dataset(path: str | Path) -> dict[str, Any]:
     """The file as a mapping with a ``pairs`` list (the adk loader checks it fully)."""
     import yaml
 
-    p = require_file(path, what="ADK retrieval dataset")
+    p = Path(path).expanduser()
+    # read_text: a folder, an unreadable file or one that is not UTF-8 is a DataError
+    text = read_text(p, what="ADK retrieval dataset")
     try:
-        data = yaml.safe_load(p.read_text(encoding="utf-8"))
+        data = yaml.safe_load(text)
     except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        raise DataError(
-            "the file is not valid YAML",
-            path=p,
-            line=mark.line + 1 if mark is not None else None,
+        raise yaml_error(
+            exc,
+            p,
+            what="the file",
             hint="`evalframe golden validate FILE --format adk` locates the problem",
         ) from None
     if not isinstance(data, dict) or not isinstance(data.get("pairs"), list):

@@ -9,7 +9,7 @@ registry")::
         tasks: benchmarks/api.jsonl
         id: id                   # record field with the task id
         query: question          # ... with what the solver is asked
-        seeds: imports           # ... with the seeded candidate ids (may be absent)
+        seeds: imports           # ... with the seeded candidate ids (null: none)
         solver_fields: [kind]    # fields the solver may see besides the query
         ground_truth:            # the validator's inputs, never shown to the solver
           answer: expected.text                      # a (dotted) field
@@ -30,8 +30,10 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from evalframe.core.errors import DataError
-from evalframe.core.io import read_json_array, read_jsonl, require_file
+from evalframe.core.errors import ConfigError, DataError
+from evalframe.core.reader import read_json_array, read_jsonl, read_text, require_file, yaml_error
+from evalframe.core.records import id_problem
+from evalframe.core.types import normalise_id
 from evalframe.plugin.protocols import MiningTask
 
 __all__ = ["BenchmarkSpec", "LoadedTask", "load_benchmark"]
@@ -57,7 +59,9 @@ class BenchmarkSpec(BaseModel):
     id: str = Field("id", description="record field holding the task id")
     query: str = Field("query", description="record field holding what the solver is asked")
     seeds: str | None = Field(
-        "seeds", description="record field listing seeded candidate ids (None: no seeds)"
+        "seeds",
+        description="record field listing seeded candidate ids (None: no seeds); when set, "
+        "every record must hold it (a list, possibly empty)",
     )
     solver_fields: list[str] = Field(
         default_factory=list, description="record fields the solver sees besides the query"
@@ -93,14 +97,10 @@ def _records(spec: BenchmarkSpec, path: Path) -> list[tuple[int | None, Any]]:
     import yaml
 
     try:
-        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+        data = yaml.safe_load(read_text(path, what="tasks file"))
     except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        raise DataError(
-            "the tasks file is not valid YAML",
-            path=path,
-            line=mark.line + 1 if mark is not None else None,
-            got=str(getattr(exc, "problem", exc)),
+        raise yaml_error(
+            exc, path, what="the tasks file", hint="a YAML tasks file is a list of task records"
         ) from None
     if not isinstance(data, list):
         raise DataError(
@@ -133,6 +133,20 @@ def load_benchmark(name: str, spec: BenchmarkSpec, *, key: str) -> list[LoadedTa
     """Every task of one benchmark, checked; errors name the file, the line and the field."""
     path = require_file(spec.tasks, what=f"tasks file of benchmark {name!r}", key=f"{key}.tasks")
     prefix = f"{name}:" if spec.id_prefix is None else spec.id_prefix
+    probe = f"{prefix}0"  # pair ids are "<prefix><task id>": one word, as the adk loader reads
+    if id_problem(probe) is not None or normalise_id(probe) != probe:
+        prefix_key = f"{key}.id_prefix" if spec.id_prefix is not None else key
+        raise ConfigError(
+            f"the pair id prefix {prefix!r} "
+            + (id_problem(probe) or "starts with a space, which is not part of an id"),
+            key=prefix_key,
+            expected="one word, as every pair id of the mined dataset must be",
+            hint="name the benchmark without spaces, or set "
+            f"{key}.id_prefix to a prefix without them",
+        )
+    # a seeds field the config names must be in every record: a misspelt name would
+    # otherwise mine every task on random distractors alone; the default may be absent
+    seeds_required = spec.seeds is not None and "seeds" in spec.model_fields_set
     out: list[LoadedTask] = []
     seen: dict[str, str] = {}
     for index, (line, record) in enumerate(_records(spec, path)):
@@ -152,11 +166,16 @@ def load_benchmark(name: str, spec: BenchmarkSpec, *, key: str) -> list[LoadedTa
                 got=f"fields {fields}",
                 hint=f"set {key}.id / {key}.query to the fields that hold them",
             ) from None
-        if isinstance(raw_id, bool) or not isinstance(raw_id, (str, int)) or not str(raw_id):
-            raise error(f"field {spec.id!r} must be a non-empty id", got=repr(raw_id))
+        problem = id_problem(raw_id)  # the golden loaders' rule: the mined file must load
+        if problem is not None:
+            raise error(
+                f"field {spec.id!r} {problem}",
+                got=repr(raw_id),
+                hint="an id is one word: a non-empty string without spaces, or an integer",
+            )
         if not isinstance(query, str) or not query.strip():
             raise error(f"field {spec.query!r} must be non-empty text", got=repr(query))
-        task_id = f"{prefix}{raw_id}"
+        task_id = f"{prefix}{normalise_id(raw_id)}"
         if task_id in seen:
             raise error(
                 f"task id {task_id!r} appears twice (first at {seen[task_id]})",
@@ -168,6 +187,15 @@ def load_benchmark(name: str, spec: BenchmarkSpec, *, key: str) -> list[LoadedTa
             try:
                 raw_seeds = _field(record, spec.seeds)
             except KeyError:
+                if seeds_required:
+                    raise error(
+                        f"has no field {spec.seeds!r} (named by {key}.seeds)",
+                        expected="a field listing the seeded candidate ids",
+                        got=f"fields {fields}",
+                        hint=f"set {key}.seeds to the field that lists them, or to null for "
+                        f"a benchmark without seeds; a task without seeds may hold "
+                        f"{spec.seeds!r}: []",
+                    ) from None
                 raw_seeds = []
             if raw_seeds is None:
                 raw_seeds = []
