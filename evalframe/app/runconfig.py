@@ -180,8 +180,7 @@ def load_config(
                     f"the value of override {item!r} is not YAML evalframe can read: "
                     f"{str(exc).splitlines()[0]}",
                     key=name,
-                    expected="key=VALUE with VALUE in YAML (a list closed: [a,b]; a quote "
-                    "closed)",
+                    expected="key=VALUE with VALUE in YAML (a list closed: [a,b]; a quote closed)",
                     got=item,
                     hint=hint or None,
                 ) from None

@@ -61,8 +61,7 @@ class PluginConfig(BaseModel):
         the current folder (a golden set read from every ``*.jsonl`` there)."""
         if isinstance(value, str) and not value.strip():
             raise ValueError(
-                "the path is empty, which would read the current folder; give the file or "
-                "folder"
+                "the path is empty, which would read the current folder; give the file or folder"
             )
         return value
 
