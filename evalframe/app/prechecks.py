@@ -121,7 +121,10 @@ def experiment_not_a_name(config: Any) -> EvalframeError | None:
         "put `# @package _global_` on the experiment file's very first line (Hydra "
         "reads it only above every other comment), so that its keys are top-level settings"
     )
-    marked = _file_with_a_bom(OmegaConf.select(config, "hydra.runtime.choices.experiment"))
+    marked = _file_with_a_bom(
+        OmegaConf.select(config, "hydra.runtime.choices.experiment"),
+        OmegaConf.select(config, "hydra.runtime.config_sources", default=None) or [],
+    )
     if marked is not None:  # the line is first, but an invisible mark is before it
         hint = (
             f"{marked} starts with a byte-order mark (an invisible character some editors "
@@ -137,15 +140,16 @@ def experiment_not_a_name(config: Any) -> EvalframeError | None:
     )
 
 
-def _file_with_a_bom(choice: Any) -> Path | None:
-    """The experiment file ``choice`` names on the search path, if it starts with a UTF-8
-    byte-order mark; None otherwise (or when it cannot be found or read)."""
+def _file_with_a_bom(choice: Any, sources: Any) -> Path | None:
+    """The experiment file ``choice`` names in Hydra's config ``sources`` (its search
+    path, ``hydra.runtime.config_sources``), if it starts with a UTF-8 byte-order mark;
+    None otherwise (or when it cannot be found or read)."""
     if not isinstance(choice, str) or not choice:
         return None
-    from evalframe.app.hydra_app import config_search_path
-
-    for root in config_search_path():
-        path = root / "experiment" / f"{choice}.yaml"
+    for source in sources:
+        if getattr(source, "schema", None) != "file" or not getattr(source, "path", None):
+            continue
+        path = Path(str(source.path)) / "experiment" / f"{choice}.yaml"
         try:
             with path.open("rb") as handle:
                 if handle.read(3) == b"\xef\xbb\xbf":

@@ -87,11 +87,11 @@ class JsonlCorpus:
         if not docs:
             raise DataError("the corpus is empty", path=path, expected="at least one document")
         if title_field and not titled:  # a misspelt field name would prepend nothing, unsaid
-            fields = sorted({id_field, text_field, *docs[0].metadata})
+            names = sorted({id_field, text_field, *docs[0].metadata})
             warn(
                 f"corpus.title_field={title_field!r}: no document of {path} has a title in "
                 f"that field, so none is prepended to its text (the first document's fields: "
-                f"{', '.join(fields)})"
+                f"{', '.join(names)})"
             )
         return Corpus.build(path.stem, docs)
 
