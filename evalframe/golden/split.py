@@ -110,10 +110,12 @@ def parse_shard(value: str) -> Shard:
     if found is None:
         raise ValueError(f"expected i/n, e.g. shard=0/4 (got {value!r})")
     index, count = int(found[1]), int(found[2])
-    if count < 1 or not 0 <= index < count:
+    if count < 1:
+        raise ValueError(f"shard {value!r}: the number of shards (after the /) is at least 1")
+    if not 0 <= index < count:
         raise ValueError(
             f"shard {value!r}: the index counts from 0 and must be below the number of shards "
-            f"(0/{max(count, 1)} to {max(count, 1) - 1}/{max(count, 1)})"
+            f"(0/{count} to {count - 1}/{count})"
         )
     return Shard(index, count)
 
