@@ -244,6 +244,13 @@ class Schema(_Section):
     )
     tuning: TuningConfig = Field(default_factory=TuningConfig)
 
+    @field_validator("baseline", "baselines_dir")
+    @classmethod
+    def _not_blank(cls, value: str | None) -> str | None:
+        if value is not None and not value.strip():  # "" looked up the current folder
+            raise ValueError("empty; give a baseline name or a run folder, or null for none")
+        return value
+
     @field_validator("shard", mode="before")
     @classmethod
     def _shard_form(cls, value: Any) -> Any:

@@ -177,8 +177,9 @@ def test_the_noninferiority_gates_seed_and_resamples_are_bounded(
         ({"output": {"dir": "o", "cache_dir": " "}}, "output.cache_dir"),
         ({"dataset": {"name": "jsonl", "path": ""}}, "dataset.path"),
         ({"corpus": {"name": "jsonl", "path": "  "}}, "corpus.path"),
+        ({"baseline": ""}, "baseline"),  # looked up "." as a folder of runs
     ],
-    ids=["output-dir", "cache-dir", "dataset", "corpus"],
+    ids=["output-dir", "cache-dir", "dataset", "corpus", "baseline"],
 )
 def test_an_empty_path_is_named_not_read_as_the_current_folder(
     project: Project, section: dict, key: str, monkeypatch: pytest.MonkeyPatch
