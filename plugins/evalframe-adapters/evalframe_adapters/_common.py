@@ -15,7 +15,20 @@ from typing import Any
 
 from evalframe.retrieval.answers import Item, build_ranking, coerce_id
 
-__all__ = ["Item", "build_ranking", "coerce_id", "dotted"]
+__all__ = ["Item", "build_ranking", "clipped", "coerce_id", "dotted"]
+
+#: How much of an id or a value a message quotes.
+QUOTED = 80
+
+
+def clipped(value: Any, limit: int = QUOTED) -> str:
+    """``repr(value)`` cut to ``limit`` characters with ``…``: a runaway id (50 MB from a
+    broken service) is quoted in a message by its start, not whole."""
+    if isinstance(value, str) and len(value) > limit:
+        value = value[:limit]  # cut before repr: repr of 50 MB is 50 MB
+        return repr(value)[:limit] + "…"
+    text = repr(value)
+    return text if len(text) <= limit else text[:limit] + "…"
 
 
 def dotted(value: Any, path: str) -> Any:

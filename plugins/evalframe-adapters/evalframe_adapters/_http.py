@@ -60,6 +60,7 @@ __all__ = [
     "RetryPolicy",
     "RetrySettings",
     "check_literal_headers",
+    "check_url",
     "env_headers",
 ]
 
@@ -73,6 +74,15 @@ FATAL_STATUSES = frozenset({401, 403, 404, 405, 407})
 #: OmegaConf would resolve ``${VAR}`` as one of its own interpolations).
 ENV_REF = re.compile(r"\$(?:\{([A-Za-z_][A-Za-z0-9_]*)\}|([A-Za-z_][A-Za-z0-9_]*))")
 SNIPPET = 200
+#: The longest a timeout, a backoff or a delay between requests may be (seconds): one
+#: hour. Far beyond it the platform's time functions overflow (1e12 s is not a
+#: timeout a socket can hold), and a wait that long is a typo, not a setting.
+MAX_WAIT_SECONDS = 3600.0
+#: The fewest requests per second rate_limit may ask for (one every 1,000 s).
+MIN_RATE = 0.001
+#: The default cap on one answer's size: a ranking of a thousand hits with their text is
+#: a few MB; a service that sends more is broken (a runaway id, an endless body).
+DEFAULT_MAX_RESPONSE_BYTES = 32 << 20
 
 
 class RetrySettings(PluginConfig):
@@ -85,8 +95,9 @@ class RetrySettings(PluginConfig):
     timeout_seconds: float = Field(
         30.0,
         gt=0,
+        le=MAX_WAIT_SECONDS,
         description="the most one request may take, from connecting to the answer's last byte "
-        "(seconds); a retry gets the same again",
+        "(seconds, at most 3600); a retry gets the same again",
         json_schema_extra=_CALL,
     )
     retries: int = Field(
@@ -98,10 +109,18 @@ class RetrySettings(PluginConfig):
         json_schema_extra=_CALL,
     )
     backoff_seconds: float = Field(
-        0.5, ge=0, description="first retry delay; doubles on each retry", json_schema_extra=_CALL
+        0.5,
+        ge=0,
+        le=MAX_WAIT_SECONDS,
+        description="first retry delay (seconds, at most 3600); doubles on each retry",
+        json_schema_extra=_CALL,
     )
     backoff_max_seconds: float = Field(
-        30.0, ge=0, description="cap on one retry delay", json_schema_extra=_CALL
+        30.0,
+        ge=0,
+        le=MAX_WAIT_SECONDS,
+        description="cap on one retry delay (seconds, at most 3600)",
+        json_schema_extra=_CALL,
     )
     jitter: float = Field(
         0.1,
@@ -115,8 +134,9 @@ class RetrySettings(PluginConfig):
     )
     rate_limit: float | None = Field(
         None,
-        gt=0,
-        description="at most this many requests per second (all threads, all calls)",
+        ge=MIN_RATE,
+        description="at most this many requests per second (all threads, all calls); "
+        "at least 0.001 (one request every 1,000 s)",
         json_schema_extra=_CALL,
     )
     max_concurrency: int = Field(
@@ -125,6 +145,13 @@ class RetrySettings(PluginConfig):
         le=64,
         description="queries asked at once: the pipeline calls the service from this many "
         "threads, over as many reused connections",
+        json_schema_extra=_CALL,
+    )
+    max_response_bytes: int = Field(
+        DEFAULT_MAX_RESPONSE_BYTES,
+        ge=1024,
+        description="the largest answer read (bytes, default 32 MiB); a larger one fails its "
+        "query (counted missing with allow_failed_queries) without being read whole",
         json_schema_extra=_CALL,
     )
     allow_failed_queries: bool = Field(
@@ -138,12 +165,42 @@ class RetrySettings(PluginConfig):
 class RequestError(Exception):
     """A request that failed for good: after the retries, or at once for a 4xx."""
 
-    def __init__(self, message: str, *, status: int | None, attempts: int, fatal: bool) -> None:
+    def __init__(
+        self,
+        message: str,
+        *,
+        status: int | None,
+        attempts: int,
+        fatal: bool,
+        hint: str | None = None,
+    ) -> None:
         super().__init__(message)
         self.message = message
         self.status = status
         self.attempts = attempts
         self.fatal = fatal
+        #: how to fix it, when the client knows better than the adapter (an answer too large)
+        self.hint = hint
+
+
+def check_url(value: str) -> str:
+    """An ``http://`` or ``https://`` URL with a host and a port a socket can use (a
+    pydantic validator's ``ValueError`` otherwise: the config check names the key)."""
+    if not value.startswith(("http://", "https://")):
+        raise ValueError("the URL must start with http:// or https://")  # the error adds got
+    try:
+        parts = urllib.parse.urlsplit(value)
+        port = parts.port  # the text after the colon, read: ValueError when it is no port
+    except ValueError as exc:
+        raise ValueError(
+            f"the URL cannot be requested: {exc} (a port is a whole number from 1 to 65535, "
+            "e.g. http://localhost:8000/search)"
+        ) from None
+    if not parts.hostname:
+        raise ValueError("the URL has no host (e.g. http://localhost:8000/search)")
+    if port == 0:
+        raise ValueError("the URL's port is 0; a port is a whole number from 1 to 65535")
+    return value
 
 
 def env_headers(mapping: Mapping[str, str], key: str) -> tuple[dict[str, str], list[str]]:
@@ -251,9 +308,34 @@ class RetryPolicy:
         return base
 
 
+@dataclass(frozen=True)
+class _Attempt:
+    """What one request gave: the decoded JSON, or an error (and whether to retry)."""
+
+    value: Any = None
+    status: int | None = None
+    error: str | None = None
+    retryable: bool = False
+    retry_after: float | None = None
+    hint: str | None = None
+
+
+def _size(n: int) -> str:
+    """A byte count as people read it: ``512 bytes``, ``48.0 KiB``, ``50.0 MiB``."""
+    if n < 1024:
+        return f"{n:,} bytes"
+    if n < 1 << 20:
+        return f"{n / 1024:.1f} KiB"
+    if n < 1 << 30:
+        return f"{n / (1 << 20):.1f} MiB"
+    return f"{n / (1 << 30):.1f} GiB"
+
+
 def _snippet(raw: bytes) -> str:
-    text = raw.decode("utf-8", errors="replace").strip().replace("\n", " ")
-    return text[:SNIPPET] + ("…" if len(text) > SNIPPET else "")
+    head = raw[: 4 * SNIPPET + 4]  # enough bytes for SNIPPET characters: a 30 MB body is not
+    text = head.decode("utf-8", errors="replace").strip().replace("\n", " ")  # decoded whole
+    cut = len(text) > SNIPPET or len(head) < len(raw)
+    return text[:SNIPPET] + ("…" if cut else "")
 
 
 def _retry_after(value: str | None) -> float | None:
@@ -377,9 +459,13 @@ class JsonClient:
         policy: RetryPolicy,
         limiter: RateLimiter,
         connections: int = 4,
+        max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES,
+        key_prefix: str = "retriever.",
         sleep: Callable[[float], None] = time.sleep,
     ) -> None:
         self.url = url
+        self.max_response_bytes = max_response_bytes
+        self.key_prefix = key_prefix  # where the settings are, for hints
         self.headers = {"Content-Type": "application/json", "Accept": "application/json"}
         self.headers.update(headers)
         # and what the URL carries (a key in its query, a password or token before its
@@ -404,8 +490,8 @@ class JsonClient:
             text = text.replace(secret, "***")
         return text
 
-    def _once(self, data: bytes) -> tuple[Any, int | None, str | None, bool, float | None]:
-        """One attempt, over within ``timeout`` s: (json, status, error, retryable, retry_after)."""
+    def _once(self, data: bytes) -> _Attempt:
+        """One attempt, over within ``timeout`` s, its answer read up to ``max_response_bytes``."""
         self.limiter.acquire()
         with self._lock:
             self.requests += 1
@@ -415,36 +501,74 @@ class JsonClient:
         headers = [*self.headers.items(), ("Content-Length", str(len(data)))]
         _DEADLINE.at = time.monotonic() + t
         try:
-            response = self._pool.request(
+            with self._pool.stream(
                 "POST",
                 self.url,
                 headers=headers,
                 content=data,
                 extensions={"timeout": {"connect": t, "read": t, "write": t, "pool": t}},
-            )
-            raw, status = response.content, response.status
+            ) as response:
+                status = response.status
+                found = {
+                    k.decode("latin-1").lower(): v.decode("latin-1") for k, v in response.headers
+                }
+                raw, size = self._read(response, found.get("content-length"))
         except httpcore.TimeoutException:
-            return None, None, f"timed out after {t:g}s", True, None
+            return _Attempt(error=f"timed out after {t:g}s", retryable=True)
         except (httpcore.NetworkError, httpcore.ProtocolError, httpcore.ProxyError, OSError) as exc:
             reason = str(exc) or type(exc).__name__
-            return None, None, f"connection failed: {reason}", True, None
+            return _Attempt(error=f"connection failed: {reason}", retryable=True)
         except httpcore.UnsupportedProtocol as exc:
-            return None, None, f"the URL cannot be requested: {exc}", False, None
+            return _Attempt(error=f"the URL cannot be requested: {exc}")
         finally:
             _DEADLINE.at = None
-        if status >= 300:
-            found = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in response.headers}
+        if status >= 300:  # the body is only quoted: what was read of it is enough
             body = _snippet(raw)
             reason = response.extensions.get("reason_phrase", b"").decode("latin-1")
             message = f"HTTP {status}{' ' + reason if reason else ''}: {body or '(empty body)'}"
             if 300 <= status < 400 and "location" in found:
                 message += f" (redirected to {found['location']}; set the URL to that)"
-            retryable = status >= 500 or status == 429
-            return None, status, message, retryable, _retry_after(found.get("retry-after"))
+            return _Attempt(
+                status=status,
+                error=message,
+                retryable=status >= 500 or status == 429,
+                retry_after=_retry_after(found.get("retry-after")),
+            )
+        if size is not None:
+            return _Attempt(
+                status=status,
+                error=f"the answer is {size}, over the limit of "
+                f"{_size(self.max_response_bytes)} "
+                f"({self.key_prefix}max_response_bytes={self.max_response_bytes})",
+                hint=f"raise {self.key_prefix}max_response_bytes if the service's answers are "
+                "really that large; otherwise the service is sending more than a ranking "
+                "(a runaway id or field)",
+            )
         try:
-            return json.loads(raw), status, None, False, None
-        except (json.JSONDecodeError, UnicodeDecodeError):
-            return None, status, f"the response is not JSON: {_snippet(raw)!r}", False, None
+            return _Attempt(value=json.loads(raw), status=status)
+        except (ValueError, RecursionError):
+            # ValueError: not JSON, not text, or an integer of more than 4,300 digits;
+            # RecursionError: nested deeper than Python's parser goes ([[[[...)
+            return _Attempt(
+                status=status, error=f"the response is not JSON we can read: {_snippet(raw)!r}"
+            )
+
+    def _read(self, response: httpcore.Response, declared: str | None) -> tuple[bytes, str | None]:
+        """The body, and None; or, for a body over ``max_response_bytes``, what was read of
+        it (enough to quote) and its size as said (``more than 32.0 MiB`` when unsaid)."""
+        limit = self.max_response_bytes
+        said = int(declared) if declared is not None and declared.strip().isdigit() else None
+        chunks: list[bytes] = []
+        read = 0
+        for chunk in response.iter_stream():
+            chunks.append(chunk)
+            read += len(chunk)
+            # leaving the stream early closes the connection with the rest unread
+            if said is not None and said > limit:
+                return b"".join(chunks), _size(said)
+            if read > limit:
+                return b"".join(chunks), f"more than {_size(limit)}"
+        return b"".join(chunks), None
 
     def post(self, body: Any, *, what: str) -> Any:
         """The decoded JSON response, or :class:`RequestError` after the retries.
@@ -455,19 +579,20 @@ class JsonClient:
         attempts = 0
         while True:
             attempts += 1
-            value, status, error, retryable, after = self._once(data)
-            if error is None:
-                return value
-            error = self.redact(error)
-            if not retryable or attempts > self.policy.retries:
-                if retryable:
+            attempt = self._once(data)
+            if attempt.error is None:
+                return attempt.value
+            error = self.redact(attempt.error)
+            if not attempt.retryable or attempts > self.policy.retries:
+                if attempt.retryable:
                     log.warning("%s: giving up after %d attempts: %s", what, attempts, error)
                 raise RequestError(
                     error,
-                    status=status,
+                    status=attempt.status,
                     attempts=attempts,
-                    fatal=status in FATAL_STATUSES,
+                    fatal=attempt.status in FATAL_STATUSES,
+                    hint=attempt.hint,
                 )
-            delay = self.policy.delay(attempts - 1, after)
+            delay = self.policy.delay(attempts - 1, attempt.retry_after)
             log.info("%s: attempt %d failed (%s); retrying in %.2fs", what, attempts, error, delay)
             self._sleep(delay)

@@ -31,10 +31,10 @@ from pydantic import Field, ValidationInfo, field_validator, model_validator
 
 from evalframe.core.errors import PluginError
 from evalframe.core.types import Ranking
-from evalframe.plugin.protocols import PluginContext, Query
+from evalframe.plugin.protocols import NOT_IN_CACHE_KEY, PluginContext, Query
 from evalframe.plugin.registry import retriever
 
-from ._common import Item, build_ranking, dotted
+from ._common import Item, build_ranking, clipped, dotted
 from ._http import (
     JsonClient,
     RateLimiter,
@@ -42,10 +42,16 @@ from ._http import (
     RetryPolicy,
     RetrySettings,
     check_literal_headers,
+    check_url,
     env_headers,
 )
 
 __all__ = ["HttpConfig", "HttpRetriever", "fill_template"]
+
+#: The default longest document id an answer may hold: ids are names (a path, a URL, a
+#: chunk key), and a service that sends a megabyte as one is broken; such an id would
+#: be written into every output (run.trec, per_query.jsonl, the page, warnings).
+MAX_ID_CHARS = 1024
 
 PLACEHOLDER = re.compile(r"\{(query|query_id|k|metadata(?:\.[\w-]+)?)\}")
 
@@ -95,6 +101,14 @@ class HttpConfig(RetrySettings):
     duplicates: Literal["error", "first"] = Field(
         "error", description="a document returned twice: error, or keep its first occurrence"
     )
+    max_id_chars: int = Field(
+        MAX_ID_CHARS,
+        ge=1,
+        le=1 << 20,
+        description="the longest document id an answer may hold (characters); a longer one "
+        "stops the run naming the query",
+        json_schema_extra=NOT_IN_CACHE_KEY,
+    )
 
     @field_validator("body_template", "headers", "headers_from_env", mode="before")
     @classmethod
@@ -108,9 +122,7 @@ class HttpConfig(RetrySettings):
     @field_validator("url")
     @classmethod
     def _http_url(cls, value: str) -> str:
-        if not value.startswith(("http://", "https://")):
-            raise ValueError("url must start with http:// or https://")  # the error adds got
-        return value
+        return check_url(value)  # scheme, host, a port from 1 to 65535
 
     @field_validator("headers")
     @classmethod
@@ -171,6 +183,8 @@ class HttpRetriever:
             policy=RetryPolicy.from_settings(config),
             limiter=RateLimiter(config.rate_limit),
             connections=config.max_concurrency,
+            max_response_bytes=config.max_response_bytes,
+            key_prefix=f"{context.config_key or 'retriever'}.",
         )
         #: How many queries the pipeline may ask at once (threads sharing the client).
         self.max_concurrency = config.max_concurrency
@@ -197,7 +211,9 @@ class HttpRetriever:
 
     def _failure(self, query: Query, exc: RequestError) -> PluginError:
         tries = f"after {exc.attempts} attempts" if exc.attempts > 1 else "(not retried)"
-        if exc.fatal:
+        if exc.hint is not None:
+            hint = exc.hint
+        elif exc.fatal:
             hint = "check retriever.url and the credentials in retriever.headers_from_env"
         else:
             if exc.status is not None and 200 <= exc.status < 300:  # answered, not JSON
@@ -224,6 +240,25 @@ class HttpRetriever:
             "them (dotted paths, e.g. data.hits)",
         )
 
+    def _check_id_length(self, query_id: str, position: int, doc: Any) -> None:
+        """A runaway id (megabytes from a broken service) stops the run here, quoted by its
+        start: kept, it would be copied into every output file and warning."""
+        limit = self.config.max_id_chars
+        if isinstance(doc, str) and len(doc) > limit:
+            length = len(doc)
+        elif isinstance(doc, int) and not isinstance(doc, bool) and len(str(doc)) > limit:
+            length = len(str(doc))
+        else:
+            return
+        raise PluginError(
+            f"http retriever: the answer for query {query_id!r} has a document id of "
+            f"{length:,} characters at result {position}, over the limit of {limit:,} "
+            f"(retriever.max_id_chars)",
+            got=clipped(doc),
+            hint="check retriever.id_path points at the id and not at a text field; raise "
+            "retriever.max_id_chars if the service's ids really are that long",
+        )
+
     def parse(self, query_id: str, response: Any, k: int) -> Ranking:
         """The ranking in a decoded JSON response (paths from the config)."""
         cfg = self.config
@@ -242,15 +277,16 @@ class HttpRetriever:
         items: list[Item] = []
         for i, hit in enumerate(hits, start=1):
             if isinstance(hit, (str, int)) and not isinstance(hit, bool):
-                items.append((hit, None))
-                continue
-            try:
-                doc = dotted(hit, cfg.id_path)
-                score = dotted(hit, cfg.score_path) if cfg.score_path else None
-            except KeyError as exc:
-                raise self._shape_error(
-                    query_id, f"has result {i} without {exc.args[0]!r}", hit
-                ) from None
+                doc, score = hit, None
+            else:
+                try:
+                    doc = dotted(hit, cfg.id_path)
+                    score = dotted(hit, cfg.score_path) if cfg.score_path else None
+                except KeyError as exc:
+                    raise self._shape_error(
+                        query_id, f"has result {i} without {exc.args[0]!r}", hit
+                    ) from None
+            self._check_id_length(query_id, i, doc)
             items.append((doc, score))
         extra: dict[str, Any] = {}
         for name, path in (

@@ -41,8 +41,17 @@ from evalframe.core.types import Ranking, content_hash
 from evalframe.plugin.protocols import NOT_IN_CACHE_KEY, PluginContext, Query
 from evalframe.plugin.registry import retriever
 
-from ._common import build_ranking, coerce_id
-from ._http import JsonClient, RateLimiter, RequestError, RetryPolicy, RetrySettings, env_headers
+from ._common import build_ranking, clipped, coerce_id
+from ._http import (
+    MAX_WAIT_SECONDS,
+    JsonClient,
+    RateLimiter,
+    RequestError,
+    RetryPolicy,
+    RetrySettings,
+    check_url,
+    env_headers,
+)
 
 __all__ = [
     "LLMRecommender",
@@ -103,7 +112,8 @@ class LLMRecommenderConfig(RetrySettings):
     delay_seconds: float = Field(
         0.0,
         ge=0,
-        description="at least this long between the starts of two requests",
+        le=MAX_WAIT_SECONDS,
+        description="at least this long between the starts of two requests (seconds, at most 3600)",
         json_schema_extra=NOT_IN_CACHE_KEY,
     )
     max_queries: int | None = Field(
@@ -116,9 +126,16 @@ class LLMRecommenderConfig(RetrySettings):
     timeout_seconds: float = Field(
         60.0,
         gt=0,
-        description="timeout of one request (seconds)",
+        le=MAX_WAIT_SECONDS,
+        description="the most one request may take, from connecting to the answer's last byte "
+        "(seconds, at most 3600)",
         json_schema_extra=NOT_IN_CACHE_KEY,
     )
+
+    @field_validator("api_url")
+    @classmethod
+    def _http_url(cls, value: str) -> str:
+        return check_url(value)  # scheme, host, a port from 1 to 65535
 
     @field_validator("prompt_template")
     @classmethod
@@ -297,6 +314,8 @@ class LLMRecommender:
             policy=RetryPolicy.from_settings(config),
             limiter=RateLimiter(1.0 / interval if interval > 0 else None),
             connections=config.max_concurrency,
+            max_response_bytes=config.max_response_bytes,
+            key_prefix=f"{context.config_key or 'retriever'}.",
         )
         self.catalogue_text = "\n".join(self._line(i, t) for i, t in self.catalogue.items())
         #: metadata fields the template reads (everything but the built-ins), each once
@@ -331,8 +350,8 @@ class LLMRecommender:
         qid, ids = next(iter(self.dropped.items()))
         return [
             f"{self.dropped_ids} id(s) the model gave in {len(self.dropped)} answer(s) are not in "
-            f"the catalogue and were dropped (first: query {qid!r}, {ids[0]!r}); each answer's "
-            "text is kept in per_query.jsonl ('answer')"
+            f"the catalogue and were dropped (first: query {qid!r}, {clipped(ids[0])}); each "
+            "answer's text is kept in per_query.jsonl ('answer')"
         ]
 
     def _line(self, ident: str, text: str) -> str:
@@ -432,11 +451,12 @@ class LLMRecommender:
                 with self._lock:
                     self.failed_queries += 1
                 return None
-            hint = (
-                f"check retriever.api_url, retriever.model and the key in ${cfg.api_key_env}"
-                if exc.fatal
-                else "set retriever.allow_failed_queries=true to count failed queries as missing"
-            )
+            if exc.hint is not None:
+                hint = exc.hint
+            elif exc.fatal:
+                hint = f"check retriever.api_url, retriever.model and the key in ${cfg.api_key_env}"
+            else:
+                hint = "set retriever.allow_failed_queries=true to count failed queries as missing"
             raise PluginError(
                 f"llm_recommender: query {query.id!r} failed after {exc.attempts} attempt(s): "
                 f"{exc.message}",

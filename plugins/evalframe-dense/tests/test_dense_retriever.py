@@ -11,6 +11,8 @@ suite embeds one real corpus, once.
 from __future__ import annotations
 
 import importlib.util
+import json
+import os
 import re
 import subprocess
 import sys
@@ -240,3 +242,145 @@ def test_discovering_the_plugin_does_not_import_torch() -> None:
         "assert not heavy, heavy\n"
     )
     subprocess.run([sys.executable, "-c", code], check=True, timeout=60)
+
+
+# -- settings that are user mistakes: exit 2 naming the key, never a torch traceback ---------
+
+
+def config_error(**settings: object) -> ConfigError:
+    from evalframe.plugin.registry import RETRIEVERS, configure
+
+    with pytest.raises(ConfigError) as err:
+        configure(RETRIEVERS.get("dense"), settings, key="retriever")
+    return err.value
+
+
+@pytest.mark.parametrize("device", ["tpu", "gpu", "cuda:", "cuda:x", "CPU", "cpu cuda"])
+def test_a_device_torch_has_no_name_for_is_refused_by_the_config(device: str) -> None:
+    err = config_error(device=device)
+    assert err.key == "retriever.device"
+    assert "give one of cpu, cuda, mps, xpu, npu, hpu" in err.message
+
+
+@pytest.mark.parametrize("device", ["cpu", "cuda", "cuda:1", "mps", "xpu:0"])
+def test_device_names_pass_the_config(device: str) -> None:
+    assert DenseConfig(device=device).device == device
+
+
+@pytest.mark.parametrize("device", ["cuda", "cuda:0", "mps"])
+def test_a_device_this_torch_cannot_use_names_the_key_when_the_model_loads(
+    shared: DenseRetriever, cache_dir: Path, device: str
+) -> None:
+    """The embeddings are cached, so the model (and torch) loads only on the first query:
+    that is where the device is checked, with the key, not torch's AssertionError."""
+    import torch
+
+    kind = device.partition(":")[0]
+    backend = torch.backends.mps if kind == "mps" else torch.cuda
+    if backend.is_available():
+        pytest.skip(f"this machine has {kind}")
+    r = DenseRetriever(
+        DenseConfig(device=device), PluginContext(corpus=CORPUS, cache_dir=cache_dir)
+    )
+    assert r._model is None
+    with pytest.raises(ConfigError) as err:
+        r.retrieve(Query(id="q", text="cats"), 3)
+    assert err.value.key == "retriever.device"
+    assert err.value.message.startswith(f"{kind} is not available in this torch")
+    assert err.value.hint is not None and "retriever.device=cpu" in err.value.hint
+
+
+#: A modules.json whose Transformer module lives in the sub-folder 0_T.
+MODULES = json.dumps([{"path": "0_T", "type": "sentence_transformers.models.Transformer"}])
+
+
+def model_folder(root: Path, files: dict[str, str]) -> Path:
+    for name, text in files.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(text)
+    return root
+
+
+@pytest.mark.parametrize(
+    ("files", "said"),
+    [
+        (
+            {"config.json": "{}"},
+            'config.json does not name the model\'s type (model_type, e.g. "bert")',
+        ),
+        (
+            {"config.json": "[1"},
+            'config.json does not name the model\'s type (model_type, e.g. "bert")',
+        ),
+        (
+            {"config.json": '{"model_type": "bert"}'},
+            "it has no weights (model.safetensors or pytorch_model.bin)",
+        ),
+        ({"modules.json": "{}"}, "its modules.json is not a JSON list of modules"),
+        (
+            {
+                "modules.json": MODULES,
+                "0_T/config.json": '{"model_type": "bert"}',
+            },
+            "it has no weights (model.safetensors or pytorch_model.bin in 0_T)",
+        ),
+        (
+            {"modules.json": MODULES},
+            "there is no 0_T/config.json",
+        ),
+    ],
+)
+def test_a_folder_without_a_loadable_model_is_refused_before_anything_runs(
+    tmp_path: Path, files: dict[str, str], said: str
+) -> None:
+    folder = model_folder(tmp_path / "m", files)
+    with pytest.raises(ConfigError) as err:
+        DenseRetriever(
+            DenseConfig(model=str(folder)), PluginContext(corpus=CORPUS, cache_dir=tmp_path)
+        )
+    assert err.value.key == "retriever.model"
+    assert err.value.message == (
+        f"{folder.resolve()} is not a sentence-transformers model folder: {said}"
+    )
+    assert not (tmp_path / "dense").exists()  # nothing was embedded or cached
+
+
+@pytest.mark.parametrize("weights", ["model.safetensors", "pytorch_model.bin"])
+def test_weights_that_do_not_load_name_the_key(tmp_path: Path, weights: str) -> None:
+    folder = model_folder(
+        tmp_path / "m", {"config.json": '{"model_type": "bert"}', weights: "not weights"}
+    )
+    with pytest.raises(ConfigError) as err:
+        DenseRetriever(
+            DenseConfig(model=str(folder)), PluginContext(corpus=CORPUS, cache_dir=tmp_path)
+        )
+    assert err.value.key == "retriever.model"
+    assert err.value.message.startswith(f"the model in {folder.resolve()} could not be loaded: ")
+    assert "\n" not in err.value.message
+
+
+def test_on_the_command_line_they_are_exit_2_without_a_traceback(tmp_path: Path) -> None:
+    corpus = tmp_path / "corpus.jsonl"
+    corpus.write_text(
+        "".join(f'{{"id": "{d.id}", "text": "{d.text}"}}\n' for d in CORPUS.documents)
+    )
+    golden = tmp_path / "golden.jsonl"
+    golden.write_text('{"id": "q1", "question": "cats", "expected_chunks": ["d1"]}\n')
+    empty = model_folder(tmp_path / "m", {"config.json": "{}"})
+    env = {
+        **os.environ,
+        "EVALFRAME_CACHE_DIR": str(tmp_path / "cache"),
+        "EVALFRAME_TRACKING": "none",
+    }
+    base = [sys.executable, "-m", "evalframe", f"dataset.path={golden}", "corpus=jsonl"]
+    base += [f"corpus.path={corpus}", "retriever=dense", f"hydra.run.dir={tmp_path / 'run'}"]
+    for override, key in (
+        ("retriever.device=tpu", "retriever.device"),
+        (f"retriever.model={empty}", "retriever.model"),
+    ):
+        done = subprocess.run(
+            [*base, override], env=env, cwd=tmp_path, capture_output=True, text=True, timeout=120
+        )
+        assert done.returncode == 2, done.stderr
+        assert "Traceback" not in done.stderr
+        assert f"error: config key {key}: " in done.stderr
