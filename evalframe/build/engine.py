@@ -18,7 +18,7 @@ from evalframe.build.steps import (
     step_plan,
 )
 from evalframe.core.errors import EXIT_GATE_FAILED, EXIT_OK, DataError
-from evalframe.core.reader import require_file
+from evalframe.core.reader import read_jsonl
 
 __all__ = ["STEP_FUNCTIONS", "run_build"]
 
@@ -52,8 +52,10 @@ def run_build(config: BuildConfig, echo: Callable[[str], None]) -> tuple[int, st
     """Run the configured step(s); return the exit code and the batch's final status."""
     steps = STEPS if config.step == "all" else (config.step,)
     if "review" in steps and config.review.file is not None:
-        # found missing at step G, after every role call of A-F has been paid for
-        require_file(config.review.file, what="review file", key="review.file")
+        # read now, not at step G after every role call of A-F has been paid for: a missing
+        # file, a folder or a line that is not a JSON value is an error before step A
+        for _ in read_jsonl(config.review.file, what="review file", key="review.file"):
+            pass
     batch = Batch(config.batch_dir)
     if config.step == "all":
         _check_fresh(batch)

@@ -29,7 +29,7 @@ from typing import Any
 import numpy as np
 
 from evalframe.core.errors import DataError
-from evalframe.core.io import require_file
+from evalframe.core.reader import read_text, require_file
 from evalframe.core.types import GoldenSet
 from evalframe.golden.findings import Finding
 
@@ -349,7 +349,14 @@ def load_plan(path: str | Path) -> Plan:
     ``"locate/easy": 6`` keys; both are accepted.
     """
     p = require_file(path, what="stratification plan", key="--plan")
-    text = p.read_text(encoding="utf-8")
+    if p.is_dir():  # reading it would be an OSError, reported as a crash (exit 3)
+        raise DataError(
+            f"{path} is a folder, not a plan file",
+            key="--plan",
+            expected="a YAML or JSON file of {task_type: {difficulty: target count}}",
+            hint="give the plan file itself, e.g. phase1_plan.yaml",
+        )
+    text = read_text(p, what="stratification plan", key="--plan")
     try:
         if p.suffix.lower() == ".json":
             raw: Any = json.loads(text)

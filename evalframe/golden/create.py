@@ -18,6 +18,7 @@ from typing import Any, TextIO
 
 from evalframe.core.errors import DataError
 from evalframe.core.io import atomic_write, default_cache_dir, read_jsonl
+from evalframe.core.records import id_problem
 from evalframe.core.types import Corpus
 from evalframe.plugin.protocols import PluginContext, Query
 from evalframe.plugin.registry import RETRIEVERS, configure
@@ -232,6 +233,13 @@ class CreateSession:
             answer = self.ask(f"Id [{proposed}]: ")
             if answer is None:
                 return None
+            problem = id_problem(answer.strip()) if answer.strip() else None
+            if problem is not None:  # the loader's rule: saved, the file would not load
+                self.say(
+                    f"  {answer.strip()!r} {problem}: an id is one word (a string without "
+                    f"spaces, or an integer); type another (or press Enter for {proposed})"
+                )
+                continue
             qid: int | str = _json_id(answer.strip()) if answer.strip() else proposed
             if str(qid) in {str(i) for i in self.ids}:
                 self.say(

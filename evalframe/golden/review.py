@@ -29,6 +29,7 @@ from typing import Any
 
 from evalframe.core.errors import DataError
 from evalframe.core.io import read_jsonl
+from evalframe.core.records import At, UniqueIds, field_names
 from evalframe.core.types import GoldenSet
 
 __all__ = [
@@ -286,9 +287,20 @@ def _record_id(record: dict[str, Any], line: int | str) -> str:
 
 
 def read_review(path: str | Path) -> list[tuple[int, dict[str, Any]]]:
-    """``(line, record)`` for each line of a review file; a missing or unknown verdict
-    is a :class:`DataError` naming the line."""
+    """``(line, record)`` for each line of a review file; a missing or unknown verdict,
+    a record without an id (``query_id`` or ``id``) and a record listed twice are each a
+    :class:`DataError` naming the line.
+
+    Why a repeat is refused: every record counts once in the rates, so a line
+    copied or merged in twice dilutes them (20 records with one ``major_issue``
+    breach the 5% ceiling; a 21st, repeated ``correct`` passes them).
+    """
     out = []
+    seen = UniqueIds(
+        "query id",
+        hint="each sampled record counts once: remove the repeated line (a copy-paste or "
+        "two review files merged)",
+    )
     for line, record in read_jsonl(path, what="review file"):
         if not isinstance(record, dict):
             raise DataError(
@@ -297,6 +309,17 @@ def read_review(path: str | Path) -> list[tuple[int, dict[str, Any]]]:
                 line=line,
                 got=type(record).__name__,
             )
+        at = At(Path(path), line)
+        name = next((k for k in ("query_id", "id") if k in record), None)
+        if name is None:
+            raise at.error(
+                "the record has no 'query_id' or 'id' field",
+                expected="the id `sample` wrote on every line",
+                got=f"fields {field_names(record)}",
+                hint="keep each line's id as `sample` wrote it: a record without one could "
+                "be a repeat, counted twice",
+            )
+        seen.add(at.ident(record[name], name), at)
         verdict = record.get("verdict")
         if verdict not in VERDICTS:
             what = "has no verdict" if verdict is None else "has an unknown verdict"

@@ -9,7 +9,7 @@ from typing import Any
 
 from evalframe.app.golden_cli.common import add_format, count, emit, fraction, load
 from evalframe.core.argtypes import whole
-from evalframe.core.errors import EXIT_GATE_FAILED, EXIT_OK, ConfigError
+from evalframe.core.errors import EXIT_GATE_FAILED, EXIT_OK, ConfigError, DataError
 
 __all__ = ["add_parsers", "create", "review_check", "sample"]
 
@@ -103,21 +103,42 @@ def add_parsers(sub: Any) -> None:
 
 
 def create(args: argparse.Namespace) -> int:
+    from evalframe.core.io import default_cache_dir
+    from evalframe.core.store import cache_folder
     from evalframe.golden.create import CreateSession
     from evalframe.golden.load import load_corpus, load_golden
 
     if args.k < 1:
         raise ConfigError("--k must be at least 1", key="--k", got=str(args.k))
     target = Path(args.path)
+    # checked before the first question is typed: found when it is saved, its answers are lost
+    blocked = _file_in_the_way(target.parent)
+    if blocked is not None:
+        raise ConfigError(
+            f"cannot write {target}: {blocked} is a file, not a folder",
+            expected="a JSONL file in a folder",
+            hint="give a path whose folders are folders (a missing folder is created), or "
+            "move the file away",
+        )
     if target.is_file() and target.read_text(encoding="utf-8").strip():
         load_golden(target, "jsonl")  # refuse to append to a file the loader cannot read
+    cache_dir = Path(args.cache_dir).expanduser() if args.cache_dir else default_cache_dir()
+    try:  # the index is built at the first question: a cache that cannot be made, now
+        cache_folder(cache_dir)
+    except DataError as exc:
+        exc.hint = (
+            "give --cache-dir a folder you can write (a missing one is created)"
+            if args.cache_dir
+            else "point EVALFRAME_CACHE_DIR at a folder you can write, or give --cache-dir"
+        )
+        raise
     corpus = load_corpus(args.corpus, args.corpus_format)
     session = CreateSession(
         target,
         corpus,
         retriever=args.retriever,
         k=args.k,
-        cache_dir=Path(args.cache_dir).expanduser() if args.cache_dir else None,
+        cache_dir=cache_dir,
         stdin=sys.stdin,
         stdout=sys.stdout,
     )
@@ -130,6 +151,7 @@ def sample(args: argparse.Namespace) -> int:
     from evalframe.golden.review import mandatory_reviews, read_stage_records, sample_for_review
 
     out = Path(args.out)
+    _check_out(out, args)
     if out.exists() and not args.force:
         raise ConfigError(
             f"the review file {out} already exists",
@@ -195,6 +217,57 @@ def sample(args: argparse.Namespace) -> int:
         f"`evalframe golden review-check {out}`"
     )
     return EXIT_OK
+
+
+def _file_in_the_way(folder: Path) -> Path | None:
+    """The nearest existing part of ``folder`` when it is not a folder (a file where a
+    folder must be), else None (a missing folder is created when the file is written)."""
+    found = next((p for p in (folder, *folder.parents) if p.exists()), None)
+    return found if found is not None and not found.is_dir() else None
+
+
+def _check_out(out: Path, args: argparse.Namespace) -> None:
+    """``sample --out``: a file apart from every input, checked before anything is read.
+
+    Why: the review file written over the golden set replaces it, and written
+    into a folder of per-domain ``*.jsonl`` files it becomes one more domain
+    (every record of it a duplicate), so the set no longer loads.
+    """
+    if out.is_dir():
+        raise ConfigError(
+            f"{out} is a folder",
+            key="--out",
+            expected="the path of a file to write the review records to",
+            hint=f"name a file, e.g. --out {out / 'review.jsonl'}",
+        )
+    inputs = [
+        (args.path, "the golden set"),
+        (args.queries, "the --queries file"),
+        (args.oracle_answers, "the --oracle-answers file"),
+        (args.adversary_reports, "the --adversary-reports file"),
+    ]
+    where = out.resolve()
+    for given, what in inputs:
+        if given is None or not Path(given).exists():
+            continue  # a missing input is reported by its reader
+        source = Path(given).resolve()
+        if where == source:
+            said = f"is {what} it reads: the review file would replace it"
+        elif what == "the golden set" and source.is_dir() and where.is_relative_to(source):
+            said = (
+                f"is inside {given}, the golden-set folder it reads, whose files load as the "
+                "set: the review file would become part of it"
+            )
+        else:
+            continue
+        base = Path(given) if Path(given).name not in ("", "..") else source  # "." or ".."
+        beside = base.parent / f"{source.stem}_review.jsonl"
+        raise ConfigError(
+            f"{out} {said}",
+            key="--out",
+            expected="a file apart from the command's inputs",
+            hint=f"write the review file elsewhere, e.g. --out {beside}",
+        )
 
 
 def review_check(args: argparse.Namespace) -> int:
