@@ -186,6 +186,7 @@ def test_rescore_of_a_run_file_with_a_control_character_in_an_id(
 
 
 def test_cache_info_and_clear(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "CACHEDIR.TAG").write_text("Signature: 8a477f597d28d172789f06886806bc55\n")
     (tmp_path / "runs" / "ab").mkdir(parents=True)
     (tmp_path / "runs" / "ab" / "abc.json").write_text("{}")
     assert main(["cache", "info", "--dir", str(tmp_path), "--json"]) == 0
@@ -471,6 +472,7 @@ def test_a_file_digest_is_remembered_only_while_the_file_is_unchanged(tmp_path: 
 def test_cache_info_keeps_long_kind_names_in_line(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], long_kind: bool
 ) -> None:
+    (tmp_path / "CACHEDIR.TAG").write_text("Signature: 8a477f597d28d172789f06886806bc55\n")
     (tmp_path / "bm25").mkdir()
     (tmp_path / "bm25" / "index").write_bytes(b"x" * 10)
     if long_kind:
@@ -550,8 +552,28 @@ def test_cache_commands_refuse_a_file_as_the_folder_and_name_the_option(
     a_file.write_text("x")
     assert main(["cache", "info", "--dir", str(a_file)]) == 2
     assert f"error: {a_file}: the cache folder is a file, not a folder" in capsys.readouterr().err
-    assert main(["cache", "clear", "--dir", str(tmp_path), "--kind", "plots"]) == 2
+    empty = tmp_path / "cache"
+    empty.mkdir()
+    assert main(["cache", "clear", "--dir", str(empty), "--kind", "plots"]) == 2
     assert "error: option --kind: the cache at" in capsys.readouterr().err
+
+
+def test_cache_commands_never_touch_a_folder_that_is_not_evalframes_cache(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`cache clear --dir proj` emptied a project folder ("cleared proj: src 4 B"), its
+    loose files uncounted; `info` listed src as a kind, `--kind src` deleted it."""
+    proj = tmp_path / "proj"
+    (proj / "src").mkdir(parents=True)
+    (proj / "notes.txt").write_text("hi\n")
+    (proj / "src" / "main.py").write_text("x = 1\n")
+    for argv in (["clear"], ["clear", "--kind", "src"], ["info"], ["info", "--json"]):
+        assert main(["cache", *argv, "--dir", str(proj)]) == 2
+        err = capsys.readouterr().err
+        assert err.startswith(f"error: {proj}: this is not an evalframe cache folder")
+        assert "got 2 entries: notes.txt, src" in err
+    assert (proj / "notes.txt").read_text() == "hi\n"
+    assert (proj / "src" / "main.py").read_text() == "x = 1\n"
 
 
 @pytest.mark.parametrize("spelled", ["relative", "absolute", "dotted"])

@@ -201,7 +201,7 @@ def test_shards_are_round_robin_in_golden_order() -> None:
     assert parse_shard(" 2 / 5 ") == Shard(2, 5)
     # no shards at all is said as such (it listed "0/1 to 0/1" as the choices)
     for value in ("0/0", "1/0"):
-        with pytest.raises(ValueError, match="the number of shards .* is at least 1"):
+        with pytest.raises(ValueError, match=r"the number of shards .* is at least 1"):
             parse_shard(value)
     with pytest.raises(ValueError, match=r"\(0/2 to 1/2\)"):
         parse_shard("2/2")

@@ -30,6 +30,7 @@ looked up there and, when found, copied into the database.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sqlite3
 import threading
@@ -42,6 +43,7 @@ from evalframe.core.errors import DataError
 from evalframe.core.io import atomic_write
 
 __all__ = [
+    "CACHE_TAG",
     "DATABASE",
     "STORE_ENV",
     "EntryStore",
@@ -53,11 +55,34 @@ __all__ = [
     "open_store",
     "put_many",
     "read_namespaces",
+    "tag_cache",
     "unusable_folder",
 ]
 
 #: The database file inside a cache folder.
 DATABASE = "entries.sqlite3"
+#: Marks a folder as evalframe's cache, by the Cache Directory Tagging Specification
+#: (https://bford.info/cachedir/, which backup tools honour): ``evalframe cache clear``
+#: empties only a folder that holds it or the entry store, never one that merely is
+#: where ``--dir`` or ``EVALFRAME_CACHE_DIR`` points.
+CACHE_TAG = "CACHEDIR.TAG"
+_TAG_TEXT = (
+    "Signature: 8a477f597d28d172789f06886806bc55\n"
+    "# This file marks evalframe's cache folder; `evalframe cache clear` empties it.\n"
+    "# For information about cache directory tags see https://bford.info/cachedir/\n"
+)
+
+
+def tag_cache(root: Path) -> None:
+    """Write :data:`CACHE_TAG` into the cache folder ``root`` once (best effort: a folder
+    that cannot take it is said by the write that needs the folder)."""
+    tag = Path(root) / CACHE_TAG
+    if tag.exists():
+        return
+    with contextlib.suppress(OSError):
+        atomic_write(tag, _TAG_TEXT)
+
+
 #: How long a writer waits for another process's transaction (milliseconds).
 BUSY_TIMEOUT_MS = 120_000
 #: Keys per ``IN (...)`` lookup (SQLite's default limit on parameters is 32766).
@@ -128,6 +153,8 @@ def cache_folder(folder: Path, root: Path | None = None) -> Path:
         Path(folder).mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise unusable_folder(Path(root or folder), exc) from None
+    if root is not None:
+        tag_cache(Path(root))
     return Path(folder)
 
 
@@ -140,6 +167,7 @@ class FileEntryStore:
     def __init__(self, root: Path, namespace: str) -> None:
         self.root = Path(root)
         self.namespace = namespace
+        self._tagged = False
 
     def path(self, key: str) -> Path:
         return self.root / self.namespace / key[:2] / f"{key}.json"
@@ -155,6 +183,9 @@ class FileEntryStore:
             atomic_write(self.path(key), text)
         except OSError as exc:  # a file in the way, no right, no such place (/proc/x), full
             raise unusable_folder(self.root, exc) from None
+        if not self._tagged:  # the folder is evalframe's cache (`cache clear` checks)
+            tag_cache(self.root)
+            self._tagged = True
 
     def close(self) -> None:
         """Nothing is held open between calls (the SQLite store's counterpart)."""
@@ -197,6 +228,7 @@ class SqliteEntryStore:
     def _open(self) -> sqlite3.Connection:
         if self._conn is None or self._pid != os.getpid():
             self.root.mkdir(parents=True, exist_ok=True)
+            tag_cache(self.root)
             conn = sqlite3.connect(
                 self.path,
                 timeout=BUSY_TIMEOUT_MS / 1000,

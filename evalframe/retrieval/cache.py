@@ -174,6 +174,7 @@ def cache_info(root: Path) -> dict[str, Any]:
             path=root,
             hint="give --dir a folder (or point EVALFRAME_CACHE_DIR at one)",
         )
+    _require_a_cache(root)
     kinds: dict[str, dict[str, int]] = {}
     total = 0
     stored, damaged = read_namespaces(root) if root.is_dir() else ({}, None)
@@ -199,6 +200,32 @@ def cache_info(root: Path) -> dict[str, Any]:
     if damaged is not None:  # its entries are not counted: say so rather than show none
         info["unreadable"] = damaged
     return info
+
+
+def _require_a_cache(root: Path) -> None:
+    """Refuse a folder with files in it that is not evalframe's cache: without
+    :data:`~evalframe.core.store.CACHE_TAG` or the entry store, ``cache clear`` would
+    delete whatever ``--dir`` (or a wrong ``EVALFRAME_CACHE_DIR``) points at, and ``cache
+    info`` list its folders as kinds. A missing or empty folder holds nothing to lose."""
+    from evalframe.core.errors import DataError
+    from evalframe.core.store import CACHE_TAG
+
+    if not root.is_dir() or (root / CACHE_TAG).exists() or (root / DATABASE).exists():
+        return
+    entries = sorted(p.name for p in root.iterdir())
+    if not entries:
+        return
+    from evalframe.core.messages import shown
+
+    raise DataError(
+        f"this is not an evalframe cache folder: it holds neither {CACHE_TAG} nor the "
+        f"entry store ({DATABASE}), so its files are not evalframe's to count or delete",
+        path=root,
+        got=f"{len(entries)} entr{'y' if len(entries) == 1 else 'ies'}: {shown(entries, 5)}",
+        hint="give --dir (or EVALFRAME_CACHE_DIR) the cache folder itself (by default "
+        "~/.cache/evalframe); a cache from an older evalframe without either file: add an "
+        f"empty {CACHE_TAG} to it, or delete the folder yourself",
+    )
 
 
 #: Folders in the cache folder that are not a cache, so ``cache clear`` keeps them:
@@ -232,9 +259,11 @@ def clear_cache(root: Path, kinds: Sequence[str] | None = None) -> dict[str, int
     freed = {k: int(info[k]["bytes"]) for k in chosen}
     if not root.is_dir():
         return freed
-    if kinds is None:  # everything but what is kept, the database whole
+    if kinds is None:  # everything but what is kept (and the tag), the database whole
+        from evalframe.core.store import CACHE_TAG
+
         for child in root.iterdir():
-            if child.name in KEPT:
+            if child.name in KEPT or child.name == CACHE_TAG:
                 continue
             if child.is_dir():
                 shutil.rmtree(child)
