@@ -179,7 +179,11 @@ def test_merge_refuses_shards_of_another_golden_set(
 
 @pytest.mark.parametrize(
     ("value", "message"),
-    [("4/4", "below the number of shards"), ("1-4", "expected i/n"), ("0/0", "counts from 0")],
+    [
+        ("4/4", "below the number of shards"),
+        ("1-4", "expected i/n"),
+        ("0/0", "the number of shards (after the /) is at least 1"),
+    ],
 )
 def test_a_bad_shard_value_names_the_key(
     shard_project: Path, capsys: pytest.CaptureFixture[str], value: str, message: str
