@@ -166,6 +166,27 @@ def test_measures_map_to_canonical_evalframe_metrics(
     assert [str(m) for o in plan for m in o.metrics] == expected
 
 
+@pytest.mark.parametrize(
+    ("flag", "said"),
+    [
+        ("ndcg.2=1e400", "gain '2=1e400' is not supported"),  # inf: crashed an assertion
+        ("ndcg.1=nan", "gain '1=nan' is not a number"),  # C's atof reads NaN, no word said
+        ("ndcg.2=inf", "gain '2=inf' is not a number"),
+        ("ndcg.1=3x", "gain '1=3x' is not a number"),
+        ("ndcg.1=2,1=3", "label 1 is given two gains"),  # one was dropped without a word
+    ],
+)
+def test_a_gain_map_no_number_can_be_made_of_is_refused(
+    flag: str, said: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from evalframe.app.cli import main
+
+    code = main(["trec-eval", "-m", flag, str(DATA / "qrels.test"), str(DATA / "results.test")])
+    assert code == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"error: measure {flag}: {said}") and "Traceback" not in err
+
+
 def test_level_for_rel_reaches_binary_measures_but_not_ndcg() -> None:
     plan = te._plan(te.parse_measures(["P.5", "ndcg_cut.5", "map"]), rel=2, compat="9.0.8")
     assert [str(m) for o in plan for m in o.metrics] == ["AP(rel=2)", "P(rel=2)@5", "nDCG@5"]

@@ -10,6 +10,7 @@ requests and :func:`plan` turns requests into printed outputs.
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -369,6 +370,7 @@ def _gain_map(req: Request) -> str | None:
     if req.params is None:
         return None
     entries = []
+    seen: set[int] = set()
     for part in req.params.split(","):
         label, eq, gain = part.partition("=")
         if not eq:
@@ -378,13 +380,25 @@ def _gain_map(req: Request) -> str | None:
             )
         if not re.fullmatch(r"[+-]?\d+", label):
             continue  # trec_eval ignores a non-integer label
+        if not re.fullmatch(r"\s*[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?\s*", gain):
+            # trec_eval's atof reads "nan", "inf" and "3x" (as NaN, inf, 3) without a word
+            raise ConfigError(
+                f"measure ndcg.{req.params}: gain {part!r} is not a number",
+                expected="label=gain pairs of numbers, e.g. ndcg.1=3,2=9",
+            )
         level, value = int(label), _atof(gain)
-        if level <= 0 or value < 0:
+        if level <= 0 or not 0 <= value < math.inf:  # nan, inf (1e400): no gain to add
             raise ConfigError(
                 f"measure ndcg.{req.params}: gain {part!r} is not supported",
                 hint="evalframe's nDCG gives gains to positive labels only, and gains "
-                "must not be negative",
+                "are finite numbers, not negative",
             )
+        if level in seen:  # which of the two would count?
+            raise ConfigError(
+                f"measure ndcg.{req.params}: label {level} is given two gains",
+                expected="each label once, e.g. ndcg.1=3,2=9",
+            )
+        seen.add(level)
         entries.append(f"{level}:{np.format_float_positional(value, trim='-')}")
     return ";".join(entries) or None
 
