@@ -174,6 +174,16 @@ def test_measures_map_to_canonical_evalframe_metrics(
         ("ndcg.2=inf", "gain '2=inf' is not a number"),
         ("ndcg.1=3x", "gain '1=3x' is not a number"),
         ("ndcg.1=2,1=3", "label 1 is given two gains"),  # one was dropped without a word
+        ("ndcg.01=2,1=3", "label 1 is given two gains"),
+        # trec_eval skips a pair whose label is not an integer; so did evalframe, exit 0
+        ("ndcg.x=1", "label 'x' of 'x=1' is not an integer"),
+        ("ndcg.1.5=2", "label '1.5' of '1.5=2' is not an integer"),
+        ("ndcg.1=2,x=3", "label 'x' of 'x=3' is not an integer"),
+        ("ndcg.=2", "label '' of '=2' is not an integer"),
+        ("ndcg.99999999999999999999=1", "label 99999999999999999999 is outside a C int"),
+        ("ndcg.1=-3", "gain '1=-3' is not supported"),
+        ("ndcg.0=3", "gain '0=3' is not supported"),
+        ("ndcg.1=2,", "malformed pair parameters"),
     ],
 )
 def test_a_gain_map_no_number_can_be_made_of_is_refused(
@@ -183,8 +193,29 @@ def test_a_gain_map_no_number_can_be_made_of_is_refused(
 
     code = main(["trec-eval", "-m", flag, str(DATA / "qrels.test"), str(DATA / "results.test")])
     assert code == 2
-    err = capsys.readouterr().err
-    assert err.startswith(f"error: measure {flag}: {said}") and "Traceback" not in err
+    captured = capsys.readouterr()
+    assert captured.err.startswith(f"error: option -m: measure {flag}: {said}")
+    assert "Traceback" not in captured.err and captured.out == ""
+
+
+def test_gains_whose_ideal_dcg_overflows_are_refused_before_scoring(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Each gain finite, their sum not: query 1's DCG and ideal DCG were inf, nDCG NaN, and
+    an assertion crashed (exit 3); an ideal DCG alone overflowing would have made it 0."""
+    qrels, run = tmp_path / "qrels", tmp_path / "run"
+    qrels.write_text("1 0 d1 1\n1 0 d2 2\n")
+    run.write_text("1 Q0 d1 1 0.9 t\n1 Q0 d2 2 0.5 t\n")
+    err = error_of(capsys, "-m", "ndcg.1=1e308,2=1.7e308", str(qrels), str(run))
+    assert err.startswith(
+        "error: option -m: measure ndcg.1=1e308,2=1.7e308: the gain 1.7e+308 of label 2 is "
+        "too large: the ideal DCG of query 1 (2 relevant documents) would overflow a double"
+    )
+    # 1e308 * (1 + 1/log2(3)) = 1.63e308 still fits: DCG = ideal DCG, nDCG 1
+    # 1e200 for label 2: (1 + 1e200/log2(3)) / (1e200 + 1/log2(3)) = 1/log2(3) = 0.6309
+    for flag, value in (("ndcg.1=1e308,2=1e308", "1.0000"), ("ndcg.2=1e200", "0.6309")):
+        assert cli.main(["trec-eval", "-m", flag, str(qrels), str(run)]) == 0
+        assert capsys.readouterr().out == f"{'ndcg_' + flag[5:]:<22}\tall\t{value}\n"
 
 
 def test_level_for_rel_reaches_binary_measures_but_not_ndcg() -> None:

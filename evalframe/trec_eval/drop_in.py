@@ -104,6 +104,7 @@ def run_trec_eval(
         raise ConfigError("-M must not be negative")
     outputs = _plan(parse_measures(list(measures), compat), rel_level, compat)
     qrels, run = _read(qrels_path, run_path)
+    _check_gains(outputs, qrels)
     policies = Policies(
         no_relevant="zero",  # trec_eval scores a query with no relevant doc (as 0 mostly)
         missing_query="zero" if complete else "skip",
@@ -203,6 +204,51 @@ def run_trec_eval(
             else:  # trec_eval adds the queries in order, then divides
                 result.summary[o.name] = float(np.cumsum(values[o.name][idx])[-1]) / n
     return result
+
+
+def _check_gains(outputs: Sequence[Any], qrels: QrelsColumns) -> None:
+    """Refuse an ``ndcg`` gain map whose ideal DCG can overflow a double on these qrels.
+
+    Each gain is finite (:func:`~evalframe.trec_eval.measures.parse_measures`), but
+    their sum need not be: ``ndcg.1=1e308,2=1.7e308`` made one query's DCG and ideal DCG
+    inf, and nDCG inf/inf = NaN (it crashed); had only the ideal overflowed, nDCG would
+    have been 0 without a word. The ideal DCG of a query is at most its largest gain
+    times the discounts of its relevant documents, so this is checked before scoring.
+    """
+    from evalframe.metrics.builtin import GainParams
+
+    maps = [
+        (o.name, str(dict(m.params)["gain"]))
+        for o in outputs
+        if o.root == "ndcg"
+        for m in o.metrics
+        if "gain" in dict(m.params)
+    ]
+    positive = qrels.labels > 0
+    if not maps or not positive.any():
+        return
+    counts = np.bincount(qrels.qid_codes[positive])
+    worst = int(counts.argmax())
+    discounts = float(np.sum(1.0 / np.log2(np.arange(2, int(counts[worst]) + 2))))
+    labels = np.unique(qrels.labels[positive])
+    for name, gain in maps:
+        gains = GainParams(gain=gain).table(labels)
+        top = int(gains.argmax())
+        with np.errstate(over="ignore"):
+            bound = float(gains[top]) * discounts
+        if bound < _DBL_MAX / (1 + 1e-6):  # the margin: rounding in the sums
+            continue
+        raise ConfigError(
+            f"measure {name.replace('_', '.', 1)}: the gain {float(gains[top]):g} of label "
+            f"{int(labels[top])} is too large: the ideal DCG of query {qrels.qid_names[worst]} "
+            f"({int(counts[worst])} relevant documents) would overflow a double",
+            key="-m",
+            hint="nDCG is a ratio, unchanged when every gain (a label without one gains its "
+            "own value) is divided by the same number: give smaller gains",
+        )
+
+
+_DBL_MAX = float(np.finfo(np.float64).max)
 
 
 # -------------------------------------------------------------------------------- CLI

@@ -343,7 +343,7 @@ def _long_cuts(req: Request) -> list[int]:
     if cuts[0] <= 0:
         raise ConfigError(f"measure {req.root}.{req.params}: cutoffs must be positive", key="-m")
     if len(set(cuts)) != len(cuts):
-        raise ConfigError(f"measure {req.root}.{req.params}: duplicate cutoffs")
+        raise ConfigError(f"measure {req.root}.{req.params}: duplicate cutoffs", key="-m")
     return cuts
 
 
@@ -352,7 +352,7 @@ def _double_cuts(req: Request) -> list[float]:
         return list(SUPPORTED[req.root].default)
     cuts = sorted(_atof(p) for p in req.params.split(","))
     if len(set(cuts)) != len(cuts):
-        raise ConfigError(f"measure {req.root}.{req.params}: duplicate cutoffs")
+        raise ConfigError(f"measure {req.root}.{req.params}: duplicate cutoffs", key="-m")
     return cuts
 
 
@@ -365,37 +365,66 @@ def _recall_level(value: float, req: Request) -> str:
     return np.format_float_positional(value, trim="-")
 
 
+#: A qrels label is a C ``int`` (:mod:`evalframe.core.reader`): a gain for a label outside
+#: it could never be used.
+_INT_RANGE = (-(2**31), 2**31 - 1)
+_NUMBER = re.compile(r"\s*[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?\s*")
+
+
 def _gain_map(req: Request) -> str | None:
-    """``1=3,2=9`` -> evalframe's ``1:3;2:9`` (None for the default linear gains)."""
+    """``1=3,2=9`` -> evalframe's ``1:3;2:9`` (None for the default linear gains).
+
+    Stricter than trec_eval, which reads the pairs without a word where they make no
+    sense: a label that is not an integer (``x=1``, ``1.5=2``) is skipped, a gain goes
+    through C's ``atof`` (``nan``, ``inf``, ``3x`` read as NaN, inf, 3), and a label given
+    twice keeps one of its gains. Each of these is refused here, naming the pair.
+    """
     if req.params is None:
         return None
+    spelled = f"measure ndcg.{req.params}"
     entries = []
     seen: set[int] = set()
     for part in req.params.split(","):
         label, eq, gain = part.partition("=")
         if not eq:
             raise ConfigError(
-                f"measure ndcg.{req.params}: malformed pair parameters",
+                f"{spelled}: malformed pair parameters",
+                key="-m",
                 expected="label=gain pairs, e.g. ndcg.1=3,2=9",
             )
-        if not re.fullmatch(r"[+-]?\d+", label):
-            continue  # trec_eval ignores a non-integer label
-        if not re.fullmatch(r"\s*[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?\s*", gain):
-            # trec_eval's atof reads "nan", "inf" and "3x" (as NaN, inf, 3) without a word
+        if not re.fullmatch(r"[+-]?\d+", label):  # trec_eval's valid_int(); it skips the pair
             raise ConfigError(
-                f"measure ndcg.{req.params}: gain {part!r} is not a number",
+                f"{spelled}: label {label!r} of {part!r} is not an integer",
+                key="-m",
+                expected="label=gain pairs whose labels are the qrels' whole numbers, "
+                "e.g. ndcg.1=3,2=9",
+                hint="trec_eval skips such a pair without a word, so its gain would "
+                "silently not count",
+            )
+        if not _NUMBER.fullmatch(gain):
+            raise ConfigError(
+                f"{spelled}: gain {part!r} is not a number",
+                key="-m",
                 expected="label=gain pairs of numbers, e.g. ndcg.1=3,2=9",
             )
         level, value = int(label), _atof(gain)
+        if not _INT_RANGE[0] <= level <= _INT_RANGE[1]:
+            raise ConfigError(
+                f"{spelled}: label {label} is outside a C int, which no qrels label can be",
+                key="-m",
+                expected=f"a label from {_INT_RANGE[0]} to {_INT_RANGE[1]}",
+            )
         if level <= 0 or not 0 <= value < math.inf:  # nan, inf (1e400): no gain to add
             raise ConfigError(
-                f"measure ndcg.{req.params}: gain {part!r} is not supported",
+                f"{spelled}: gain {part!r} is not supported",
+                key="-m",
                 hint="evalframe's nDCG gives gains to positive labels only, and gains "
                 "are finite numbers, not negative",
             )
         if level in seen:  # which of the two would count?
             raise ConfigError(
-                f"measure ndcg.{req.params}: label {level} is given two gains",
+                f"{spelled}: label {level} is given two gains",
+                key="-m",
                 expected="each label once, e.g. ndcg.1=3,2=9",
             )
         seen.add(level)
