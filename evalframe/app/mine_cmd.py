@@ -167,13 +167,9 @@ def _check_out(out: Path | None, source: Path) -> None:
             "--out is the input file",
             hint="write the re-judged dataset to a new file; keep the original for comparison",
         )
-    if out.is_dir():
-        raise ConfigError(
-            f"{out} is a folder",
-            key="--out",
-            expected="the path of the re-judged dataset file",
-            hint=f"name a file, e.g. --out {out / source.name}",
-        )
+    from evalframe.app.outfolder import refuse_a_folder
+
+    refuse_a_folder(out, expected="the path of the re-judged dataset file", name=source.name)
     parent = next((q for q in out.parents if q.exists()), None)
     if parent is not None and not parent.is_dir():
         raise ConfigError(

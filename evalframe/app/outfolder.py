@@ -18,7 +18,7 @@ from evalframe.assess.runfolder import RunFolder
 from evalframe.core.errors import ConfigError
 from evalframe.core.messages import shown
 
-__all__ = ["out_holds_a_run", "refuse_a_run_folder"]
+__all__ = ["out_holds_a_run", "refuse_a_folder", "refuse_a_run_folder"]
 
 
 def out_holds_a_run(
@@ -113,3 +113,16 @@ def refuse_a_run_folder(out: Path | None, *, writes: str, why: str, suggest: str
         expected="a folder that holds no run (new, or one of its own)",
         hint=f"give --out a folder of its own, e.g. {out.parent / suggest}",
     )
+
+
+def refuse_a_folder(out: Path, *, expected: str, name: str) -> None:
+    """Refuse ``--out`` that is an existing folder, for a command that writes one file
+    there (``golden sample``'s review file, ``mine rejudge``'s dataset): the write would
+    fail at its last step (exit 3). ``name``: a file name to suggest inside it."""
+    if out.is_dir():
+        raise ConfigError(
+            f"{out} is a folder",
+            key="--out",
+            expected=expected,
+            hint=f"name a file, e.g. --out {out / name}",
+        )

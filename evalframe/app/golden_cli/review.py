@@ -233,13 +233,11 @@ def _check_out(out: Path, args: argparse.Namespace) -> None:
     into a folder of per-domain ``*.jsonl`` files it becomes one more domain
     (every record of it a duplicate), so the set no longer loads.
     """
-    if out.is_dir():
-        raise ConfigError(
-            f"{out} is a folder",
-            key="--out",
-            expected="the path of a file to write the review records to",
-            hint=f"name a file, e.g. --out {out / 'review.jsonl'}",
-        )
+    from evalframe.app.outfolder import refuse_a_folder
+
+    refuse_a_folder(
+        out, expected="the path of a file to write the review records to", name="review.jsonl"
+    )
     inputs = [
         (args.path, "the golden set"),
         (args.queries, "the --queries file"),
