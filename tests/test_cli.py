@@ -75,10 +75,14 @@ def test_unknown_plugin_name_lists_registered_plugins(project: Project) -> None:
     assert "did you mean 'bm25'?" in res.stderr
 
 
-def test_a_gate_above_the_achievable_value_fails_the_run_and_names_the_gate(
+def test_a_gate_above_the_runs_value_fails_the_run_and_names_the_gate(
     project: Project,
 ) -> None:
-    res = project.run(*project.data_args(), "gates=quickstart", "gates.mrr.value=1.01")
+    # RR is 1 on this set: a gate RR < 0.5 is one it can fail (RR > 1, which no run meets,
+    # is refused before retrieval: test_hydra_app)
+    res = project.run(
+        *project.data_args(), "gates=quickstart", 'gates.mrr.op="<"', "gates.mrr.value=0.5"
+    )
     assert res.code == 1, res.stderr
     assert "✗ mrr:" in res.stdout
     assert "required gate(s) failed: mrr" in res.stdout
@@ -88,7 +92,8 @@ def test_advisory_gate_failure_does_not_fail_the_run(project: Project) -> None:
     res = project.run(
         *project.data_args(),
         "gates=quickstart",
-        "gates.mrr.value=1.01",
+        'gates.mrr.op="<"',
+        "gates.mrr.value=0.5",
         "gates.mrr.severity=advisory",
     )
     assert res.code == 0
@@ -287,6 +292,15 @@ def test_plugins_show_renders_settings(project: Project) -> None:
     res = project.run("plugins", "show", "retriever", "bm25")
     assert res.code == 0
     assert "k1 (float, default 1.2): term-frequency saturation" in res.stdout
+
+
+def test_plugins_show_gives_a_metrics_cutoff_and_range(project: Project) -> None:
+    """The range a gate's threshold is checked against, where a user looks a metric up."""
+    res = project.run("plugins", "show", "metric", "R")
+    assert res.code == 0
+    assert "  needs @k; values from 0 to 1" in res.stdout.splitlines()
+    res = project.run("plugins", "show", "metric", "NumRet")
+    assert "  takes no @k; values >= 0" in res.stdout.splitlines()
 
 
 def test_help_imports_no_heavy_module() -> None:

@@ -179,3 +179,27 @@ def test_a_group_set_to_null_on_the_command_line_is_said_with_the_way_to_turn_it
         prepare_overrides(["+experiment=quickstart", "dataset=null"], cwd=tmp_path)
     assert err.value.key == "dataset"
     prepare_overrides(["+experiment=quickstart", "~gates", "gates.x=null"], cwd=tmp_path)
+
+
+def test_a_gate_threshold_written_as_a_percentage_stops_the_run_before_retrieval(
+    tmp_path: Path,
+) -> None:
+    """`value: 80` on R@5 (a fraction) made every run fail its gate, exit 1, with the
+    report's `R@5 = 0.742 >= 80 does not hold` the only clue; now the real command says
+    so at the key, exit 2, and writes no file."""
+    res = subprocess.run(
+        [
+            *(sys.executable, "-m", "evalframe", "+experiment=quickstart"),
+            "+gates.pct={type: threshold, metric: R@5, value: 80}",
+        ],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        env={**os.environ, "EVALFRAME_TRACKING": "none"},
+        check=False,
+    )
+    assert res.returncode == 2, res.stderr
+    assert res.stderr.startswith("error: config key gates.pct.value: ")
+    assert "'R@5 >= 80' can never hold" in res.stderr and "80% is 0.8" in res.stderr
+    assert "Traceback" not in res.stderr
+    assert not [p for p in tmp_path.rglob("*") if p.is_file()]  # no run folder, no file

@@ -130,7 +130,7 @@ def test_the_same_inputs_write_the_same_bytes(project: Project) -> None:
 
 
 def test_failed_required_gate_gives_exit_1(project: Project) -> None:
-    gates = {"floor": {"type": "threshold", "metric": "RR", "value": 2.0}}
+    gates = {"floor": {"type": "threshold", "metric": "RR", "op": "<", "value": 0.5}}  # RR = 1
     exp = validate_experiment(raw_config(project, gates=gates))
     result = run_experiment(exp, reporters=[TerminalReport(io.StringIO())], progress=False)
     assert result.exit_code == EXIT_GATE_FAILED

@@ -26,7 +26,7 @@ def test_quality_tests_pass_and_fail_with_readable_gate_messages(
 
         def test_too_strict(evalframe_run):
             evalframe_run({data.replace(" ", ", ")}, "gates=quickstart",
-                          "gates.mrr.value=1.01").assert_gates()
+                          'gates.mrr.op="<"', "gates.mrr.value=0.5").assert_gates()  # RR is 1
         """
     )
     result = pytester.runpytest_subprocess("-p", "no:cacheprovider")

@@ -62,7 +62,20 @@ def show_plugin(kind: str, name: str) -> str:
         [
             head,
             f"  module {spec.module} {where}".rstrip(),
+            *([_metric_facts(spec.obj)] if spec.kind == "metric" else []),
             "settings:",
             *describe_config(spec.config),
         ]
     )
+
+
+def _metric_facts(definition: Any) -> str:
+    """A metric's cutoff and range, as a gate's threshold is checked against it."""
+    k = {"required": "needs @k", "optional": "@k optional", "none": "takes no @k"}
+    bounds = getattr(definition, "bounds", None)
+    if bounds is None:
+        span = "range not declared (gate thresholds on it are not checked)"
+    else:
+        low, high = bounds
+        span = f"values from {low:g} to {high:g}" if high != float("inf") else f"values >= {low:g}"
+    return f"  {k.get(getattr(definition, 'k', ''), '')}; {span}".replace("  ; ", "  ")

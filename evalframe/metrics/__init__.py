@@ -10,6 +10,8 @@ from evalframe.metrics.measures import (
     metric,
     parse_metric,
     parse_metrics,
+    threshold_problem,
+    tolerance_problem,
 )
 from evalframe.metrics.policies import Policies, policy_differences, same_policies
 
@@ -29,4 +31,6 @@ __all__ = [
     "parse_metrics",
     "policy_differences",
     "same_policies",
+    "threshold_problem",
+    "tolerance_problem",
 ]

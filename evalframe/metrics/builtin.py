@@ -25,6 +25,7 @@ and returns one value per query. Definitions follow trec_eval:
 
 from __future__ import annotations
 
+import math
 from functools import partial
 from typing import Literal
 
@@ -39,6 +40,11 @@ from evalframe.metrics.measures import metric as _metric
 metric = partial(_metric, rowwise=True)
 
 __all__: list[str] = []
+
+#: The range of a share (P, R, nDCG, ...) and of a count (NumRet, ...): what a gate's
+#: threshold is checked against (MetricDef.bounds).
+FRACTION = (0.0, 1.0)
+COUNT = (0.0, math.inf)
 
 
 def _rank_order_sum(terms: np.ndarray) -> np.ndarray:
@@ -59,19 +65,19 @@ def _safe_div(num: np.ndarray, den: np.ndarray) -> np.ndarray:
     return out
 
 
-@metric("P", params=RelParams, k="required")
+@metric("P", params=RelParams, k="required", bounds=FRACTION)
 def precision(m: ScoreMatrix, k: int, p: RelParams) -> np.ndarray:
     """Precision at k: the fraction of the top k that is relevant."""
     return np.asarray(m.relevant(p.rel, k).sum(axis=1) / float(k), dtype=np.float64)
 
 
-@metric("R", params=RelParams, k="required", vacuous=1.0)
+@metric("R", params=RelParams, k="required", vacuous=1.0, bounds=FRACTION)
 def recall(m: ScoreMatrix, k: int, p: RelParams) -> np.ndarray:
     """Recall at k: the fraction of the relevant docs found in the top k."""
     return _safe_div(m.relevant(p.rel, k).sum(axis=1).astype(np.float64), m.num_rel(p.rel))
 
 
-@metric("RR", params=RelParams, k="optional")
+@metric("RR", params=RelParams, k="optional", bounds=FRACTION)
 def reciprocal_rank(m: ScoreMatrix, k: int | None, p: RelParams) -> np.ndarray:
     """Reciprocal rank of the first relevant doc (MRR when averaged)."""
     rel = m.relevant(p.rel, k)
@@ -81,7 +87,7 @@ def reciprocal_rank(m: ScoreMatrix, k: int | None, p: RelParams) -> np.ndarray:
     return np.where(rel.any(axis=1), 1.0 / (first + 1.0), 0.0)
 
 
-@metric("AP", params=RelParams, k="optional")
+@metric("AP", params=RelParams, k="optional", bounds=FRACTION)
 def average_precision(m: ScoreMatrix, k: int | None, p: RelParams) -> np.ndarray:
     """Average precision (MAP when averaged); AP@k is trec_eval's map_cut."""
     rel = m.relevant(p.rel, k)
@@ -106,6 +112,13 @@ class GainParams(MetricParams):
         if value not in ("linear", "exp"):
             _gain_map(value)  # raises ValueError with the bad entry, named by pydantic
         return value
+
+    def bounds(self, declared: tuple[float, float] | None) -> tuple[float, float] | None:
+        """[0, 1] while no gain is negative (the ideal order then bounds the DCG); a
+        map with a negative gain can leave it, so its range is not known."""
+        if self.gain in ("linear", "exp") or min(_gain_map(self.gain).values()) >= 0:
+            return declared
+        return None
 
     def table(self, labels: np.ndarray) -> np.ndarray:
         """Gains for an array of labels; labels <= 0 never gain."""
@@ -135,7 +148,7 @@ def _gain_map(text: str) -> dict[int, float]:
     return mapping
 
 
-@metric("nDCG", params=GainParams, k="optional")
+@metric("nDCG", params=GainParams, k="optional", bounds=FRACTION)
 def ndcg(m: ScoreMatrix, k: int | None, p: GainParams) -> np.ndarray:
     """Normalised discounted cumulative gain (linear label gains by default, as trec_eval)."""
     labels = m.labels if k is None else m.labels[:, :k]
@@ -152,13 +165,13 @@ def ndcg(m: ScoreMatrix, k: int | None, p: GainParams) -> np.ndarray:
     return _safe_div(np.asarray(dcg, dtype=np.float64), idcg)
 
 
-@metric("Hit", params=RelParams, k="required")
+@metric("Hit", params=RelParams, k="required", bounds=FRACTION)
 def hit(m: ScoreMatrix, k: int, p: RelParams) -> np.ndarray:
     """Hit (success) at k: 1 if any relevant doc is in the top k."""
     return np.asarray(m.relevant(p.rel, k).any(axis=1), dtype=np.float64)
 
 
-@metric("Rprec", params=RelParams, k="none")
+@metric("Rprec", params=RelParams, k="none", bounds=FRACTION)
 def r_precision(m: ScoreMatrix, k: None, p: RelParams) -> np.ndarray:
     """Precision at rank R, where R is the number of relevant judged docs."""
     rel = m.relevant(p.rel)
@@ -170,7 +183,7 @@ def r_precision(m: ScoreMatrix, k: None, p: RelParams) -> np.ndarray:
     return _safe_div(at.astype(np.float64), n_rel)
 
 
-@metric("bpref", params=RelParams, k="none")
+@metric("bpref", params=RelParams, k="none", bounds=FRACTION)
 def bpref(m: ScoreMatrix, k: None, p: RelParams) -> np.ndarray:
     """Binary preference: how rarely judged non-relevant docs outrank relevant ones."""
     rel = m.relevant(p.rel) & m.judged
@@ -185,37 +198,37 @@ def bpref(m: ScoreMatrix, k: None, p: RelParams) -> np.ndarray:
     return _safe_div(total, n_rel[:, 0])
 
 
-@metric("Judged", k="required")
+@metric("Judged", k="required", bounds=FRACTION)
 def judged(m: ScoreMatrix, k: int, p: MetricParams) -> np.ndarray:
     """The fraction of the top k that is judged (negative labels count as unjudged)."""
     return np.asarray(m.judged[:, :k].sum(axis=1) / float(k), dtype=np.float64)
 
 
-@metric("NumRet", k="none", aggregate="sum")
+@metric("NumRet", k="none", aggregate="sum", bounds=COUNT)
 def num_ret(m: ScoreMatrix, k: None, p: MetricParams) -> np.ndarray:
     """Number of documents retrieved."""
     return m.n_ret.astype(np.float64)
 
 
-@metric("NumRel", params=RelParams, k="none", aggregate="sum")
+@metric("NumRel", params=RelParams, k="none", aggregate="sum", bounds=COUNT)
 def num_rel(m: ScoreMatrix, k: None, p: RelParams) -> np.ndarray:
     """Number of relevant documents judged."""
     return m.num_rel(p.rel).astype(np.float64)
 
 
-@metric("NumRelRet", params=RelParams, k="none", aggregate="sum")
+@metric("NumRelRet", params=RelParams, k="none", aggregate="sum", bounds=COUNT)
 def num_rel_ret(m: ScoreMatrix, k: None, p: RelParams) -> np.ndarray:
     """Number of relevant documents retrieved."""
     return np.asarray(m.relevant(p.rel).sum(axis=1), dtype=np.float64)
 
 
-@metric("SetP", params=RelParams, k="none")
+@metric("SetP", params=RelParams, k="none", bounds=FRACTION)
 def set_precision(m: ScoreMatrix, k: None, p: RelParams) -> np.ndarray:
     """Precision of the whole ranking: relevant retrieved / retrieved."""
     return _safe_div(m.relevant(p.rel).sum(axis=1).astype(np.float64), m.n_ret)
 
 
-@metric("SetR", params=RelParams, k="none", vacuous=1.0)
+@metric("SetR", params=RelParams, k="none", vacuous=1.0, bounds=FRACTION)
 def set_recall(m: ScoreMatrix, k: None, p: RelParams) -> np.ndarray:
     """Recall of the whole ranking: relevant retrieved / relevant judged."""
     return _safe_div(m.relevant(p.rel).sum(axis=1).astype(np.float64), m.num_rel(p.rel))
@@ -227,7 +240,7 @@ class FParams(RelParams):
     beta: float = Field(1.0, gt=0, description="recall weight")
 
 
-@metric("SetF", params=FParams, k="none")
+@metric("SetF", params=FParams, k="none", bounds=FRACTION)
 def set_f(m: ScoreMatrix, k: None, p: FParams) -> np.ndarray:
     """F-measure of the whole ranking's set precision and recall."""
     relret = m.relevant(p.rel).sum(axis=1).astype(np.float64)
@@ -278,13 +291,13 @@ def _iprec(m: ScoreMatrix, p: IPrecParams, levels: np.ndarray) -> np.ndarray:
     return out
 
 
-@metric("IPrec", params=IPrecParams, k="required", cutoff="recall")
+@metric("IPrec", params=IPrecParams, k="required", cutoff="recall", bounds=FRACTION)
 def iprec(m: ScoreMatrix, k: float, p: IPrecParams) -> np.ndarray:
     """Interpolated precision at a recall level: IPrec@0.5 (trec_eval iprec_at_recall)."""
     return _iprec(m, p, np.array([k]))[:, 0]
 
 
-@metric("11pt", params=IPrecParams, k="none")
+@metric("11pt", params=IPrecParams, k="none", bounds=FRACTION)
 def eleven_point(m: ScoreMatrix, k: None, p: IPrecParams) -> np.ndarray:
     """Mean interpolated precision at recall 0.0, 0.1, ..., 1.0 (trec_eval 11pt_avg)."""
     levels = np.array([0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0])
@@ -299,7 +312,7 @@ class AbstainParams(MetricParams):
     )
 
 
-@metric("Abstained", params=AbstainParams, k="required", applies_to="negatives")
+@metric("Abstained", params=AbstainParams, k="required", applies_to="negatives", bounds=FRACTION)
 def abstained(m: ScoreMatrix, k: int, p: AbstainParams) -> np.ndarray:
     """On negative examples: 1 if nothing in the top k scores above the threshold."""
     if m.scores is None:

@@ -9,6 +9,7 @@ Parameters equal to their defaults are dropped, so ``P(rel=1)@5`` *is*
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -29,6 +30,8 @@ __all__ = [
     "metric",
     "parse_metric",
     "parse_metrics",
+    "threshold_problem",
+    "tolerance_problem",
 ]
 
 #: Names users bring from other tools, mapped to the canonical name. The
@@ -60,6 +63,12 @@ class MetricParams(BaseModel):
     """Base for a metric's parameters: frozen, unknown parameters are errors."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
+
+    def bounds(self, declared: tuple[float, float] | None) -> tuple[float, float] | None:
+        """The range of the metric's values under these parameters: the one its
+        definition declares, unless a parameter widens it (nDCG with a negative gain
+        can leave [0, 1]; :class:`~evalframe.metrics.builtin.GainParams` says so)."""
+        return declared
 
 
 class RelParams(MetricParams):
@@ -95,6 +104,10 @@ class MetricDef:
     aggregate: Literal["mean", "sum"] = "mean"
     applies_to: Literal["positives", "negatives"] = "positives"
     rowwise: bool = False
+    #: the smallest and largest value a query (so also a mean) can have: (0, 1) for a
+    #: fraction, (0, inf) for a count; None when not known. Gates use it to refuse a
+    #: threshold no run can meet (``R@5 >= 80``, a percentage written for a fraction).
+    bounds: tuple[float, float] | None = None
 
 
 def metric(
@@ -107,12 +120,22 @@ def metric(
     aggregate: Literal["mean", "sum"] = "mean",
     applies_to: Literal["positives", "negatives"] = "positives",
     rowwise: bool = False,
+    bounds: tuple[float, float] | None = None,
 ) -> Callable[[Callable[..., np.ndarray]], Callable[..., np.ndarray]]:
     """Register a vectorized metric kernel under ``name`` in the metric registry.
 
     Third-party packages use this exactly as the built-ins do, and expose the
     registering module through the ``evalframe.metrics`` entry-point group.
+    ``bounds`` (see :attr:`MetricDef.bounds`) is worth declaring: without it no
+    gate can tell a threshold of 80 on a fraction from a real one.
     """
+    if bounds is not None and not (
+        len(bounds) == 2 and not math.isnan(bounds[0]) and bounds[0] <= bounds[1]
+    ):
+        raise PluginError(
+            f"metric {name!r} declares bounds {bounds!r}",
+            expected="(low, high) with low <= high, e.g. (0.0, 1.0)",
+        )
 
     def register(kernel: Callable[..., np.ndarray]) -> Callable[..., np.ndarray]:
         doc = (kernel.__doc__ or "").strip()
@@ -128,6 +151,7 @@ def metric(
             aggregate=aggregate,
             applies_to=applies_to,
             rowwise=rowwise,
+            bounds=None if bounds is None else (float(bounds[0]), float(bounds[1])),
         )
         METRICS.add(name, definition, params, description=description, module=kernel.__module__)
         return kernel
@@ -187,6 +211,12 @@ class Metric:
         """The relevance threshold (1 unless the metric says otherwise)."""
         value = dict(self.params).get("rel", 1)
         return int(value)
+
+    @property
+    def bounds(self) -> tuple[float, float] | None:
+        """The range of this metric's values (:attr:`MetricDef.bounds`, as its parameters
+        leave it); None when the metric does not declare one."""
+        return self.param_model().bounds(self.definition.bounds)
 
 
 def parse_metric(text: str | Metric, *, key: str | None = None) -> Metric:
@@ -277,3 +307,78 @@ def parse_metrics(texts: Iterable[str | Metric], *, key: str = "metrics") -> lis
             )
         out.append(m)
     return out
+
+
+_HOLDS = {
+    ">=": lambda v, lo, hi: v <= hi,
+    ">": lambda v, lo, hi: v < hi,
+    "<=": lambda v, lo, hi: v >= lo,
+    "<": lambda v, lo, hi: v > lo,
+}
+
+
+def _span(bounds: tuple[float, float]) -> str:
+    low, high = bounds
+    return f"from {low:g} to {high:g}" if math.isfinite(high) else f"of {low:g} or more"
+
+
+def threshold_problem(metric: str | Metric, op: str, value: float) -> str | None:
+    """Why ``metric op value`` can never hold for any value of ``metric``, or None.
+
+    None too when the metric is unknown, cannot be read, or declares no
+    :attr:`~MetricDef.bounds`: the gate then reports what it reports. The usual
+    cause is a percentage written for a fraction (``R@5 >= 80``), which makes a
+    gate fail on every run without a word about why; the sentence says the
+    range and, for a share, the fraction meant.
+    """
+    try:
+        m = parse_metric(metric)
+        bounds = m.bounds
+    except (ConfigError, PluginError, ValidationError):
+        return None
+    if bounds is None or op not in _HOLDS or math.isnan(value):
+        return None
+    if _HOLDS[op](value, *bounds):
+        return None
+    said = (
+        f"{m} takes values {_span(bounds)}, so '{m} {op} {value:g}' can never hold and "
+        "the gate would fail on every run"
+    )
+    if bounds == (0.0, 1.0) and 1 < value <= 100:
+        said += f" (for a percentage, write the fraction: {value:g}% is {value / 100:g})"
+    return said
+
+
+def tolerance_problem(metric: str | Metric, drop: float, *, relative: bool = False) -> str | None:
+    """Why a tolerated drop of ``drop`` on ``metric`` can never be exceeded, or None.
+
+    A drop of more than the metric's whole range (``max_drop: 5`` on R@5, meant
+    as 5 points: 0.05) or, ``relative``, more than the whole baseline mean
+    (``5`` meant as 5%: 0.05) lets every change through: the gate passes on
+    every run. None when the metric declares no bounds.
+    """
+    try:
+        m = parse_metric(metric)
+        bounds = m.bounds
+    except (ConfigError, PluginError, ValidationError):
+        return None
+    if bounds is None or math.isnan(drop):
+        return None
+    low, high = bounds
+    if relative:
+        if low < 0 or drop <= 1:
+            return None
+        return (
+            f"a relative drop of {drop:g} is {drop:.0%} of the baseline mean, more than all "
+            f"of it ({m} is never below {low:g}), so the gate would pass on every run "
+            f"(for a percentage, write the fraction: {drop:g}% is {drop / 100:g})"
+        )
+    if not math.isfinite(high) or drop <= high - low:
+        return None
+    said = (
+        f"{m} takes values {_span(bounds)}, so a drop of {drop:g} is more than its whole "
+        "range and the gate would pass on every run"
+    )
+    if bounds == (0.0, 1.0) and drop <= 100:
+        said += f" (on a 0-1 scale, {drop:g} percentage points is {drop / 100:g})"
+    return said

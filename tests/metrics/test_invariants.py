@@ -340,3 +340,28 @@ def test_keep_first_equals_dropping_later_occurrences(
 
 # Agreement with trec_eval itself lives in test_oracle.py: pytrec_eval runs in a
 # child process there, because it can hang when called many times in one process.
+
+
+# Every built-in metric, several parameter settings: each per-query value must lie in
+# the range its definition declares (MetricDef.bounds), which gates trust to refuse a
+# threshold no run can meet.
+DECLARED = parse_metrics(
+    [
+        "P@3", "R@5", "RR", "AP", "nDCG@3", "nDCG(gain=exp)@5", "nDCG(gain=1:3;2:9)",
+        "Hit@1", "Rprec", "bpref", "Judged@5", "NumRet", "NumRel", "NumRelRet",
+        "SetP", "SetR", "SetF(beta=2)", "IPrec@0.3", "11pt",
+    ]
+)  # fmt: skip
+
+
+@PROPERTY_SETTINGS
+@given(cases(), policies)
+def test_values_lie_within_the_declared_bounds(case: Case, pol: Policies) -> None:
+    scores = evaluate(DECLARED, case.qrels, case.run, pol)
+    for m in DECLARED:
+        bounds = m.bounds
+        assert bounds is not None, f"{m} declares no bounds"
+        values = scores.values[m][~np.isnan(scores.values[m])]
+        low, high = bounds
+        assert np.all(values >= low - 1e-12), (m, values.min())
+        assert np.all(values <= high + 1e-12), (m, values.max())

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterator
 
 import numpy as np
@@ -315,3 +316,88 @@ def test_the_description_is_the_first_docstring_line(mix_metric: None) -> None:
     assert definition.description == "A test metric with three parameters."
     assert definition.params is MixParams
     assert parse_metric("Flat").definition.description == "Flat"  # no docstring: the name
+
+
+# -- bounds: the range gates check a threshold against ---------------------------------
+
+
+def test_every_built_in_metric_declares_its_bounds() -> None:
+    """A new built-in without bounds would let any threshold on it through unchecked."""
+    import evalframe.metrics.builtin as builtin
+
+    built_in = [METRICS.get(n) for n in METRICS.names()]
+    built_in = [spec for spec in built_in if spec.module == builtin.__name__]
+    assert len(built_in) >= 18
+    for spec in built_in:
+        assert spec.obj.bounds is not None, spec.name
+
+
+@pytest.mark.parametrize(
+    ("metric_text", "bounds"),
+    [
+        ("R@5", (0.0, 1.0)),
+        ("nDCG(gain=exp)@10", (0.0, 1.0)),
+        ("nDCG(gain=1:3;2:9)@10", (0.0, 1.0)),  # nonnegative gains: DCG <= ideal DCG
+        ("nDCG(gain=1:-2)@10", None),  # a negative gain can take nDCG below 0
+        ("NumRet", (0.0, math.inf)),
+    ],
+)
+def test_bounds_follow_the_parameters(metric_text: str, bounds: object) -> None:
+    assert parse_metric(metric_text).bounds == bounds
+
+
+@pytest.mark.parametrize(
+    ("metric_text", "op", "value", "holds"),
+    [
+        ("R@5", ">=", 1.0, True),  # a perfect run meets it
+        ("R@5", ">", 1.0, False),
+        ("R@5", "<=", 0.0, True),
+        ("R@5", "<", 0.0, False),
+        ("R@5", ">=", 80.0, False),
+        ("R@5", ">=", -3.0, True),  # always holds: allowed, the gate is merely lenient
+        ("NumRet", ">=", 1e9, True),  # counts have no top
+        ("NumRet", "<", 0.0, False),
+        ("nDCG(gain=1:-2)@10", ">=", 3.0, True),  # no known range: not judged
+        ("nDCG@x", ">=", 3.0, True),  # unreadable: the gate's own check says so
+        ("NoSuchMetric@3", ">=", 3.0, True),
+    ],
+)
+def test_threshold_problem(metric_text: str, op: str, value: float, holds: bool) -> None:
+    from evalframe.metrics import threshold_problem
+
+    assert (threshold_problem(metric_text, op, value) is None) is holds
+
+
+def test_threshold_problem_names_the_range_and_the_fraction_meant() -> None:
+    from evalframe.metrics import threshold_problem
+
+    said = threshold_problem("R@5", ">=", 80)
+    assert said is not None
+    assert "from 0 to 1" in said and "'R@5 >= 80' can never hold" in said
+    assert "80% is 0.8" in said
+
+
+@pytest.mark.parametrize(
+    ("metric_text", "drop", "relative", "can_fail"),
+    [
+        ("R@5", 1.0, False, True),  # the whole range: a fall from 1 to 0 exceeds nothing,
+        ("R@5", 1.5, False, False),  # but more than the range is never exceeded
+        ("R@5", 0.05, False, True),
+        ("R@5", 1.0, True, True),  # all of the mean
+        ("R@5", 5.0, True, False),  # 500% of it
+        ("NumRet", 500.0, False, True),  # no top
+        ("nDCG(gain=1:-2)@10", 9.0, False, True),
+    ],
+)
+def test_tolerance_problem(metric_text: str, drop: float, relative: bool, can_fail: bool) -> None:
+    from evalframe.metrics import tolerance_problem
+
+    assert (tolerance_problem(metric_text, drop, relative=relative) is None) is can_fail
+
+
+def test_declared_bounds_must_be_a_range() -> None:
+    from evalframe.core.errors import PluginError
+
+    with pytest.raises(PluginError, match="declares bounds"):
+        metric("BadBounds", bounds=(1.0, 0.0))(lambda m, k, p: np.zeros(0))
+    assert "BadBounds" not in METRICS

@@ -11,13 +11,14 @@ from collections.abc import Mapping
 from typing import Literal
 
 import numpy as np
-from pydantic import Field
+from pydantic import Field, ValidationInfo, field_validator
 
 from evalframe.assess.results import GateResult, GateView
 from evalframe.assess.stats import paired_bootstrap_ci
+from evalframe.metrics import tolerance_problem
 from evalframe.plugin.protocols import PluginConfig
 from evalframe.plugin.registry import gate
-from evalframe_gates.threshold import OPERATORS, SYMBOLS, MetricGate, describe_slice
+from evalframe_gates.threshold import OPERATORS, SYMBOLS, MetricGate, describe_slice, reachable
 
 
 def _paired(view: GateView, metric: str, where: Mapping[str, object] | None, key: str):  # type: ignore[no-untyped-def]  # small private helper
@@ -30,15 +31,33 @@ class RegressionConfig(PluginConfig):
     """How far a metric may fall below the baseline."""
 
     metric: str = Field(description="canonical metric string, e.g. R@5")
-    max_drop: float = Field(
-        ge=0, description="tolerated drop: points (0.05), or a fraction of the baseline mean"
-    )
+    # before max_drop, which is checked against it (a relative drop above 1 lets all through)
     relative: bool = Field(
         False,
         description="max_drop is a fraction of the baseline mean (0.05 = 5% of it), "
         "not points on the metric's own scale",
     )
+    max_drop: float = Field(
+        ge=0, description="tolerated drop: points (0.05), or a fraction of the baseline mean"
+    )
     slice: dict[str, str | int | float | bool] | None = Field(None, description="optional slice")
+
+    @field_validator("max_drop")
+    @classmethod
+    def _can_fail(cls, value: float, info: ValidationInfo) -> float:
+        return can_fail(value, info, relative=bool(info.data.get("relative")))
+
+
+def can_fail(drop: float, info: ValidationInfo, *, relative: bool = False) -> float:
+    """``drop`` when some change of the metric exceeds it (its declared range,
+    :func:`evalframe.metrics.tolerance_problem`); a tolerance wider than that
+    (``max_drop: 5`` on R@5, meant as 0.05) makes a gate that passes every run."""
+    metric = info.data.get("metric")
+    if isinstance(metric, str):
+        problem = tolerance_problem(metric, drop, relative=relative)
+        if problem is not None:
+            raise ValueError(problem)
+    return drop
 
 
 @gate("regression", config=RegressionConfig)
@@ -102,6 +121,11 @@ class PassToFailConfig(PluginConfig):
     value: float = Field(0.5, description="a query passes when metric op value")
     slice: dict[str, str | int | float | bool] | None = Field(None, description="optional slice")
 
+    @field_validator("value")
+    @classmethod
+    def _reachable(cls, value: float, info: ValidationInfo) -> float:
+        return reachable(value, info)  # no query could ever pass: nothing to go from pass
+
 
 @gate("pass_to_fail", config=PassToFailConfig)
 class PassToFailGate(MetricGate):
@@ -138,6 +162,12 @@ class NonInferiorityConfig(PluginConfig):
 
     metric: str = Field(description="canonical metric string")
     margin: float = Field(ge=0, description="largest acceptable true drop (points)")
+
+    @field_validator("margin")
+    @classmethod
+    def _can_fail(cls, value: float, info: ValidationInfo) -> float:
+        return can_fail(value, info)
+
     confidence: float = Field(0.95, gt=0, lt=1, description="level of the paired CI")
     resamples: int = Field(2000, ge=100, le=1_000_000, description="bootstrap resamples")
     seed: int = Field(0, ge=0, description="the same seed (>= 0) gives the same verdict")

@@ -7,9 +7,10 @@ import operator
 from collections.abc import Callable
 from typing import Any, Literal
 
-from pydantic import Field
+from pydantic import Field, ValidationInfo, field_validator
 
 from evalframe.assess.results import GateResult, GateView
+from evalframe.metrics import threshold_problem
 from evalframe.plugin.protocols import PluginConfig, PluginContext
 from evalframe.plugin.registry import gate
 
@@ -35,6 +36,23 @@ class ThresholdConfig(PluginConfig):
         default_factory=list,
         description="what to look at when the gate fails (shown under it in the report)",
     )
+
+    @field_validator("value")
+    @classmethod
+    def _reachable(cls, value: float, info: ValidationInfo) -> float:
+        return reachable(value, info)
+
+
+def reachable(value: float, info: ValidationInfo) -> float:
+    """``value`` when ``metric op value`` can hold for some value of the metric (the
+    metric's declared range, :func:`evalframe.metrics.threshold_problem`); a gate
+    that could never pass (``R@5 >= 80``) is refused at its ``value`` key."""
+    metric, op = info.data.get("metric"), info.data.get("op")
+    if isinstance(metric, str) and isinstance(op, str):
+        problem = threshold_problem(metric, op, value)
+        if problem is not None:
+            raise ValueError(problem)
+    return value
 
 
 class MetricGate:

@@ -137,3 +137,45 @@ def test_noninferiority_does_not_cry_wolf_on_noise_and_catches_real_drops() -> N
     """The rates reported in docs/gates.md."""
     assert _simulate(true_drop=0.0) >= 95  # B = A + noise: passes in at least 95 of 100
     assert 100 - _simulate(true_drop=0.10) >= 80  # a true drop of 2x the margin: fails >= 80
+
+
+@pytest.mark.parametrize(
+    ("kind", "settings", "key", "said"),
+    [
+        # 5 meant as 5 points (0.05): R@5 can fall by at most 1, so nothing exceeds 5
+        ("regression", {"metric": "R@5", "max_drop": 5}, "max_drop", "more than its whole range"),
+        # 5 meant as 5%: a drop of 500% of the mean is never reached
+        (
+            "regression",
+            {"metric": "R@5", "max_drop": 5, "relative": True},
+            "max_drop",
+            "500% of the baseline mean",
+        ),
+        ("noninferiority", {"metric": "RR", "margin": 2}, "margin", "more than its whole range"),
+        ("pass_to_fail", {"metric": "RR", "value": 2}, "value", "'RR >= 2' can never hold"),
+    ],
+)
+def test_a_tolerance_no_change_can_exceed_is_refused(
+    kind: str, settings: dict[str, object], key: str, said: str
+) -> None:
+    from evalframe.plugin.registry import GATES, configure
+
+    with pytest.raises(ConfigError) as err:
+        configure(GATES.get(kind), settings, "gates.b")
+    assert err.value.key == f"gates.b.{key}"
+    assert said in err.value.message
+
+
+@pytest.mark.parametrize(
+    ("kind", "settings"),
+    [
+        ("regression", {"metric": "R@5", "max_drop": 1}),  # the whole range
+        ("regression", {"metric": "R@5", "max_drop": 0.05, "relative": True}),
+        ("regression", {"metric": "NumRet", "max_drop": 50}),  # a count has no top
+        ("noninferiority", {"metric": "RR", "margin": 0.02}),
+    ],
+)
+def test_a_tolerance_some_change_can_exceed_is_kept(kind: str, settings: dict[str, object]) -> None:
+    from evalframe.plugin.registry import GATES, configure
+
+    assert configure(GATES.get(kind), settings, "gates.b") is not None

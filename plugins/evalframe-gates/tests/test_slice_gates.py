@@ -146,3 +146,13 @@ def test_a_slice_value_spelt_in_another_case_is_refused_not_left_out() -> None:
         EveryQueryConfig(metric="RR", op=">=", value=1.0, slice={"difficulty": "hard"}), CTX
     )
     assert hard.evaluate(view).failures == ("h1: RR = 0.000",)
+
+
+def test_every_query_refuses_a_value_no_query_can_have() -> None:
+    """Every query would fail RR < 0: RR is never below 0."""
+    from evalframe.plugin.registry import GATES, configure
+
+    with pytest.raises(ConfigError) as err:
+        configure(GATES.get("every_query"), {"metric": "RR", "op": "<", "value": 0}, "gates.e")
+    assert err.value.key == "gates.e.value"
+    assert "'RR < 0' can never hold" in err.value.message

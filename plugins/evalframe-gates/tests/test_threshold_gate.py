@@ -111,3 +111,43 @@ def test_an_empty_slice_cannot_pass(view: GateView) -> None:
 
 def test_declares_the_metric_it_needs() -> None:
     assert gate(metric="nDCG@10", value=0.1).required_metrics() == ["nDCG@10"]
+
+
+@pytest.mark.parametrize(
+    ("settings", "said"),
+    [
+        ({"metric": "R@5", "value": 80}, "'R@5 >= 80' can never hold"),
+        ({"metric": "RR", "op": ">", "value": 1}, "'RR > 1' can never hold"),
+        ({"metric": "NumRet", "op": "<", "value": 0}, "'NumRet < 0' can never hold"),
+    ],
+)
+def test_a_threshold_no_run_can_meet_is_refused_at_its_value(
+    settings: dict[str, object], said: str
+) -> None:
+    """R@5 is a fraction: 80 (a percentage) made a gate that failed every run, silently."""
+    from evalframe.core.errors import ConfigError
+    from evalframe.plugin.registry import configure
+
+    with pytest.raises(ConfigError) as err:
+        configure(GATES.get("threshold"), settings, "gates.t")
+    assert err.value.key == "gates.t.value"
+    assert said in err.value.message
+    if settings["value"] == 80:
+        assert "80% is 0.8" in err.value.message
+
+
+@pytest.mark.parametrize(
+    "settings",
+    [
+        {"metric": "R@5", "value": 1},  # a perfect run meets it
+        {"metric": "R@5", "op": "<=", "value": 0},
+        {"metric": "NumRet", "value": 1000},  # a count has no top
+        {"metric": "nDCG(gain=1:-2)@10", "value": 3},  # no known range: not judged
+    ],
+)
+def test_a_threshold_some_run_can_meet_is_kept(settings: dict[str, object]) -> None:
+    from evalframe.plugin.registry import configure
+
+    config = configure(GATES.get("threshold"), settings, "gates.t")
+    assert isinstance(config, ThresholdConfig)
+    assert config.value == settings["value"]
