@@ -70,14 +70,7 @@ class JsonlCorpus:
                 doc_id, text, fields = self._checked(record, At(path, lineno), seen)
             assert fields is not None  # a plain record's own dict, or the checked one
             if title_field and fields.get(title_field):
-                title = fields[title_field]
-                if type(title) is not str:  # ["x"] was indexed as the text "['x']"
-                    raise At(path, lineno).error(
-                        f"field {title_field!r} (corpus.title_field) must be text",
-                        got=repr(title)[:80],
-                        hint="give each title as a string, or set corpus.title_field=null",
-                    )
-                text = _titled(title, text)
+                text = _titled(self._title(fields, path, lineno), text)
                 titled += 1
             meta = {k: v for k, v in fields.items() if k != id_field and k != text_field}
             # id and text are checked: building without pydantic's second look, and
@@ -119,8 +112,22 @@ class JsonlCorpus:
             assert fields is not None  # a plain record's own dict, or the checked one
             if doc_id in wanted:
                 title = fields.get(cfg.title_field) if cfg.title_field else None
-                found[doc_id] = _titled(title, text) if title else text
+                # the page's text is the indexed text: a title that is no text is
+                # refused here as in load(), not shown as "['x']"
+                found[doc_id] = _titled(self._title(fields, path, lineno), text) if title else text
         return found
+
+    def _title(self, fields: dict[str, Any], path: Path, lineno: int) -> str:
+        """The record's title (``corpus.title_field``, set and not empty), which must be text."""
+        name = self.config.title_field
+        title = fields[name] if name else None
+        if type(title) is not str:  # ["x"] was indexed as the text "['x']"
+            raise At(path, lineno).error(
+                f"field {name!r} (corpus.title_field) must be text",
+                got=repr(title)[:80],
+                hint="give each title as a string, or set corpus.title_field=null",
+            )
+        return title
 
     def _checked(self, record: object, at: At, seen: UniqueIds) -> tuple[str, str, dict[str, Any]]:
         """A record's id and text through every located check (or the error they raise)."""

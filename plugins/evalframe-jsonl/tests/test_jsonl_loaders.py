@@ -274,6 +274,18 @@ def test_texts_of_chosen_documents_are_those_load_gives_in_every_id_form(tmp_pat
     assert loader.texts(["d"]) == {"d": "D\ndelta"}
 
 
+def test_texts_refuses_a_title_that_is_no_text_as_load_does(tmp_path: Path) -> None:
+    """The page's document text (texts(), a deferred corpus) showed a list title as
+    "['x']\nb" where load() refuses the record at its line."""
+    path = tmp_path / "corpus.jsonl"
+    path.write_text('{"id": "a", "text": "alpha"}\n{"id": "b", "text": "b", "title": ["x"]}\n')
+    loader = JsonlCorpus(JsonlCorpusConfig(path=str(path), title_field="title"), PluginContext())
+    with pytest.raises(DataError, match=r"field 'title' \(corpus.title_field\) must be text") as e:
+        loader.texts(["b"])
+    assert e.value.line == 2
+    assert loader.texts(["a"]) == {"a": "alpha"}  # a record not asked for is not looked at
+
+
 def test_texts_skips_other_documents_without_checking_them_but_not_a_broken_line(
     tmp_path: Path,
 ) -> None:
