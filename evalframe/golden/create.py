@@ -12,6 +12,7 @@ or end of input ends the session.
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, TextIO
@@ -86,6 +87,16 @@ def parse_selection(
         if doc not in picked:
             picked.append(doc)
     return picked
+
+
+def _control_characters(text: str) -> str:
+    """The control characters in ``text`` as a reader can see them (``'\\x1b'``,
+    ``'\\t'``), or '' when it has none: a question is one line of printable text."""
+    found = sorted({ch for ch in text if unicodedata.category(ch) == "Cc"})
+    if not found:
+        return ""
+    names = ", ".join(repr(ch) for ch in found)
+    return f"the control character{'s' if len(found) > 1 else ''} {names}"
 
 
 def _json_id(value: str) -> int | str:
@@ -179,6 +190,14 @@ class CreateSession:
                 question = self.ask("\nQuestion: ")
                 if question is None or not question.strip():
                     break
+                control = _control_characters(question)
+                if control:  # an arrow key's escape sequence, typed without line editing
+                    self.say(
+                        f"The question holds {control}, which would be saved into the golden "
+                        "set as it is (arrow keys type escape sequences here); type it again "
+                        "without them. Nothing was saved."
+                    )
+                    continue
                 record = self._one(question.strip())
                 if record is None:
                     self.say("(input ended; this question was not saved)")

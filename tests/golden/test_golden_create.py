@@ -129,6 +129,34 @@ def test_bad_answers_are_asked_again_and_duplicate_ids_refused(
     assert shown_second[1] == "slices" and len(shown_second) == 2
 
 
+def test_a_question_with_a_control_character_is_asked_again(
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    tmp_path: Path,
+    corpus: Path,
+) -> None:
+    """An arrow key typed without line editing puts ESC [ A into the line: it was saved
+    into the golden set as part of the question."""
+    golden = tmp_path / "gold.jsonl"
+    answers = "\n".join(
+        [
+            "Where is the index \x1b[Acached?",  # refused: nothing saved, asked again
+            "Where is the index cached?",
+            "3",
+            "easy",
+            "caching",
+            "",
+            "",
+        ]
+    )
+    assert create(monkeypatch, tmp_path, golden, corpus, answers + "\n") == 0
+    out = capsys.readouterr().out
+    assert "The question holds the control character '\\x1b'" in out
+    assert "Nothing was saved." in out
+    records = read_jsonl(golden)
+    assert [r["question"] for r in records] == ["Where is the index cached?"]
+
+
 def test_end_of_input_mid_question_saves_nothing(
     monkeypatch: pytest.MonkeyPatch,
     capsys: pytest.CaptureFixture[str],
