@@ -19,6 +19,7 @@ import json
 import math
 import os
 import re
+import shlex
 import subprocess
 import sys
 import time
@@ -624,8 +625,10 @@ def build_run_record(
             same = marker.get("uri") == redact_text(uri)  # the marker keeps it redacted
             parent_hint = marker.get("run_id") if same else None
         tags["evalframe.sweep_job"] = str(sweep.get("num"))
+        # as shell words: an override whose value holds a space (query_prefix="a b")
+        # comes back whole from shlex.split, and the tag pastes onto a command line
         tags["evalframe.sweep_overrides"] = truncate(
-            " ".join(sweep.get("overrides") or []), TAG_VALUE_LIMIT
+            shlex.join(str(o) for o in sweep.get("overrides") or []), TAG_VALUE_LIMIT
         )
         if run_name is None:
             run_name = sweep_run_name(

@@ -225,6 +225,33 @@ def test_the_held_out_run_is_a_child_of_the_sweep_with_a_jobs_tags(tmp_path: Pat
     assert build("mine").run_name == "mine"  # tracking.run_name still wins
 
 
+def test_a_sweep_jobs_overrides_tag_gives_back_a_value_with_a_space(tmp_path: Path) -> None:
+    """The tag joined overrides with spaces: `retriever.query_prefix="a b"` read back as
+    two overrides. Shell words (shlex) give each back whole, and paste onto a command line."""
+    import shlex
+
+    from evalframe_mlflow.record import build_run_record
+
+    from evalframe.plugin.hooks import RunContext, RunOutcome
+
+    sweep = tmp_path / "sweep"
+    (sweep / "0").mkdir(parents=True)
+    overrides = ['retriever.query_prefix="find: a b"', "metrics.measures=[R@5,RR]", "depth=10"]
+    meta = {"sweep": {"dir": str(sweep), "num": 0, "overrides": overrides}}
+    context = RunContext("t", sweep / "0", {}, meta)
+    record = build_run_record(
+        context,
+        RunOutcome(0, {}),
+        uri="sqlite:///s.db",
+        experiment_name="t",
+        run_name=None,
+        cwd=tmp_path,
+    )
+    tag = record.tags["evalframe.sweep_overrides"]
+    assert shlex.split(tag) == overrides
+    assert tag.endswith(" depth=10")  # a plain override stays as it was typed
+
+
 @pytest.mark.parametrize(
     ("overrides", "name"),
     [
