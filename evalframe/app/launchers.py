@@ -179,7 +179,9 @@ def launch_failure(exc: BaseException, config: Any, jobs: int) -> ConfigError | 
     frames = _frames(exc.__traceback__)
     if not frames or frames[-1][0].startswith("evalframe"):
         return None  # raised in evalframe's code (a callback, a job): a crash, not the launcher's
-    if type(exc).__name__ == "ConfigCompositionException":
+    from hydra.errors import ConfigCompositionException  # a sweep has Hydra loaded already
+
+    if isinstance(exc, ConfigCompositionException):  # a subclass too, not only the name
         return _uncomposable_job(exc, config, jobs)
     # the launcher's: raised while it is made or while it launches (a sweeper calls it)
     launcher = any(fn in ("launch", "instantiate_launcher") for _, fn in frames)
