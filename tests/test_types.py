@@ -322,3 +322,25 @@ def test_a_judgment_key_that_cannot_be_an_id_is_refused_with_its_value(bad: str)
 def test_a_run_keyed_by_integers_is_keyed_by_their_decimal_strings() -> None:
     run = Run(rankings={5: Ranking(query_id="5")})  # type: ignore[dict-item]
     assert list(run.rankings) == ["5"]
+
+
+def test_a_checked_query_is_what_validation_builds() -> None:
+    """GoldenQuery.checked (a loader's fast path) sets what pydantic sets: fields, the
+    fields given, equality, the canonical form, a copy with a change."""
+    from evalframe.core.types import GoldenQuery
+
+    fields = {
+        "id": "q1",
+        "text": "How?",
+        "judgments": {"c1": 2, "c2": 0},
+        "metadata": {"difficulty": "easy", "n": 3},
+    }
+    validated = GoldenQuery(**fields)  # type: ignore[arg-type]  # a test's plain mapping
+    checked = GoldenQuery.checked(**fields)  # type: ignore[arg-type]
+    assert checked == validated
+    assert checked.model_fields_set == validated.model_fields_set
+    assert checked.model_dump() == validated.model_dump()
+    assert checked.canonical() == validated.canonical()
+    assert checked.model_copy(update={"text": "Why?"}).text == "Why?"
+    with pytest.raises(ValidationError):  # frozen, as a validated one
+        checked.text = "x"  # type: ignore[misc]  # the assignment under test

@@ -149,6 +149,31 @@ class GoldenQuery(_Frozen):
         description="other judgments of the same query, e.g. {'files': {...}} beside entities",
     )
 
+    @classmethod
+    def checked(
+        cls, id: str, text: str, judgments: dict[str, int], metadata: dict[str, Any]
+    ) -> GoldenQuery:
+        """The query pydantic would build from these fields, built without its look.
+
+        Only for fields the caller has checked (an id in normal form, see
+        :func:`is_plain_id`; judgments of such ids to whole-number labels): a
+        loader's fast path for the usual record. ``model_construct`` would look at
+        every field's default each time (its ``default_factory`` signature too),
+        which costs more than validating; this sets what validation sets, and
+        tests/core/test_types.py holds the two to the same result.
+        """
+        query = cls.__new__(cls)
+        put = object.__setattr__
+        put(
+            query,
+            "__dict__",
+            {"id": id, "text": text, "judgments": judgments, "metadata": metadata, "views": {}},
+        )
+        put(query, "__pydantic_fields_set__", {"id", "text", "judgments", "metadata"})
+        put(query, "__pydantic_extra__", None)
+        put(query, "__pydantic_private__", None)
+        return query
+
     @property
     def relevant(self) -> frozenset[str]:
         """Doc ids with a label above zero."""

@@ -24,8 +24,15 @@ from pydantic import Field
 from evalframe.core.errors import DataError
 from evalframe.core.messages import Tally, warn
 from evalframe.core.reader import read_jsonl, require_file
-from evalframe.core.records import At, UniqueIds, id_problem, warn_ids_not_in_corpus
-from evalframe.core.types import GoldenQuery, GoldenSet, normalise_id
+from evalframe.core.records import (
+    LABEL_MAX,
+    LABEL_MIN,
+    At,
+    UniqueIds,
+    id_problem,
+    warn_ids_not_in_corpus,
+)
+from evalframe.core.types import GoldenQuery, GoldenSet, is_plain_id, normalise_id
 from evalframe.plugin.protocols import PluginConfig, PluginContext
 from evalframe.plugin.registry import dataset
 
@@ -70,6 +77,13 @@ def _judgments(value: Any, at: At) -> dict[str, int]:
         got=repr(value),
         hint=hint,
     )
+
+
+def _plain_ids(ids: list[str]) -> bool:
+    """Whether every id is a one-word string already in normal form (``is_plain_id``):
+    one look at their joined text, where a space or an unprintable character in any
+    of them shows, and none may be empty."""
+    return all(ids) and is_plain_id("".join(ids)) if ids else True
 
 
 #: The warning for query ids that are also chunk ids (after its count).
@@ -124,10 +138,11 @@ class JsonlDataset:
         with Tally() as tally:  # said once, with the count, after the whole set is read
             for path, domain in files:
                 for lineno, record in read_jsonl(path, what="golden set", key="dataset.path"):
-                    at = At(path, lineno)
-                    query = self._query(record, at, domain, seen)
+                    query = self._plain(record, domain, seen, path, lineno)
+                    if query is None:  # anything unusual: every located check, or its error
+                        query = self._query(record, At(path, lineno), domain, seen)
                     if query.id in chunks:
-                        tally.add(COLLISION, query.id, where=str(at))
+                        tally.add(COLLISION, query.id, where=f"{path}:{lineno}")
                     queries.append(query)
         if not queries:
             raise DataError("the golden set has no queries", path=files[0][0])
@@ -138,6 +153,49 @@ class JsonlDataset:
             queries,
             provenance={"format": "jsonl", "path": str(root), "files": [str(p) for p, _ in files]},
         )
+
+    def _plain(
+        self, record: Any, domain: str | None, seen: UniqueIds, path: Path, lineno: int
+    ) -> GoldenQuery | None:
+        """The usual record as :meth:`_query` would build it, or None for any other.
+
+        Usual: an object whose id is a one-word string (or an integer) first seen
+        here, whose question is non-empty text, and whose judgments are a list of
+        one-word string ids, or a mapping of them to whole-number labels, with no
+        id twice. These pass :meth:`_query`'s checks by construction, so the query
+        is built without them and without pydantic's second look (10k queries:
+        0.25 s less of every run and rescore). Anything else returns None, and
+        :meth:`_query` says what is wrong with it, at its line.
+        """
+        if type(record) is not dict:
+            return None
+        qid, question = record.get("id"), record.get("question")
+        chunks = record.get("expected_chunks")
+        if type(qid) is int:  # not a bool, whose type is bool
+            qid = str(qid)
+        elif type(qid) is not str or not is_plain_id(qid):
+            return None
+        if type(question) is not str or not question.strip():
+            return None
+        if type(chunks) is list:
+            if not all(type(c) is str for c in chunks) or not _plain_ids(chunks):
+                return None
+            judgments = dict.fromkeys(chunks, 1)
+        elif type(chunks) is dict:
+            if not _plain_ids(list(chunks)):
+                return None
+            for label in chunks.values():
+                if type(label) is not int or not LABEL_MIN <= label <= LABEL_MAX:
+                    return None
+            judgments = dict(chunks)
+        else:
+            return None
+        if len(judgments) != len(chunks) or not seen.add_new(qid, path, lineno):
+            return None  # a repeated chunk or query id: said by _query, with both places
+        metadata = {k: v for k, v in record.items() if k not in REQUIRED}
+        if domain is not None:
+            metadata.setdefault(self.config.domain_field, domain)
+        return GoldenQuery.checked(qid, question, judgments, metadata)
 
     def _query(self, record: Any, at: At, domain: str | None, seen: UniqueIds) -> GoldenQuery:
         fields = at.mapping(record, "golden-set line")

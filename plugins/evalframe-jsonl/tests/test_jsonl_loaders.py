@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -308,3 +309,51 @@ def test_an_expected_chunk_with_a_space_says_so(tmp_path: Path) -> None:
     with pytest.raises(DataError) as err:
         _judgments(["d 4"], At(tmp_path / "g.jsonl", 3))
     assert "'d 4' contains a space" in err.value.message and err.value.line == 3
+
+
+def test_the_fast_path_builds_what_the_checks_build(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Usual records skip the per-field checks (JsonlDataset._plain); unusual ones go
+    through them. Both ways must give the same set, hash included, and the unusual
+    records must still be normalised ("c1 " is "c1", 7 is "7")."""
+    lines = [
+        {"id": "q1", "question": "a?", "expected_chunks": ["c1", "c2"], "difficulty": "easy"},
+        {"id": 7, "question": "b?", "expected_chunks": {"c3": 2, "c4": 0}},
+        {"id": "q3", "question": "c?", "expected_chunks": []},
+        {"id": " q4 ", "question": "d?", "expected_chunks": ["c1 ", 12]},  # the slow path
+        {"id": "q5", "question": "e?", "expected_chunks": {"c5": 1}, "notes": None},
+    ]
+    path = tmp_path / "g.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in lines))
+    loader = JsonlDataset(JsonlDatasetConfig(path=str(path)), PluginContext())
+    fast = loader.load()
+    monkeypatch.setattr(JsonlDataset, "_plain", lambda *a, **k: None)  # every record checked
+    slow = loader.load()
+    assert fast == slow and fast.content_hash == slow.content_hash
+    assert [q.id for q in fast] == ["q1", "7", "q3", "q4", "q5"]
+    assert fast.by_id()["q4"].judgments == {"c1": 1, "12": 1}
+    assert fast.by_id()["7"].judgments == {"c3": 2, "c4": 0}
+
+
+@pytest.mark.parametrize(
+    ("record", "fragment"),
+    [
+        ('{"id": "q1", "question": "a?", "expected_chunks": {"c1": true}}', "label of chunk"),
+        ('{"id": "q1", "question": "a?", "expected_chunks": {"c1": 1.5}}', "label of chunk"),
+        ('{"id": "q1", "question": "a?", "expected_chunks": ["c1", "c1"]}', "same chunk twice"),
+        ('{"id": "q1", "question": "a?", "expected_chunks": ["c 1"]}', "space"),
+        ('{"id": "q1", "question": "a?", "expected_chunks": [""]}', "non-empty"),
+        ('{"id": true, "question": "a?", "expected_chunks": []}', "'id'"),
+        ('{"id": "q1", "question": " ", "expected_chunks": []}', "'question'"),
+    ],
+)
+def test_what_the_fast_path_passes_on_is_still_refused(
+    tmp_path: Path, record: str, fragment: str
+) -> None:
+    path = tmp_path / "g.jsonl"
+    path.write_text('{"id": "q0", "question": "ok?", "expected_chunks": ["c0"]}\n' + record + "\n")
+    with pytest.raises(DataError) as err:
+        JsonlDataset(JsonlDatasetConfig(path=str(path)), PluginContext()).load()
+    assert err.value.line == 2
+    assert fragment in err.value.render()
