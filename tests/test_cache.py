@@ -260,3 +260,66 @@ def test_a_retrievers_own_identity_joins_the_key(project: Project) -> None:
         assert Counting.calls == ["1", "2", "3", "4"]
     plain = retriever_fingerprint("r", "1", None, None)
     assert "identity" not in plain  # keys of retrievers without one are unchanged
+
+
+def test_a_folder_holding_other_files_is_not_made_the_cache(tmp_path: Path) -> None:
+    """EVALFRAME_CACHE_DIR=~/.cache (for ~/.cache/evalframe): the first cache write
+    tagged it, and `evalframe cache clear` then emptied every other tool's cache. A
+    folder with other files is refused at the first write, tagged and written nothing."""
+    from evalframe.core.errors import DataError
+    from evalframe.core.store import cache_folder, open_store
+
+    home_cache = tmp_path / "dot-cache"
+    (home_cache / "pip").mkdir(parents=True)
+    (home_cache / "pip" / "wheel.whl").write_bytes(b"w")
+    for write in (
+        lambda: RunCache(home_cache, fingerprint()).put("q", 5, Ranking.from_pairs("1", [])),
+        lambda: open_store(home_cache, "solver").put("k", '"v"'),
+        lambda: cache_folder(home_cache / "bm25" / "abc", home_cache),
+    ):
+        with pytest.raises(DataError, match="holds files evalframe did not put there") as err:
+            write()
+        assert "1 entry: pip" in err.value.render()
+    assert sorted(p.name for p in home_cache.iterdir()) == ["pip"]  # nothing added
+    with pytest.raises(DataError, match="not an evalframe cache folder"):
+        clear_cache(home_cache)
+    assert (home_cache / "pip" / "wheel.whl").read_bytes() == b"w"
+
+
+@pytest.mark.parametrize("before", ["missing", "empty", "tagged", "old store", "dot file"])
+def test_a_folder_of_the_caches_own_is_made_the_cache(tmp_path: Path, before: str) -> None:
+    """Missing, empty, tagged, or an evalframe cache from before the tag (its entry
+    store): the cache goes there, tagged first. A dot file (a concurrent job's tag on its
+    way in) is not someone else's file."""
+    from evalframe.core.store import CACHE_TAG, cache_folder
+
+    root = tmp_path / "cache"
+    if before != "missing":
+        root.mkdir()
+    if before == "tagged":
+        (root / CACHE_TAG).write_text("Signature: 8a477f597d28d172789f06886806bc55\n")
+        (root / "bm25").mkdir()
+    if before == "old store":
+        RunCache(root, fingerprint()).put("q", 5, Ranking.from_pairs("1", [("a", 1.0)]))
+        (root / CACHE_TAG).unlink()
+    if before == "dot file":
+        (root / ".CACHEDIR.TAG.x1.tmp").write_text("")
+    cache_folder(root / "dense" / "k", root)
+    assert (root / CACHE_TAG).is_file() and (root / "dense" / "k").is_dir()
+
+
+def test_writers_making_one_fresh_cache_at_once_do_not_take_each_other_for_strangers(
+    tmp_path: Path,
+) -> None:
+    """Each writer tags the folder before it puts anything in, and the check looks for the
+    tag after listing the folder: a writer that finds another's entries finds its tag."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    from evalframe.core.store import CACHE_TAG, FileEntryStore
+
+    for attempt in range(20):
+        root = tmp_path / f"c{attempt}"
+        stores = [FileEntryStore(root, f"kind{i % 3}") for i in range(8)]
+        with ThreadPoolExecutor(8) as pool:
+            list(pool.map(lambda s, i: s.put(f"{i:02x}" * 8, "v"), stores, range(8)))
+        assert (root / CACHE_TAG).is_file()

@@ -203,3 +203,30 @@ def test_a_gate_threshold_written_as_a_percentage_stops_the_run_before_retrieval
     assert "'R@5 >= 80' can never hold" in res.stderr and "80% is 0.8" in res.stderr
     assert "Traceback" not in res.stderr
     assert not [p for p in tmp_path.rglob("*") if p.is_file()]  # no run folder, no file
+
+
+def test_a_cache_folder_holding_other_files_stops_the_run_before_retrieval(
+    tmp_path: Path,
+) -> None:
+    """The real command with EVALFRAME_CACHE_DIR at a folder of other files: exit 2 with
+    what it holds, nothing written into it, no run folder."""
+    shared = tmp_path / "dot-cache"
+    shared.mkdir()
+    (shared / "notes.txt").write_text("mine\n")
+    work = tmp_path / "work"
+    work.mkdir()
+    res = subprocess.run(
+        [sys.executable, "-m", "evalframe", "+experiment=quickstart"],
+        cwd=work,
+        capture_output=True,
+        text=True,
+        env={**os.environ, "EVALFRAME_TRACKING": "none", "EVALFRAME_CACHE_DIR": str(shared)},
+        check=False,
+    )
+    assert res.returncode == 2, res.stderr
+    assert res.stderr.startswith(
+        f"error: {shared}: the cache folder holds files evalframe did not put there"
+    )
+    assert "got 1 entry: notes.txt" in res.stderr and "Traceback" not in res.stderr
+    assert sorted(p.name for p in shared.iterdir()) == ["notes.txt"]
+    assert not [p for p in work.rglob("*") if p.is_file()]

@@ -90,6 +90,7 @@ from evalframe.core.reader import (
     read_trec_run,
     require_file,
 )
+from evalframe.core.store import cache_folder
 from evalframe.core.types import Corpus, Ranking, Run, document_hash
 from evalframe.plugin.hooks import SweepJob
 
@@ -968,7 +969,13 @@ def run_columns(path: Path, digest: str, cache_dir: Path | None) -> RunColumns:
         buffer = io.BytesIO()
         columns.save(buffer)
         try:
+            cache_folder(entry.parent, cache_dir)  # the cache folder tagged first
             atomic_write(entry, buffer.getvalue())
+        except DataError as exc:  # a folder the cache cannot use: said, and parsed next time
+            warn(
+                f"could not keep the parsed {path.name} in the cache ({exc.message}); the "
+                "next rescore of it parses it again"
+            )
         except OSError as exc:
             warn(
                 f"could not keep the parsed {path.name} in the cache {entry.parent} "

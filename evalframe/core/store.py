@@ -50,6 +50,7 @@ __all__ = [
     "FileEntryStore",
     "SqliteEntryStore",
     "cache_folder",
+    "foreign_cache_folder",
     "get_many",
     "namespaces",
     "open_store",
@@ -74,13 +75,66 @@ _TAG_TEXT = (
 
 
 def tag_cache(root: Path) -> None:
-    """Write :data:`CACHE_TAG` into the cache folder ``root`` once (best effort: a folder
-    that cannot take it is said by the write that needs the folder)."""
+    """Write :data:`CACHE_TAG` into the cache folder ``root`` once, before anything else
+    goes in (best effort: a folder that cannot take it is said by the write that needs
+    the folder).
+
+    A folder that already holds other files and is no evalframe cache (no tag, no
+    entry store) is refused (:func:`foreign_cache_folder`): tagged, ``evalframe cache
+    clear`` would empty it, and ``EVALFRAME_CACHE_DIR=~/.cache`` (for
+    ``~/.cache/evalframe``) would have lost every other tool's cache.
+    """
     tag = Path(root) / CACHE_TAG
     if tag.exists():
         return
+    problem = foreign_cache_folder(Path(root))
+    if problem is not None:
+        raise problem
     with contextlib.suppress(OSError):
         atomic_write(tag, _TAG_TEXT)
+
+
+#: What an untagged folder may hold and still become evalframe's cache: the entry store
+#: of a cache from before the tag (and its journal files). Names starting with a dot (a
+#: writer's temporary file, a concurrent job's tag on its way) are not counted either.
+_STORE_FILES = frozenset({DATABASE, f"{DATABASE}-wal", f"{DATABASE}-shm", f"{DATABASE}-journal"})
+
+
+def foreign_cache_folder(root: Path) -> DataError | None:
+    """The error for a cache folder that holds other things than evalframe's cache, or
+    None (missing, empty, tagged, or an older evalframe cache with its entry store).
+
+    Checked before a run starts (so nothing slow runs first) and whenever a cache is
+    made (:func:`tag_cache`): the cache wants a folder of its own, since ``evalframe
+    cache clear`` empties the whole folder.
+    """
+    try:
+        if not root.is_dir():
+            return None
+        others = sorted(
+            p.name
+            for p in root.iterdir()
+            if not p.name.startswith(".") and p.name not in _STORE_FILES
+        )
+        # looked at after the listing: another writer (a thread, a sweep's job) tags the
+        # folder before it puts anything in, so what the listing shows of its own comes
+        # with a tag that is there by now
+        if not others or (root / CACHE_TAG).exists() or (root / DATABASE).exists():
+            return None
+    except OSError:
+        return None  # unreadable: the write that needs it says so (unusable_folder)
+    from evalframe.core.messages import shown
+
+    return DataError(
+        "the cache folder holds files evalframe did not put there, so it is not made the "
+        f"cache: `evalframe cache clear` empties the cache folder whole ({CACHE_TAG} marks it)",
+        path=root,
+        expected="a folder of the cache's own: missing, empty, or an evalframe cache",
+        got=f"{len(others)} entr{'y' if len(others) == 1 else 'ies'}: {shown(others, 5)}",
+        hint="point EVALFRAME_CACHE_DIR or output.cache_dir at a folder of its own (by "
+        f"default ~/.cache/evalframe); a cache of an older evalframe: add an empty {CACHE_TAG} "
+        "to it",
+    )
 
 
 #: How long a writer waits for another process's transaction (milliseconds).
@@ -150,11 +204,12 @@ def cache_folder(folder: Path, root: Path | None = None) -> Path:
     a cache that cannot be written is the user's to fix (exit 2), found before the
     work whose result it would keep, not after."""
     try:
+        if root is not None:  # the cache folder tagged before anything is put in it
+            Path(root).mkdir(parents=True, exist_ok=True)
+            tag_cache(Path(root))
         Path(folder).mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise unusable_folder(Path(root or folder), exc) from None
-    if root is not None:
-        tag_cache(Path(root))
     return Path(folder)
 
 
@@ -180,12 +235,13 @@ class FileEntryStore:
 
     def put(self, key: str, text: str | bytes) -> None:
         try:
+            if not self._tagged:  # the folder is evalframe's cache (`cache clear` checks)
+                self.root.mkdir(parents=True, exist_ok=True)
+                tag_cache(self.root)
+                self._tagged = True
             atomic_write(self.path(key), text)
         except OSError as exc:  # a file in the way, no right, no such place (/proc/x), full
             raise unusable_folder(self.root, exc) from None
-        if not self._tagged:  # the folder is evalframe's cache (`cache clear` checks)
-            tag_cache(self.root)
-            self._tagged = True
 
     def close(self) -> None:
         """Nothing is held open between calls (the SQLite store's counterpart)."""

@@ -5,6 +5,10 @@ cannot change under the pipeline's feet. Ids are always strings: golden sets in
 the wild (B.O.B's ``expected_chunks: [12, 13]``, TREC qrels) mix integer and
 string ids, and comparing ``12`` with ``"12"`` silently scores zero, so integer
 ids are normalised at the boundary instead.
+
+The data model is one module because its models hold one another (a run its
+rankings, a golden set its queries, a corpus its documents) and share one set
+of id rules; split, every part would import the others.
 """
 
 from __future__ import annotations

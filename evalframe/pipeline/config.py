@@ -197,6 +197,7 @@ def _validated(raw: Mapping[str, Any], retrieving: bool = True) -> Experiment:
     headline = _headline(schema.metrics.headline, metrics, gated)
     exports = _resolve_exports(schema.exports, metrics)
     _check_output_dir(Path(schema.output.dir))
+    _check_cache_dir(Path(schema.output.cache_dir).expanduser())
     return Experiment(
         name=schema.experiment,
         description=schema.description,
@@ -228,6 +229,18 @@ def _validated(raw: Mapping[str, Any], retrieving: bool = True) -> Experiment:
         shard=parse_shard(schema.shard) if schema.shard is not None else None,
         tuning=schema.tuning,
     )
+
+
+def _check_cache_dir(path: Path) -> None:
+    """A cache folder that holds other things than evalframe's cache (``~/.cache`` for
+    ``~/.cache/evalframe``) is refused now, before anything slow, not at its first write
+    (:func:`evalframe.core.store.foreign_cache_folder`)."""
+    from evalframe.core.store import foreign_cache_folder
+
+    problem = foreign_cache_folder(path)
+    if problem is not None:
+        problem.key = "output.cache_dir"
+        raise problem
 
 
 def _check_output_dir(path: Path) -> None:

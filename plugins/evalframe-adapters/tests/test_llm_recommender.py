@@ -301,7 +301,7 @@ def test_raising_max_queries_reuses_the_cached_answers(
 
     def run(**settings: Any) -> int:
         retriever = make(server, catalogue, **settings)
-        cache = run_cache(spec, retriever.config, None, retriever, tmp_path)
+        cache = run_cache(spec, retriever.config, None, retriever, tmp_path / "cache")
         assert cache is not None
         before = len(server.requests)
         retrieve_all(retriever, golden, 3, name="llm_recommender", progress=False, cache=cache)

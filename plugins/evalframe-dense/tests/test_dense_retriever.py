@@ -336,13 +336,14 @@ def test_a_folder_without_a_loadable_model_is_refused_before_anything_runs(
     folder = model_folder(tmp_path / "m", files)
     with pytest.raises(ConfigError) as err:
         DenseRetriever(
-            DenseConfig(model=str(folder)), PluginContext(corpus=CORPUS, cache_dir=tmp_path)
+            DenseConfig(model=str(folder)),
+            PluginContext(corpus=CORPUS, cache_dir=tmp_path / "cache"),
         )
     assert err.value.key == "retriever.model"
     assert err.value.message == (
         f"{folder.resolve()} is not a sentence-transformers model folder: {said}"
     )
-    assert not (tmp_path / "dense").exists()  # nothing was embedded or cached
+    assert not (tmp_path / "cache" / "dense").exists()  # nothing was embedded or cached
 
 
 @pytest.mark.parametrize("weights", ["model.safetensors", "pytorch_model.bin"])
@@ -352,7 +353,8 @@ def test_weights_that_do_not_load_name_the_key(tmp_path: Path, weights: str) -> 
     )
     with pytest.raises(ConfigError) as err:
         DenseRetriever(
-            DenseConfig(model=str(folder)), PluginContext(corpus=CORPUS, cache_dir=tmp_path)
+            DenseConfig(model=str(folder)),
+            PluginContext(corpus=CORPUS, cache_dir=tmp_path / "cache"),
         )
     assert err.value.key == "retriever.model"
     assert err.value.message.startswith(f"the model in {folder.resolve()} could not be loaded: ")

@@ -58,8 +58,15 @@ def index_dir() -> Path:
 
 def index_pending(uid: str, record_path: Path) -> None:
     """Remember where a pending record is; a failure here only costs the no-argument sync."""
+    from evalframe.core.errors import DataError
+    from evalframe.core.store import tag_cache
+
+    folder = index_dir()
+    with contextlib.suppress(OSError, DataError):  # a fresh cache folder is tagged first
+        folder.parent.mkdir(parents=True, exist_ok=True)
+        tag_cache(folder.parent)
     with contextlib.suppress(OSError):
-        atomic_write(index_dir() / f"{uid}.path", str(record_path.resolve()) + "\n")
+        atomic_write(folder / f"{uid}.path", str(record_path.resolve()) + "\n")
 
 
 def unindex(uid: str) -> None:
