@@ -15,6 +15,7 @@ any retrieval.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -284,6 +285,23 @@ def validate_analysis(raw: Mapping[str, Any] | None, *, depth: int) -> Analyses:
             else None
         ),
     )
+
+
+def value_bounds(name: str) -> tuple[float, float] | None:
+    """The range of an analysis value (:func:`value_names`), None when not bounded.
+
+    Calibration's values are shares or confidences, from 0 to 1; failure counts are
+    0 or more; the benefit deltas can go either way, and only ``success_lift`` (a
+    difference of two rates) is bounded, by -1 and 1. An analysis gate's threshold
+    outside its value's range is refused, as a metric gate's is.
+    """
+    if name.startswith("calibration."):
+        return (0.0, 1.0)
+    if name.startswith("failures."):
+        return (0.0, math.inf)
+    if name == "benefit.success_lift":
+        return (-1.0, 1.0)
+    return None
 
 
 def value_names(analyses: Analyses) -> list[str]:

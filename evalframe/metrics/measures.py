@@ -27,6 +27,7 @@ __all__ = [
     "MetricDef",
     "MetricParams",
     "RelParams",
+    "bounds_problem",
     "metric",
     "parse_metric",
     "parse_metrics",
@@ -336,12 +337,21 @@ def threshold_problem(metric: str | Metric, op: str, value: float) -> str | None
         bounds = m.bounds
     except (ConfigError, PluginError, ValidationError):
         return None
+    return bounds_problem(str(m), bounds, op, value)
+
+
+def bounds_problem(
+    name: str, bounds: tuple[float, float] | None, op: str, value: float
+) -> str | None:
+    """Why ``name op value`` can never hold for a value within ``bounds``, or None (also
+    for unknown bounds): :func:`threshold_problem` for any named value with a range, such
+    as an analysis value (``calibration.ece`` lies from 0 to 1)."""
     if bounds is None or op not in _HOLDS or math.isnan(value):
         return None
     if _HOLDS[op](value, *bounds):
         return None
     said = (
-        f"{m} takes values {_span(bounds)}, so '{m} {op} {value:g}' can never hold and "
+        f"{name} takes values {_span(bounds)}, so '{name} {op} {value:g}' can never hold and "
         "the gate would fail on every run"
     )
     if bounds == (0.0, 1.0) and 1 < value <= 100:

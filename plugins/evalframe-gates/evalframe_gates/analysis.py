@@ -23,9 +23,11 @@ from __future__ import annotations
 import math
 from typing import Literal
 
-from pydantic import Field
+from pydantic import Field, ValidationInfo, field_validator
 
+from evalframe.analysis.settings import value_bounds
 from evalframe.assess.results import GateResult, GateView
+from evalframe.metrics import bounds_problem
 from evalframe.plugin.protocols import PluginConfig, PluginContext
 from evalframe.plugin.registry import gate
 from evalframe_gates.threshold import OPERATORS, SYMBOLS
@@ -47,6 +49,18 @@ class AnalysisGateConfig(PluginConfig):
     hints: list[str] = Field(
         default_factory=list, description="what to look at when the gate fails"
     )
+
+    @field_validator("value")
+    @classmethod
+    def _reachable(cls, value: float, info: ValidationInfo) -> float:
+        """A threshold outside the value's range (``calibration.answer_correctness@0.8
+        >= 80``, a percentage for a share) is refused here, as a metric gate's is."""
+        name, op = info.data.get("analysis"), info.data.get("op")
+        if isinstance(name, str) and isinstance(op, str):
+            problem = bounds_problem(name, value_bounds(name), op, value)
+            if problem is not None:
+                raise ValueError(problem)
+        return value
 
 
 @gate("analysis", config=AnalysisGateConfig)

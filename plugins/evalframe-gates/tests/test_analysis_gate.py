@@ -67,3 +67,40 @@ def test_a_value_the_run_lacks_is_a_config_error(view: GateView) -> None:
         gate(analysis="calibration.mce", value=0).evaluate(view)
     assert e.value.key == "gates.a.analysis"
     assert gate(analysis="x", value=0).required_analyses() == ["x"]
+
+
+@pytest.mark.parametrize(
+    ("settings", "said"),
+    [
+        (
+            {"analysis": "calibration.answer_correctness@0.8", "value": 80},
+            "from 0 to 1, so 'calibration.answer_correctness@0.8 >= 80' can never hold",
+        ),
+        ({"analysis": "calibration.ece", "op": "<", "value": 0}, "'calibration.ece < 0'"),
+        ({"analysis": "failures.failed", "op": "<", "value": 0}, "'failures.failed < 0'"),
+        ({"analysis": "benefit.success_lift", "value": 2}, "from -1 to 1"),
+    ],
+)
+def test_a_threshold_outside_the_values_range_is_refused(
+    settings: dict[str, object], said: str
+) -> None:
+    from evalframe.plugin.registry import GATES, configure
+
+    with pytest.raises(ConfigError) as err:
+        configure(GATES.get("analysis"), settings, "gates.a")
+    assert err.value.key == "gates.a.value"
+    assert said in err.value.message
+
+
+@pytest.mark.parametrize(
+    "settings",
+    [
+        {"analysis": "calibration.ece", "op": "<=", "value": 0.1},
+        {"analysis": "failures.vocabulary_mismatch", "op": "<=", "value": 50},
+        {"analysis": "benefit.net_tokens_saved", "value": -1e6},  # a delta: no range
+    ],
+)
+def test_a_threshold_within_the_values_range_is_kept(settings: dict[str, object]) -> None:
+    from evalframe.plugin.registry import GATES, configure
+
+    assert configure(GATES.get("analysis"), settings, "gates.a") is not None
