@@ -156,19 +156,25 @@ def test_a_users_config_that_may_set_hydra_mode_is_noticed(tmp_path: Path) -> No
     assert not mode_may_be_set(*_prepared([], tmp_path))
 
 
+def _quickstart(cwd: Path, *overrides: str, **env: str) -> subprocess.CompletedProcess[str]:
+    """The real command, ``python -m evalframe +experiment=quickstart OVERRIDES``, in
+    ``cwd`` with tracking off (and ``env`` added)."""
+    return subprocess.run(
+        [sys.executable, "-m", "evalframe", "+experiment=quickstart", *overrides],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        env={**os.environ, "EVALFRAME_TRACKING": "none", **env},
+        check=False,
+    )
+
+
 def test_a_group_set_to_null_on_the_command_line_is_said_with_the_way_to_turn_it_off(
     tmp_path: Path,
 ) -> None:
     """`gates=null` crashed inside Hydra (its traceback, no key named); the real command,
     then the check with the hint each kind of group gets."""
-    res = subprocess.run(
-        [sys.executable, "-m", "evalframe", "+experiment=quickstart", "gates=null"],
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        env={**os.environ, "EVALFRAME_TRACKING": "none"},
-        check=False,
-    )
+    res = _quickstart(tmp_path, "gates=null")
     assert res.returncode == 2, res.stderr
     assert res.stderr.startswith(
         "error: config key gates: a config group cannot be null on the command line"
@@ -187,17 +193,7 @@ def test_a_gate_threshold_written_as_a_percentage_stops_the_run_before_retrieval
     """`value: 80` on R@5 (a fraction) made every run fail its gate, exit 1, with the
     report's `R@5 = 0.742 >= 80 does not hold` the only clue; now the real command says
     so at the key, exit 2, and writes no file."""
-    res = subprocess.run(
-        [
-            *(sys.executable, "-m", "evalframe", "+experiment=quickstart"),
-            "+gates.pct={type: threshold, metric: R@5, value: 80}",
-        ],
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        env={**os.environ, "EVALFRAME_TRACKING": "none"},
-        check=False,
-    )
+    res = _quickstart(tmp_path, "+gates.pct={type: threshold, metric: R@5, value: 80}")
     assert res.returncode == 2, res.stderr
     assert res.stderr.startswith("error: config key gates.pct.value: ")
     assert "'R@5 >= 80' can never hold" in res.stderr and "80% is 0.8" in res.stderr
@@ -215,14 +211,7 @@ def test_a_cache_folder_holding_other_files_stops_the_run_before_retrieval(
     (shared / "notes.txt").write_text("mine\n")
     work = tmp_path / "work"
     work.mkdir()
-    res = subprocess.run(
-        [sys.executable, "-m", "evalframe", "+experiment=quickstart"],
-        cwd=work,
-        capture_output=True,
-        text=True,
-        env={**os.environ, "EVALFRAME_TRACKING": "none", "EVALFRAME_CACHE_DIR": str(shared)},
-        check=False,
-    )
+    res = _quickstart(work, EVALFRAME_CACHE_DIR=str(shared))
     assert res.returncode == 2, res.stderr
     assert res.stderr.startswith(
         f"error: {shared}: the cache folder holds files evalframe did not put there"
