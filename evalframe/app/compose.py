@@ -24,6 +24,7 @@ from typing import Any
 
 from evalframe.app.hydra_app import hydra_choices, prepare_overrides
 from evalframe.app.hydra_errors import composition_error, plain_config
+from evalframe.app.prechecks import literal_secrets
 
 __all__ = ["Composed", "compose_config", "quote_value"]
 
@@ -98,6 +99,11 @@ def compose_config(
         raise composition_error(exc) from None
     finally:
         restore_gh_from_backup(users)
+    # a credential written into an override is refused as on the command line, before the
+    # config is resolved, run or kept (an ${oc.env:KEY} in its place is what is wanted)
+    problem = literal_secrets(cfg)
+    if problem is not None:
+        raise problem
     try:
         with open_dict(cfg):
             if name is not None:

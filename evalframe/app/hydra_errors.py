@@ -14,6 +14,7 @@ from typing import Any
 
 from evalframe.app.launchers import missing_option_error
 from evalframe.core.errors import ConfigError, DataError, EvalframeError
+from evalframe.core.secrets import redact_override_value
 
 __all__ = [
     "composition_error",
@@ -139,7 +140,8 @@ def hydra_error(text: str) -> EvalframeError | None:
     key = found["key"]
     section = key.split(".", 1)[0]
     inner = found["inner"]
-    value = found["override"].partition("=")[2]
+    # said back in the error and its hint: a credential in it is shown redacted
+    value = redact_override_value(key, found["override"].partition("=")[2])
     if inner != key.rsplit(".", 1)[-1]:
         # `dataset.grades={1:4,9:1}`: the setting is there, a key inside the given mapping
         # (9) is not, and Hydra merges a mapping into the one there key by key
@@ -160,7 +162,7 @@ def hydra_error(text: str) -> EvalframeError | None:
     else:
         hint = (
             f"check its spelling (`--cfg job` prints every key), or write "
-            f"+{found['override']} to add a new key"
+            f"+{key}={value} to add a new key"
         )
     return ConfigError(
         f"there is no setting {key} to override",

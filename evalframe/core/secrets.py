@@ -24,6 +24,7 @@ name whose last word is ``key``, and ``session``.
 from __future__ import annotations
 
 import itertools
+import json
 import re
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
@@ -38,6 +39,7 @@ __all__ = [
     "is_secret_name",
     "is_secret_param",
     "redact",
+    "redact_override_value",
     "redact_text",
     "shown_secret",
     "url_secrets",
@@ -293,6 +295,34 @@ def _url_and_trail(text: str) -> tuple[str, str]:
     ):
         end -= 1
     return text[:end], text[end:]
+
+
+def redact_override_value(key: str, value: str, extra: Iterable[str] = ()) -> str:
+    """The value of an override ``key=value``, as typed, safe to print in an error.
+
+    An override refused for its key (``+retriever.api_token=sk-…`` that no plugin
+    takes, ``retriever.headrs.Authorization=…`` misspelt) is said with its value;
+    the value is judged by the key's last part (``api_token``) and, when it is a
+    mapping or list in YAML (``retriever.headrs={X-Api-Key: …}``), by each key
+    inside. A changed structure is shown as JSON; anything else keeps its text,
+    with URL credentials redacted (:func:`redact_text`).
+    """
+    extra = list(extra)
+    name = key.rsplit(".", 1)[-1].lstrip("+~")
+    import yaml  # PyYAML comes with OmegaConf; only an error being said needs it
+
+    try:
+        tree = yaml.safe_load(value)
+    except yaml.YAMLError:
+        tree = value
+    if isinstance(tree, dict | list):
+        safe = redact(tree, extra, _name=name)
+        if safe != tree:
+            return json.dumps(safe, ensure_ascii=False, default=str)
+        return redact_text(value, extra)
+    if value and is_secret_name(name, extra) and not _is_interpolation(value):
+        return shown_secret(value)
+    return redact_text(value, extra)
 
 
 def redact(node: Any, extra: Iterable[str] = (), *, _name: str = "", _request: bool = False) -> Any:

@@ -117,7 +117,11 @@ _IdText = Annotated[str, Field(min_length=1)]
 #: rules as :data:`Id`, checked by pydantic-core per element rather than by a
 #: Python call per element (6x faster for a ranking of 100; a run of 10k queries
 #: builds 10k of them, a golden set of 10k queries has tens of thousands of ids).
-Judgments = Annotated[dict[_IdText, int], BeforeValidator(_normalise_keys)]
+#: A relevance label: a whole number in a C int's range (records.LABEL_MIN..LABEL_MAX,
+#: what every loader checks), so that one given in Python (``10**30``) is refused here
+#: too, not overflowed in the metric engine.
+_Label = Annotated[int, Field(ge=-(2**31), le=2**31 - 1)]
+Judgments = Annotated[dict[_IdText, _Label], BeforeValidator(_normalise_keys)]
 Ids = Annotated[tuple[_IdText, ...], BeforeValidator(_normalise_ids)]
 
 

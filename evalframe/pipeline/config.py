@@ -99,7 +99,8 @@ class Experiment:
     output_dir: Path
     cache_dir: Path
     run_tag: str
-    raw: Mapping[str, Any]
+    #: the resolved config, secrets and all: written and shown only as public_config
+    raw: Mapping[str, Any] = field(repr=False)
     #: a separate queries file joined to the golden set by id (``queries.path``)
     queries: QueriesConfig = field(default_factory=QueriesConfig)
     #: names whose values are redacted in everything written (besides the built-in rule)

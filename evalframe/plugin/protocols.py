@@ -65,6 +65,16 @@ class PluginConfig(BaseModel):
             )
         return value
 
+    def __repr_args__(self) -> Any:
+        """The settings as ``repr`` shows them, credentials redacted: a config holds the
+        resolved values (``${oc.env:KEY}`` already replaced), and a notebook shows a
+        result's experiment by its repr."""
+        from evalframe.core.secrets import redact
+
+        for name, value in super().__repr_args__():
+            safe = redact(value, _name=name) if name else value
+            yield name, safe if isinstance(value, str | dict | list | tuple) else value
+
 
 #: Marks a setting that changes how a retriever is called (timeouts, retries,
 #: concurrency, a quota of queries per run) but never what it answers:

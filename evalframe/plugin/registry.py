@@ -443,14 +443,14 @@ def validation_problems(exc: ValidationError, key: str) -> list[tuple[str, str]]
     for err in exc.errors():
         loc = ".".join(str(p) for p in err["loc"])
         where = f"{key}.{loc}" if loc else key
-        if err["type"] == "extra_forbidden":
-            problems.append((where, f"unknown key (got {err['input']!r})"))
+        name = str(err["loc"][-1]) if err["loc"] else ""
+        if err["type"] == "extra_forbidden":  # `+retriever.api_token=sk-…`: shown redacted
+            problems.append((where, f"unknown key (got {redact(err['input'], _name=name)!r})"))
         elif err["type"] == "missing":
             problems.append((where, "required but not set"))
         else:  # a validator's ValueError reads as its own sentence, without pydantic's label
             msg = err["msg"].removeprefix("Value error, ")
             # what was given, as it may be shown: a header refused as a credential is one
-            name = str(err["loc"][-1]) if err["loc"] else ""
             got = redact(err["input"], _name=name)
             problems.append((where, f"{msg} (got {got!r})"))
     return problems

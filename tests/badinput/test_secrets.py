@@ -346,3 +346,105 @@ def test_a_url_in_a_sentence_keeps_the_punctuation_after_it() -> None:
         "query 'q1' failed (http://h:1/s?api_key=sk-l…[redacted]). "
         "See (http://h/wiki/A_(b)?token=sk-l…[redacted])"
     )
+
+
+@pytest.mark.parametrize(
+    "override",
+    [
+        f"+retriever.api_token={SECRET}",  # a key no plugin takes: pydantic's "unknown key"
+        f"retriever.headrs.Authorization=Bearer_{SECRET}",  # a misspelt section: Hydra's
+        f"retriever.headrs={{X-Api-Key: {SECRET}}}",  # a mapping under a misspelt key
+        f"+retriever.headers_from_env={{Authorization: {SECRET}}}",
+        f"+my_token={SECRET}",
+    ],
+)
+def test_an_override_refused_for_its_key_is_said_with_its_value_redacted(
+    project: Project, override: str
+) -> None:
+    """The error said the override back whole (got ...=sk-live-…, and a hint repeating it):
+    the key was wrong, the secret printed all the same."""
+    res = project.run(*project.data_args(), override, "tracking=none")
+    assert res.code == 2, res.stderr
+    assert res.stderr.startswith("error: config key ")
+    assert_nowhere(SECRET, project.root, res.stdout, res.stderr)
+    assert "…" in res.stderr  # shown by its first four characters at most ("sk-l…")
+
+
+def test_an_override_value_is_redacted_by_its_key_and_the_keys_inside_it() -> None:
+    from evalframe.core.secrets import redact_override_value as shown
+
+    assert shown("retriever.api_token", SECRET) == "sk-l…[redacted]"
+    assert shown("retriever.k1", "1.2") == "1.2"  # not a secret's name: as typed
+    assert shown("retriever.headrs", f"{{X-Api-Key: {SECRET}, Accept: json}}") == (
+        '{"X-Api-Key": "sk-l…[redacted]", "Accept": "json"}'
+    )
+    assert shown("retriever.headrs", "{Accept: json}") == "{Accept: json}"  # unchanged: as typed
+    assert shown("x.url", f"http://h/s?api_key={SECRET}") == "http://h/s?api_key=sk-l…[redacted]"
+    assert shown("x.token", "${oc.env:T}") == "${oc.env:T}"  # a reference, not the secret
+
+
+def test_a_plugin_configs_repr_and_an_experiments_show_no_secret(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A notebook shows `result.pipeline` by its repr: the experiment's resolved config
+    (raw) and each plugin's settings held the key an ${oc.env:...} had resolved to."""
+    from evalframe.pipeline.config import validate_experiment
+    from evalframe.plugin.protocols import PluginConfig
+
+    class Settings(PluginConfig):
+        url: str
+        api_key: str
+        headers: dict[str, str] = {}
+        k: int = 3
+
+    settings = Settings(
+        url=f"http://h/s?api_key={SECRET}", api_key=SECRET, headers={"Authorization": SECRET}
+    )
+    assert SECRET[4:] not in repr(settings) and "k=3" in repr(settings)
+    assert settings.api_key == SECRET  # the value itself is the plugin's to use
+    from evalframe.app.compose import compose_config
+
+    monkeypatch.setenv("SEARCH_KEY", SECRET)  # the recommended way: resolved when composed
+    url = "retriever.url='http://127.0.0.1:9/s?api_key=${oc.env:SEARCH_KEY}'"
+    composed = compose_config(["+experiment=quickstart", "retriever=http", url])
+    exp = validate_experiment(composed.raw)
+    assert SECRET in str(exp.retriever.config.url)  # type: ignore[union-attr]  # http's
+    assert SECRET[4:] not in repr(exp)
+    assert "api_key=sk-l…[redacted]" in repr(exp.retriever)
+
+
+def test_the_python_api_refuses_a_literal_secret_as_the_command_line_does(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """evalframe.run sent the key to the service and kept it in result.pipeline: now the
+    same ConfigError as the command line, before anything runs or is written."""
+    import evalframe
+    from evalframe.core.errors import ConfigError
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("EVALFRAME_TRACKING", "none")
+    monkeypatch.setenv("EVALFRAME_CACHE_DIR", str(tmp_path / "cache"))
+    url = f"retriever.url='http://127.0.0.1:9/s?api_key={SECRET}'"
+    with pytest.raises(ConfigError) as err:
+        evalframe.run(
+            golden=[{"id": "q1", "text": "alpha", "relevant": ["a"]}],
+            overrides=["retriever=http", url],
+            progress=False,
+        )
+    assert err.value.key == "retriever.url"
+    assert "a credential is written into the config" in err.value.message
+    assert SECRET[4:] not in err.value.render()
+    assert not [p for p in tmp_path.rglob("*") if p.is_file()]
+
+
+def test_a_label_beyond_a_c_int_is_refused_by_the_model() -> None:
+    """10**30 given in Python overflowed in the metric engine (a raw OverflowError)."""
+    from pydantic import ValidationError
+
+    from evalframe.core.records import LABEL_MAX, LABEL_MIN
+    from evalframe.core.types import GoldenQuery
+
+    GoldenQuery(id="q", text="t", judgments={"a": LABEL_MAX, "b": LABEL_MIN})
+    for label in (LABEL_MAX + 1, LABEL_MIN - 1, 10**30):
+        with pytest.raises(ValidationError):
+            GoldenQuery(id="q", text="t", judgments={"a": label})
