@@ -39,6 +39,7 @@ __all__ = [
     "NAME",
     "Supplied",
     "callable_identity",
+    "check_retriever",
     "corpus_from",
     "golden_from",
     "registered",
@@ -58,6 +59,37 @@ class ObjectRetrieverConfig(PluginConfig):
     state: str = Field(description="hash of the plain values it reads (defaults, closure, globals)")
 
 
+def kind(value: Any) -> str:
+    """``value``'s type with its article, for a message: "an int", "a list"."""
+    name = type(value).__name__
+    return f"{'an' if name[:1].lower() in 'aeiou' else 'a'} {name}"
+
+
+def _function_of(obj: Any) -> Any:
+    """What is called for ``obj``: its ``retrieve`` method, or ``obj`` itself."""
+    method = getattr(obj, "retrieve", None)
+    return method if callable(method) and not inspect.isroutine(obj) else obj
+
+
+def check_retriever(obj: Any) -> None:
+    """Refuse, before anything runs, a retriever evalframe could not call.
+
+    Without this, a number or a list (not callable) or a function that needs a
+    third argument fails with a raw ``TypeError`` on the first query, after the
+    run folder is made.
+    """
+    fn = _function_of(obj)
+    if not callable(fn):
+        raise ConfigError(
+            f"retriever= got {kind(obj)}, which cannot be called",
+            key="retriever",
+            expected="a function search(query) or search(query, k), or an object with "
+            "such a retrieve method",
+            hint="pass the function itself (retriever=search), not what it returned",
+        )
+    call_shape(fn, name=callable_identity(obj).target, key="retriever")
+
+
 class ObjectRetriever:
     """A Python function or object given to ``evalframe.run(retriever=...)``."""
 
@@ -67,11 +99,7 @@ class ObjectRetriever:
     def __init__(self, config: ObjectRetrieverConfig, context: PluginContext) -> None:
         self.config = config
         self.context = context
-        obj = self.target
-        method = getattr(obj, "retrieve", None)
-        self.fn: Callable[..., Any] = (
-            method if callable(method) and not inspect.isroutine(obj) else obj
-        )
+        self.fn: Callable[..., Any] = _function_of(self.target)
         self.shape = call_shape(self.fn, name=config.target, key="retriever")
 
     def retrieve(self, query: Query, k: int) -> Ranking | None:
@@ -119,6 +147,33 @@ TEXT_KEYS = ("text", "query", "question")
 RELEVANT_KEYS = ("relevant", "judgments")
 
 
+def _metadata(fields: dict[Any, Any], key: str) -> dict[Any, Any]:
+    """A record's ``metadata`` (taken out of ``fields``): a mapping, or absent (``None``)."""
+    given = fields.pop("metadata", None)
+    if given is None:
+        return {}
+    if not isinstance(given, Mapping):
+        raise DataError(
+            "the record's 'metadata' must be a dict of fields",
+            key=f"{key}.metadata",
+            expected="a dict such as {'difficulty': 'hard'}",
+            got=kind(given),
+            hint="or give each field as a key of the record itself: {..., 'difficulty': 'hard'}",
+        )
+    return dict(given)
+
+
+def _records(obj: Any) -> Any:
+    """A pandas DataFrame as its rows (dicts); anything else as it is.
+
+    Iterating a DataFrame gives its column names. It is recognised by its shape
+    (``to_dict`` and ``columns``), so pandas is not imported here.
+    """
+    if not isinstance(obj, Mapping) and hasattr(obj, "to_dict") and hasattr(obj, "columns"):
+        return obj.to_dict("records")
+    return obj
+
+
 def _query(record: Any, i: int) -> GoldenQuery:
     key = f"golden[{i}]"
     if isinstance(record, GoldenQuery):
@@ -138,6 +193,17 @@ def _query(record: Any, i: int) -> GoldenQuery:
             got=f"keys {sorted(map(str, fields))}",
             hint="give every query a unique id: {'id': 'q1', ...}",
         )
+    # two of them would keep the first and make the other a slice, losing judgments silently
+    for keys, what in ((TEXT_KEYS, "text"), (RELEVANT_KEYS, "relevance")):
+        given = [k for k in keys if k in fields]
+        if len(given) > 1:
+            raise DataError(
+                f"golden set entry {i} (id {fields['id']!r}) gives its {what} twice: "
+                + " and ".join(repr(k) for k in given),
+                key=key,
+                hint=f"keep one of {' or '.join(repr(k) for k in given)} "
+                "(merge them if both hold part of it)",
+            )
     text_key = next((k for k in TEXT_KEYS if k in fields), None)
     rel_key = next((k for k in RELEVANT_KEYS if k in fields), None)
     if rel_key is None:
@@ -168,7 +234,7 @@ def _query(record: Any, i: int) -> GoldenQuery:
         )
     query_id = fields.pop("id")
     text = fields.pop(text_key) if text_key is not None else ""
-    metadata = dict(fields.pop("metadata", None) or {})
+    metadata = _metadata(fields, key)
     metadata.update(fields)  # every other field is metadata: difficulty, category -> slices
     try:
         return GoldenQuery(id=query_id, text=text, judgments=judgments, metadata=metadata)
@@ -189,10 +255,12 @@ def golden_from(obj: Any, name: str = "golden") -> GoldenSet:
     A dict has ``id``, ``text`` (or ``query``, ``question``), and ``relevant``: a
     list of document ids (grade 1) or ``{doc id: grade}`` (``judgments`` is read
     the same way), ``[]`` for a negative example. Every other key is metadata,
-    which gives the slices (``difficulty``, ``category``...).
+    which gives the slices (``difficulty``, ``category``...). A pandas
+    DataFrame is read as its rows (``df.to_dict("records")``).
     """
     if isinstance(obj, GoldenSet):
         return obj
+    obj = _records(obj)
     if isinstance(obj, (str, bytes, Mapping)) or not isinstance(obj, Iterable):
         raise ConfigError(
             f"golden= got a {type(obj).__name__}",
@@ -229,7 +297,7 @@ def _document(record: Any, i: int) -> Document:
         )
     fields = dict(record)
     doc_id, text = fields.pop("id"), fields.pop("text")
-    metadata = dict(fields.pop("metadata", None) or {})
+    metadata = _metadata(fields, key)
     metadata.update(fields)
     try:
         return Document(id=doc_id, text=text, metadata=metadata)
@@ -242,9 +310,13 @@ def _document(record: Any, i: int) -> Document:
 
 
 def corpus_from(obj: Any, name: str = "corpus") -> Corpus:
-    """A corpus from a :class:`Corpus`, a list of documents (or dicts), or ``{id: text}``."""
+    """A corpus from a :class:`Corpus`, a list of documents (or dicts), or ``{id: text}``.
+
+    A pandas DataFrame (``id``, ``text`` columns) is read as its rows.
+    """
     if isinstance(obj, Corpus):
         return obj
+    obj = _records(obj)
     if isinstance(obj, Mapping):
         items: Iterable[Any] = ({"id": k, "text": v} for k, v in obj.items())
     elif isinstance(obj, (str, bytes)) or not isinstance(obj, Iterable):
@@ -257,6 +329,12 @@ def corpus_from(obj: Any, name: str = "corpus") -> Corpus:
     else:
         items = obj
     documents = [_document(record, i) for i, record in enumerate(items)]
+    if not documents:  # no index can be built on it (bm25s fails on an empty sequence)
+        raise DataError(
+            "the corpus given is empty",
+            key="corpus",
+            hint="give it documents, or leave corpus= out for a retriever that needs none",
+        )
     seen: set[str] = set()
     for i, d in enumerate(documents):
         if d.id in seen:

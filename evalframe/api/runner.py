@@ -12,15 +12,25 @@ the command line prints, and the terminal report is printed only on request.
 
 from __future__ import annotations
 
+import inspect
 import os
-from collections.abc import Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from evalframe.api.objects import Supplied, corpus_from, golden_from, is_path, registered
+from evalframe.api.objects import (
+    Supplied,
+    check_retriever,
+    corpus_from,
+    golden_from,
+    is_path,
+    kind,
+    registered,
+)
 from evalframe.api.result import Result
 from evalframe.app.compose import compose_config, quote_value
 from evalframe.core.errors import ConfigError
+from evalframe.core.secrets import redact_override_value
 
 __all__ = ["run"]
 
@@ -48,6 +58,110 @@ def _check_overrides(overrides: Sequence[str], given: dict[str, Any]) -> None:
                 key=key,
                 hint=f"drop one of them (the settings of a Python {argument} are its own)",
             )
+
+
+def _overrides(overrides: Any) -> list[str]:
+    """The overrides as a list of strings, as the command line takes them.
+
+    Anything else is refused, not turned into strings: a dict would be read by its
+    keys alone, and a tuple ``("depth", 5)`` as the text ``('depth', 5)``.
+    """
+    if isinstance(overrides, str):
+        raise ConfigError(
+            "overrides must be a list of strings",
+            key="overrides",
+            got=repr(overrides),
+            hint=f"write overrides=[{overrides!r}]",
+        )
+    if isinstance(overrides, Mapping):
+        # the values are shown as an error may show them: a secret-named one redacted
+        listed = [f"{k}={redact_override_value(str(k), str(v))}" for k, v in overrides.items()]
+        raise ConfigError(
+            "overrides must be a list of strings, not a dict",
+            key="overrides",
+            hint=f"write each as 'key=value': overrides={listed!r}",
+        )
+    if isinstance(overrides, bytes) or not isinstance(overrides, Iterable):
+        raise ConfigError(
+            "overrides must be a list of strings",
+            key="overrides",
+            got=kind(overrides),
+            hint="write overrides=['depth=5'], or leave it out",
+        )
+    wanted = list(overrides)
+    for i, override in enumerate(wanted):
+        if not isinstance(override, str):
+            raise ConfigError(
+                f"overrides must be a list of strings; overrides[{i}] is {kind(override)}",
+                key="overrides",
+                hint="write each as one string 'key=value', as on the command line: "
+                "overrides=['depth=5']",
+            )
+    return wanted
+
+
+def _check_experiment(experiment: Any) -> None:
+    """One experiment's name: Hydra would read a list as several experiments merged."""
+    if not isinstance(experiment, str):
+        raise ConfigError(
+            f"experiment= must be one experiment's name, not {kind(experiment)}",
+            key="experiment",
+            expected="a str such as 'quickstart'",
+            hint="run several experiments one at a time: "
+            "[evalframe.run(e) for e in ('quickstart', 'bob')]",
+        )
+    words = experiment.split()
+    if not words:
+        raise ConfigError(
+            "experiment= is empty",
+            key="experiment",
+            hint="name an experiment (experiment='quickstart'), or leave it out",
+        )
+    settings = [w for w in words[1:] if "=" in w]
+    if settings:
+        raise ConfigError(
+            f"experiment= holds settings as well as the name: {experiment!r}",
+            key="experiment",
+            hint=f"put them in overrides: evalframe.run({words[0]!r}, overrides={settings!r})",
+        )
+    if len(words) > 1:
+        raise ConfigError(
+            f"experiment= must be one name, without spaces: {experiment!r}",
+            key="experiment",
+            hint="give the name of one file in the experiment folder, e.g. 'quickstart'",
+        )
+
+
+def _check_name(name: Any) -> None:
+    """The run's name is its tag and a folder under ``outputs/``: one word, and only a name.
+
+    A separator or ``..`` would put the folder elsewhere, and ``${...}`` would be
+    resolved by the config (an environment variable's value as the run's name).
+    """
+    if not isinstance(name, str):
+        raise ConfigError(
+            f"name= must be a str, not {kind(name)}",
+            key="name",
+            hint="name the run with one word, e.g. name='bm25-tuned'",
+        )
+    separators = ("/", os.sep, os.altsep or "/")
+    problems = [
+        (not name.strip(), "is empty"),
+        (any(ch.isspace() for ch in name), "has a space"),
+        (any(sep in name for sep in separators), "has a path separator"),
+        (".." in name, "has '..'"),
+        ("${" in name, "has '${'"),
+    ]
+    problem = next((text for found, text in problems if found), None)
+    if problem is not None:
+        raise ConfigError(
+            f"the run's name {problem}: it names the run's folder under outputs/ and the run "
+            "tag, so it must be one word",
+            key="name",
+            got=repr(name),
+            hint="name the run with one word, e.g. name='bm25-tuned'; choose the folder "
+            "with output_dir=",
+        )
 
 
 def run(
@@ -89,15 +203,11 @@ def run(
     Returns the :class:`Result`; raises the located
     :class:`~evalframe.core.errors.EvalframeError` the command line would print.
     """
-    if isinstance(overrides, str):
-        raise ConfigError(
-            "overrides must be a list of strings",
-            key="overrides",
-            got=repr(overrides),
-            hint=f"write overrides=[{overrides!r}]",
-        )
-    wanted = [str(o) for o in overrides]
+    wanted = _overrides(overrides)
+    if name is not None:
+        _check_name(name)
     if experiment is not None:
+        _check_experiment(experiment)
         if any(_touches(o, "experiment") for o in wanted):
             raise ConfigError(
                 "the experiment is given twice: as experiment= and in overrides",
@@ -112,6 +222,15 @@ def run(
             hint=f"pick a configured retriever with overrides=['retriever={retriever}'] "
             "(bm25, dense, run_file, python ...)",
         )
+    if inspect.isclass(retriever):
+        # its retrieve would be called unbound: the query text as self, k as the query
+        raise ConfigError(
+            f"retriever= got the class {retriever.__name__}, not an instance of it",
+            key="retriever",
+            hint=f"pass an instance: retriever={retriever.__name__}()",
+        )
+    if retriever is not None:
+        check_retriever(retriever)  # before anything runs, not on the first query
     _check_overrides(wanted, {"retriever": retriever, "golden": golden, "corpus": corpus})
     for value, key in ((golden, "dataset.path"), (corpus, "corpus.path")):
         if value is not None and is_path(value):

@@ -11,6 +11,8 @@ import dataclasses
 from collections.abc import Mapping
 from typing import Any
 
+import numpy as np
+
 from evalframe.assess.results import Evaluation, GateResult, GateView
 from evalframe.core.errors import ConfigError, PluginError
 from evalframe.core.types import GoldenSet
@@ -49,6 +51,15 @@ def run_gates(specs: list[GateSpec], evaluation: Evaluation) -> list[GateResult]
                 f"gate plugin {spec.type!r} ({plugin.module}) returned "
                 f"{type(result).__name__}, not GateResult",
             )
+        if not isinstance(result.passed, bool | np.bool_):
+            # "fail", a truthy string, passed the run with a ✓: a verdict is True or False
+            raise PluginError(
+                f"gate plugin {spec.type!r} ({plugin.module}) gave gate {spec.name!r} "
+                f"passed={result.passed!r}, which is not True or False",
+                expected="GateResult(passed=True or False, ...)",
+                hint="a verdict must be a bool: passed=bool(...) of the condition",
+            )
+        result = dataclasses.replace(result, passed=bool(result.passed))
         results.append(
             dataclasses.replace(result, name=spec.name, type=spec.type, required=spec.required)
         )

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from evalframe.core.errors import ConfigError, DataError
+from evalframe.core.errors import ConfigError, DataError, PluginError
 from evalframe.core.types import GoldenSet
 from evalframe.metrics.columns import Columns, Qrels, RunLike, project_ids, to_columns
 from evalframe.metrics.matrix import PAD, ScoreMatrix, build_matrix
@@ -206,6 +206,7 @@ def _apply_policies(
                 f"value per query ({len(matrix.query_ids)})",
                 hint=f"fix the kernel in {METRICS.get(m.name).module}",
             )
+        _check_bounds(m, raw)
         out = raw.copy()
         no_rel = matrix.num_rel(m.rel) == 0
         if definition.applies_to == "negatives":
@@ -221,6 +222,28 @@ def _apply_policies(
         values[m] = out
         skipped[m] = int(np.isnan(out).sum())
     return values, skipped
+
+
+def _check_bounds(m: Metric, raw: np.ndarray) -> None:
+    """A kernel's values must lie within the range its metric declares (MetricDef.bounds):
+    gates check thresholds against that range, so a value beyond it (a share of 95 where
+    the range says 0 to 1) would pass a gate told the threshold cannot be met."""
+    bounds = m.bounds
+    finite = raw[np.isfinite(raw)]
+    if bounds is None or not finite.size:
+        return
+    low, high = bounds
+    slack = 1e-9 * max(1.0, abs(low), abs(high) if np.isfinite(high) else 1.0)  # rounding
+    below, above = float(finite.min()), float(finite.max())
+    if below >= low - slack and above <= high + slack:
+        return
+    bad = below if below < low - slack else above
+    raise PluginError(
+        f"metric {str(m)!r} gave a value of {bad:g}, outside the range it declares "
+        f"({low:g} to {high:g})",
+        expected=f"every value from {low:g} to {high:g} (MetricDef.bounds)",
+        hint=f"fix the kernel in {METRICS.get(m.name).module}, or declare the range it has",
+    )
 
 
 #: Matrix cells a row-wise kernel sees at a time: its float64 temporaries stay

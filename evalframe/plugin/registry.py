@@ -162,6 +162,15 @@ class Registry(Generic[T]):
                 f"{self.kind} plugin {name!r}: config must be a pydantic model class",
                 got=repr(config),
             )
+        if config is not None and config.model_config.get("extra") != "forbid":
+            # a plain BaseModel ignores `retriever.k11=3`: the typo runs with the default
+            raise PluginError(
+                f"{self.kind} plugin {name!r} ({module}): its config {config.__name__} accepts "
+                "unknown keys, so a misspelt setting would be ignored without a word",
+                expected="a config that forbids unknown keys",
+                hint="subclass evalframe.plugin.protocols.PluginConfig (frozen, extra='forbid'), "
+                "or set model_config = ConfigDict(extra='forbid')",
+            )
         if self.check is not None:
             self.check(name, obj, module)
         spec = PluginSpec(

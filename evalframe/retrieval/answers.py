@@ -8,9 +8,10 @@ the same rules, from here:
 - per query, a list of ids (the order is the ranking), a list of ``(id, score)``
   pairs or ``{"id", "score"}`` dicts (sorted by score), an ``{id: score}``
   mapping, a :class:`Ranking`, or ``None`` (no answer: the query is missing);
-- ids are non-empty strings (an integer becomes its decimal string), scores are
-  finite numbers or all absent (then synthetic scores ``n - i`` keep the given
-  order), a document appears once, and the ranking is cut at ``k``.
+- ids are non-empty strings (an integer, NumPy's too, becomes its decimal
+  string), scores are finite real numbers (NumPy's too) or all absent (then
+  synthetic scores ``n - i`` keep the given order), a document appears once,
+  and the ranking is cut at ``k``.
 
 :func:`call_shape` decides how the function is called: with the query *text*
 unless its first parameter is annotated as :class:`Query`, and with ``k`` only
@@ -21,6 +22,7 @@ from __future__ import annotations
 
 import inspect
 import math
+import numbers
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -41,19 +43,25 @@ EXPECTED = (
 )
 
 
+def _integral(value: Any) -> bool:
+    """An int or an integer NumPy scalar (``np.int64``: FAISS's ids), not a bool."""
+    return isinstance(value, numbers.Integral) and not isinstance(value, bool)
+
+
 def coerce_id(value: Any) -> str | None:
     """The id as a string, or ``None`` when it cannot be an id (``bool``, empty, a list...)."""
     if isinstance(value, bool):
         return None
-    if isinstance(value, int):
-        return str(value)
+    if _integral(value):
+        return str(int(value))
     if isinstance(value, str) and value.strip():
         return value
     return None
 
 
 def _score(value: Any) -> float | None:
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
+    """A finite real number as a float: NumPy's too (vector stores give ``np.float32``)."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
         return None
     f = float(value)
     return f if math.isfinite(f) else None
@@ -167,7 +175,7 @@ def to_ranking(query_id: str, result: Any, k: int, *, name: str, key: str) -> Ra
         raise wrong(f"a {type(result).__name__}")
     items = []
     for i, entry in enumerate(result, start=1):
-        if isinstance(entry, (str, int)) and not isinstance(entry, bool):
+        if isinstance(entry, str) or _integral(entry):
             items.append((entry, None))
         elif isinstance(entry, (tuple, list)) and len(entry) == 2:
             items.append((entry[0], entry[1]))
@@ -212,8 +220,16 @@ def call_shape(
     ``k`` is passed when the function takes two positional arguments (or
     ``*args``); a builtin without a signature is called with ``(query, k)``.
     ``query_arg="auto"`` passes the Query when the first parameter is
-    annotated as one, else the text.
+    annotated as one, else the text. Something that is not callable, or that
+    requires more than the query and ``k``, is refused here (a
+    :class:`ConfigError` at ``key``), not left to fail on the first query.
     """
+    if not callable(fn):
+        raise ConfigError(
+            f"{name} is a {type(fn).__name__}, which cannot be called",
+            key=key,
+            expected="a function search(query) or search(query, k)",
+        )
     try:
         sig = inspect.signature(fn)
     except (TypeError, ValueError):
@@ -232,6 +248,25 @@ def call_shape(
                 expected="def search(query, k)",
             )
         pass_k = varargs or len(params) >= 2
+        # evalframe passes (query) or (query, k): any other parameter needs a default
+        empty = inspect.Parameter.empty
+        positional = [p.name for p in params if p.default is empty]
+        keyword = [
+            p.name
+            for p in sig.parameters.values()
+            if p.kind is inspect.Parameter.KEYWORD_ONLY and p.default is empty
+        ]
+        if len(positional) > 2 or keyword:
+            needs = ", ".join([*positional, *(f"{k}=" for k in keyword)])
+            raise ConfigError(
+                f"{name} requires the arguments ({needs}), and evalframe passes only the "
+                "query and k",
+                key=key,
+                expected="def search(query, k) or def search(query), other parameters with "
+                "a default",
+                hint="give the other parameters a default, or bind them first: "
+                "functools.partial(search, index=my_index)",
+            )
         first = params[0] if params else None
     if query_arg == "auto":
         wants_query = first is not None and _annotated_query(first)

@@ -13,6 +13,7 @@ import sys
 from collections.abc import Iterator
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from evalframe.metrics import Policies, evaluate, parse_metric
@@ -77,3 +78,39 @@ def test_used_by_name_in_a_real_run(
     # q1 and q2 have their doc at rank 1 (1.0), q3 at rank 1 too; the negative q4 is skipped
     assert metrics["DecayHit@5.n"] == 3
     assert "DecayHit@5" in res.stdout
+
+
+def test_a_value_outside_the_declared_bounds_is_the_kernels_fault() -> None:
+    """A kernel declaring (0, 1) that gives 95 (a percentage) passed gates that were told
+    `>= 0.9` while the range check advised writing 0.9 for 90: refused, naming it."""
+    from evalframe.core.errors import PluginError
+    from evalframe.metrics import metric
+
+    with METRICS.scoped():
+
+        @metric("Percent", k="required", bounds=(0.0, 1.0))
+        def percent(m, k, p):  # type: ignore[no-untyped-def]  # a test's throwaway kernel
+            return m.relevant(1, k).any(axis=1) * 100.0
+
+        with pytest.raises(PluginError) as err:
+            evaluate([parse_metric("Percent@3")], {"q": {"b": 1}}, {"q": [("b", 1.0)]}, Policies())
+        assert "metric 'Percent@3' gave a value of 100, outside the range it declares" in (
+            err.value.message
+        )
+        assert __name__ in (err.value.hint or "")
+
+
+def test_a_value_a_hair_past_one_from_rounding_is_within_bounds() -> None:
+    """nDCG's DCG and ideal DCG are summed in different orders: 1 + 2e-16 is rounding."""
+    from evalframe.metrics import metric
+
+    with METRICS.scoped():
+
+        @metric("Hair", k="required", bounds=(0.0, 1.0))
+        def hair(m, k, p):  # type: ignore[no-untyped-def]  # a test's throwaway kernel
+            return np.full(m.labels.shape[0], 1.0 + 2e-16)
+
+        scores = evaluate(
+            [parse_metric("Hair@3")], {"q": {"b": 1}}, {"q": [("b", 1.0)]}, Policies()
+        )
+        assert scores.values[parse_metric("Hair@3")][0] == 1.0 + 2e-16
