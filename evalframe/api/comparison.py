@@ -12,6 +12,8 @@ p-value (the correction in the column's name) and verdict.
 from __future__ import annotations
 
 import math
+import numbers
+import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -116,27 +118,36 @@ def _label(run: RunRef, taken: set[str]) -> str:
     return label
 
 
-def _data(run: RunRef, label: str, baselines_dir: Path) -> RunData:
+def _path(run: str | Path) -> Path:
+    """A path as given, ``~`` expanded (as ``run(golden="~/...")`` expands it)."""
+    return Path(run).expanduser()
+
+
+def _data(run: RunRef, label: str, baselines_dir: Path, key: str = "runs") -> RunData:
+    """``run``'s per-query data; ``key`` is the argument that gave it (``runs[1]``,
+    ``baseline``), which an error names."""
     if isinstance(run, Result):
         return run.folder.data(label)
     if not isinstance(run, (str, Path)):
         raise ConfigError(
             f"compare() got a {type(run).__name__} as a run",
-            key="runs",
+            key=key,
             expected="an evalframe.Result, a run folder, or a baseline name",
         )
-    if RunFolder.is_run(Path(run)):
-        return RunFolder(Path(run)).data(label)
+    if RunFolder.is_run(_path(run)):
+        return RunFolder(_path(run)).data(label)
     from evalframe.assess.baseline import load_baseline
 
-    loaded = load_baseline(str(run), baselines_dir)  # a baseline's name, or B.O.B's results
+    given = str(_path(run)) if str(run).startswith("~") else str(run)
+    # a baseline's name, or B.O.B's results
+    loaded = load_baseline(given, baselines_dir, key=key)
     assert loaded.data is not None  # load_baseline always reads the data
     return loaded.data.renamed(label)
 
 
 def _same(a: RunRef, b: RunRef) -> bool:
     def where(r: RunRef) -> Path:
-        return (r.path if isinstance(r, Result) else Path(r)).resolve()
+        return (r.path if isinstance(r, Result) else _path(r)).resolve()
 
     try:
         return a is b or where(a) == where(b)
@@ -144,11 +155,94 @@ def _same(a: RunRef, b: RunRef) -> bool:
         return False
 
 
+def _alpha(alpha: Any) -> float:
+    """``alpha`` as ``evalframe compare --alpha`` takes it: a number strictly between 0 and 1."""
+    expected = "a number between 0 and 1, exclusive (0.05 is the default)"
+    if isinstance(alpha, bool) or not isinstance(alpha, numbers.Real):
+        raise ConfigError(
+            f"alpha must be a number, not {type(alpha).__name__}",
+            key="alpha",
+            expected=expected,
+            got=repr(alpha),
+            hint="give the significance level as a number, e.g. alpha=0.05",
+        )
+    value = float(alpha)
+    if not (math.isfinite(value) and 0 < value < 1):
+        raise ConfigError(
+            f"alpha {value:g} is not strictly between 0 and 1",
+            key="alpha",
+            expected=expected,
+            got=repr(alpha),
+            hint="at 0 or below no difference is ever significant (a regression would pass "
+            "as within noise); give e.g. alpha=0.05",
+        )
+    return value
+
+
+def _seed(seed: Any) -> int:
+    """``seed`` as ``evalframe compare --seed`` takes it: a whole number, 0 or more."""
+    if isinstance(seed, bool) or not isinstance(seed, numbers.Integral) or seed < 0:
+        raise ConfigError(
+            "seed must be a whole number, 0 or more",
+            key="seed",
+            expected="a whole number >= 0 (0 is the default)",
+            got=repr(seed),
+            hint="give e.g. seed=0: the same seed gives the same numbers",
+        )
+    return int(seed)
+
+
+def _folder_arg(value: Any, key: str) -> Path:
+    """A folder argument (``baselines_dir``) as a path, ``~`` expanded."""
+    if not isinstance(value, (str, os.PathLike)):
+        raise ConfigError(
+            f"{key} must be a folder's path, not {type(value).__name__}",
+            key=key,
+            expected="a str or pathlib.Path",
+            got=repr(value),
+        )
+    return Path(value).expanduser()
+
+
+def _known_baseline(name: str, keys: list[str], root: Path) -> None:
+    """``baseline`` given as a name while ``runs`` is a mapping: a key of it, or else a
+    promoted baseline; neither is said with the mapping's keys (a mistyped key)."""
+    from evalframe.assess.baseline import load_baseline
+
+    try:
+        load_baseline(name, root)
+    except ConfigError as exc:
+        if exc.key != "baseline":
+            raise
+        raise ConfigError(
+            f"baseline {name!r} is not a key of runs, nor a run folder or a baseline in {root}",
+            key="baseline",
+            expected=f"one of runs' keys ({', '.join(keys)}), a run folder, or a baseline name",
+            got=repr(name),
+            hint="check the spelling of the key (baseline= names a key of the runs mapping)",
+        ) from None
+
+
+def _without_reference(
+    named: list[tuple[str | None, RunRef, str]], reference: RunRef
+) -> list[tuple[str | None, RunRef, str]]:
+    """The runs that are not ``reference`` (a run is not compared with itself), refused
+    when none is left."""
+    candidates = [entry for entry in named if not _same(entry[1], reference)]
+    if not candidates:
+        raise ConfigError(
+            "compare() has no run to compare with the baseline",
+            key="runs",
+            hint="give at least one run besides the baseline",
+        )
+    return candidates
+
+
 def compare(
     runs: Sequence[RunRef] | Mapping[str, RunRef],
     baseline: RunRef | None = None,
     *,
-    metrics: Sequence[str] | None = None,
+    metrics: Sequence[str] | str | None = None,
     all_metrics: bool = False,
     correction: Literal["holm", "bh"] = "holm",
     alpha: float = 0.05,
@@ -167,20 +261,31 @@ def compare(
     Without ``metrics`` the runs' headline metrics are tested, as
     ``evalframe compare`` does; ``all_metrics=True`` tests every metric both
     runs computed (its ``--all``; the correction then covers them all).
+    ``alpha`` is a number strictly between 0 and 1, ``seed`` a whole number >= 0.
     """
     if correction not in ("holm", "bh"):
         raise ConfigError(
             f"unknown correction {correction!r}", key="correction", expected="holm or bh"
         )
-    named: list[tuple[str | None, RunRef]]
+    alpha = _alpha(alpha)
+    seed = _seed(seed)
+    root = _folder_arg(baselines_dir, "baselines_dir")
+    if isinstance(metrics, str):  # one metric: "RR" is ["RR"], not ["R", "R"]
+        metrics = [metrics]
+    named: list[tuple[str | None, RunRef, str]]  # (row name, run, the argument that gave it)
     if isinstance(runs, Mapping):
-        named = [(str(k), v) for k, v in runs.items()]
+        named = [(str(k), v, f"runs[{str(k)!r}]") for k, v in runs.items()]
     elif isinstance(runs, (str, Path, Result)):
-        named = [(None, runs)]
+        named = [(None, runs, "runs")]
     else:
-        named = [(None, r) for r in runs]
-    if isinstance(baseline, str) and isinstance(runs, Mapping) and baseline in runs:
-        baseline = runs[baseline]
+        named = [(None, r, f"runs[{i}]") for i, r in enumerate(runs)]
+    baseline_key = "baseline"
+    if isinstance(baseline, str) and isinstance(runs, Mapping):
+        if baseline in runs:
+            baseline_key = f"runs[{baseline!r}]"
+            baseline = runs[baseline]
+        elif not _path(baseline).exists():
+            _known_baseline(baseline, [str(k) for k in runs], root)
     if baseline is None:
         if len(named) < 2:
             raise ConfigError(
@@ -188,26 +293,23 @@ def compare(
                 key="runs",
                 hint="give two runs or more (the first is the reference), or baseline=...",
             )
-        reference, candidates = named[0], named[1:]
+        reference = named[0]
+        candidates = _without_reference(named[1:], reference[1])
     else:
-        reference = next(((k, r) for k, r in named if _same(r, baseline)), (None, baseline))
-        candidates = [(k, r) for k, r in named if not _same(r, baseline)]
-        if not candidates:
-            raise ConfigError(
-                "compare() has no run to compare with the baseline",
-                key="runs",
-                hint="give at least one run besides the baseline",
-            )
+        reference = next(
+            ((k, r, a) for k, r, a in named if _same(r, baseline)),
+            (None, baseline, baseline_key),
+        )
+        candidates = _without_reference(named, baseline)
     taken: set[str] = set()
-    root = Path(baselines_dir)
     ref_label = reference[0] or _label(reference[1], taken)
     taken.add(ref_label)
-    ref = _data(reference[1], ref_label, root)
+    ref = _data(reference[1], ref_label, root, reference[2])
     others = []
-    for key, run in candidates:
-        label = key or _label(run, taken)
+    for name, run, key in candidates:
+        label = name or _label(run, taken)
         taken.add(label)
-        others.append(_data(run, label, root))
+        others.append(_data(run, label, root, key))
 
     from evalframe.assess.compare import (
         check_comparable,
@@ -218,7 +320,9 @@ def compare(
     from evalframe.assess.compare_text import render_comparison, render_table
 
     for other in others:
-        check_comparable(ref, other, allow_mismatch=allow_mismatch)
+        check_comparable(
+            ref, other, allow_mismatch=allow_mismatch, override="pass allow_mismatch=True"
+        )
     chosen = list(metrics) if metrics else (None if all_metrics else headline_of(ref, others))
     if len(others) == 1:
         pair = compare_runs(

@@ -10,6 +10,8 @@ the command line's report are the same numbers.
 from __future__ import annotations
 
 import math
+import os
+from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
@@ -17,18 +19,61 @@ from typing import TYPE_CHECKING, Any
 
 from evalframe.assess.results import GateResult
 from evalframe.assess.runfolder import RunFolder
-from evalframe.core.errors import ConfigError
+from evalframe.core.errors import ConfigError, DataError
 from evalframe.report.model import run_notes
 
 if TYPE_CHECKING:
     from evalframe.pipeline.run import PipelineResult
 
-__all__ = ["Estimate", "Result", "load"]
+__all__ = ["Estimate", "MetricNotComputedError", "Result", "load"]
+
+#: What to do about a run folder's file that is not as evalframe wrote it.
+_RESTORE = "restore the file from the run (or re-run it); it was edited by hand"
 
 
-def _number(value: Any) -> float:
-    """A JSON number as a float; ``null`` (NaN written by evalframe) as NaN."""
-    return math.nan if value is None else float(value)
+class MetricNotComputedError(ConfigError, KeyError):
+    """``result.metric(name)`` for a metric the run did not compute (still a KeyError)."""
+
+
+def _damaged(path: Path | None, key: str, expected: str, value: Any) -> DataError:
+    """A value in a run folder's file that evalframe would not have written there."""
+    got = repr(value) if not isinstance(value, (dict, list)) else type(value).__name__
+    return DataError(
+        f"{key} is not as evalframe writes it",
+        path=path,
+        key=key,
+        expected=expected,
+        got=got,
+        hint=_RESTORE,
+    )
+
+
+def _number(value: Any, path: Path | None = None, key: str = "value") -> float:
+    """A JSON number as a float; ``null`` (NaN written by evalframe) as NaN; anything
+    else a located :class:`DataError` (the file ``path``, the key ``key``)."""
+    if value is None:
+        return math.nan
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise _damaged(path, key, "a number", value)
+    return float(value)
+
+
+def _count(value: Any, path: Path | None, key: str) -> int:
+    """A JSON count (``n``, ``skipped``): a whole number, ``null`` or absent as 0."""
+    if value is None:
+        return 0
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or value != int(value):
+        raise _damaged(path, key, "a whole number", value)
+    return int(value)
+
+
+def _mapping(value: Any, path: Path | None, key: str) -> Mapping[str, Any]:
+    """A JSON object (``null`` or absent as empty)."""
+    if value is None:
+        return {}
+    if not isinstance(value, Mapping):
+        raise _damaged(path, key, "a mapping", value)
+    return value
 
 
 @dataclass(frozen=True)
@@ -47,14 +92,19 @@ class Estimate:
     skipped: int = 0
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> Estimate:
+    def from_dict(
+        cls, data: Mapping[str, Any], *, path: Path | None = None, key: str = "estimate"
+    ) -> Estimate:
+        """From ``summary.json``'s aggregate at ``key``; a value evalframe would not have
+        written there is a :class:`DataError` naming ``path`` and the key."""
+        data = _mapping(data, path, key)
         return cls(
-            mean=_number(data.get("mean")),
-            ci_low=_number(data.get("ci_low")),
-            ci_high=_number(data.get("ci_high")),
-            std=_number(data.get("std")),
-            n=int(data.get("n") or 0),
-            skipped=int(data.get("skipped") or 0),
+            mean=_number(data.get("mean"), path, f"{key}.mean"),
+            ci_low=_number(data.get("ci_low"), path, f"{key}.ci_low"),
+            ci_high=_number(data.get("ci_high"), path, f"{key}.ci_high"),
+            std=_number(data.get("std"), path, f"{key}.std"),
+            n=_count(data.get("n"), path, f"{key}.n"),
+            skipped=_count(data.get("skipped"), path, f"{key}.skipped"),
         )
 
     def __str__(self) -> str:
@@ -107,30 +157,60 @@ class Result:
     @cached_property
     def metrics(self) -> dict[str, Estimate]:
         """Every metric overall, by canonical name: ``result.metrics["nDCG@10"].mean``."""
-        overall = self.summary.get("overall") or {}
-        return {str(m): Estimate.from_dict(a) for m, a in overall.items()}
+        where = self.folder.file(RunFolder.SUMMARY)
+        overall = _mapping(self.summary.get("overall"), where, "overall")
+        return {
+            str(m): Estimate.from_dict(a, path=where, key=f"overall.{m}")
+            for m, a in overall.items()
+        }
 
     @cached_property
     def slices(self) -> dict[str, dict[str, dict[str, Estimate]]]:
         """Per slice field, per value, every metric: ``result.slices["difficulty"]["hard"]``."""
+        where = self.folder.file(RunFolder.SUMMARY)
         out: dict[str, dict[str, dict[str, Estimate]]] = {}
-        for fname, groups in (self.summary.get("by_slice") or {}).items():
+        for fname, groups in _mapping(self.summary.get("by_slice"), where, "by_slice").items():
+            at = f"by_slice.{fname}"
             out[str(fname)] = {
-                str(value): {str(m): Estimate.from_dict(a) for m, a in aggs.items()}
-                for value, aggs in groups.items()
+                str(value): {
+                    str(m): Estimate.from_dict(a, path=where, key=f"{at}.{value}.{m}")
+                    for m, a in _mapping(aggs, where, f"{at}.{value}").items()
+                }
+                for value, aggs in _mapping(groups, where, at).items()
             }
         return out
 
     def metric(self, name: str) -> float:
-        """One metric's mean overall, by canonical name (a KeyError lists those computed)."""
-        if name not in self.metrics:
-            raise KeyError(f"{name!r} was not computed; this run has {', '.join(self.metrics)}")
-        return self.metrics[name].mean
+        """One metric's mean overall, by any name the config accepts for it (``MRR`` is
+        ``RR``, ``ndcg@10`` is ``nDCG@10``); one not computed is a
+        :class:`MetricNotComputedError` (a ConfigError and a KeyError) listing those computed."""
+        if name in self.metrics:
+            return self.metrics[name].mean
+        canonical = None
+        if isinstance(name, str):
+            from evalframe.metrics import parse_metric
+
+            try:
+                canonical = str(parse_metric(name, key="name"))
+            except ConfigError:
+                canonical = None
+        if canonical is not None and canonical in self.metrics:
+            return self.metrics[canonical].mean
+        also = f" ({canonical})" if canonical is not None and canonical != name else ""
+        raise MetricNotComputedError(
+            f"{name!r}{also} was not computed; this run has {', '.join(self.metrics)}",
+            key="name",
+            expected=f"one of: {', '.join(self.metrics)}",
+            got=repr(name),
+            hint="result.metrics lists every metric the run computed; add others to "
+            "metrics.measures and re-run",
+        )
 
     @property
     def labels(self) -> dict[str, str]:
         """Display names of metrics (``metrics.labels``), {canonical: label}."""
-        return dict(self.summary.get("labels") or {})
+        labels = _mapping(self.summary.get("labels"), self.folder.file(RunFolder.SUMMARY), "labels")
+        return {str(k): str(v) for k, v in labels.items()}
 
     # -- gates --------------------------------------------------------------------
 
@@ -141,20 +221,35 @@ class Result:
     @cached_property
     def gates(self) -> list[GateResult]:
         """Every gate's verdict, as the run judged it (``gates.json``)."""
-        return [
-            GateResult(
-                name=str(g["name"]),
-                type=str(g.get("type", "")),
-                passed=bool(g["passed"]),
-                required=bool(g.get("required", True)),
-                message=str(g.get("message", "")),
-                value=g.get("value"),
-                threshold=g.get("threshold"),
-                failures=tuple(str(f) for f in g.get("failures") or ()),
-                hints=tuple(str(h) for h in g.get("hints") or ()),
+        where = self.folder.file(RunFolder.GATES)
+        listed = self.gate_file.get("gates") or []
+        if not isinstance(listed, list):
+            raise _damaged(where, "gates", "a list of gates", listed)
+        out = []
+        for i, g in enumerate(listed):
+            at = f"gates[{i}]"
+            g = _mapping(g, where, at)
+            if not isinstance(g.get("name"), str):
+                raise _damaged(where, f"{at}.name", "the gate's name (a string)", g.get("name"))
+            if not isinstance(g.get("passed"), bool):
+                raise _damaged(where, f"{at}.passed", "true or false", g.get("passed"))
+            for field in ("failures", "hints"):
+                if not isinstance(g.get(field) or [], list):
+                    raise _damaged(where, f"{at}.{field}", "a list", g.get(field))
+            out.append(
+                GateResult(
+                    name=g["name"],
+                    type=str(g.get("type", "")),
+                    passed=g["passed"],
+                    required=bool(g.get("required", True)),
+                    message=str(g.get("message", "")),
+                    value=g.get("value"),
+                    threshold=g.get("threshold"),
+                    failures=tuple(str(f) for f in g.get("failures") or ()),
+                    hints=tuple(str(h) for h in g.get("hints") or ()),
+                )
             )
-            for g in self.gate_file.get("gates") or []
-        ]
+        return out
 
     @property
     def passed(self) -> bool:
@@ -164,7 +259,12 @@ class Result:
     @property
     def exit_code(self) -> int:
         """What ``python -m evalframe`` exited with for this run: 0 passed, 1 a gate failed."""
-        return int(self.summary.get("exit_code", 0 if self.passed else 1))
+        code = self.summary.get("exit_code", 0 if self.passed else 1)
+        if isinstance(code, bool) or not isinstance(code, int):
+            raise _damaged(
+                self.folder.file(RunFolder.SUMMARY), "exit_code", "a whole number (0 or 1)", code
+            )
+        return code
 
     @property
     def failed_gates(self) -> list[GateResult]:
@@ -239,20 +339,31 @@ class Result:
 
         pd = pandas()
         metric_names = list(self.metrics)
-        slice_fields = [str(f) for f in (self.summary.get("slices") or {}).get("fields") or []]
+        summary_file = self.folder.file(RunFolder.SUMMARY)
+        fields = _mapping(self.summary.get("slices"), summary_file, "slices").get("fields") or []
+        if not isinstance(fields, list):
+            raise _damaged(summary_file, "slices.fields", "a list of slice fields", fields)
+        slice_fields = [str(f) for f in fields]
+        where = self.folder.file(RunFolder.PER_QUERY)
         rows = []
         for r in self.records:
-            row: dict[str, Any] = {"query_id": r.get("query_id"), "text": r.get("text")}
+            qid = r.get("query_id")
+            at = f"query {qid!r}: "
+            row: dict[str, Any] = {"query_id": qid, "text": r.get("text")}
+            slices = _mapping(r.get("slices"), where, f"{at}slices")
             for f in slice_fields:
-                row[f] = (r.get("slices") or {}).get(f)
-            values = r.get("metrics") or {}
+                row[f] = slices.get(f)
+            values = _mapping(r.get("metrics"), where, f"{at}metrics")
             for m in metric_names:
-                row[m] = _number(values.get(m))
+                row[m] = _number(values.get(m), where, f"{at}metrics.{m}")
+            for field in ("expected", "retrieved"):
+                if not isinstance(r.get(field) or [], list):
+                    raise _damaged(where, f"{at}{field}", "a list of ids", r.get(field))
             row.update(
                 status=r.get("status"),
                 expected=list(r.get("expected") or []),
                 retrieved=list(r.get("retrieved") or []),
-                latency_ms=_number(r.get("latency_ms")),
+                latency_ms=_number(r.get("latency_ms"), where, f"{at}latency_ms"),
                 missing=bool(r.get("missing")),
             )
             rows.append(row)
@@ -290,7 +401,9 @@ class Result:
 
     def __str__(self) -> str:
         """The compact text a terminal shows: verdict, headline metrics, gates."""
-        golden = self.summary.get("golden_set") or {}
+        golden = _mapping(
+            self.summary.get("golden_set"), self.folder.file(RunFolder.SUMMARY), "golden_set"
+        )
         lines = [
             f"evalframe · {self.name}: {self.verdict_line()}",
             f"run folder: {self.path}",
@@ -302,7 +415,9 @@ class Result:
         labels = self.labels
         names = [f"{m} ({labels[m]})" if m in labels else m for m in self.metrics]
         width = max([len(n) for n in names] + [6])
-        level = float((self.config.get("stats") or {}).get("confidence", 0.95))
+        config_file = self.folder.file(RunFolder.CONFIG)
+        stats = _mapping(self.config.get("stats"), config_file, "stats")
+        level = _number(stats.get("confidence", 0.95), config_file, "stats.confidence")
         lines.append(f"  {'metric':<{width}}  {'mean':>6}  {f'{level:.0%} CI':<16}  {'n':>5}")
         for label, est in zip(names, self.metrics.values(), strict=True):
             ci = "" if math.isnan(est.ci_low) else f"[{est.ci_low:.3f}, {est.ci_high:.3f}]"
@@ -336,14 +451,25 @@ class Result:
         return self._html
 
 
-def load(run_folder: str | Path) -> Result:
+def load(run_folder: str | Path | Result) -> Result:
     """Read a run folder that evalframe wrote (by ``python -m evalframe`` or ``evalframe.run``).
 
     Everything is read through :class:`~evalframe.assess.runfolder.RunFolder`:
     a folder without ``summary.json`` or written by a newer evalframe is a
-    located :class:`~evalframe.core.errors.DataError`.
+    located :class:`~evalframe.core.errors.DataError`. A :class:`Result` given
+    is read again from its folder (a fresh ``Result``); ``~`` is expanded.
     """
-    path = Path(run_folder)
+    if isinstance(run_folder, Result):
+        return Result(run_folder.path)
+    if not isinstance(run_folder, (str, os.PathLike)):
+        raise ConfigError(
+            f"load() got a {type(run_folder).__name__}, not a run folder",
+            key="run_folder",
+            expected="a run folder's path (str or pathlib.Path), or an evalframe.Result",
+            got=repr(run_folder),
+            hint="give the folder a run wrote, e.g. evalframe.load(result.path)",
+        )
+    path = Path(run_folder).expanduser()
     if not path.is_dir():
         raise ConfigError(
             "not a folder",

@@ -147,7 +147,11 @@ def check_name(name: str, key: str = "--name") -> str:
     )
 
 
-def _resolve(name_or_path: str, root: Path) -> Path:
+def _resolve(name_or_path: str, root: Path, key: str = "baseline") -> Path:
+    """The folder (or B.O.B results file) ``name_or_path`` names; ``key`` is the
+    argument that gave it, named by the error (``runs[1]`` for a run ``evalframe.compare``
+    was given, which is not the baseline)."""
+    what = "baseline" if key == "baseline" else "run"
     candidate = Path(name_or_path)
     if RunFolder.is_run(candidate) or is_bob_results(candidate):
         return candidate
@@ -159,8 +163,8 @@ def _resolve(name_or_path: str, root: Path) -> Path:
     if (os.sep in name_or_path or name_or_path.endswith(".json")) and not candidate.exists():
         tracked = dvc_placeholder(candidate)
         raise ConfigError(
-            f"baseline not found: {name_or_path} (no such file or folder)",
-            key="baseline",
+            f"{what} not found: {name_or_path} (no such file or folder)",
+            key=key,
             expected="a run or baseline folder, a results JSON B.O.B saved, or a baseline "
             f"name in {root}",
             hint=f"it is tracked by DVC ({tracked}): fetch it with `dvc pull {tracked}`"
@@ -178,8 +182,9 @@ def _resolve(name_or_path: str, root: Path) -> Path:
         "run directory or the results JSON B.O.B saved"
     )
     raise ConfigError(
-        f"no baseline named {name_or_path!r} in {root}",
-        key="baseline",
+        f"no baseline named {name_or_path!r} in {root}"
+        + ("" if key == "baseline" else ", and no run folder at that path"),
+        key=key,
         expected=f"one of: {', '.join(available)}" if available else "a promoted baseline",
         hint=hint,
     )
@@ -204,10 +209,13 @@ def _not_a_run(folder: Path, given: str, root: Path) -> None:
         ) from None
 
 
-def load_baseline(name_or_path: str, root: Path = Path("baselines")) -> Baseline:
+def load_baseline(
+    name_or_path: str, root: Path = Path("baselines"), *, key: str = "baseline"
+) -> Baseline:
     """A baseline by name (under ``root``), by the path of any run or baseline folder, or
-    by the path of a results file saved by B.O.B."""
-    folder = _resolve(name_or_path, root)
+    by the path of a results file saved by B.O.B. ``key``: the argument that named it,
+    as an error names it."""
+    folder = _resolve(name_or_path, root, key)
     bob = is_bob_results(folder)
     data = read_bob_results(folder) if bob else RunFolder(folder).data()
     per_query: dict[str, dict[str, float]] = {qid: {} for qid in data.query_ids}

@@ -192,8 +192,17 @@ def adjusted_interval(
     return Interval(low + 0.0, high + 0.0, 1.0 - level_alpha)  # + 0.0: no "-0.000"
 
 
-def check_comparable(a: RunData, b: RunData, *, allow_mismatch: bool = False) -> None:
-    """Refuse runs on different golden sets or metric policies, unless told otherwise."""
+#: How the command line and the config say "compare anyway" (the mismatch hints' words).
+CLI_OVERRIDE = "pass --allow-mismatch (compare) / compare.allow_mismatch=true"
+
+
+def check_comparable(
+    a: RunData, b: RunData, *, allow_mismatch: bool = False, override: str = CLI_OVERRIDE
+) -> None:
+    """Refuse runs on different golden sets or metric policies, unless told otherwise.
+
+    ``override`` is how the hint tells the caller to compare anyway: the command
+    line's flags by default, ``evalframe.compare``'s ``allow_mismatch=True`` there."""
     if allow_mismatch:
         return
     if a.golden_hash is None or b.golden_hash is None:
@@ -208,22 +217,21 @@ def check_comparable(a: RunData, b: RunData, *, allow_mismatch: bool = False) ->
                 f"{held.name} has no results for {len(unknown)} of the {len(other.query_ids)} "
                 f"queries of {other.name} (ids {', '.join(unknown[:5])}"
                 f"{' …' if len(unknown) > 5 else ''}), and names no golden set to check against",
-                hint="compare results saved on the same golden set, or pass --allow-mismatch "
-                "(compare) / compare.allow_mismatch=true to compare the shared queries anyway",
+                hint=f"compare results saved on the same golden set, or {override} "
+                "to compare the shared queries anyway",
             )
     elif a.golden_hash != b.golden_hash:
         raise ConfigError(
             f"{a.name} and {b.name} were scored on different golden sets "
             f"({a.golden_hash} vs {b.golden_hash}); their numbers are not comparable",
-            hint="re-run one of them on the same golden set, or pass --allow-mismatch "
-            "(compare) / compare.allow_mismatch=true to compare the shared queries anyway",
+            hint=f"re-run one of them on the same golden set, or {override} "
+            "to compare the shared queries anyway",
         )
     if not same_policies(a.policies, b.policies):
         raise ConfigError(
             f"{a.name} and {b.name} used different metric policies ("
             f"{'; '.join(policy_differences(a.policies, b.policies))})",
-            hint="use the same metrics.policies, or pass --allow-mismatch (compare) / "
-            "compare.allow_mismatch=true to compare them anyway",
+            hint=f"use the same metrics.policies, or {override} to compare them anyway",
         )
 
 

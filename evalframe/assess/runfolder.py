@@ -65,7 +65,7 @@ import operator
 import time
 import uuid
 import zipfile
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol
@@ -443,7 +443,16 @@ class RunFolder:
         """``summary.json``, refused when a newer evalframe wrote it in a layout we cannot read."""
         data = self._json(self.SUMMARY, "run summary")
         layout = data.get("layout", 1)
-        if not isinstance(layout, int) or layout > LAYOUT:
+        if isinstance(layout, bool) or not isinstance(layout, int):
+            raise DataError(
+                "layout (the version of the run folder's format) must be an integer",
+                path=self.file(self.SUMMARY),
+                key="layout",
+                expected=f"a whole number (this evalframe writes layout {LAYOUT})",
+                got=repr(layout),
+                hint="restore the file from the run (or re-run it); it was edited by hand",
+            )
+        if layout > LAYOUT:
             raise DataError(
                 f"this run folder has layout {layout!r}, newer than this evalframe reads "
                 f"(layout {LAYOUT})",
@@ -525,6 +534,17 @@ class RunFolder:
         for line, record in read_jsonl(path, what="per-query results", unique_keys=False):
             if not isinstance(record, dict):
                 raise DataError("not a per-query record written by evalframe", path=path, line=line)
+            for field in ("metrics", "slices"):
+                if not isinstance(record.get(field) or {}, dict):
+                    raise DataError(
+                        f"query {record.get('query_id')!r}: {field} must be a mapping",
+                        path=path,
+                        line=line,
+                        key=field,
+                        got=repr(record.get(field)),
+                        expected="a JSON object of name to value, as evalframe writes it",
+                        hint="restore the file from the run (or re-run it); it was edited by hand",
+                    )
             ids, scores = record.get("retrieved"), record.get("scores")
             if isinstance(ids, list) and isinstance(scores, list) and len(ids) != len(scores):
                 raise DataError(
@@ -837,6 +857,50 @@ class RunFolder:
                 path=self.path / blocked[0],
                 hint=f"move that folder away, or set {key} to another folder",
             )
+
+    def own_files_state(self) -> dict[str, tuple[int, int]]:
+        """The run's own files (:attr:`OWN_FILES`) already in the folder, each with its
+        inode and modification time: taken before a run writes, so that
+        :meth:`remove_stale` can tell a previous run's files from this run's."""
+        state: dict[str, tuple[int, int]] = {}
+        for name in self.OWN_FILES:
+            try:
+                stat = (self.path / name).stat()
+            except OSError:
+                continue
+            state[name] = (stat.st_ino, stat.st_mtime_ns)
+        return state
+
+    def remove_stale(
+        self, before: dict[str, tuple[int, int]], written: Iterable[Path]
+    ) -> list[str]:
+        """Remove what a previous run left in this folder that this run did not write.
+
+        ``before`` is :meth:`own_files_state` taken before this run wrote anything,
+        ``written`` the files this run wrote (or kept, as a rescore keeps its
+        ``run.trec``). Only the run's own files (:attr:`OWN_FILES`) that were there
+        before and are untouched since are removed, never anything else in the
+        folder: a folder re-used by a run without a baseline loses the previous
+        run's ``comparison.json``, and ``load`` no longer reads it as this run's.
+        Called once the run has succeeded: a failing run leaves the folder as it was.
+        """
+        kept = {Path(p).resolve() for p in written}
+        removed = []
+        for name in sorted(set(before) & self.OWN_FILES):
+            path = self.path / name
+            if path.resolve() in kept:
+                continue
+            try:
+                stat = path.stat()
+            except OSError:
+                continue
+            if path.is_file() and (stat.st_ino, stat.st_mtime_ns) == before[name]:
+                try:
+                    path.unlink()
+                except OSError:
+                    continue
+                removed.append(name)
+        return removed
 
     def write_jsonl(self, name: str, records: Any) -> Path:
         return atomic_write_jsonl(self.file(name), records)

@@ -618,6 +618,9 @@ def score_and_report(
     ``stored_manifest`` likewise the ``corpus_manifest.json`` that ``corpus``
     was made from.
     """
+    # what a previous run left in this folder (before this run writes anything there):
+    # its files this run does not write again are removed once this run has succeeded
+    earlier = RunFolder(exp.output_dir).own_files_state()
     run = normalise_run(run, normalise_id, exp.policies.duplicates)
     warn_if_nothing_matches(golden, run)  # all zeros: ids, not the system, are the likely cause
     with step(f"scoring {len(golden)} queries"):  # a second at 10k, with the intervals
@@ -685,5 +688,8 @@ def score_and_report(
         )
     for reporter in reporters:
         reporter(result)
+    # a folder re-used (the same output.dir twice): the previous run's comparison.json,
+    # report.html, ... that this run did not write would be read as this run's
+    RunFolder(exp.output_dir).remove_stale(earlier, outputs.values())
     relay.emit("on_run_end", context, RunOutcome(exit_code=exit_code, outputs=outputs))
     return result

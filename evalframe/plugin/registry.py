@@ -10,6 +10,10 @@ names the *module that registers* the plugin::
 Looking a name up imports only that one module, so a run that uses ``bm25``
 never imports the dense retriever's torch. Built-in plugins are registered in
 exactly the same way as a third party's.
+
+It is one module because registering, looking up and configuring a plugin share
+its rules (the names, the config model, the error that names the key); split, each
+part would need the others.
 """
 
 from __future__ import annotations
