@@ -252,6 +252,22 @@ KERNEL_CELLS = 1 << 20
 
 
 def _kernel_values(m: Metric, matrix: ScoreMatrix) -> np.ndarray:
+    """The kernel's value per query, naming the kernel when it writes into the matrix."""
+    try:
+        return _kernel_blocks(m, matrix)
+    except ValueError as exc:
+        if "read-only" not in str(exc):
+            raise
+        raise PluginError(
+            f"metric {str(m)!r} wrote into the score matrix, which every metric reads "
+            "(its arrays are read-only)",
+            got=str(exc),
+            hint=f"fix the kernel in {METRICS.get(m.name).module}: compute on a copy "
+            "(m.labels.copy(), or arithmetic that makes a new array)",
+        ) from None
+
+
+def _kernel_blocks(m: Metric, matrix: ScoreMatrix) -> np.ndarray:
     """The kernel's value per query; a row-wise kernel runs on blocks of queries."""
     kernel, params = m.definition.kernel, m.param_model()
     nq = len(matrix.query_ids)

@@ -64,6 +64,14 @@ class ScoreMatrix:
     extra_queries: int = 0
     scores: np.ndarray | None = None
 
+    def __post_init__(self) -> None:
+        # Every metric reads the same arrays: a kernel that wrote into one (a view of
+        # labels edited in place) changed the metrics computed after it without a word.
+        # Read-only, such a write fails in that kernel (the engine names it).
+        for array in (self.labels, self.judged, self.n_ret, self.ideal, self.present, self.scores):
+            if array is not None:
+                array.flags.writeable = False
+
     @property
     def depth(self) -> int:
         return int(self.labels.shape[1])

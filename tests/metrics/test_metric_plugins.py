@@ -114,3 +114,26 @@ def test_a_value_a_hair_past_one_from_rounding_is_within_bounds() -> None:
             [parse_metric("Hair@3")], {"q": {"b": 1}}, {"q": [("b", 1.0)]}, Policies()
         )
         assert scores.values[parse_metric("Hair@3")][0] == 1.0 + 2e-16
+
+
+def test_a_kernel_that_writes_into_the_matrix_is_named_and_changes_nothing() -> None:
+    """A kernel editing m.labels in place (through a view) changed every metric computed
+    after it: R@5 0.742 became 0. The matrix is read-only; the write fails in that kernel."""
+    from evalframe.core.errors import PluginError
+    from evalframe.metrics import metric
+
+    with METRICS.scoped():
+
+        @metric("Scribble", k="required", bounds=(0.0, 1.0))
+        def scribble(m, k, p):  # type: ignore[no-untyped-def]  # a test's throwaway kernel
+            top = m.labels[:, :k]
+            top[:] = 0  # the bug: a view of the shared labels
+            return np.zeros(m.labels.shape[0])
+
+        measures = [parse_metric("Scribble@2"), parse_metric("RR")]
+        with pytest.raises(PluginError) as err:
+            evaluate(measures, {"q": {"b": 1}}, {"q": [("b", 1.0)]}, Policies())
+        assert "metric 'Scribble@2' wrote into the score matrix" in err.value.message
+        # the same run without it: RR of a relevant document at rank 1 is 1
+        rr = evaluate([measures[1]], {"q": {"b": 1}}, {"q": [("b", 1.0)]}, Policies())
+        assert rr.values[measures[1]][0] == 1.0
