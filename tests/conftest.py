@@ -108,6 +108,16 @@ def raw_config(project: Project, **overrides: Any) -> dict[str, Any]:
 
 
 @pytest.fixture
+def fresh_folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A Python API test as a notebook user runs: in a folder of its own (``tmp_path``,
+    the current directory), with its own retrieval cache and tracking off."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("EVALFRAME_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv("EVALFRAME_TRACKING", "none")
+    return tmp_path
+
+
+@pytest.fixture
 def project(tmp_path: Path) -> Project:
     return Project(
         root=tmp_path,

@@ -31,11 +31,8 @@ OTHER = {"cat on a mat": ["d3", "d1"], "barking dogs": ["d2"], "flying fish": ["
 SETTINGS = ["depth=3", "metrics.measures=[RR,P@2]", "tracking=none", "report.html=false"]
 
 
-@pytest.fixture(autouse=True)
-def _here(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.chdir(tmp_path)
-    monkeypatch.setenv("EVALFRAME_CACHE_DIR", str(tmp_path / "cache"))
-    monkeypatch.setenv("EVALFRAME_TRACKING", "none")
+#: each test in a folder of its own, with its own cache and tracking off
+pytestmark = pytest.mark.usefixtures("fresh_folder")
 
 
 def good_search(query: str) -> list[str]:

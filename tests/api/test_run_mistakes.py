@@ -28,12 +28,8 @@ ANSWERS = {"cat on a mat": ["d1", "d3"], "barking dogs": ["d3", "d1", "d2"], "fl
 SETTINGS = ["depth=3", "metrics.measures=[RR]", "tracking=none", "report.html=false"]
 
 
-@pytest.fixture(autouse=True)
-def _here(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Each test in its own folder, with its own retrieval cache."""
-    monkeypatch.chdir(tmp_path)
-    monkeypatch.setenv("EVALFRAME_CACHE_DIR", str(tmp_path / "cache"))
-    monkeypatch.setenv("EVALFRAME_TRACKING", "none")
+#: each test in a folder of its own, with its own cache and tracking off
+pytestmark = pytest.mark.usefixtures("fresh_folder")
 
 
 def search(query: str) -> list[str]:

@@ -4,8 +4,6 @@ succeeded), so the folder and ``evalframe.load`` describe the new run alone."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
 import evalframe
@@ -20,11 +18,8 @@ ANSWERS = {"cat on a mat": ["d1", "d3"], "barking dogs": ["d3", "d2"]}
 SETTINGS = ["depth=3", "metrics.measures=[RR]", "tracking=none"]
 
 
-@pytest.fixture(autouse=True)
-def _here(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.chdir(tmp_path)
-    monkeypatch.setenv("EVALFRAME_CACHE_DIR", str(tmp_path / "cache"))
-    monkeypatch.setenv("EVALFRAME_TRACKING", "none")
+#: each test in a folder of its own, with its own cache and tracking off
+pytestmark = pytest.mark.usefixtures("fresh_folder")
 
 
 def search(query: str) -> list[str]:
