@@ -16,7 +16,12 @@ from pathlib import Path
 
 import pytest
 
-os.environ.setdefault("EVALFRAME_TRACKING", "none")
+# A developer's own settings (a shared cache folder, the files store, MLflow tracking) would
+# change what the tests see: the cache folder is written into each run's config.yaml, and a
+# test that compares it failed with EVALFRAME_CACHE_DIR set. Tests that want one set it.
+for _name in ("EVALFRAME_CACHE_DIR", "EVALFRAME_CACHE_STORE"):
+    os.environ.pop(_name, None)
+os.environ["EVALFRAME_TRACKING"] = "none"
 os.environ.setdefault("DVC_NO_ANALYTICS", "1")
 os.environ.setdefault("MLFLOW_ENABLE_TELEMETRY", "false")
 os.environ.setdefault("DO_NOT_TRACK", "1")

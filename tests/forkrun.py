@@ -71,6 +71,11 @@ MLFLOW = ("mlflow.tracking", "mlflow.store.tracking.sqlalchemy_store", "evalfram
 #: Environment variables read when an interpreter starts: a run that sets one of them
 #: differently from the server gets a new interpreter instead of a fork.
 _STARTUP_PREFIXES = ("PYTHON", "LC_", "LANG")
+
+#: The environment the worker started with, before any test changed it: the server
+#: starts from it whichever test asks first, so a test that sets PYTHONPATH (a
+#: third-party plugin's folder) gets a new interpreter whether it runs alone or not
+_WORKER_ENV = dict(os.environ)
 _UTF8 = {"utf-8", "utf8"}
 
 
@@ -86,7 +91,7 @@ class _Server:
     """One forking server, started on first use by this process (a pytest worker)."""
 
     def __init__(self, extra: tuple[str, ...]) -> None:
-        env = {**os.environ, "PYTHONIOENCODING": "utf-8"}
+        env = {**_WORKER_ENV, "PYTHONIOENCODING": "utf-8"}
         self.env = _startup_env(env)
         self.proc = subprocess.Popen(
             [sys.executable, __file__, "--serve", *extra],

@@ -148,6 +148,12 @@ def test_a_run_that_stops_at_a_mistake_leaves_no_folder_behind(project: Project)
     res = project.run(bad, f"corpus.path={project.corpus}", "hydra.run.dir=out")
     assert res.code == 2, res.stderr
     assert not (project.root / "out").exists()
+    # nor the folders Hydra made above it (`outputs/<experiment>/` on a first run); one
+    # that holds something else stays
+    (project.root / "kept" / "other").mkdir(parents=True)
+    res = project.run(bad, f"corpus.path={project.corpus}", "hydra.run.dir=kept/a/b/run")
+    assert res.code == 2, res.stderr
+    assert sorted(p.name for p in (project.root / "kept").iterdir()) == ["other"]
     res = project.run(bad, f"corpus.path={project.corpus}", "-m", "hydra.sweep.dir=swept")
     assert res.code == 2, res.stderr
     job = json.loads((project.root / "swept" / "0" / "job.json").read_text())

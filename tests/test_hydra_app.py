@@ -116,6 +116,16 @@ def test_hydras_not_in_struct_error_is_said_in_evalframes_words() -> None:
         "  hint: replace the whole mapping with ++dataset.grades={1:4,9:1}, or add the one key "
         "with +dataset.grades.9=VALUE\n"
     )
+    # a misspelt section on the way to the key (`output.headrs.x=3`): Hydra names the
+    # section; it is the missing setting, not a key inside a mapping given as the value
+    middle = hydra_text.replace("retriever.k11", "output.headrs.x").replace("'k11'", "'headrs'")
+    assert hydra_message(middle) == (
+        "error: config key output.headrs.x: there is no setting output.headrs to override (so "
+        "output.headrs.x cannot be set) (expected a key of the composed config; got "
+        "output.headrs.x=3)\n"
+        "  hint: check its spelling (`--cfg job` prints every key), or write "
+        "+output.headrs.x=3 to add a new key\n"
+    )
 
 
 def test_an_experiment_chosen_without_its_plus_is_said_in_evalframes_words() -> None:

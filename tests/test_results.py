@@ -202,6 +202,30 @@ def test_overall_aggregates() -> None:
     assert math.isnan(ev.per_query_value(RR, "q5"))
 
 
+def test_aggregates_computed_beside_the_caller_are_the_same_and_raise_when_read() -> None:
+    """`beside=True` (the pipeline's: the intervals on a thread while the records are
+    built) gives exactly the numbers of the plain build; a failure there is raised when
+    the aggregates are first read, not lost with the thread."""
+    policies = Policies()
+    scores = evaluate(METRICS, GOLDEN, RUN, policies)
+
+    def made(beside: bool) -> Evaluation:
+        return Evaluation.build(
+            GOLDEN, RUN, scores, METRICS, policies, bootstrap=200, seed=3, beside=beside
+        )
+
+    plain, beside = made(False), made(True)
+    assert beside.overall == plain.overall and beside.by_slice == plain.by_slice
+    check(beside.overall[RR], [1, 1 / 2, 1 / 3, 0], skipped=1)
+    broken = {m: np.array(["x"] * 5) for m in METRICS}  # not numbers: float64 refuses
+    scores.values = broken
+    failing = Evaluation.build(
+        GOLDEN, RUN, scores, METRICS, policies, [], bootstrap=10, seed=3, beside=True
+    )
+    with pytest.raises(ValueError, match="could not convert"):
+        _ = failing.overall
+
+
 def test_per_query_value_finds_every_query_and_names_one_not_scored() -> None:
     ev = build()
     rr = {"q1": 1.0, "q2": 1 / 2, "q3": 1 / 3, "q4": 0.0}  # by hand, as in test_overall

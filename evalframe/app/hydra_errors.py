@@ -142,7 +142,13 @@ def hydra_error(text: str) -> EvalframeError | None:
     inner = found["inner"]
     # said back in the error and its hint: a credential in it is shown redacted
     value = redact_override_value(key, found["override"].partition("=")[2])
-    if inner != key.rsplit(".", 1)[-1]:
+    parts = key.split(".")
+    if inner in parts[:-1]:
+        # `retriever.headrs.Authorization=…`: a section on the way to the key is missing
+        # (`headrs`), not a key inside a mapping given as the value: said as that section
+        absent = ".".join(parts[: parts.index(inner) + 1])
+        return _no_setting(absent, f"{key}={value}", section, value, key)
+    if inner != parts[-1]:
         # `dataset.grades={1:4,9:1}`: the setting is there, a key inside the given mapping
         # (9) is not, and Hydra merges a mapping into the one there key by key
         return ConfigError(
@@ -153,7 +159,13 @@ def hydra_error(text: str) -> EvalframeError | None:
             hint=f"replace the whole mapping with ++{key}={value}, or add the one key with "
             f"+{key}.{inner}=VALUE",
         )
-    if section in _PLUGIN_SECTIONS and "." in key:
+    return _no_setting(key, f"{key}={value}", section, value, key)
+
+
+def _no_setting(setting: str, got: str, section: str, value: str, key: str) -> ConfigError:
+    """``there is no setting X to override``: ``setting`` is the first missing part of
+    the override's ``key`` (the key itself, or a section on the way to it)."""
+    if section in _PLUGIN_SECTIONS and "." in setting:
         # a plugin's settings are validated by its config model: a '+' only moves the error
         hint = (
             f"check its spelling: `evalframe plugins show {section} NAME` lists the settings "
@@ -165,10 +177,11 @@ def hydra_error(text: str) -> EvalframeError | None:
             f"+{key}={value} to add a new key"
         )
     return ConfigError(
-        f"there is no setting {key} to override",
+        f"there is no setting {setting} to override"
+        + (f" (so {key} cannot be set)" if setting != key else ""),
         key=key,
         expected="a key of the composed config",
-        got=f"{key}={value}",
+        got=got,
         hint=hint,
     )
 

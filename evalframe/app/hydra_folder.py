@@ -36,6 +36,12 @@ def drop_stub_folder() -> None:
             if entry.name != ".hydra" and not empty_log:
                 return
         shutil.rmtree(folder)
+        # and the folders Hydra made above it, when they are empty now (`outputs/quickstart/`
+        # on the first run): only below the working folder, and never one holding anything
+        for parent in folder.resolve().parents:
+            if parent == here or here not in parent.parents:
+                break
+            parent.rmdir()  # OSError when not empty: it was there before, and stays
     except OSError:
         return  # a folder that cannot be read or removed stays: the error was the point
 

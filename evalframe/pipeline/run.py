@@ -635,6 +635,7 @@ def score_and_report(
             bootstrap=exp.stats.bootstrap,
             seed=exp.stats.seed,
             confidence=exp.stats.confidence,
+            beside=True,  # the intervals on a thread while the records are built here
         )
         records = per_query_records(evaluation, exp.report)
     # before the gates, which may read calibration.ece & co. (GateView.analysis)
