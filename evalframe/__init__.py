@@ -93,6 +93,8 @@ __all__ = [
 #: Modules that moved when the core was split into layered subpackages. The old
 #: paths stay importable, as the very same module objects, so that third-party
 #: plugins written against them keep working (see docs/architecture.md).
+#: (``evalframe.testing`` was one; it is a package again, holding every kind's
+#: contract suite and re-exporting the plugin layer's as the same objects.)
 _MOVED: dict[str, str] = {
     "evalframe.types": "evalframe.core.types",
     "evalframe.errors": "evalframe.core.errors",
@@ -101,7 +103,6 @@ _MOVED: dict[str, str] = {
     "evalframe.protocols": "evalframe.plugin.protocols",
     "evalframe.registry": "evalframe.plugin.registry",
     "evalframe.hooks": "evalframe.plugin.hooks",
-    "evalframe.testing": "evalframe.plugin.testing",
     "evalframe.results": "evalframe.assess.results",
     "evalframe.stats": "evalframe.assess.stats",
     "evalframe.gates": "evalframe.assess.gates",

@@ -98,7 +98,6 @@ def test_no_heavy_import_at_module_level(tree: str) -> None:
         ("evalframe.protocols", "evalframe.plugin.protocols"),
         ("evalframe.registry", "evalframe.plugin.registry"),
         ("evalframe.hooks", "evalframe.plugin.hooks"),
-        ("evalframe.testing", "evalframe.plugin.testing"),
         ("evalframe.results", "evalframe.assess.results"),
         ("evalframe.stats", "evalframe.assess.stats"),
         ("evalframe.gates", "evalframe.assess.gates"),
@@ -111,6 +110,19 @@ def test_no_heavy_import_at_module_level(tree: str) -> None:
 def test_module_paths_from_before_the_layers_still_import(old: str, new: str) -> None:
     """A third-party plugin written against the flat layout keeps working, unchanged."""
     assert importlib.import_module(old) is importlib.import_module(new)
+
+
+def test_evalframe_testing_still_gives_every_suite_it_gave() -> None:
+    """``evalframe.testing`` was the plugin layer's suites under an old path; it is the
+    package of every kind's suites now, and gives the old ones as the same objects."""
+    import evalframe.plugin.testing as plugin_layer
+    import evalframe.testing as suites
+
+    for name in plugin_layer.__all__:
+        assert getattr(suites, name) is getattr(plugin_layer, name), name
+    assert {"DatasetLoaderContract", "GateContract", "MetricContract", "TrackerContract"} <= set(
+        suites.__all__
+    )
 
 
 def test_old_paths_work_in_from_imports() -> None:

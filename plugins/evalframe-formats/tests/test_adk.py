@@ -20,8 +20,8 @@ from evalframe_formats.adk import (
 from evalframe.core.errors import DataError
 from evalframe.core.types import Corpus, GoldenSet
 from evalframe.plugin.protocols import PluginContext
-from evalframe.plugin.registry import DATASETS
-from evalframe.plugin.testing import CorpusLoaderContract, PluginContract
+from evalframe.plugin.testing import CorpusLoaderContract
+from evalframe.testing import DatasetLoaderContract
 from tests import forkrun
 
 DATA = Path(__file__).parent / "data"
@@ -50,9 +50,12 @@ def yaml_file(tmp_path: Path, text: str) -> Path:
     return path
 
 
-class TestAdkDatasetContract(PluginContract):
+class TestAdkDatasetContract(DatasetLoaderContract):
     plugin_name = "adk"
-    registry = DATASETS
+
+    @pytest.fixture
+    def loader(self) -> AdkDataset:
+        return AdkDataset(AdkDatasetConfig(path=str(SAMPLE)), PluginContext())
 
 
 class TestAdkCorpusContract(CorpusLoaderContract):

@@ -21,7 +21,7 @@ from evalframe.core.errors import ConfigError, DataError
 from evalframe.core.types import Corpus, Document, GoldenSet
 from evalframe.plugin.protocols import PluginContext
 from evalframe.plugin.registry import DATASETS, configure
-from evalframe.plugin.testing import PluginContract
+from evalframe.testing import DatasetLoaderContract
 
 DATA = Path(__file__).parent / "data"
 GOLD = DATA / "galaxy_gold.jsonl"
@@ -39,9 +39,13 @@ def gold_file(tmp_path: Path, *lines: str) -> Path:
     return path
 
 
-class TestGalaxyDatasetContract(PluginContract):
+class TestGalaxyDatasetContract(DatasetLoaderContract):
     plugin_name = "galaxy"
-    registry = DATASETS
+
+    @pytest.fixture
+    def loader(self) -> GalaxyDataset:
+        config = GalaxyDatasetConfig(path=str(GOLD), normalise=["strip_version"])
+        return GalaxyDataset(config, PluginContext())
 
 
 def test_sample_loads_as_written(capsys: pytest.CaptureFixture[str]) -> None:

@@ -13,8 +13,7 @@ from evalframe_formats.generic import GenericDataset, GenericDatasetConfig
 from evalframe.core.errors import DataError
 from evalframe.core.types import GoldenSet
 from evalframe.plugin.protocols import PluginContext
-from evalframe.plugin.registry import DATASETS
-from evalframe.plugin.testing import PluginContract
+from evalframe.testing import DatasetLoaderContract
 
 DATA = Path(__file__).parent / "data" / "generic"
 JSONL = DATA / "golden.jsonl"
@@ -48,9 +47,15 @@ def data_file(tmp_path: Path, name: str, text: str) -> Path:
     return path
 
 
-class TestGenericDatasetContract(PluginContract):
+class TestGenericDatasetContract(DatasetLoaderContract):
     plugin_name = "generic"
-    registry = DATASETS
+
+    @pytest.fixture
+    def loader(self) -> GenericDataset:
+        return GenericDataset(
+            GenericDatasetConfig(path=str(JSONL), **KNOWCODE),
+            PluginContext(),  # type: ignore[arg-type]  # the mapping's values are typed by the config
+        )
 
 
 @pytest.mark.parametrize("path", [JSONL, CSV, JSON], ids=["jsonl", "csv", "json"])

@@ -13,7 +13,7 @@ from evalframe.core.types import GoldenQuery, GoldenSet, Ranking, Run
 from evalframe.metrics import Policies, evaluate, parse_metrics
 from evalframe.plugin.protocols import PluginContext
 from evalframe.plugin.registry import GATES
-from evalframe.plugin.testing import PluginContract
+from evalframe.testing import GateContract
 
 GOLDEN = GoldenSet.build("g", [GoldenQuery(id="q", text="", judgments={"a": 1})])
 RUN = Run(rankings={"q": Ranking.from_pairs("q", [("a", 1.0)])})
@@ -21,6 +21,10 @@ RUN = Run(rankings={"q": Ranking.from_pairs("q", [("a", 1.0)])})
 
 @pytest.fixture
 def view() -> GateView:
+    return analysis_view()
+
+
+def analysis_view() -> GateView:
     metrics = parse_metrics(["RR"])
     ev = Evaluation.build(
         GOLDEN, RUN, evaluate(metrics, GOLDEN, RUN, Policies()), metrics, Policies()
@@ -38,9 +42,16 @@ def gate(**settings: object) -> AnalysisGate:
     return AnalysisGate(AnalysisGateConfig(**settings), PluginContext(config_key="gates.a"))  # type: ignore[arg-type]
 
 
-class TestAnalysisGateContract(PluginContract):
+class TestAnalysisGateContract(GateContract):
     plugin_name = "analysis"
-    registry = GATES
+
+    @pytest.fixture
+    def view(self) -> GateView:
+        return analysis_view()
+
+    @pytest.fixture
+    def gate(self) -> AnalysisGate:
+        return gate(analysis="calibration.ece", op="<=", value=0.2)
 
 
 def test_the_estimate_is_compared_at_its_edge(view: GateView) -> None:
@@ -84,7 +95,7 @@ def test_a_value_the_run_lacks_is_a_config_error(view: GateView) -> None:
 def test_a_threshold_outside_the_values_range_is_refused(
     settings: dict[str, object], said: str
 ) -> None:
-    from evalframe.plugin.registry import GATES, configure
+    from evalframe.plugin.registry import configure
 
     with pytest.raises(ConfigError) as err:
         configure(GATES.get("analysis"), settings, "gates.a")
@@ -101,6 +112,6 @@ def test_a_threshold_outside_the_values_range_is_refused(
     ],
 )
 def test_a_threshold_within_the_values_range_is_kept(settings: dict[str, object]) -> None:
-    from evalframe.plugin.registry import GATES, configure
+    from evalframe.plugin.registry import configure
 
     assert configure(GATES.get("analysis"), settings, "gates.a") is not None

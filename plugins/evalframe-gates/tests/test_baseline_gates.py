@@ -22,7 +22,7 @@ from evalframe.core.types import GoldenQuery, GoldenSet, Ranking, Run
 from evalframe.metrics import Policies, evaluate, parse_metrics
 from evalframe.plugin.protocols import PluginContext
 from evalframe.plugin.registry import GATES
-from evalframe.plugin.testing import PluginContract
+from evalframe.testing import GateContract
 
 CTX = PluginContext(config_key="gates.g")
 GOLDEN = GoldenSet.build(
@@ -59,19 +59,36 @@ def view_with(baseline_rr: dict[str, float] | None) -> GateView:
 BASE = {"q1": 1.0, "q2": 1.0, "q3": 1.0, "q4": 0.0}  # mean 3/4; current mean (1+1/2+1/3)/4
 
 
-class TestRegressionContract(PluginContract):
+class _BaselineContract(GateContract):
+    """The contract on a run with a baseline (these gates refuse to judge without one)."""
+
+    @pytest.fixture
+    def view(self) -> GateView:
+        return view_with(BASE)
+
+
+class TestRegressionContract(_BaselineContract):
     plugin_name = "regression"
-    registry = GATES
+
+    @pytest.fixture
+    def gate(self) -> RegressionGate:
+        return RegressionGate(RegressionConfig(metric="RR", max_drop=0.1), CTX)
 
 
-class TestPassToFailContract(PluginContract):
+class TestPassToFailContract(_BaselineContract):
     plugin_name = "pass_to_fail"
-    registry = GATES
+
+    @pytest.fixture
+    def gate(self) -> PassToFailGate:
+        return PassToFailGate(PassToFailConfig(metric="RR", value=0.5), CTX)
 
 
-class TestNonInferiorityContract(PluginContract):
+class TestNonInferiorityContract(_BaselineContract):
     plugin_name = "noninferiority"
-    registry = GATES
+
+    @pytest.fixture
+    def gate(self) -> NonInferiorityGate:
+        return NonInferiorityGate(NonInferiorityConfig(metric="RR", margin=0.05), CTX)
 
 
 def test_regression_absolute_and_relative() -> None:
@@ -158,7 +175,7 @@ def test_noninferiority_does_not_cry_wolf_on_noise_and_catches_real_drops() -> N
 def test_a_tolerance_no_change_can_exceed_is_refused(
     kind: str, settings: dict[str, object], key: str, said: str
 ) -> None:
-    from evalframe.plugin.registry import GATES, configure
+    from evalframe.plugin.registry import configure
 
     with pytest.raises(ConfigError) as err:
         configure(GATES.get(kind), settings, "gates.b")
@@ -176,6 +193,6 @@ def test_a_tolerance_no_change_can_exceed_is_refused(
     ],
 )
 def test_a_tolerance_some_change_can_exceed_is_kept(kind: str, settings: dict[str, object]) -> None:
-    from evalframe.plugin.registry import GATES, configure
+    from evalframe.plugin.registry import configure
 
     assert configure(GATES.get(kind), settings, "gates.b") is not None

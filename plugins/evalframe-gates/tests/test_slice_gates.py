@@ -16,7 +16,7 @@ from evalframe.core.types import GoldenQuery, GoldenSet, Ranking, Run
 from evalframe.metrics import Policies, evaluate, parse_metrics
 from evalframe.plugin.protocols import PluginContext
 from evalframe.plugin.registry import GATES
-from evalframe.plugin.testing import PluginContract
+from evalframe.testing import GateContract
 
 GOLDEN = GoldenSet.build(
     "g",
@@ -53,14 +53,20 @@ def view() -> GateView:
     return GateView(Evaluation.build(GOLDEN, RUN, scores, metrics, Policies()))
 
 
-class TestEveryQueryContract(PluginContract):
+class TestEveryQueryContract(GateContract):
     plugin_name = "every_query"
-    registry = GATES
+
+    @pytest.fixture
+    def gate(self) -> EveryQueryGate:
+        return EveryQueryGate(EveryQueryConfig(metric="RR", op=">=", value=0.5), CTX)
 
 
-class TestNoZeroSliceContract(PluginContract):
+class TestNoZeroSliceContract(GateContract):
     plugin_name = "no_zero_slice"
-    registry = GATES
+
+    @pytest.fixture
+    def gate(self) -> NoZeroSliceGate:
+        return NoZeroSliceGate(NoZeroSliceConfig(metric="R@5", field="difficulty"), CTX)
 
 
 def test_every_easy_query_right_at_rank_1_lists_the_one_that_is_not(view: GateView) -> None:
@@ -150,7 +156,7 @@ def test_a_slice_value_spelt_in_another_case_is_refused_not_left_out() -> None:
 
 def test_every_query_refuses_a_value_no_query_can_have() -> None:
     """Every query would fail RR < 0: RR is never below 0."""
-    from evalframe.plugin.registry import GATES, configure
+    from evalframe.plugin.registry import configure
 
     with pytest.raises(ConfigError) as err:
         configure(GATES.get("every_query"), {"metric": "RR", "op": "<", "value": 0}, "gates.e")

@@ -12,7 +12,7 @@ from evalframe.core.types import GoldenQuery, GoldenSet, Ranking, Run
 from evalframe.metrics import Policies, evaluate, parse_metrics
 from evalframe.plugin.protocols import PluginContext
 from evalframe.plugin.registry import GATES
-from evalframe.plugin.testing import PluginContract
+from evalframe.testing import GateContract
 
 GOLDEN = GoldenSet.build(
     "g",
@@ -42,9 +42,12 @@ def gate(**settings: object) -> ThresholdGate:
     return ThresholdGate(ThresholdConfig(**settings), PluginContext(config_key="gates.t"))
 
 
-class TestThresholdContract(PluginContract):
+class TestThresholdContract(GateContract):
     plugin_name = "threshold"
-    registry = GATES
+
+    @pytest.fixture
+    def gate(self) -> ThresholdGate:
+        return gate(metric="nDCG@10", op=">=", value=0.5, slice={"difficulty": "easy"})
 
 
 def test_passes_when_the_mean_meets_the_threshold(view: GateView) -> None:

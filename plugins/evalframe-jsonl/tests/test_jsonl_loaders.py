@@ -12,8 +12,8 @@ from evalframe_jsonl.dataset import JsonlDataset, JsonlDatasetConfig
 from evalframe.core.errors import DataError
 from evalframe.core.types import Corpus, Document
 from evalframe.plugin.protocols import PluginContext
-from evalframe.plugin.registry import DATASETS
-from evalframe.plugin.testing import CorpusLoaderContract, PluginContract
+from evalframe.plugin.testing import CorpusLoaderContract
+from evalframe.testing import DatasetLoaderContract
 
 DATA = Path(__file__).parent / "data"
 
@@ -28,9 +28,12 @@ def write(tmp_path: Path, *lines: str) -> Path:
     return path
 
 
-class TestJsonlDatasetContract(PluginContract):
+class TestJsonlDatasetContract(DatasetLoaderContract):
     plugin_name = "jsonl"
-    registry = DATASETS
+
+    @pytest.fixture
+    def loader(self) -> JsonlDataset:
+        return JsonlDataset(JsonlDatasetConfig(path=str(DATA / "bob_gold.jsonl")), PluginContext())
 
 
 class TestJsonlCorpusContract(CorpusLoaderContract):
