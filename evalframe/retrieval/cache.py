@@ -1,10 +1,13 @@
 """Content-addressed retrieval cache: a query is never retrieved twice for the same inputs.
 
 The key of one query's ranking covers everything that can change it: the
-retriever's name and version, its full validated config (secrets excluded),
-the corpus content hash, the query text and k, and the query's metadata
-fields the retriever says it reads (``cache_inputs``). Metrics, gates and report
-settings are not in the key, so changing them never invalidates an entry.
+retriever's name and version, a hash of its code when the version does not pin
+it (an editable install, a module on ``PYTHONPATH``:
+:func:`evalframe.plugin.codeid.code_identity`), its full validated config
+(secrets excluded), the corpus content hash, the query text and k, and the
+query's metadata fields the retriever says it reads (``cache_inputs``).
+Metrics, gates and report settings are not in the key, so changing them never
+invalidates an entry.
 
 Entries live in the ``runs`` namespace of the cache folder's entry store
 (:mod:`evalframe.core.store`: one SQLite database), written a batch at a
@@ -19,6 +22,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import sys
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -37,6 +41,7 @@ from evalframe.core.store import (
     read_namespaces,
 )
 from evalframe.core.types import Ranking, content_hash
+from evalframe.plugin.codeid import code_identity
 from evalframe.plugin.protocols import in_cache_key
 
 __all__ = ["RunCache", "cache_info", "clear_cache", "default_cache_dir", "retriever_fingerprint"]
@@ -61,11 +66,20 @@ def retriever_fingerprint(
     config: BaseModel | None,
     corpus_hash: str | None,
     identity: Any = None,
+    *,
+    module: str | None = None,
 ) -> dict[str, Any]:
     """What identifies a retriever's output apart from the query: part of every key.
 
     ``identity`` is the retriever's own ``cache_identity()`` (model or
     catalogue files named by path); absent, keys are as they always were.
+
+    ``code`` is the hash of the retriever's source files when its version does
+    not identify them (:func:`~evalframe.plugin.codeid.code_identity`: an
+    editable install or a module on ``PYTHONPATH``, whose code is edited under
+    one version); a release installed from an index keeps the key it always
+    had. ``module`` is the module that registered the retriever (its spec's);
+    absent, the retriever registered as ``name`` is looked up.
     """
     fingerprint = {
         "format": FORMAT,
@@ -75,8 +89,55 @@ def retriever_fingerprint(
         "corpus": corpus_hash,
     }
     if identity is not None:
+        _check_identity(name, identity)
         fingerprint["identity"] = identity
+    code = code_identity(module if module is not None else _registered_module(name))
+    if code is not None:
+        fingerprint["code"] = code
     return fingerprint
+
+
+def _check_identity(name: str, identity: Any) -> None:
+    """Refuse a ``cache_identity()`` the key cannot hold, naming the retriever: hashed
+    as it is, a Path or a set in it would crash deep in the cache as evalframe's bug."""
+    found: list[str] = []
+
+    def refuse(value: Any) -> Any:
+        found.append(type(value).__name__)
+        raise TypeError(type(value).__name__)
+
+    try:
+        json.dumps(identity, sort_keys=True, default=refuse)
+    except (TypeError, ValueError) as exc:
+        from evalframe.core.errors import PluginError
+
+        held = f"a {found[0]}" if found else f"what JSON cannot hold ({exc})"
+        raise PluginError(
+            f"retriever {name!r}: cache_identity() returned {held}, which the cache key "
+            "cannot hold",
+            expected="JSON values: str, int, float, bool, None, lists and str-keyed dicts",
+            got=repr(identity)[:200],
+            hint="give a path as str(path) and a set as a sorted list",
+        ) from None
+
+
+def _registered_module(name: str) -> str:
+    """The module that registered retriever ``name``; "" when none is loaded.
+
+    Only a retriever already imported is looked up (the one being run always is): a
+    fingerprint asked for by name must not import a plugin as a side effect.
+    """
+    from evalframe.core.errors import EvalframeError
+    from evalframe.plugin.dists import entry_points
+    from evalframe.plugin.registry import RETRIEVERS
+
+    for ep in entry_points(RETRIEVERS.group):
+        if ep.name == name and ep.module not in sys.modules:
+            return ""
+    try:
+        return RETRIEVERS.get(name).module
+    except EvalframeError:
+        return ""
 
 
 def _decode(text: str, query_id: str) -> Ranking | None:

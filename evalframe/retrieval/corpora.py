@@ -5,11 +5,12 @@ checks its ids; neither needs the documents. When a corpus loader names the
 files it reads (``sources()``), the corpus's name, hash and each document's
 hash (the run folder's ``corpus_manifest.json``, keyed by id) are kept in
 the cache folder's entry store (namespace ``corpora``) under a key of the
-loader's name, version and config and each source's path, size,
-modification and change times and inode. A later run with the same key gets
-a :meth:`~evalframe.core.types.Corpus.deferred` corpus: the documents are read
-only if something asks for them (a bm25 index to build, a query not in the
-cache), and then checked against the kept hash.
+loader's name, version and config (and the hash of its code when the version
+does not pin it: :func:`evalframe.plugin.codeid.code_identity`) and each
+source's path, size, modification and change times and inode. A later run
+with the same key gets a :meth:`~evalframe.core.types.Corpus.deferred` corpus:
+the documents are read only if something asks for them (a bm25 index to
+build, a query not in the cache), and then checked against the kept hash.
 
 A file cannot be rewritten without changing its change time (``st_ctime``,
 which no tool can set), so a stale manifest needs a file edited in place
@@ -28,6 +29,7 @@ from pydantic import BaseModel
 from evalframe.core.errors import DataError
 from evalframe.core.store import open_store
 from evalframe.core.types import Corpus, content_hash, document_hash
+from evalframe.plugin.codeid import code_identity
 
 __all__ = ["FORMAT", "checked_load", "checked_texts", "manifest_key", "with_manifest"]
 
@@ -36,9 +38,19 @@ FORMAT = 2
 
 
 def manifest_key(
-    name: str, version: str | None, config: BaseModel | None, sources: Sequence[Path]
+    name: str,
+    version: str | None,
+    config: BaseModel | None,
+    sources: Sequence[Path],
+    *,
+    module: str | None = None,
 ) -> str | None:
-    """The key of a corpus read by this loader from these files; None if one is missing."""
+    """The key of a corpus read by this loader from these files; None if one is missing.
+
+    ``module`` registered the loader: when its version does not pin its code (an
+    editable install, a module on ``PYTHONPATH``), the code's hash joins the key, so a
+    loader fixed in place reads its files again instead of the old reading's hashes.
+    """
     stamps: list[list[Any]] = []
     for source in sources:
         try:
@@ -50,15 +62,17 @@ def manifest_key(
         )
         if Path(source).is_dir():
             return None  # a folder's files are not listed: read it every time
-    return content_hash(
-        {
-            "format": FORMAT,
-            "loader": name,
-            "version": version,
-            "config": config.model_dump(mode="json") if config is not None else None,
-            "sources": stamps,
-        }
-    )
+    key: dict[str, Any] = {
+        "format": FORMAT,
+        "loader": name,
+        "version": version,
+        "config": config.model_dump(mode="json") if config is not None else None,
+        "sources": stamps,
+    }
+    code = code_identity(module) if module else None
+    if code is not None:  # absent otherwise: a release's manifests keep their keys
+        key["code"] = code
+    return content_hash(key)
 
 
 def with_manifest(
@@ -76,7 +90,9 @@ def with_manifest(
     load = load or loader.load
     sources = getattr(loader, "sources", None)
     key = (
-        manifest_key(spec.name, spec.version, config, list(sources()))
+        manifest_key(
+            spec.name, spec.version, config, list(sources()), module=getattr(spec, "module", None)
+        )
         if callable(sources)
         else None
     )

@@ -291,5 +291,6 @@ def run_cache(
         config,
         corpus.content_hash if corpus is not None else None,
         identity() if callable(identity) else None,
+        module=spec.module,  # its code hash, unless its version pins it (plugin.codeid)
     )
     return RunCache(cache_dir, fingerprint)
