@@ -64,7 +64,6 @@ def test_a_kernel_leaving_a_query_unscored_breaks_the_range_rule() -> None:
 # -- gates -----------------------------------------------------------------------------
 
 
-
 def _gate(result: GateResult, edits: bool = False) -> Any:
     class G:
         """A gate."""
