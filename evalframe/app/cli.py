@@ -117,12 +117,18 @@ def plugin_command_names() -> list[str]:
 
 
 def plugin_command(name: str) -> Callable[[list[str]], int] | None:
-    """The subcommand a plugin adds under ``name`` (``evalframe runs`` from evalframe-mlflow)."""
+    """The subcommand a plugin adds under ``name`` (``evalframe runs`` from evalframe-mlflow).
+
+    An entry point that fails to load (a misspelt ``module:function``, a module
+    raising as it is imported) is the distribution's packaging or set-up mistake:
+    a PluginError naming it (exit 2), not a crash blamed on evalframe.
+    """
     from evalframe.plugin.dists import entry_points
+    from evalframe.plugin.registry import load_entry_point
 
     for ep in entry_points(COMMANDS_GROUP):
         if ep.name == name:
-            func = ep.load()
+            func = load_entry_point(ep, f"command {name!r}")
             return func  # type: ignore[no-any-return]  # entry points are untyped
     return None
 

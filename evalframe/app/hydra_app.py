@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import contextlib
 import difflib
-import importlib.util
 import io
 import math
 import os
@@ -31,13 +30,12 @@ from pathlib import Path
 from typing import Any
 
 from evalframe.app.cfgprint import prints_resolved, redacted_yaml
+from evalframe.app.confdirs import PACKAGE_DIR, core_conf_dir, plugin_conf_dirs
 from evalframe.app.hydra_errors import hydra_message, plain_config, require_text
 from evalframe.app.hydra_folder import drop_stub_folder, say_if_incomplete
 from evalframe.app.hydra_mode import one_composition
 from evalframe.app.stderr import HeldStderr, environment_error, release_stderr, report_crash
 from evalframe.core.errors import EXIT_CRASH, EXIT_ERROR, ConfigError, EvalframeError
-from evalframe.plugin.dists import entry_points
-from evalframe.plugin.registry import CONF_GROUP
 
 __all__ = [
     "EXIT_CRASH",
@@ -46,6 +44,7 @@ __all__ = [
     "config_search_path",
     "core_conf_dir",
     "drop_stub_folder",
+    "plugin_conf_dirs",
     "prepare_overrides",
     "register_resolvers",
     "run_hydra",
@@ -61,49 +60,6 @@ GROUPS = (
     "analysis",
     "experiment",
 )
-
-
-#: The ``evalframe`` package folder (this module is ``evalframe/app/hydra_app.py``).
-PACKAGE_DIR = Path(__file__).resolve().parents[1]
-
-
-def core_conf_dir() -> Path:
-    """evalframe's ``conf/``: beside the package in a checkout or editable install."""
-    here = PACKAGE_DIR
-    for candidate in (here.parent / "conf", here / "conf"):
-        if (candidate / "config.yaml").is_file():
-            return candidate
-    raise ConfigError(
-        f"evalframe's config folder was not found next to {here}",
-        expected="conf/config.yaml in the project checkout",
-        hint="install evalframe from its checkout with `make install` (pip install -e .)",
-    )
-
-
-def _package_dir(package: str) -> Path | None:
-    try:
-        spec = importlib.util.find_spec(package)
-    except (ImportError, ValueError):
-        return None
-    if spec is None or not spec.submodule_search_locations:
-        return None
-    return Path(next(iter(spec.submodule_search_locations)))
-
-
-def plugin_conf_dirs() -> list[tuple[str, Path]]:
-    """(entry-point name, folder) for every config folder a distribution declares."""
-    found = []
-    for ep in sorted(entry_points(CONF_GROUP), key=lambda e: e.name):
-        folder = _package_dir(ep.value)
-        if folder is None:
-            print(
-                f"warning: entry point {ep.name!r} ({CONF_GROUP}) names package {ep.value!r}, "
-                "which cannot be found; its config groups are skipped",
-                file=sys.stderr,
-            )
-            continue
-        found.append((ep.name, folder))
-    return found
 
 
 def config_search_path(cwd: Path | None = None) -> list[Path]:
@@ -501,15 +457,24 @@ def hydra_choices(hydra_node: Any) -> dict[str, str]:
 
 
 def _record_sweep_job(code: int, error: str | None) -> None:
-    """In a sweep, leave ``job.json`` in the job's folder for the sweep summary."""
+    """In a sweep, leave ``job.json`` in the job's folder for the sweep summary.
+
+    The error is stored redacted: a crash's is the exception's own text, which a
+    plugin may have written with its key in it, and a sweep folder is kept and shared.
+    """
     meta = hydra_metadata()
     if "sweep" not in meta:
         return
     from hydra.core.hydra_config import HydraConfig
 
     from evalframe.assess.runfolder import SweepFolder
+    from evalframe.core.secrets import redact_text
 
+    safe = redact_text(error) if error is not None else None
     try:
-        SweepFolder.record_job(Path(HydraConfig.get().runtime.output_dir), code, error)
+        SweepFolder.record_job(Path(HydraConfig.get().runtime.output_dir), code, safe)
     except OSError as exc:
-        print(f"warning: could not record the sweep job's status: {exc}", file=sys.stderr)
+        print(
+            redact_text(f"warning: could not record the sweep job's status: {exc}"),
+            file=sys.stderr,
+        )

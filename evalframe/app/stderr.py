@@ -82,11 +82,15 @@ def report_crash() -> None:
     """Print the exception being handled with its traceback, and say it is our bug.
 
     Exit code 3 (``EXIT_CRASH``) goes with it: a crash is never dressed up as a
-    user mistake (2) or a failed gate (1), and never hidden.
+    user mistake (2) or a failed gate (1), and never hidden. The traceback is the
+    one Python prints, with credentials redacted from it (a plugin quoting its own
+    key in the exception): it goes to CI logs like everything else on stderr.
     """
-    import traceback
+    from evalframe.core.secrets import redact_traceback
 
-    traceback.print_exc()
+    exc = sys.exc_info()[1]
+    if exc is not None:
+        print(redact_traceback(exc), end="", file=sys.stderr)
     print(
         "error: evalframe or a plugin crashed (above is the traceback); this is a bug, "
         "not a mistake in your config — please report it",

@@ -77,7 +77,7 @@ class EvalframeError(Exception):
         return None
 
     def render(self) -> str:
-        """The one-paragraph message shown to the user (no traceback)."""
+        """The one-paragraph message shown to the user (no traceback), credentials redacted."""
         head = "error: "
         if self.where:
             head += f"{self.where}: "
@@ -91,7 +91,10 @@ class EvalframeError(Exception):
             head += f" ({'; '.join(details)})"
         if self.hint:
             head += f"\n  hint: {self.hint}"
-        return redact_text(head)  # a URL quoted in an error keeps its credentials to itself
+        # A URL quoted in an error keeps its credentials to itself, and so does a plugin
+        # that quotes its own key (every plugin's secret settings are remembered when
+        # its config is validated): the paragraph goes to CI logs and job.json.
+        return redact_text(head)
 
     def __str__(self) -> str:
         return self.render()

@@ -19,6 +19,18 @@ and body fields under :data:`REQUEST_FIELDS`) is named for a service, not for
 evalframe, and services name their keys ``key``, ``X-Goog-Key`` or
 ``Ocp-Apim-Subscription-Key``: there :func:`is_secret_param` also counts a
 name whose last word is ``key``, and ``session``.
+
+What a plugin says is redacted too. A plugin holds its settings resolved (the
+``${oc.env:KEY}`` replaced by the key it sends) and may quote one in an
+exception: ``401 Unauthorized for key=sk-live-…``. So the values of the
+secret-named settings of every plugin configured in this process are
+remembered (:func:`remember_secrets`, called when a plugin's config is
+validated) and :func:`redact_text` redacts them wherever they appear, whatever
+the text: error paragraphs, crash tracebacks (:func:`redact_traceback`),
+tracker warnings, a sweep job's ``job.json``. A value shorter than
+:data:`MIN_KNOWN_SECRET` characters is not remembered: ``auth: basic`` or a
+four-digit PIN would redact every ``basic`` or ``1234`` in every message, and
+is no key worth stealing through a log anyway.
 """
 
 from __future__ import annotations
@@ -26,21 +38,29 @@ from __future__ import annotations
 import itertools
 import json
 import re
+import threading
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any
-from urllib.parse import unquote, urlsplit
+from urllib.parse import quote, quote_plus, unquote, urlsplit
 
 __all__ = [
+    "MIN_KNOWN_SECRET",
     "REQUEST_FIELDS",
     "SECRET_PAIRS",
     "SECRET_WORDS",
     "LiteralSecret",
     "find_literal_secrets",
+    "forget_secrets",
     "is_secret_name",
     "is_secret_param",
+    "known_secrets",
     "redact",
+    "redact_known",
     "redact_override_value",
     "redact_text",
+    "redact_traceback",
+    "remember_secret",
+    "remember_secrets",
     "shown_secret",
     "url_secrets",
 ]
@@ -183,6 +203,119 @@ def url_secrets(url: str, extra: Iterable[str] = ()) -> list[str]:
     return list(dict.fromkeys(found))
 
 
+# -- the secret values this process knows ------------------------------------------------
+
+#: The shortest value remembered as a secret (see the module docstring): shorter
+#: ones are common words and numbers more often than keys.
+MIN_KNOWN_SECRET = 8
+#: ``Authorization: Bearer <token>``: a client quoting the header may leave the scheme
+#: out, so the token alone is remembered too.
+_AUTH_SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9_-]*\s+(\S+)$")
+#: (form, as shown) of every remembered secret, longest first (a secret inside another
+#: is then never half-replaced). Replaced whole under the lock, never changed in place:
+#: a thread redacting a message while a plugin is configured sees one or the other.
+_KNOWN: tuple[tuple[str, str], ...] = ()
+_KNOWN_LOCK = threading.Lock()
+
+
+def remember_secret(value: str) -> None:
+    """Redact ``value`` from all that :func:`redact_text` sees from now on, in this process.
+
+    Its URL-encoded forms are remembered too: a base64 key's ``+``, ``/`` and
+    ``=`` travel as ``%2B``, ``%2F`` and ``%3D`` in a query string a plugin may
+    quote. A value shorter than :data:`MIN_KNOWN_SECRET` or an interpolation
+    (``${oc.env:KEY}``, a name rather than a secret) is not remembered.
+    """
+    global _KNOWN
+    value = value.strip()
+    if len(value) < MIN_KNOWN_SECRET or _is_interpolation(value):
+        return
+    forms = (value, quote(value, safe=""), quote_plus(value, safe=""))
+    with _KNOWN_LOCK:
+        known = dict(_KNOWN)
+        if all(form in known for form in forms):
+            return
+        for form in forms:
+            known.setdefault(form, shown_secret(form))
+        _KNOWN = tuple(sorted(known.items(), key=lambda item: (-len(item[0]), item[0])))
+
+
+def remember_secrets(settings: Any, extra: Iterable[str] = ()) -> None:
+    """Remember the credentials in a plugin's settings, as given (before validation).
+
+    The values :func:`redact` would redact: under a secret-looking name, also in
+    nested mappings and lists (``headers: {X-Api-Key: ...}``, judged by
+    :func:`is_secret_param` inside :data:`REQUEST_FIELDS`), and the credentials
+    of a URL in any value. Settings under a key that names a variable
+    (``headers_from_env: {Authorization: MY_TOKEN}``) hold names, not secrets.
+    """
+    for value in _secret_values(settings, list(extra), "", request=False, variable=False):
+        remember_secret(value)
+        scheme = _AUTH_SCHEME.match(value.strip())
+        if scheme is not None:
+            remember_secret(scheme.group(1))
+
+
+def _secret_values(
+    node: Any, extra: list[str], name: str, *, request: bool, variable: bool
+) -> Iterator[str]:
+    if isinstance(node, Mapping):
+        inside = request or name in REQUEST_FIELDS
+        for key, value in node.items():
+            names_a_variable = variable or bool(_NAMES_A_VARIABLE.search(str(key)))
+            yield from _secret_values(
+                value, extra, str(key), request=inside, variable=names_a_variable
+            )
+    elif isinstance(node, list | tuple):
+        for value in node:
+            yield from _secret_values(value, extra, name, request=request, variable=variable)
+    elif isinstance(node, str) and not variable:
+        secret = is_secret_param if request else is_secret_name
+        if name and secret(name, extra):
+            yield node
+        else:
+            yield from url_secrets(node, extra)
+
+
+def known_secrets() -> frozenset[str]:
+    """Every remembered secret, in each form it is looked for (for tests and checks)."""
+    return frozenset(form for form, _ in _KNOWN)
+
+
+def forget_secrets() -> None:
+    """Forget every remembered secret: for tests, which configure plugins by the hundred."""
+    global _KNOWN
+    with _KNOWN_LOCK:
+        _KNOWN = ()
+
+
+def redact_known(text: str) -> str:
+    """``text`` with every remembered secret redacted (``sk-l…[redacted]``), wherever it is."""
+    for value, shown in _KNOWN:
+        if value in text:
+            text = text.replace(value, shown)
+    return text
+
+
+def redact_traceback(exc: BaseException) -> str:
+    """``exc`` with its traceback, as ``traceback.print_exception`` prints it, credentials
+    redacted.
+
+    The messages and notes of the exception and of those chained to it go through
+    :func:`redact_text` (remembered secrets and URL credentials); the frames only lose
+    remembered secrets, so their files, line numbers and source lines stay as
+    written: a source line building a URL is code to read, not a credential.
+    """
+    import traceback
+
+    chunks = traceback.TracebackException(type(exc), exc, exc.__traceback__, compact=True)
+    out = []
+    for chunk in chunks.format():
+        frame = chunk.lstrip(" |").startswith(("File ", "[Previous line repeated"))
+        out.append(redact_known(chunk) if frame else redact_text(chunk))
+    return "".join(out)
+
+
 class LiteralSecret:
     """A credential written into a config: where it is, and how it may be shown."""
 
@@ -246,7 +379,8 @@ def find_literal_secrets(
 def redact_text(text: str, extra: Iterable[str] = ()) -> str:
     """``text`` with the credentials of any URL in it redacted: secret-named parameters
     (``?api_key=``, ``;jsessionid=``, ``#access_token=``), a password before the host
-    (``https://user:pw@host``) and a token there alone (``https://TOKEN@host``)."""
+    (``https://user:pw@host``) and a token there alone (``https://TOKEN@host``); and
+    every secret this process remembers (:func:`remember_secrets`), wherever it is."""
     extra = list(extra)
 
     def one(match: re.Match[str]) -> str:
@@ -280,7 +414,8 @@ def redact_text(text: str, extra: Iterable[str] = ()) -> str:
 
         return url[:after] + _PARAM.sub(param, url[after:])
 
-    return re.sub(r"[a-zA-Z][a-zA-Z0-9+.-]*://[^\s'\"<>]+", one, text)
+    urls_redacted = re.sub(r"[a-zA-Z][a-zA-Z0-9+.-]*://[^\s'\"<>]+", one, text)
+    return redact_known(urls_redacted)  # a plugin's key quoted anywhere (remember_secrets)
 
 
 def _url_and_trail(text: str) -> tuple[str, str]:

@@ -24,6 +24,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from evalframe.core.secrets import redact_text
+
 __all__ = ["HOOKS", "HookRelay", "RunContext", "RunOutcome", "SweepContext", "SweepJob"]
 
 HOOKS = (
@@ -121,7 +123,9 @@ class HookRelay:
         return relay
 
     def _warn(self, note: str) -> None:
-        note = f"warning: {note}"
+        """Say a tracker's failure, credentials redacted: a failed upload's exception
+        often quotes the request, and a tracker its own token (docs/security.md)."""
+        note = redact_text(f"warning: {note}")
         self.failures.append(note)
         print(note, file=sys.stderr)
 

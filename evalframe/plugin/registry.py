@@ -29,8 +29,8 @@ from typing import Any, Generic, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
-from evalframe.core.errors import ConfigError, PluginError
-from evalframe.core.secrets import redact
+from evalframe.core.errors import ConfigError, EvalframeError, PluginError
+from evalframe.core.secrets import redact, remember_secrets
 from evalframe.plugin.dists import distribution_of, entry_points, learn_distribution, version_of
 
 __all__ = [
@@ -57,11 +57,15 @@ __all__ = [
     "configure",
     "corpus",
     "dataset",
+    "distribution_name",
+    "entry_point_error",
     "exporter",
     "format_validation_error",
     "gate",
     "judge",
+    "load_entry_point",
     "oracle",
+    "raised_at",
     "retriever",
     "select_plugin",
     "solver",
@@ -100,6 +104,167 @@ class PluginSpec:
 def _first_doc_line(obj: Any) -> str:
     doc = (getattr(obj, "__doc__", None) or "").strip()
     return doc.splitlines()[0].strip() if doc else ""
+
+
+# -- loading an entry point ------------------------------------------------------------
+
+
+def distribution_name(ep: metadata.EntryPoint) -> str | None:
+    """The distribution that declares ``ep`` (``ef-e02``), or None when unknown."""
+    try:
+        dist = ep.dist
+        return str(dist.name) if dist is not None and dist.name else None
+    except Exception:  # noqa: BLE001  # odd metadata must not hide the error being said
+        return None
+
+
+def raised_at(exc: BaseException) -> str | None:
+    """``file:line`` where ``exc`` was raised, in the code that raised it: the last frame
+    outside the standard library and evalframe's loading code (``os.environ[...]``
+    raises in ``<frozen os>``; the line to fix is the plugin's that read it). A
+    SyntaxError's own place is the line that does not parse."""
+    import sysconfig
+    import traceback
+
+    if isinstance(exc, SyntaxError) and exc.filename:
+        return f"{exc.filename}:{exc.lineno}" if exc.lineno else exc.filename
+    stdlib = tuple({sysconfig.get_path("stdlib"), sysconfig.get_path("platstdlib")})
+    frames = [
+        f
+        for f in traceback.extract_tb(exc.__traceback__)
+        if not f.filename.startswith("<")  # <frozen importlib._bootstrap>, <string>
+        and not f.filename.startswith(stdlib)
+        and f.filename != __file__
+    ]
+    return f"{frames[-1].filename}:{frames[-1].lineno}" if frames else None
+
+
+def load_entry_point(ep: metadata.EntryPoint, what: str) -> Any:
+    """``ep.load()``; whatever it raises becomes a :class:`PluginError` (exit 2).
+
+    Loading runs a third party's code: besides a missing module it may name a
+    missing attribute, or raise anything at import time. Each is a packaging or
+    set-up mistake to be said in one paragraph, not a crash blamed on evalframe
+    (see :func:`entry_point_error`); an :class:`EvalframeError` (the registry
+    refusing a plugin as it registers, or the module's own) is said as it is.
+    ``what`` names the thing loaded: ``retriever plugin 'e02'``, ``command 'upload'``.
+    """
+    try:
+        return ep.load()
+    except EvalframeError:
+        raise  # said already: a rule the plugin broke as it registered (a misspelt hook)
+    except Exception as exc:  # noqa: BLE001  # a plugin's module may raise anything
+        raise entry_point_error(ep, what, exc) from None
+
+
+def entry_point_error(ep: metadata.EntryPoint, what: str, exc: Exception) -> PluginError:
+    """The paragraph for an entry point that failed to load: where (what, the entry point,
+    its group and distribution), the exception, and a hint for its cause.
+
+    The causes need different fixes, so each gets its own hint: the entry point
+    names a module or attribute that is not there (a typo in the distribution's
+    packaging), the module imports a dependency that is not installed (install
+    it), or the module's own code raised while it was imported (the plugin's
+    bug, or a setting it reads at import time).
+    """
+    dist = distribution_name(ep)
+    where = f"group {ep.group}" + (f", distribution {dist}" if dist else "")
+    cause, hint = _load_failure(ep, exc, dist or "its distribution")
+    said = _said(exc)
+    return PluginError(
+        f"{what} could not be imported from entry point {ep.value!r} ({where}): {cause}",
+        got=None if said in cause else said,  # the cause may quote it whole already
+        hint=hint,
+    )
+
+
+def _said(exc: BaseException) -> str:
+    """``KeyError: 'X'``: an exception's type and the first line of its message."""
+    lines = str(exc).strip().splitlines()
+    first = lines[0] if lines else ""
+    if len(first) > 300:
+        first = first[:299] + "…"
+    elif len(lines) > 1:
+        first += " …"
+    return f"{type(exc).__name__}: {first}" if first else type(exc).__name__
+
+
+def _load_failure(ep: metadata.EntryPoint, exc: Exception, dist: str) -> tuple[str, str]:
+    """(what went wrong, how to fix it) for an entry point whose load raised ``exc``."""
+    module = ep.module
+    fix_ep = (
+        f"fix the entry point in {dist}'s packaging (pyproject.toml, "
+        f'[project.entry-points."{ep.group}"]) and reinstall it'
+    )
+    if isinstance(exc, ModuleNotFoundError) and exc.name:
+        missing = exc.name
+        if module == missing or module.startswith(missing + "."):  # the entry point's own
+            if "." not in missing:
+                return (
+                    f"there is no package {missing!r}",
+                    f"reinstall {dist} (pip install --force-reinstall); if it is installed, "
+                    f"its entry point names the wrong package: {fix_ep}",
+                )
+            close = _close_module(missing)
+            return (
+                f"there is no module {missing!r}",
+                (f"did you mean {close!r}? " if close else "")
+                + f"the entry point names a module {dist} does not have: {fix_ep}",
+            )
+        if missing.split(".")[0] == module.split(".")[0]:  # a module of the plugin's own
+            return (
+                f"{module!r} imports {missing!r}, which {dist} does not have",
+                f"a packaging mistake of {dist} (a module left out or renamed): reinstall "
+                "it, or report it to its authors",
+            )
+        return (
+            f"{module!r} imports {missing!r}, which is not installed",
+            f"install the package that provides the module {missing!r} into this "
+            f"environment: {dist} needs it (if its packaging does not declare the "
+            "dependency, tell its authors)",
+        )
+    at = raised_at(exc)
+    place = f" (at {at})" if at else ""
+    if isinstance(exc, ImportError):  # `from x import y`: x is there, y is not
+        return (
+            f"an import in {module!r} failed{place}: {_said(exc)}",
+            "an installed module lacks a name the plugin imports, most often a dependency "
+            f"at a version {dist} does not support: install the versions it requires "
+            "(`pip check` lists the conflicts), or report it to its authors",
+        )
+    loaded = sys.modules.get(module)
+    if isinstance(exc, AttributeError) and ep.attr and loaded is not None:
+        owner: Any = loaded
+        for part in ep.attr.split("."):
+            if not hasattr(owner, part):
+                public = [n for n in dir(owner) if not n.startswith("_")]
+                near = difflib.get_close_matches(part, public, n=1)
+                return (
+                    f"module {module!r} was imported, but it defines no {ep.attr!r}",
+                    (f"did you mean {near[0]!r}? " if near else "") + fix_ep,
+                )
+            owner = getattr(owner, part)
+    return (
+        f"importing {module!r} raised {_said(exc)}{place}",
+        f"the plugin's own code failed while it was imported (a setting it reads then, "
+        f"such as an environment variable, may be missing): see {dist}'s documentation, "
+        "or report it to its authors; runs that do not use this plugin are not affected",
+    )
+
+
+def _close_module(missing: str) -> str | None:
+    """A module of the same package spelt like ``missing`` (``ef_x.retriver`` ->
+    ``ef_x.retriever``), when that package is already imported (no code is run)."""
+    import pkgutil
+
+    parent, _, last = missing.rpartition(".")
+    package = sys.modules.get(parent)
+    path = getattr(package, "__path__", None)
+    if path is None:
+        return None
+    names = [m.name for m in pkgutil.iter_modules(path)]
+    close = difflib.get_close_matches(last, names, n=1)
+    return f"{parent}.{close[0]}" if close else None
 
 
 class Registry(Generic[T]):
@@ -244,15 +409,8 @@ class Registry(Generic[T]):
         clash = self._clash(name)
         if clash is not None:
             raise clash
-        try:
-            loaded = ep.load()
-        except ImportError as exc:
-            raise PluginError(
-                f"{self.kind} plugin {name!r} could not be imported from "
-                f"entry point {ep.value!r} (group {self.group})",
-                got=f"{type(exc).__name__}: {exc}",
-                hint="install the distribution that provides it, or fix its entry point",
-            ) from None
+        before = set(self._specs)
+        loaded = load_entry_point(ep, f"{self.kind} plugin {name!r}")
         learn_distribution(ep)
         dropped = self._dropped.get(name)
         if name not in self._specs and dropped is not None:
@@ -265,18 +423,39 @@ class Registry(Generic[T]):
             if not isinstance(loaded, type(importlib)) and callable(loaded):
                 self.add(name, loaded, getattr(loaded, "config_model", None))
             else:
-                raise PluginError(
-                    f"entry point {name!r} in group {self.group} imported {ep.value!r}, "
-                    f"but that module registered no {self.kind} named {name!r}",
-                    hint=f"decorate the plugin with @{self.kind}({name!r}) in {ep.value}",
-                )
+                raise self._registered_no(name, ep, before)
         return self._specs[name]
+
+    def _registered_no(self, name: str, ep: metadata.EntryPoint, before: set[str]) -> PluginError:
+        """An entry point's module imported, but registered nothing under its name: said
+        with what it did register (``@retriever("e-07")`` for entry point ``e07``), the
+        likelier typo of the two; of a module registering many, the closest name only."""
+        module = ep.value.split(":")[0].strip()
+        others = sorted(n for n, s in self._specs.items() if s.module == module or n not in before)
+        dist = distribution_name(ep)
+        where = f"group {self.group}" + (f", distribution {dist}" if dist else "")
+        message = (
+            f"entry point {name!r} ({where}) imported {ep.value!r}, "
+            f"but that module registered no {self.kind} named {name!r}"
+        )
+        close = difflib.get_close_matches(name, others, n=1, cutoff=0.5)
+        if close or 0 < len(others) <= 3:
+            listed = ", ".join(repr(n) for n in (close or others))
+            return PluginError(
+                f"{message}; it registered {listed}",
+                hint="the two names must be one: decorate the plugin with "
+                f"@{self.kind}({name!r}) in {ep.value}, or name the entry point "
+                f"{(close or others)[0]!r}",
+            )
+        return PluginError(
+            message, hint=f"decorate the plugin with @{self.kind}({name!r}) in {ep.value}"
+        )
 
     def load_all(self) -> tuple[list[PluginSpec], list[str]]:
         """Import every discoverable plugin (for ``plugins list``).
 
         A plugin that fails to load does not hide the others: it is returned
-        as a one-line problem instead, for the caller to show.
+        as a problem instead (its error, and a hint line), for the caller to show.
         """
         specs: list[PluginSpec] = []
         broken: list[str] = []
@@ -285,7 +464,9 @@ class Registry(Generic[T]):
             try:
                 spec = self.get(name)
             except PluginError as exc:
-                broken.append(f"{self.kind} {name}: {exc.message}")
+                # the whole paragraph: what was found (the import error) and its hint are
+                # what a `plugins list` is read for; redacted, as render() always is
+                broken.append(f"{self.kind} {name}: {exc.render().removeprefix('error: ')}")
                 continue
             specs.append(spec)
             ep = entry_points.get(name)
@@ -475,7 +656,14 @@ def format_validation_error(exc: ValidationError, key: str) -> str:
 
 
 def configure(spec: PluginSpec, params: Mapping[str, Any], key: str) -> BaseModel | None:
-    """Validate ``params`` against the plugin's config model, naming ``key`` on error."""
+    """Validate ``params`` against the plugin's config model, naming ``key`` on error.
+
+    The values of its secret-named settings are remembered first, for the rest of the
+    process (:func:`evalframe.core.secrets.remember_secrets`): the plugin holds them
+    resolved and may quote one in an exception, and every error, traceback, warning
+    and job.json evalframe writes is then redacted of them, as its configs are.
+    """
+    remember_secrets(params)
     if spec.config is None:
         if params:
             raise ConfigError(

@@ -1,0 +1,96 @@
+"""Secrets a plugin was configured with are redacted wherever they turn up in text
+evalframe prints or writes (docs/security.md): a plugin may quote its own key."""
+
+from __future__ import annotations
+
+import pytest
+
+from evalframe.core import secrets
+from evalframe.core.errors import ConfigError
+from evalframe.core.secrets import (
+    known_secrets,
+    redact_text,
+    redact_traceback,
+    remember_secret,
+    remember_secrets,
+)
+
+KEY = "sk-live-0123456789abcdef"
+
+
+@pytest.fixture(autouse=True)
+def _nothing_known(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each test starts knowing no secret, and what it learns is forgotten after it."""
+    monkeypatch.setattr(secrets, "_KNOWN", ())
+
+
+def test_the_values_of_secret_named_settings_are_remembered_also_when_nested() -> None:
+    remember_secrets(
+        {
+            "api_key": KEY,
+            "endpoint": "https://svc.example/search?sig=Zm9vYmFyYmF6cXV4&q=1",
+            "headers": {"Authorization": "Bearer tok-9f8e7d6c5b4a3210", "Accept": "text/json"},
+            "headers_from_env": {"X-Api-Key": "MY_SERVICE_KEY_VARIABLE"},  # a name, not a key
+            "api_key_env": "ANOTHER_VARIABLE",
+            "password": "hunter2",  # shorter than 8: a common word more often than a key
+            "token": "${oc.env:TOKEN}",  # unresolved: a reference
+            "timeout": 30,
+            "model": "text-embedding-3-large",  # long, but not secret-named
+        }
+    )
+    assert known_secrets() == {
+        KEY,
+        "Zm9vYmFyYmF6cXV4",  # the URL's secret-named parameter
+        "Bearer tok-9f8e7d6c5b4a3210",
+        "Bearer%20tok-9f8e7d6c5b4a3210",  # URL-encoded forms of the header's value
+        "Bearer+tok-9f8e7d6c5b4a3210",
+        "tok-9f8e7d6c5b4a3210",  # the token without its scheme
+    }
+
+
+def test_a_remembered_secret_is_redacted_anywhere_in_any_text() -> None:
+    remember_secret(KEY)
+    remember_secret("a+b/c=d-0123456789")
+    assert redact_text(f"401 Unauthorized for key={KEY} (retrying)") == (
+        "401 Unauthorized for key=sk-l…[redacted] (retrying)"
+    )
+    assert redact_text("GET /s?k=a%2Bb%2Fc%3Dd-0123456789 refused") == (
+        "GET /s?k=a%2B…[redacted] refused"
+    )
+    assert redact_text("nothing secret here") == "nothing secret here"
+
+
+def test_an_error_paragraph_quoting_a_plugins_key_is_redacted() -> None:
+    remember_secrets({"api_key": KEY})
+    error = ConfigError(f"the service refused api key {KEY}", key="retriever.api_key")
+    assert error.render() == (
+        "error: config key retriever.api_key: the service refused api key sk-l…[redacted]"
+    )
+
+
+def _fails(key: str) -> None:
+    word = "placeholder-123"
+    try:
+        raise ValueError(f"bad answer from https://svc.example/q?api_key={word}")
+    except ValueError as exc:
+        raise RuntimeError(f"401 Unauthorized for key={key}") from exc
+
+
+def test_a_traceback_loses_the_secrets_and_keeps_its_frames() -> None:
+    remember_secret(KEY)
+    with pytest.raises(RuntimeError) as info:
+        _fails(KEY)
+    text = redact_traceback(info.value)
+    assert KEY not in text and KEY[4:] not in text
+    lines = text.splitlines()
+    assert lines[-1] == "RuntimeError: 401 Unauthorized for key=sk-l…[redacted]"
+    # the chained exception is there, its message redacted as any message is
+    assert "ValueError: bad answer from https://svc.example/q?api_key=plac…[redacted]" in lines
+    # the frames are as Python prints them: file, line, function and the source line,
+    # whose URL is code to read, not a credential
+    first = _fails.__code__.co_firstlineno
+    assert f'  File "{__file__}", line {first + 3}, in _fails' in lines
+    assert '    raise ValueError(f"bad answer from https://svc.example/q?api_key={word}")' in lines
+    assert f'  File "{__file__}", line {first + 5}, in _fails' in lines
+    assert '    raise RuntimeError(f"401 Unauthorized for key={key}") from exc' in lines
+    assert text.count("Traceback (most recent call last):") == 2
