@@ -9,6 +9,7 @@ the re-run scored the buggy rankings from the cache). A release keeps the key it
 from __future__ import annotations
 
 import importlib
+import shutil
 import sys
 from collections.abc import Iterator
 from importlib import metadata
@@ -102,6 +103,9 @@ def test_a_plugin_fixed_in_place_is_retrieved_again_once(plugin: Path, tmp_path:
     assert (cache.hits, cache.misses) == (3, 0)  # nothing changed: a warm run
 
     plugin.write_text(FIXED)  # the version stays 0.1.0
+    # the bytecode written a moment ago may carry the same mtime and size: Python would
+    # import it as the fixed module (an editor's save is seconds later, not a test's)
+    shutil.rmtree(plugin.parent / "__pycache__", ignore_errors=True)
     run, cache = run_in_a_new_process(tmp_path / "cache")
     assert (cache.hits, cache.misses) == (0, 3)
     assert run.rankings["q0"].doc_ids == ("d1", "d2", "d3")
