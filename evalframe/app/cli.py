@@ -289,15 +289,17 @@ def _asked_for_hydras_traceback(exc: BaseException) -> bool:
     """Print the traceback HYDRA_FULL_ERROR=1 asked for when ``exc`` is Hydra's error for a
     config it could not compose (exit code 2, a config error, not 3 and "a bug")."""
     import os
-    import traceback
+
+    from evalframe.core.secrets import redact_text, redact_traceback
 
     if os.environ.get("HYDRA_FULL_ERROR") != "1":
         return False
     if type(exc).__module__ != "hydra.errors" or type(exc).__name__ not in _HYDRA_CONFIG_ERRORS:
         return False
-    traceback.print_exc()
+    print(redact_traceback(exc), end="", file=sys.stderr)  # an override may carry a key
     print(
-        f"error: Hydra could not compose the config: {str(exc).strip().splitlines()[0]} "
+        "error: Hydra could not compose the config: "
+        f"{redact_text(str(exc).strip().splitlines()[0])} "
         "(above is the traceback HYDRA_FULL_ERROR=1 asks for)",
         file=sys.stderr,
     )

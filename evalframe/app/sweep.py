@@ -44,6 +44,7 @@ from evalframe.app import launchers, prechecks
 from evalframe.app.stderr import release_stderr
 from evalframe.assess.runfolder import SweepFolder
 from evalframe.core.errors import EvalframeError
+from evalframe.core.secrets import redact_text
 from evalframe.plugin.hooks import HookRelay, SweepContext
 
 __all__ = [
@@ -96,7 +97,10 @@ def _write_page(sweep_dir: Path) -> None:
         print(f"warning: no sweep report: {exc.render()}", file=sys.stderr)
         return
     except Exception as exc:  # noqa: BLE001  # the jobs' results stand without the page
-        print(f"warning: no sweep report: {type(exc).__name__}: {exc}", file=sys.stderr)
+        print(
+            f"warning: no sweep report: {type(exc).__name__}: {redact_text(str(exc))}",
+            file=sys.stderr,
+        )
         return
     print(f"Sweep report: {page}")
 
@@ -179,7 +183,10 @@ def _start(config: Any) -> None:
         print(f"warning: sweep not tracked: {exc.render()}", file=sys.stderr)
         return
     except Exception as exc:  # noqa: BLE001  # e.g. an interpolation only a job can resolve
-        print(f"warning: sweep not tracked: {type(exc).__name__}: {exc}", file=sys.stderr)
+        print(
+            f"warning: sweep not tracked: {type(exc).__name__}: {redact_text(str(exc))}",
+            file=sys.stderr,
+        )
         return
     relay = HookRelay.build(trackers)
     if not relay.trackers:

@@ -15,6 +15,7 @@ import numpy as np
 
 from evalframe.assess.results import Evaluation, GateResult, GateView
 from evalframe.core.errors import ConfigError, PluginError
+from evalframe.core.secrets import redact_text
 from evalframe.core.types import GoldenSet
 from evalframe.plugin.protocols import Gate, PluginContext
 from evalframe.plugin.registry import GATES, configure
@@ -59,7 +60,15 @@ def run_gates(specs: list[GateSpec], evaluation: Evaluation) -> list[GateResult]
                 expected="GateResult(passed=True or False, ...)",
                 hint="a verdict must be a bool: passed=bool(...) of the condition",
             )
-        result = dataclasses.replace(result, passed=bool(result.passed))
+        # what a gate says goes to the terminal, gates.json and the page: a plugin that
+        # quotes its settings (a webhook's token) is redacted like every other message
+        result = dataclasses.replace(
+            result,
+            passed=bool(result.passed),
+            message=redact_text(str(result.message)),
+            failures=tuple(redact_text(str(f)) for f in result.failures),
+            hints=tuple(redact_text(str(h)) for h in result.hints),
+        )
         results.append(
             dataclasses.replace(result, name=spec.name, type=spec.type, required=spec.required)
         )

@@ -32,7 +32,14 @@ _KEPT: ContextVar[list[str] | None] = ContextVar("evalframe_warnings_kept", defa
 
 
 def warn(message: str) -> None:
-    """One line on stderr: ``warning: <message>``; kept too inside :func:`kept`."""
+    """One line on stderr: ``warning: <message>``; kept too inside :func:`kept`.
+
+    Credentials are redacted first (:func:`evalframe.core.secrets.redact_text`): a
+    warning may quote a plugin's message or a URL, and what is kept goes on to
+    ``summary.json`` and the run's page."""
+    from evalframe.core.secrets import redact_text
+
+    message = redact_text(message)
     print(f"warning: {message}", file=sys.stderr)
     said = _KEPT.get()
     if said is not None and message not in said:  # a repeat is said once on the page

@@ -159,6 +159,12 @@ def _validated(raw: Mapping[str, Any], retrieving: bool = True) -> Experiment:
         raise ConfigError(
             "invalid configuration: " + "; ".join(f"{w}: {m}" for w, m in problems), hint=hint
         ) from None
+    if schema.redact:
+        # the values under the names a user lists under `redact:` are secrets too: redacted
+        # wherever a plugin or a message quotes them, as the built-in names' are
+        from evalframe.core.secrets import remember_secrets
+
+        remember_secrets(dict(raw), schema.redact)
     metrics = parse_metrics(schema.metrics.measures, key="metrics.measures")
     _warn_past_depth(metrics, schema.depth, retrieving)
     trackers = resolve_trackers(schema.tracking)

@@ -20,6 +20,7 @@ from evalframe.core.errors import ConfigError
 from evalframe.core.io import atomic_write
 from evalframe.core.messages import warn
 from evalframe.core.progress import step
+from evalframe.core.secrets import redact_text, redact_traceback
 from evalframe.core.types import Corpus
 from evalframe.report import plotcache
 from evalframe.report.drift import baseline_records
@@ -268,8 +269,9 @@ class RunPage:
                 )
             )
         except Exception as exc:  # noqa: BLE001  # the run's results stand without their page
-            traceback.print_exc(file=sys.stderr)
-            detail = "".join(traceback.format_exception_only(type(exc), exc)).strip()
+            # credentials a plugin's text may carry are redacted (core.secrets)
+            print(redact_traceback(exc), end="", file=sys.stderr)
+            detail = redact_text("".join(traceback.format_exception_only(type(exc), exc)).strip())
             warn(
                 f"report.html was not written ({detail}): a bug in evalframe's report, please "
                 "report it; the run's other files are complete"

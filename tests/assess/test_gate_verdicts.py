@@ -53,3 +53,40 @@ def test_a_numpy_bool_is_a_verdict() -> None:
             [GateSpec(name="floor", type="says", required=True, params={})], evaluation()
         )
     assert result.passed is False and verdict([result]) is False
+
+
+def test_what_a_gate_says_is_redacted_of_known_secrets() -> None:
+    """A gate that quotes its settings (a webhook's token) is shown on the terminal, in
+    gates.json and on the page: its message, failures and hints are redacted there."""
+    from evalframe.core import secrets
+
+    token = "whk-5e4d3c2b1a09"
+
+    class Quotes:
+        def __init__(self, config: None, context: PluginContext) -> None:
+            pass
+
+        def evaluate(self, view: GateView) -> GateResult:
+            return GateResult(
+                "",
+                "quotes",
+                passed=False,
+                required=True,
+                message=f"posted to https://hooks.example/?token={token}",
+                failures=(f"q via {token}",),
+                hints=(f"check token {token}",),
+            )
+
+    saved = secrets._KNOWN
+    try:
+        secrets.remember_secret(token)
+        with GATES.scoped():
+            GATES.add("quotes", Quotes)
+            (result,) = run_gates(
+                [GateSpec(name="hook", type="quotes", required=True, params={})], evaluation()
+            )
+    finally:
+        secrets._KNOWN = saved
+    assert result.message == "posted to https://hooks.example/?token=whk-…[redacted]"
+    assert result.failures == ("q via whk-…[redacted]",)
+    assert result.hints == ("check token whk-…[redacted]",)

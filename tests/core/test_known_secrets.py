@@ -3,6 +3,8 @@ evalframe prints or writes (docs/security.md): a plugin may quote its own key.""
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from evalframe.core import secrets
@@ -94,3 +96,34 @@ def test_a_traceback_loses_the_secrets_and_keeps_its_frames() -> None:
     assert f'  File "{__file__}", line {first + 5}, in _fails' in lines
     assert '    raise RuntimeError(f"401 Unauthorized for key={key}") from exc' in lines
     assert text.count("Traceback (most recent call last):") == 2
+
+
+def test_a_warning_quoting_a_known_secret_is_redacted_on_stderr_and_where_it_is_kept(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    from evalframe.core.messages import kept, warn
+
+    remember_secret(KEY)
+    with kept() as said:
+        warn(f"the service said: key {KEY} is rate limited; see https://x.example/?token=abcdefgh")
+    shown = (
+        "the service said: key sk-l…[redacted] is rate limited; "
+        "see https://x.example/?token=…[redacted]"  # 8 characters: none shown
+    )
+    assert capsys.readouterr().err == f"warning: {shown}\n"
+    assert said == [shown]  # what summary.json and the page say
+
+
+def test_the_values_under_a_users_redact_names_are_remembered(project: Any) -> None:
+    """A name the user lists under ``redact:`` is as secret as the built-in names: its
+    value is redacted wherever a message quotes it, not only in the files written."""
+    from evalframe.pipeline.config import validate_experiment
+    from tests.conftest import raw_config
+
+    validate_experiment(raw_config(project, description="acme-tenant-7f3a9c21"))
+    assert known_secrets() == frozenset()  # not secret-named, not listed: a description
+    validate_experiment(
+        raw_config(project, description="acme-tenant-7f3a9c21", redact=["description"])
+    )
+    assert "acme-tenant-7f3a9c21" in known_secrets()
+    assert redact_text("tenant acme-tenant-7f3a9c21 unknown") == "tenant acme…[redacted] unknown"
