@@ -85,12 +85,27 @@ def report_crash() -> None:
     user mistake (2) or a failed gate (1), and never hidden. The traceback is the
     one Python prints, with credentials redacted from it (a plugin quoting its own
     key in the exception): it goes to CI logs like everything else on stderr.
+    A plugin's exception names the plugin (:mod:`evalframe.plugin.blame`): which one,
+    what it was asked, and that the report goes to its authors.
     """
-    from evalframe.core.secrets import redact_traceback
+    from evalframe.core.secrets import redact_text, redact_traceback
+    from evalframe.plugin.blame import culprit
 
     exc = sys.exc_info()[1]
     if exc is not None:
         print(redact_traceback(exc), end="", file=sys.stderr)
+    blamed = culprit(exc)
+    if blamed is not None and exc is not None:
+        plugin, doing = blamed
+        print(
+            redact_text(
+                f"error: {plugin} raised {type(exc).__name__} while {doing} (above is the "
+                "traceback); this is a bug in that plugin, not a mistake in your config — "
+                "report it to the plugin's authors"
+            ),
+            file=sys.stderr,
+        )
+        return
     print(
         "error: evalframe or a plugin crashed (above is the traceback); this is a bug, "
         "not a mistake in your config — please report it",

@@ -17,6 +17,7 @@ from evalframe.assess.results import Evaluation, GateResult, GateView
 from evalframe.core.errors import ConfigError, PluginError
 from evalframe.core.secrets import redact_text
 from evalframe.core.types import GoldenSet
+from evalframe.plugin.blame import blamed
 from evalframe.plugin.protocols import Gate, PluginContext
 from evalframe.plugin.registry import GATES, configure
 
@@ -40,13 +41,15 @@ def run_gates(specs: list[GateSpec], evaluation: Evaluation) -> list[GateResult]
         key = f"gates.{spec.name}"
         plugin = GATES.get(spec.type, key=f"{key}.type")
         config = configure(plugin, spec.params, key)
-        gate = plugin.obj(config, PluginContext(config_key=key))
+        with blamed(plugin, f"being built for gate {spec.name!r}"):
+            gate = plugin.obj(config, PluginContext(config_key=key))
         if not isinstance(gate, Gate):
             raise PluginError(
                 f"gate plugin {spec.type!r} ({plugin.module}) has no evaluate(view) method",
                 hint="a gate must satisfy evalframe.plugin.protocols.Gate",
             )
-        result = gate.evaluate(view)
+        with blamed(plugin, f"evaluating gate {spec.name!r}"):
+            result = gate.evaluate(view)
         if not isinstance(result, GateResult):
             raise PluginError(
                 f"gate plugin {spec.type!r} ({plugin.module}) returned "

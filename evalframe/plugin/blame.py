@@ -1,0 +1,81 @@
+"""Which plugin an unexpected exception came from, said where a crash is reported.
+
+A plugin's bug (a ``KeyError`` in its ``retrieve``, an attribute it misspelt in a
+gate) is a crash, exit 3, with its traceback: that is right. But the sentence
+written for the user said "evalframe or a plugin crashed ... please report it",
+naming neither the plugin nor what it was asked, and sending the report to the
+wrong people. evalframe knows both at every place it calls a plugin, so each such
+call runs inside :func:`blamed`: an exception that is not one of evalframe's own
+(those are already one located paragraph) leaves with
+
+* a note on the exception (``exc.add_note``), which the traceback prints right
+  below its last line: ``while retriever plugin 'r12' (ef_r12.retriever,
+  ef-r12 0.1.0) was retrieving query 'q03'``;
+* the plugin and the call kept on it (:func:`culprit`), from which the crash
+  report's closing sentence names the plugin and sends the report to its authors.
+
+The innermost call wins: a fusion retriever calling another plugin blames the
+plugin that raised, not the fusion around it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import TYPE_CHECKING
+
+from evalframe.core.errors import EvalframeError
+
+if TYPE_CHECKING:
+    from evalframe.plugin.registry import PluginSpec
+
+__all__ = ["blamed", "culprit", "who"]
+
+_ATTRIBUTE = "__evalframe_culprit__"
+
+
+def who(spec: PluginSpec) -> str:
+    """``retriever plugin 'r12' (ef_r12.retriever, ef-r12 0.1.0)``: kind, name, module
+    and, when known, the distribution and version that ship it."""
+    try:
+        shipped = " ".join(p for p in (spec.distribution, spec.version) if p)
+    except Exception:  # noqa: BLE001  # a broken metadata scan must not hide the crash
+        shipped = ""
+    where = spec.module + (f", {shipped}" if shipped else "")
+    return f"{spec.kind} plugin {spec.name!r} ({where})"
+
+
+@contextmanager
+def blamed(spec: PluginSpec, doing: str) -> Iterator[None]:
+    """Run a call into the plugin ``spec``; an unexpected exception from it is marked
+    as the plugin's (``doing``: what it was asked, ``retrieving query 'q03'``).
+
+    evalframe's own errors pass unmarked (they already say what is wrong and where),
+    and so do Ctrl-C and exits.
+    """
+    try:
+        yield
+    except EvalframeError:
+        raise
+    except Exception as exc:
+        if getattr(exc, _ATTRIBUTE, None) is None:  # the innermost plugin raised it
+            plugin = who(spec)
+            try:
+                setattr(exc, _ATTRIBUTE, (plugin, doing))
+                exc.add_note(f"while {plugin} was {doing}")
+            except (AttributeError, TypeError):  # an exception that takes no attributes
+                pass
+        raise
+
+
+def culprit(exc: BaseException | None) -> tuple[str, str] | None:
+    """``(plugin, doing)`` as :func:`blamed` kept them on ``exc``, or on an exception
+    it was raised from or while handling; None when no plugin call raised it."""
+    seen: set[int] = set()
+    while exc is not None and id(exc) not in seen:
+        seen.add(id(exc))
+        said = getattr(exc, _ATTRIBUTE, None)
+        if isinstance(said, tuple):
+            return said
+        exc = exc.__cause__ or exc.__context__
+    return None
