@@ -418,8 +418,8 @@ def test_a_plugin_named_like_a_built_in_is_said_by_plugins_list(
     )
     _, broken = METRICS.load_all()
     assert [line for line in broken if "Judged" in line] == [
-        "metric Judged: entry point 'judged_mod' is shadowed by the metric registered in "
-        f"{METRICS.get('Judged').module}; rename the plugin"
+        "metric Judged: entry point 'judged_mod' of judgedplug is shadowed by evalframe's "
+        "built-in 'Judged'; rename the plugin"
     ]
 
 

@@ -109,6 +109,10 @@ def _first_doc_line(obj: Any) -> str:
 # -- loading an entry point ------------------------------------------------------------
 
 
+#: The distribution of evalframe itself, whose entry points (the built-in metrics) win.
+_CORE_DISTRIBUTION = "evalframe"
+
+
 def distribution_name(ep: metadata.EntryPoint) -> str | None:
     """The distribution that declares ``ep`` (``ef-e02``), or None when unknown."""
     try:
@@ -290,6 +294,9 @@ class Registry(Generic[T]):
         self._dropped: dict[str, PluginSpec] = {}  # registered inside a scope that ended
         #: entry points of this group sharing one name, as the last scan found them
         self._clashes: dict[str, list[metadata.EntryPoint]] = {}
+        #: another distribution's entry points under a name evalframe's own declares
+        self._shadowed: dict[str, list[metadata.EntryPoint]] = {}
+        self._shadow_said: set[str] = set()
 
     # -- registration -----------------------------------------------------
     def add(
@@ -369,11 +376,36 @@ class Registry(Generic[T]):
         # scans again when either could have happened).
         found: dict[str, metadata.EntryPoint] = {}
         self._clashes = {}
+        self._shadowed = {}
         for ep in entry_points(self.group):
             first = found.setdefault(ep.name, ep)
             if first.value != ep.value:  # two distributions claim one name
                 self._clashes.setdefault(ep.name, [first]).append(ep)
+        # A name evalframe itself declares (a built-in metric: nDCG, Judged) keeps its
+        # meaning whatever else is installed: the canonical string is the metric's
+        # identity everywhere. The other distribution's plugin is shadowed, and said so.
+        for name, eps in list(self._clashes.items()):
+            own = [ep for ep in eps if distribution_name(ep) == _CORE_DISTRIBUTION]
+            if len({ep.value for ep in own}) == 1:
+                found[name] = own[0]
+                self._shadowed[name] = [ep for ep in eps if ep.value != own[0].value]
+                del self._clashes[name]
         return found
+
+    def _say_shadowed(self, name: str) -> None:
+        """Warn, once per process, that another distribution's ``name`` is not used."""
+        others = self._shadowed.get(name)
+        if not others or name in self._shadow_said:
+            return
+        self._shadow_said.add(name)
+        from evalframe.core.messages import warn
+
+        for ep in others:
+            warn(
+                f"the {self.kind} plugin {name!r} of {distribution_name(ep) or 'a distribution'} "
+                f"({ep.value}) is shadowed by evalframe's built-in {name!r} and is not used; "
+                "rename it there (a built-in name keeps its meaning wherever it is written)"
+            )
 
     def _clash(self, name: str) -> PluginError | None:
         """Two entry points of this group with one name (read by the last
@@ -406,6 +438,7 @@ class Registry(Generic[T]):
         ep = self._entry_points().get(name)
         if ep is None:
             raise self._unknown(name, key)
+        self._say_shadowed(name)
         clash = self._clash(name)
         if clash is not None:
             raise clash
@@ -469,6 +502,12 @@ class Registry(Generic[T]):
                 broken.append(f"{self.kind} {name}: {exc.render().removeprefix('error: ')}")
                 continue
             specs.append(spec)
+            for other in self._shadowed.get(name, ()):
+                broken.append(
+                    f"{self.kind} {name}: entry point {other.value!r} of "
+                    f"{distribution_name(other) or 'a distribution'} is shadowed by "
+                    f"evalframe's built-in {name!r}; rename the plugin"
+                )
             ep = entry_points.get(name)
             if ep is not None and ep.value.split(":")[0] != spec.module:
                 # a name evalframe registers itself (a built-in metric): the entry point's
