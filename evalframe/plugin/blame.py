@@ -29,7 +29,7 @@ from evalframe.core.errors import EvalframeError
 if TYPE_CHECKING:
     from evalframe.plugin.registry import PluginSpec
 
-__all__ = ["blamed", "culprit", "who"]
+__all__ = ["blamed", "culprit", "who", "who_made"]
 
 _ATTRIBUTE = "__evalframe_culprit__"
 
@@ -45,10 +45,20 @@ def who(spec: PluginSpec) -> str:
     return f"{spec.kind} plugin {spec.name!r} ({where})"
 
 
+def who_made(kind: str, name: str, obj: object) -> str:
+    """``retriever plugin 'r12' (ef_r12.retriever)`` from the plugin's name and the
+    object it made (the module of its class), for a caller without its spec."""
+    module = type(obj).__module__
+    return f"{kind} plugin {name!r} ({module})"
+
+
 @contextmanager
-def blamed(spec: PluginSpec, doing: str) -> Iterator[None]:
+def blamed(spec: PluginSpec | str, doing: str) -> Iterator[None]:
     """Run a call into the plugin ``spec``; an unexpected exception from it is marked
     as the plugin's (``doing``: what it was asked, ``retrieving query 'q03'``).
+
+    ``spec`` may be the words for the plugin already (:func:`who`, or what a caller
+    holding only the plugin's name and object can say: :func:`who_made`).
 
     evalframe's own errors pass unmarked (they already say what is wrong and where),
     and so do Ctrl-C and exits.
@@ -59,7 +69,7 @@ def blamed(spec: PluginSpec, doing: str) -> Iterator[None]:
         raise
     except Exception as exc:
         if getattr(exc, _ATTRIBUTE, None) is None:  # the innermost plugin raised it
-            plugin = who(spec)
+            plugin = spec if isinstance(spec, str) else who(spec)
             try:
                 setattr(exc, _ATTRIBUTE, (plugin, doing))
                 exc.add_note(f"while {plugin} was {doing}")
