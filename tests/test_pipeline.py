@@ -86,7 +86,11 @@ def test_a_failing_tracker_changes_neither_results_nor_exit_code(
         exp = validate_experiment(raw_config(project, tracking={"name": "broken"}))
         result = run_experiment(exp, reporters=[TerminalReport(io.StringIO())], progress=False)
     assert result.exit_code == EXIT_OK
-    assert "tracker Broken failed in on_scored: ConnectionError" in capsys.readouterr().err
+    # named as configured (tracking.name), with its module: not as its Python class
+    assert (
+        f"tracker 'broken' ({__name__}) failed in on_scored: ConnectionError"
+        in capsys.readouterr().err
+    )
     assert (project.root / "out" / "metrics.json").is_file()
 
 

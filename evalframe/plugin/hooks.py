@@ -108,6 +108,9 @@ class HookRelay:
     def __init__(self, trackers: Sequence[Any]) -> None:
         self.trackers = list(trackers)
         self.failures: list[str] = []
+        #: how each tracker is named in a warning: the plugin the user configured
+        #: (``tracker 'mlflow' (evalframe_mlflow.tracker)``), not its Python class
+        self._names: dict[int, str] = {}
 
     @classmethod
     def build(cls, trackers: Sequence[Any]) -> HookRelay:
@@ -117,7 +120,9 @@ class HookRelay:
         relay = cls([])
         for t in trackers:
             try:
-                relay.trackers.append(t.spec.obj(t.config, PluginContext(config_key=t.key)))
+                tracker = t.spec.obj(t.config, PluginContext(config_key=t.key))
+                relay.trackers.append(tracker)
+                relay._names[id(tracker)] = f"tracker {t.spec.name!r} ({t.spec.module})"
             except Exception as exc:  # noqa: BLE001  # tracking must never break the run
                 relay._warn(f"tracker {t.spec.name!r} could not start: {type(exc).__name__}: {exc}")
         return relay
@@ -139,5 +144,5 @@ class HookRelay:
             try:
                 method(*args)
             except Exception as exc:  # noqa: BLE001  # a tracker must never break the run
-                name = type(tracker).__name__
-                self._warn(f"tracker {name} failed in {hook}: {type(exc).__name__}: {exc}")
+                name = self._names.get(id(tracker), f"tracker {type(tracker).__name__}")
+                self._warn(f"{name} failed in {hook}: {type(exc).__name__}: {exc}")
