@@ -206,6 +206,7 @@ def _apply_policies(
                 f"value per query ({len(matrix.query_ids)})",
                 hint=f"fix the kernel in {METRICS.get(m.name).module}",
             )
+        _check_no_nan(m, raw, matrix.query_ids)  # before the policies add their own NaNs
         _check_bounds(m, raw)
         out = raw.copy()
         no_rel = matrix.num_rel(m.rel) == 0
@@ -222,6 +223,25 @@ def _apply_policies(
         values[m] = out
         skipped[m] = int(np.isnan(out).sum())
     return values, skipped
+
+
+def _check_no_nan(m: Metric, raw: np.ndarray, query_ids: Sequence[str]) -> None:
+    """A kernel's values are numbers: NaN is how the policies mark a query left out, so a
+    kernel's own NaN (a 0/0) was counted as one more skipped query, with no word of why."""
+    bad = np.flatnonzero(np.isnan(raw))
+    if not bad.size:
+        return
+    module = METRICS.get(m.name).module
+    n = int(bad.size)
+    raise PluginError(
+        f"metric {str(m)!r} ({module}) returned NaN for {n} of {len(raw)} "
+        f"quer{'y' if len(raw) == 1 else 'ies'}, e.g. query {query_ids[int(bad[0])]!r}; "
+        "NaN is how the policies mark a query left out, so it would be counted as skipped",
+        expected="a number for every query",
+        hint=f"fix the kernel in {module}: it must return a number for every query (e.g. 0 "
+        "where it would divide by 0) and leave skipping to the policies "
+        "(metrics.policies.no_relevant, metrics.policies.missing_query)",
+    )
 
 
 def _check_bounds(m: Metric, raw: np.ndarray) -> None:

@@ -27,7 +27,7 @@ from evalframe.analysis.settings import (
     value_names,
 )
 from evalframe.assess.gates import GateSpec, parse_gate_specs
-from evalframe.core.errors import ConfigError, EvalframeError
+from evalframe.core.errors import ConfigError, EvalframeError, PluginError
 from evalframe.core.messages import kept, warn
 from evalframe.golden.queries import QueriesConfig
 from evalframe.golden.split import Shard, TuningConfig, parse_shard
@@ -283,7 +283,8 @@ def _resolve_exports(
         needed = getattr(spec.obj, "required_metrics", None)
         if callable(needed):
             instance = spec.obj(plugin.config, PluginContext(config_key=key))
-            _require_metrics(instance.required_metrics(), metrics, key, f"export {name!r}")
+            names = plugin_list(instance, "required_metrics", spec, key)
+            _require_metrics(names, metrics, key, f"export {name!r}")
         resolved.append(plugin)
     return tuple(resolved)
 
@@ -338,6 +339,35 @@ def _require_metrics(names: list[str], metrics: list[Metric], key: str, who: str
         )
 
 
+#: What each optional method that returns a list returns (:func:`plugin_list`).
+LISTED = {
+    "required_metrics": "metric strings",
+    "required_analyses": "analysis value names",
+    "notes": "sentences",
+}
+
+
+def plugin_list(plugin: Any, method: str, spec: Any, key: str | None = None) -> list[Any]:
+    """``plugin.method()`` as a list (``[]`` when the plugin has no such method): a list or
+    a tuple, else a PluginError naming the plugin, since a str, iterated, became one item
+    per character (a gate's ``"nDCG@10"`` was metric 'n'; a note, one warning a letter)."""
+    call = getattr(plugin, method, None)
+    if not callable(call):
+        return []
+    value = call()
+    if isinstance(value, list | tuple):
+        return list(value)
+    got = f"the str {value!r}" if isinstance(value, str) else f"{type(value).__name__} {value!r}"
+    got = got if len(got) <= 80 else got[:77] + "..."
+    example = f", e.g. [{value!r}]" if isinstance(value, str) else ""
+    raise PluginError(
+        f"{spec.kind} plugin {spec.name!r} ({spec.module}): {method}() returned {got}; "
+        f"it must return a list of {LISTED[method]}{example}",
+        key=key,
+        hint=f"fix {method}() in {spec.module}",
+    )
+
+
 def _missing_for_gates(gates: tuple[GateSpec, ...], metrics: list[Metric]) -> dict[str, list[str]]:
     """Gate name -> the metrics it needs that are not computed; a gate whose settings do
     not validate is left to :func:`_check_gates` to report."""
@@ -347,8 +377,7 @@ def _missing_for_gates(gates: tuple[GateSpec, ...], metrics: list[Metric]) -> di
         try:
             spec = GATES.get(g.type, key=f"{key}.type")
             gate = spec.obj(configure(spec, g.params, key), PluginContext(config_key=key))
-            needed = getattr(gate, "required_metrics", None)
-            names = needed() if callable(needed) else []
+            names = plugin_list(gate, "required_metrics", spec, key)
             wanted = [parse_metrics([n], key=key)[0] for n in names]
         except EvalframeError:
             continue
@@ -376,8 +405,7 @@ def _check_gates(
         key = f"gates.{g.name}"
         spec = GATES.get(g.type, key=f"{key}.type")
         gate = spec.obj(configure(spec, g.params, key), PluginContext(config_key=key))
-        needed = getattr(gate, "required_metrics", None)
-        names = needed() if callable(needed) else []
+        names = plugin_list(gate, "required_metrics", spec, key)
         for i, name in enumerate(names):
             # the first metric is the gate's own `metric:` setting; others are named by the gate
             where = f"{key}.metric" if i == 0 else key
@@ -389,8 +417,7 @@ def _check_gates(
                     hint=f"gates name metrics by their canonical string: metric: {by_label[name]}",
                 )
             _require_metrics([name], metrics, where, f"gate {g.name!r}")
-        wanted = getattr(gate, "required_analyses", None)
-        for name in wanted() if callable(wanted) else []:
+        for name in plugin_list(gate, "required_analyses", spec, key):
             if name not in analysis_values:
                 raise ConfigError(
                     f"gate {g.name!r} reads analysis value {name!r}, which no configured "
