@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -28,6 +29,7 @@ from evalframe.metrics.matrix import PAD, ScoreMatrix, build_matrix
 from evalframe.metrics.measures import Metric
 from evalframe.metrics.order import rank_order, tied_rows, trec_order
 from evalframe.metrics.policies import Policies, TieRule
+from evalframe.plugin.blame import blamed
 from evalframe.plugin.registry import METRICS
 
 __all__ = [
@@ -287,17 +289,37 @@ def _kernel_values(m: Metric, matrix: ScoreMatrix) -> np.ndarray:
         ) from None
 
 
+def _called(m: Metric, matrix: ScoreMatrix, params: Any) -> Any:
+    """The kernel's answer; what it raises is its plugin's (:mod:`evalframe.plugin.blame`),
+    a read-only write included (said by :func:`_kernel_values`)."""
+    with blamed(METRICS.get(m.name), f"computing {str(m)!r}"):
+        return m.definition.kernel(matrix, m.k, params)
+
+
+def _numbers(m: Metric, values: Any) -> np.ndarray:
+    """The kernel's values as float64; values that are not numbers are its mistake."""
+    try:
+        return np.asarray(values, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise PluginError(
+            f"metric {str(m)!r} ({METRICS.get(m.name).module}) returned values that are not "
+            f"numbers ({exc})",
+            expected="a NumPy array of floats, one per query",
+            hint=f"fix the kernel in {METRICS.get(m.name).module}",
+        ) from None
+
+
 def _kernel_blocks(m: Metric, matrix: ScoreMatrix) -> np.ndarray:
     """The kernel's value per query; a row-wise kernel runs on blocks of queries."""
-    kernel, params = m.definition.kernel, m.param_model()
+    definition, params = m.definition, m.param_model()
     nq = len(matrix.query_ids)
     cells = nq * max(matrix.depth, matrix.ideal.shape[1], 1)
-    if not m.definition.rowwise or cells <= KERNEL_CELLS:
-        return np.asarray(kernel(matrix, m.k, params), dtype=np.float64)
+    if not definition.rowwise or cells <= KERNEL_CELLS:
+        return _numbers(m, _called(m, matrix, params))
     step = max(1, KERNEL_CELLS * nq // cells)
     out = np.empty(nq, dtype=np.float64)
     for lo in range(0, nq, step):
-        part = np.asarray(kernel(matrix.rows(lo, lo + step), m.k, params), dtype=np.float64)
+        part = _numbers(m, _called(m, matrix.rows(lo, lo + step), params))
         if part.shape != (min(step, nq - lo),):
             return np.asarray(part)  # the caller reports the shape, naming the kernel
         out[lo : lo + step] = part

@@ -11,7 +11,7 @@ in one place; what each step calls lives elsewhere (``assess``, ``retrieval``,
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
@@ -41,6 +41,7 @@ from evalframe.metrics import evaluate
 from evalframe.pipeline.config import Experiment, ResolvedPlugin, plugin_list
 from evalframe.pipeline.files import flat_metrics, headline_metrics, timings
 from evalframe.pipeline.provenance import created, git_state
+from evalframe.plugin.blame import blamed
 from evalframe.plugin.hooks import HookRelay, RunContext, RunOutcome
 from evalframe.plugin.protocols import (
     CorpusLoader,
@@ -106,7 +107,13 @@ class Reporter(Protocol):
 
 
 def _build(plugin: ResolvedPlugin, context: PluginContext, protocol: type) -> Any:
-    instance = plugin.spec.obj(plugin.config, context)
+    """``Plugin(config, context)``, checked: a constructor that cannot take those two is
+    the plugin's mistake, said before the call (not a TypeError blamed on evalframe);
+    what the constructor raises is the plugin's (:mod:`evalframe.plugin.blame`)."""
+    spec = plugin.spec
+    _check_signature(spec.obj, (plugin.config, context), spec, "config, context")
+    with blamed(spec, "being built"):
+        instance = spec.obj(plugin.config, context)
     if not isinstance(instance, protocol):
         raise PluginError(
             f"{plugin.spec.kind} plugin {plugin.spec.name!r} ({plugin.spec.module}) does not "
@@ -114,6 +121,26 @@ def _build(plugin: ResolvedPlugin, context: PluginContext, protocol: type) -> An
             hint=f"see evalframe.plugin.protocols.{protocol.__name__} for the methods it must have",
         )
     return instance
+
+
+def _check_signature(call: Any, args: tuple[Any, ...], spec: Any, shown: str) -> None:
+    """Refuse ``call`` (a plugin's class or method) when it cannot take ``args``."""
+    import inspect
+
+    try:
+        signature = inspect.signature(call)
+    except (TypeError, ValueError):  # a builtin or C callable: no signature to check
+        return
+    try:
+        signature.bind(*args)
+    except TypeError as exc:
+        name = getattr(call, "__name__", type(call).__name__)
+        raise PluginError(
+            f"{spec.kind} plugin {spec.name!r} ({spec.module}) cannot be called as "
+            f"{name}({shown}): its signature is {name}{signature} ({exc})",
+            expected=f"{name}({shown}), as docs/plugins.md gives it",
+            hint=f"fix the signature in {spec.module}",
+        ) from None
 
 
 def _write_outputs(
@@ -254,8 +281,16 @@ def _write_exports(exp: Experiment, evaluation: Evaluation) -> dict[str, Path]:
     pending: dict[str, str | bytes] = {}
     for plugin in exp.exports:
         exporter = _build(plugin, PluginContext(config_key=plugin.key), Exporter)
-        for name, content in exporter.export(view).items():
-            where = f"exporter {plugin.spec.name!r} ({plugin.spec.module})"
+        where = f"exporter {plugin.spec.name!r} ({plugin.spec.module})"
+        with blamed(plugin.spec, "exporting"):
+            files = exporter.export(view)
+        if not isinstance(files, Mapping):
+            raise PluginError(
+                f"{where} returned {type(files).__name__} from export()",
+                expected="a mapping of file name to content (str or bytes)",
+                hint="return the files, e.g. {'tool_results.json': text}",
+            )
+        for name, content in files.items():
             if Path(name).name != name or name in (".", "..") or name.startswith("."):
                 raise PluginError(
                     f"{where} returned the file name {name!r}, which is not a plain file name",
@@ -460,7 +495,8 @@ def _loaded(loader: Any, plugin: ResolvedPlugin) -> Any:
     from pydantic import ValidationError
 
     try:
-        loaded = loader.load()
+        with blamed(plugin.spec, "loading"):
+            loaded = loader.load()
     except ValidationError as exc:
         first = exc.errors()[0]
         where = ".".join(str(p) for p in first["loc"])
@@ -471,6 +507,14 @@ def _loaded(loader: Any, plugin: ResolvedPlugin) -> Any:
             key=f"{plugin.key}.path" if hasattr(plugin.config, "path") else plugin.key,
             hint="fix the record in the file (ids are one word; labels whole numbers)",
         ) from None
+    wanted = {"dataset": GoldenSet, "corpus": Corpus}.get(plugin.spec.kind)
+    if wanted is not None and not isinstance(loaded, wanted):
+        raise PluginError(
+            f"{plugin.spec.kind} plugin {plugin.spec.name!r} ({plugin.spec.module}): load() "
+            f"returned {type(loaded).__name__}, not a {wanted.__name__}",
+            expected=f"a {wanted.__name__}",
+            hint=f"build it with {wanted.__name__}.build(name, ...) at the end of load()",
+        )
     _check_unique_ids(loaded, plugin)
     return loaded
 
