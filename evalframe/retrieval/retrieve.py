@@ -22,12 +22,15 @@ from __future__ import annotations
 import queue
 import threading
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from itertools import pairwise
 from typing import Any
 
 from evalframe.core.errors import PluginError
+from evalframe.core.messages import warn
 from evalframe.core.progress import quiet, step
 from evalframe.core.types import Corpus, GoldenSet, Ranking, Run
+from evalframe.plugin.blame import blamed, who_made
 from evalframe.plugin.protocols import Query, Retriever
 from evalframe.retrieval.cache import RunCache, retriever_fingerprint
 
@@ -41,12 +44,19 @@ BATCH = 1024
 Answer = tuple[int, Ranking | None, float]
 
 
-def concurrency(retriever: Any) -> int:
-    """How many ``retrieve`` calls may run at once: the retriever's ``max_concurrency``, or 1."""
+def concurrency(retriever: Any, name: str | None = None) -> int:
+    """How many ``retrieve`` calls may run at once: the retriever's ``max_concurrency``, or 1.
+
+    ``name``: the plugin's, said in the error (else the Python class's)."""
     value = getattr(retriever, "max_concurrency", 1)
     if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        said = (
+            who_made("retriever", name, retriever)
+            if name is not None
+            else f"retriever {type(retriever).__name__}"
+        )
         raise PluginError(
-            f"retriever {type(retriever).__name__} has max_concurrency={value!r}",
+            f"{said} has max_concurrency={value!r} (a {type(value).__name__})",
             expected="an integer >= 1 (how many queries it may be asked at once)",
         )
     return value
@@ -97,11 +107,15 @@ def _batches(
     queries: Sequence[Query],
     depth: int,
     name: str,
+    label: str,
 ) -> Iterator[list[Answer]]:
     for start in range(0, len(queries), BATCH):
         chunk = list(queries[start : start + BATCH])
         began = time.perf_counter()
-        answers = method(chunk, depth)
+        with blamed(label, f"retrieving a batch of {len(chunk)} queries from {chunk[0].id!r}"):
+            answers = method(chunk, depth)
+            if not isinstance(answers, Sequence | str | bytes) and isinstance(answers, Iterable):
+                answers = list(answers)  # a generator: one answer per query all the same
         elapsed_ms = (time.perf_counter() - began) * 1000.0
         if isinstance(answers, (str, bytes)) or len(answers) != len(chunk):
             got = len(answers) if not isinstance(answers, (str, bytes)) else type(answers).__name__
@@ -117,22 +131,30 @@ def _batches(
         ]
 
 
-def _one(retriever: Retriever, query: Query, depth: int) -> tuple[Any, float]:
+def _one(retriever: Retriever, query: Query, depth: int, label: str) -> tuple[Any, float]:
+    """``retrieve(query, depth)`` and its wall time; what it raises is the plugin's
+    (``label``: :func:`evalframe.plugin.blame.who_made`)."""
     began = time.perf_counter()
-    ranking = retriever.retrieve(query, depth)
+    with blamed(label, f"retrieving query {query.id!r}"):
+        ranking = retriever.retrieve(query, depth)
     return ranking, (time.perf_counter() - began) * 1000.0
 
 
 def _sequential(
-    retriever: Retriever, queries: Sequence[Query], depth: int, name: str
+    retriever: Retriever, queries: Sequence[Query], depth: int, name: str, label: str
 ) -> Iterator[list[Answer]]:
     for i, query in enumerate(queries):
-        ranking, elapsed_ms = _one(retriever, query, depth)
+        ranking, elapsed_ms = _one(retriever, query, depth, label)
         yield [(i, _check(name, query, ranking, depth), elapsed_ms)]
 
 
 def _concurrent(
-    retriever: Retriever, queries: Sequence[Query], depth: int, name: str, workers: int
+    retriever: Retriever,
+    queries: Sequence[Query],
+    depth: int,
+    name: str,
+    workers: int,
+    label: str,
 ) -> Iterator[list[Answer]]:
     """Answers as they finish, from ``workers`` threads.
 
@@ -150,7 +172,7 @@ def _concurrent(
     def work() -> None:
         while (i := tasks.get()) is not None:
             try:
-                ranking, elapsed_ms = _one(retriever, queries[i], depth)
+                ranking, elapsed_ms = _one(retriever, queries[i], depth, label)
                 done.put((i, ranking, elapsed_ms, None))
             except BaseException as exc:  # noqa: BLE001  # handed to the main thread
                 done.put((i, None, 0.0, exc))
@@ -205,13 +227,36 @@ def ask_all(
     is how the pipeline drives a retriever, and how a retriever that wraps
     others (fusion) drives its components.
     """
+    label = who_made("retriever", name, retriever)
     method = _batch_method(retriever)
     if method is not None:
-        return _batches(method, queries, depth, name)
-    workers = concurrency(retriever)
+        _takes(method, "retrieve_batch", "queries, k", label)
+        return _batches(method, queries, depth, name, label)
+    workers = concurrency(retriever, name)
+    _takes(getattr(retriever, "retrieve", None), "retrieve", "query, k", label)
     if workers == 1 or len(queries) <= 1:
-        return _sequential(retriever, queries, depth, name)
-    return _concurrent(retriever, queries, depth, name, workers)
+        return _sequential(retriever, queries, depth, name, label)
+    return _concurrent(retriever, queries, depth, name, workers, label)
+
+
+def _takes(method: Any, what: str, shown: str, label: str) -> None:
+    """Refuse a ``retrieve``/``retrieve_batch`` that cannot be called with two arguments
+    (``def retrieve(self, query)``, k forgotten), before the first query, naming the
+    plugin: not a TypeError from inside evalframe, blamed on it."""
+    import inspect
+
+    try:
+        signature = inspect.signature(method)
+    except (TypeError, ValueError):  # not introspectable (a C callable): called as it is
+        return
+    try:
+        signature.bind(None, 0)
+    except TypeError as exc:
+        raise PluginError(
+            f"{label}: {what}{signature} cannot be called as {what}({shown}) ({exc})",
+            expected=f"{what}({shown}), as evalframe.plugin.protocols.Retriever gives it",
+            hint=f"add the missing parameter to {what} in {label.rpartition('(')[2][:-1]}",
+        ) from None
 
 
 def retrieve_all(
@@ -258,7 +303,51 @@ def retrieve_all(
                 cache.put_many(fresh, depth)
             bar.advance(len(group))
     rankings = {q.id: r for q in queries if (r := found.get(q.id)) is not None}
+    _check_direction(rankings, who_made("retriever", name, retriever))
     return Run(rankings=rankings, metadata={"retriever": name})
+
+
+def _check_direction(rankings: dict[str, Ranking], label: str) -> None:
+    """Scores that rise down the rankings a retriever returned: distances given as scores.
+
+    evalframe ranks by score, highest first (trec_eval's rule), so a ranking whose
+    first (best) document scores lower than its last is scored upside down. When
+    every ranking with two different end scores is sorted by rising score, the
+    retriever returns distances: refused, exit 2, naming it (a list in no order
+    is almost never sorted). When only some rise (a reranker's order kept with
+    the first stage's scores, results in no order), one warning with the count
+    says the scores, not the order returned, were scored. One comparison a
+    ranking, and a pass over those that rise.
+    """
+    judged = rising = ascending = 0
+    example: Ranking | None = None
+    for ranking in rankings.values():
+        scores = ranking.scores
+        if len(scores) < 2 or scores[0] == scores[-1]:
+            continue
+        judged += 1
+        if scores[0] < scores[-1]:
+            rising += 1
+            example = example or ranking
+            ascending += all(a <= b for a, b in pairwise(scores))
+    if not rising or example is None:
+        return
+    shown = ", ".join(f"{s:g}" for s in example.scores[:3]) + (
+        ", …" if len(example.scores) > 3 else ""
+    )
+    if ascending == judged:  # sorted by rising score, every one: distances, not a fluke
+        raise PluginError(
+            f"{label} returned scores that rise down every ranking (query "
+            f"{example.query_id!r}: {shown}): evalframe ranks by score, highest first, so "
+            "each ranking would be scored upside down",
+            expected="higher scores for better documents (similarities, not distances)",
+            hint="return a similarity (e.g. -distance, or 1 - cosine distance) as the score",
+        )
+    warn(
+        f"{label}: {rising} of {judged} rankings have scores that rise down the list (query "
+        f"{example.query_id!r}: {shown}); evalframe ranks by score, highest first, so they are "
+        "scored in the scores' order, not in the order returned"
+    )
 
 
 def _cache_inputs(retriever: Any, queries: Sequence[Query]) -> dict[str, Any]:

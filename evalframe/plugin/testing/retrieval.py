@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, ClassVar
 
@@ -61,6 +62,33 @@ class RetrieverContract(PluginContract):
         assert isinstance(retriever, spec.obj), self._rule(
             "the fixture must build the registered class"
         )
+
+    def test_called_as_the_pipeline_calls_it(self, retriever: Retriever) -> None:
+        """``Plugin(config, context)`` and ``retrieve(query, k)`` (and
+        ``retrieve_batch(queries, k)``): a fixture may build the plugin another way,
+        so the signatures are checked, as the run checks them before its first query."""
+        import inspect
+
+        spec = self.registry.get(self.plugin_name)
+        calls = [(spec.obj, "Plugin(config, context)")]
+        calls.append((retriever.retrieve, "retrieve(query, k)"))
+        batch = getattr(retriever, "retrieve_batch", None)
+        if callable(batch):
+            calls.append((batch, "retrieve_batch(queries, k)"))
+        for call, shown in calls:
+            try:
+                inspect.signature(call).bind(None, None)
+            except TypeError as exc:
+                pytest.fail(self._rule(f"it is called as {shown} ({exc})"))
+            except ValueError:  # no signature to read (a C callable)
+                continue
+
+    def test_scores_are_finite(self, retriever: Retriever, queries: list[Query]) -> None:
+        for r in self._answers(retriever, queries, self.k):
+            bad = [s for s in r.scores if not math.isfinite(s)]
+            assert not bad, self._rule(
+                f"every score is a finite number (query {r.query_id!r} has {bad[0]!r})"
+            )
 
     def test_answers_at_least_one_query(self, retriever: Retriever, queries: list[Query]) -> None:
         assert len(queries) >= 2, "give the contract at least two queries"
