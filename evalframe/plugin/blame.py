@@ -20,6 +20,7 @@ plugin that raised, not the fusion around it.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING
@@ -48,8 +49,19 @@ def who(spec: PluginSpec) -> str:
 def who_made(kind: str, name: str, obj: object) -> str:
     """``retriever plugin 'r12' (ef_r12.retriever)`` from the plugin's name and the
     object it made (the module of its class), for a caller without its spec."""
-    module = type(obj).__module__
-    return f"{kind} plugin {name!r} ({module})"
+    return _who_made(kind, name, type(obj).__module__)
+
+
+@functools.lru_cache(maxsize=256)
+def _who_made(kind: str, name: str, module: str) -> str:
+    """(Once per plugin and process: a module no distribution ships costs a metadata scan.)"""
+    from evalframe.plugin.dists import distribution_of, version_of
+
+    try:
+        shipped = " ".join(p for p in (distribution_of(module), version_of(module)) if p)
+    except Exception:  # noqa: BLE001  # a broken metadata scan must not hide the error
+        shipped = ""
+    return f"{kind} plugin {name!r} ({module}{f', {shipped}' if shipped else ''})"
 
 
 @contextmanager
