@@ -109,6 +109,21 @@ def _first_doc_line(obj: Any) -> str:
 # -- loading an entry point ------------------------------------------------------------
 
 
+#: Keys the config section of a plugin kind takes for itself, never handed to the plugin's
+#: config (what each does): a field so named could never be set. ``name`` selects the
+#: plugin of most kinds (``retriever: {name: bm25, ...}``); under ``gates:`` a gate is
+#: selected by ``type`` and given its ``severity``; a metric's parameters and an
+#: exporter's settings (``exports: {galaxy: {...}}``) reach it whole.
+_RESERVED_DEFAULT = {"name": "selects the plugin in YAML"}
+_RESERVED_KEYS: dict[str, dict[str, str]] = {
+    "gate": {
+        "type": "selects the gate plugin under gates:",
+        "severity": "sets the gate's severity (required or advisory) under gates:",
+    },
+    "metric": {},
+    "exporter": {},
+}
+
 #: The distribution of evalframe itself, whose entry points (the built-in metrics) win.
 _CORE_DISTRIBUTION = "evalframe"
 
@@ -321,18 +336,16 @@ class Registry(Generic[T]):
                     f"{existing.module} and {module}",
                     hint="rename one of them; plugin names are unique per kind",
                 )
-        shadowed = (
-            self.kind != "metric"  # a metric's parameters are not a YAML node
-            and isinstance(config, type)
-            and issubclass(config, BaseModel)
-            and "name" in config.model_fields
-        )
-        if shadowed:
-            raise PluginError(
-                f"{self.kind} plugin {name!r} ({module}): its config has a field 'name', "
-                "but that key selects the plugin in YAML and can never reach it",
-                hint="rename the field, e.g. set_name or corpus_name",
-            )
+        reserved = _RESERVED_KEYS.get(self.kind, _RESERVED_DEFAULT)
+        modelled = isinstance(config, type) and issubclass(config, BaseModel)
+        fields = config.model_fields if modelled else {}  # type: ignore[union-attr]  # checked
+        for field, role in reserved.items():
+            if field in fields:
+                raise PluginError(
+                    f"{self.kind} plugin {name!r} ({module}): its config has a field "
+                    f"{field!r}, but that key {role} and can never reach it",
+                    hint=f"rename the field (e.g. {field}_value, or a word of its own)",
+                )
         if config is not None and not (isinstance(config, type) and issubclass(config, BaseModel)):
             raise PluginError(
                 f"{self.kind} plugin {name!r}: config must be a pydantic model class",
