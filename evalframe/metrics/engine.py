@@ -136,13 +136,16 @@ def evaluate(
     pol = policies or Policies()
     matrices: dict[str | None, ScoreMatrix] = {}
     for view in dict.fromkeys(m.view for m in metrics) or [None]:
-        matrices[view] = build_matrix(
-            to_columns(qrels, run, view),
-            duplicates="keep_position" if view is not None else pol.duplicates,
-            score_precision=pol.score_precision,
-            drop_self_matches=pol.drop_self_matches,
-            ties=pol.ties,
-        )
+        try:
+            matrices[view] = build_matrix(
+                to_columns(qrels, run, view),
+                duplicates="keep_position" if view is not None else pol.duplicates,
+                score_precision=pol.score_precision,
+                drop_self_matches=pol.drop_self_matches,
+                ties=pol.ties,
+            )
+        except DataError as exc:
+            raise _whose_duplicates(exc, run) from None
     base = matrices.get(None) or next(iter(matrices.values()))
     values, skipped = _apply_policies(metrics, matrices, pol)
     missing = tuple(q for q, p in zip(base.query_ids, base.present, strict=True) if not p)
@@ -153,6 +156,21 @@ def evaluate(
         extra_queries=base.extra_queries,
         skipped=skipped,
         ties=_tie_summary(base, metrics, pol),
+    )
+
+
+def _whose_duplicates(exc: DataError, run: RunLike) -> DataError:
+    """A document twice in a ranking is the retriever's doing: said as such when the run
+    names its retriever (a fresh run does), not as a mistake in the policy setting."""
+    metadata = getattr(run, "metadata", None)
+    retriever = metadata.get("retriever") if isinstance(metadata, Mapping) else None
+    if exc.key != "metrics.policies.duplicates" or not isinstance(retriever, str):
+        return exc
+    return DataError(
+        f"retriever {retriever!r} returned a ranking with a document twice: {exc.message}",
+        key="retriever",
+        hint="fix the retriever (each document once a ranking), or set "
+        "metrics.policies.duplicates=keep_first to keep each doc's first occurrence",
     )
 
 

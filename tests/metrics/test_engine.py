@@ -509,6 +509,23 @@ def test_duplicate_doc_is_an_error_by_default() -> None:
     assert err.hint is not None and "keep_first" in err.hint
 
 
+def test_a_duplicate_in_a_retrievers_ranking_is_said_as_the_retrievers() -> None:
+    """A fresh run names its retriever: the duplicate is its doing, not the policy's."""
+    from evalframe.core.types import Ranking, Run
+
+    ranking = Ranking.from_pairs("q", [("a", 0.9), ("b", 0.5), ("a", 0.4)])
+    run = Run(rankings={"q": ranking}, metadata={"retriever": "r03"})
+    with pytest.raises(DataError) as info:
+        evaluate([parse_metric("RR")], {"q": {"a": 1}}, run)
+    err = info.value
+    assert err.message == (
+        "retriever 'r03' returned a ranking with a document twice: query 'q' lists doc 'a' "
+        "more than once (1 duplicate entries in the run)"
+    )
+    assert err.key == "retriever"
+    assert err.hint is not None and "keep_first" in err.hint
+
+
 def test_duplicates_keep_first_keeps_the_first_occurrence_in_the_given_order() -> None:
     # first a scores 0.5, so the order is b (0.9), a (0.5): RR = 1/2.
     # Keeping the later (0.95) occurrence instead would give RR = 1.
