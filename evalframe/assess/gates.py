@@ -17,7 +17,7 @@ from evalframe.assess.results import Evaluation, GateResult, GateView
 from evalframe.core.errors import ConfigError, PluginError
 from evalframe.core.secrets import redact_text
 from evalframe.core.types import GoldenSet
-from evalframe.plugin.blame import blamed
+from evalframe.plugin.blame import blamed, build
 from evalframe.plugin.protocols import Gate, PluginContext
 from evalframe.plugin.registry import GATES, configure
 
@@ -41,8 +41,8 @@ def run_gates(specs: list[GateSpec], evaluation: Evaluation) -> list[GateResult]
         key = f"gates.{spec.name}"
         plugin = GATES.get(spec.type, key=f"{key}.type")
         config = configure(plugin, spec.params, key)
-        with blamed(plugin, f"being built for gate {spec.name!r}"):
-            gate = plugin.obj(config, PluginContext(config_key=key))
+        context = PluginContext(config_key=key)
+        gate = build(plugin, config, context, f"being built for gate {spec.name!r}")
         if not isinstance(gate, Gate):
             raise PluginError(
                 f"gate plugin {spec.type!r} ({plugin.module}) has no evaluate(view) method",

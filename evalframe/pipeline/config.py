@@ -42,6 +42,7 @@ from evalframe.pipeline.sections import (
     Schema,
     StatsSection,
 )
+from evalframe.plugin.blame import build
 from evalframe.plugin.protocols import PluginContext
 from evalframe.plugin.registry import (
     CORPORA,
@@ -282,7 +283,7 @@ def _resolve_exports(
         plugin = ResolvedPlugin(spec=spec, config=configure(spec, params or {}, key), key=key)
         needed = getattr(spec.obj, "required_metrics", None)
         if callable(needed):
-            instance = spec.obj(plugin.config, PluginContext(config_key=key))
+            instance = build(spec, plugin.config, PluginContext(config_key=key))
             names = plugin_list(instance, "required_metrics", spec, key)
             _require_metrics(names, metrics, key, f"export {name!r}")
         resolved.append(plugin)
@@ -376,7 +377,7 @@ def _missing_for_gates(gates: tuple[GateSpec, ...], metrics: list[Metric]) -> di
         key = f"gates.{g.name}"
         try:
             spec = GATES.get(g.type, key=f"{key}.type")
-            gate = spec.obj(configure(spec, g.params, key), PluginContext(config_key=key))
+            gate = build(spec, configure(spec, g.params, key), PluginContext(config_key=key))
             names = plugin_list(gate, "required_metrics", spec, key)
             wanted = [parse_metrics([n], key=key)[0] for n in names]
         except EvalframeError:
@@ -404,7 +405,7 @@ def _check_gates(
     for g in gates:
         key = f"gates.{g.name}"
         spec = GATES.get(g.type, key=f"{key}.type")
-        gate = spec.obj(configure(spec, g.params, key), PluginContext(config_key=key))
+        gate = build(spec, configure(spec, g.params, key), PluginContext(config_key=key))
         names = plugin_list(gate, "required_metrics", spec, key)
         for i, name in enumerate(names):
             # the first metric is the gate's own `metric:` setting; others are named by the gate

@@ -41,7 +41,7 @@ from evalframe.metrics import evaluate
 from evalframe.pipeline.config import Experiment, ResolvedPlugin, plugin_list
 from evalframe.pipeline.files import flat_metrics, headline_metrics, timings
 from evalframe.pipeline.provenance import created, git_state
-from evalframe.plugin.blame import blamed
+from evalframe.plugin.blame import blamed, build
 from evalframe.plugin.hooks import HookRelay, RunContext, RunOutcome
 from evalframe.plugin.protocols import (
     CorpusLoader,
@@ -111,9 +111,7 @@ def _build(plugin: ResolvedPlugin, context: PluginContext, protocol: type) -> An
     the plugin's mistake, said before the call (not a TypeError blamed on evalframe);
     what the constructor raises is the plugin's (:mod:`evalframe.plugin.blame`)."""
     spec = plugin.spec
-    _check_signature(spec.obj, (plugin.config, context), spec, "config, context")
-    with blamed(spec, "being built"):
-        instance = spec.obj(plugin.config, context)
+    instance = build(spec, plugin.config, context)
     if not isinstance(instance, protocol):
         raise PluginError(
             f"{plugin.spec.kind} plugin {plugin.spec.name!r} ({plugin.spec.module}) does not "
@@ -121,26 +119,6 @@ def _build(plugin: ResolvedPlugin, context: PluginContext, protocol: type) -> An
             hint=f"see evalframe.plugin.protocols.{protocol.__name__} for the methods it must have",
         )
     return instance
-
-
-def _check_signature(call: Any, args: tuple[Any, ...], spec: Any, shown: str) -> None:
-    """Refuse ``call`` (a plugin's class or method) when it cannot take ``args``."""
-    import inspect
-
-    try:
-        signature = inspect.signature(call)
-    except (TypeError, ValueError):  # a builtin or C callable: no signature to check
-        return
-    try:
-        signature.bind(*args)
-    except TypeError as exc:
-        name = getattr(call, "__name__", type(call).__name__)
-        raise PluginError(
-            f"{spec.kind} plugin {spec.name!r} ({spec.module}) cannot be called as "
-            f"{name}({shown}): its signature is {name}{signature} ({exc})",
-            expected=f"{name}({shown}), as docs/plugins.md gives it",
-            hint=f"fix the signature in {spec.module}",
-        ) from None
 
 
 def _write_outputs(

@@ -23,14 +23,14 @@ from __future__ import annotations
 import functools
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from evalframe.core.errors import EvalframeError
 
 if TYPE_CHECKING:
     from evalframe.plugin.registry import PluginSpec
 
-__all__ = ["blamed", "culprit", "who", "who_made"]
+__all__ = ["blamed", "build", "check_signature", "culprit", "who", "who_made"]
 
 _ATTRIBUTE = "__evalframe_culprit__"
 
@@ -101,3 +101,35 @@ def culprit(exc: BaseException | None) -> tuple[str, str] | None:
             return said
         exc = exc.__cause__ or exc.__context__
     return None
+
+
+def check_signature(call: Any, args: tuple[Any, ...], spec: PluginSpec, shown: str) -> None:
+    """Refuse ``call`` (a plugin's class or method) when it cannot take ``args``: the
+    plugin's mistake, said naming it before the call, not a TypeError from inside
+    evalframe (``shown``: the call as documented, ``config, context``)."""
+    import inspect
+
+    from evalframe.core.errors import PluginError
+
+    try:
+        signature = inspect.signature(call)
+    except (TypeError, ValueError):  # a builtin or C callable: no signature to check
+        return
+    try:
+        signature.bind(*args)
+    except TypeError as exc:
+        name = getattr(call, "__name__", type(call).__name__)
+        raise PluginError(
+            f"{spec.kind} plugin {spec.name!r} ({spec.module}) cannot be called as "
+            f"{name}({shown}): its signature is {name}{signature} ({exc})",
+            expected=f"{name}({shown}), as docs/plugins.md gives it",
+            hint=f"fix the signature in {spec.module}",
+        ) from None
+
+
+def build(spec: PluginSpec, config: Any, context: Any, doing: str = "being built") -> Any:
+    """``spec.obj(config, context)``, its signature checked first and what it raises
+    blamed on it: how evalframe makes every plugin instance."""
+    check_signature(spec.obj, (config, context), spec, "config, context")
+    with blamed(spec, doing):
+        return spec.obj(config, context)
