@@ -168,6 +168,10 @@ def test_repro_on_a_clean_checkout_runs_everything_and_then_nothing(repo: Repo) 
     assert "up to date" in repo.dvc("status").stdout
 
 
+# 16 s of a 600 s budget: the clean-checkout test above runs every stage and checks that a
+# second repro runs none; this forced rerun of each kind of stage, byte for byte, runs in
+# `make test-all` (and `make repro` twice before every commit of dvc.lock does it too)
+@pytest.mark.extended
 def test_a_forced_repro_rewrites_every_tracked_output_byte_for_byte(
     repo: Repo, mlflow_store: Callable[[Path], str]
 ) -> None:
