@@ -1,8 +1,8 @@
 """Where evalframe's config groups live: its own ``conf/`` and each plugin's.
 
 Apart from :mod:`evalframe.app.hydra_app` (which builds Hydra's search path from
-these) because finding a distribution's folder must survive a broken plugin
-package: an ``__init__.py`` that raises is a warning, not a stopped run.
+these) because finding a distribution's folder must survive a broken or slow
+plugin package: it runs none of the package's code.
 """
 
 from __future__ import annotations
@@ -36,21 +36,32 @@ def core_conf_dir() -> Path:
 
 
 def _package_dir(package: str) -> Path | None:
-    """The folder of an importable package, or None when there is no such package.
+    """The folder of a package, found without running any of its code; None when there
+    is no such package.
 
-    Finding a subpackage imports its parents (``ef_x.conf`` runs ``ef_x/__init__.py``),
-    and their code may raise anything: that is raised on, for the caller to say (a
-    package that exists but fails to import is not "cannot be found").
+    ``importlib.util.find_spec("ef_x.conf")`` would import ``ef_x`` first, running its
+    ``__init__.py`` on every command, which a heavy import there (torch) made seconds
+    slower, and one that raised stopped. Only the top-level name goes through the
+    import system's finders (which find it, an editable install's too, without
+    executing it); each part below is looked for in its parent's folders. A package
+    already imported is found where it was imported from.
     """
-    try:
-        spec = importlib.util.find_spec(package)
-    except ModuleNotFoundError as exc:
-        missing = exc.name or ""
-        if missing and (package == missing or package.startswith(missing + ".")):
-            return None  # the package itself or one of its parents does not exist
-        raise  # an import inside a parent's __init__.py failed
-    except ValueError:  # an empty or relative name
+    from importlib.machinery import PathFinder
+
+    parts = package.split(".")
+    if not all(parts):  # an empty or relative name
         return None
+    try:
+        spec = importlib.util.find_spec(parts[0])
+    except (ImportError, ValueError):
+        return None
+    for depth in range(1, len(parts)):
+        locations = spec.submodule_search_locations if spec is not None else None
+        if not locations:
+            return None
+        name = ".".join(parts[: depth + 1])
+        loaded = sys.modules.get(name)
+        spec = getattr(loaded, "__spec__", None) or PathFinder.find_spec(name, list(locations))
     if spec is None or not spec.submodule_search_locations:
         return None
     return Path(next(iter(spec.submodule_search_locations)))
@@ -59,9 +70,11 @@ def _package_dir(package: str) -> Path | None:
 def plugin_conf_dirs() -> list[tuple[str, Path]]:
     """(entry-point name, folder) for every config folder a distribution declares.
 
-    A folder that is missing, or whose package fails to import, is a warning and
-    its config groups are skipped: one broken plugin distribution must not stop
-    every run, most of which never use it (running it still says what is wrong).
+    No plugin code runs (:func:`_package_dir`): a plugin package whose
+    ``__init__.py`` is slow or raises costs only the runs that use the plugin,
+    which then say what is wrong. A folder that cannot be found is a warning and
+    its config groups are skipped: one broken distribution must not stop every
+    run, most of which never use it.
     """
     from evalframe.core.secrets import redact_text
     from evalframe.plugin.registry import distribution_name, raised_at
@@ -72,12 +85,12 @@ def plugin_conf_dirs() -> list[tuple[str, Path]]:
         where = f"{ep.name!r} ({CONF_GROUP}" + (f", distribution {dist})" if dist else ")")
         try:
             folder = _package_dir(ep.value)
-        except Exception as exc:  # noqa: BLE001  # a plugin's __init__.py may raise anything
+        except Exception as exc:  # noqa: BLE001  # odd finders: said, and the groups skipped
             at = raised_at(exc)
             print(
                 redact_text(
-                    f"warning: entry point {where} names package {ep.value!r}, whose import "
-                    f"failed: {type(exc).__name__}: {exc}"
+                    f"warning: entry point {where} names package {ep.value!r}, which could "
+                    f"not be looked up: {type(exc).__name__}: {exc}"
                     + (f" (at {at})" if at else "")
                     + "; its config groups are skipped"
                 ),

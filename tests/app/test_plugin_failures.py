@@ -50,29 +50,34 @@ def test_a_subcommand_whose_entry_point_names_no_function_exits_2_naming_it(
     )
 
 
-def test_a_config_package_whose_init_raises_is_a_warning_and_is_skipped(
+def test_config_folders_are_found_without_running_any_plugin_code(
     install: Install, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """Finding the folder of ``ef_t11.conf`` runs ``ef_t11/__init__.py``; one that raises
-    stopped every run (exit 3), even those never using the plugin."""
+    """Finding the folder of ``ef_t11.conf`` ran ``ef_t11/__init__.py`` on every command:
+    one that raised stopped every run (exit 3), one that imported torch slowed every run
+    by seconds, even those never using the plugin. Now none of its code runs."""
+    import sys
+
     root = install(
         "ef-t11",
         "[evalframe.conf]\nt11 = ef_t11.conf\n",
         {
             "ef_t11/__init__.py": 'import os\nSERVICE = os.environ["EF_T11_SURELY_UNSET"]\n',
-            "ef_t11/conf/__init__.py": "",
+            "ef_t11/conf/__init__.py": "raise RuntimeError('never run')\n",
         },
     )
     install(
         "ef-t11ok", "[evalframe.conf]\nt11ok = ef_t11ok.conf\n", {"ef_t11ok/conf/__init__.py": ""}
     )
+    install("ef-t11gone", "[evalframe.conf]\nt11gone = ef_t11gone.conf\n", {"ef_t11gone.py": ""})
     found = dict(hydra_app.plugin_conf_dirs())
-    assert "t11" not in found
+    assert found["t11"] == root / "ef_t11" / "conf"
     assert found["t11ok"] == root.parent / "ef-t11ok" / "ef_t11ok" / "conf"
+    assert "t11gone" not in found  # a module, not a package: no folder
+    assert not {"ef_t11", "ef_t11.conf", "ef_t11ok"} & set(sys.modules)
     assert capsys.readouterr().err == (
-        "warning: entry point 't11' (evalframe.conf, distribution ef-t11) names package "
-        "'ef_t11.conf', whose import failed: KeyError: 'EF_T11_SURELY_UNSET' "
-        f"(at {root / 'ef_t11' / '__init__.py'}:2); its config groups are skipped\n"
+        "warning: entry point 't11gone' (evalframe.conf, distribution ef-t11gone) names "
+        "package 'ef_t11gone.conf', which cannot be found; its config groups are skipped\n"
     )
 
 
