@@ -23,7 +23,6 @@ import queue
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from itertools import pairwise
 from typing import Any
 
 from evalframe.core.errors import PluginError
@@ -316,8 +315,13 @@ def _check_direction(rankings: dict[str, Ranking], label: str) -> None:
     retriever returns distances: refused, exit 2, naming it (a list in no order
     is almost never sorted). When only some rise (a reranker's order kept with
     the first stage's scores, results in no order), one warning with the count
-    says the scores, not the order returned, were scored. One comparison a
-    ranking, and a pass over those that rise.
+    says the scores, not the order returned, were scored. Rankings of fewer than
+    two documents, or whose first and last scores are equal, have no direction
+    and are not counted. ``rankings`` are the run's, cached ones included: a
+    cached run of distances is refused as the fresh one was. ``run_file`` is
+    never refused: it hands back each query's documents best score first
+    whatever its file's order (which trec_eval ignores too). The cost: one
+    comparison a ranking, and a C-level ``sorted`` of those that rise.
     """
     judged = rising = ascending = 0
     example: Ranking | None = None
@@ -329,19 +333,22 @@ def _check_direction(rankings: dict[str, Ranking], label: str) -> None:
         if scores[0] < scores[-1]:
             rising += 1
             example = example or ranking
-            ascending += all(a <= b for a, b in pairwise(scores))
+            ascending += sorted(scores) == list(scores)  # non-decreasing: C, no Python loop
     if not rising or example is None:
         return
     shown = ", ".join(f"{s:g}" for s in example.scores[:3]) + (
         ", …" if len(example.scores) > 3 else ""
     )
-    if ascending == judged:  # sorted by rising score, every one: distances, not a fluke
+    # sorted by rising score, every one of two or more: distances, not a fluke (a single
+    # ranking of two documents in no order rises one time in two: a warning then)
+    if ascending == judged >= 2:
         raise PluginError(
             f"{label} returned scores that rise down every ranking (query "
             f"{example.query_id!r}: {shown}): evalframe ranks by score, highest first, so "
             "each ranking would be scored upside down",
             expected="higher scores for better documents (similarities, not distances)",
-            hint="return a similarity (e.g. -distance, or 1 - cosine distance) as the score",
+            hint="return similarities (higher is better): e.g. -distance, or 1 - cosine "
+            "distance, as the score",
         )
     warn(
         f"{label}: {rising} of {judged} rankings have scores that rise down the list (query "

@@ -5,6 +5,7 @@ max_concurrency, and whose exception a crash is. Audit 47, findings 4, 12, 13, 1
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -12,7 +13,8 @@ import pytest
 from evalframe.core.errors import PluginError
 from evalframe.core.types import GoldenQuery, GoldenSet, Ranking
 from evalframe.plugin.blame import culprit
-from evalframe.plugin.protocols import Query
+from evalframe.plugin.protocols import PluginContext, Query
+from evalframe.retrieval.cache import RunCache
 from evalframe.retrieval.retrieve import retrieve_all
 
 GOLDEN = GoldenSet.build(
@@ -38,6 +40,53 @@ def test_distances_as_scores_are_refused_naming_the_retriever() -> None:
         f"{HERE} returned scores that rise down every ranking (query 'q1': 0, 1, 2): "
         "evalframe ranks by score, highest first, so each ranking would be scored upside down"
     )
+    assert info.value.hint is not None
+    assert info.value.hint.startswith("return similarities (higher is better)")
+
+
+def test_cached_distances_are_refused_as_fresh_ones(tmp_path: Path) -> None:
+    class NotAsked:
+        def retrieve(self, query: Query, k: int) -> Ranking:
+            raise AssertionError("every query is cached")
+
+    cache = RunCache(tmp_path, {"retriever": "r"})
+    rising = [(0.1, 0.2, 0.3), (1, 2, 3), (5, 5, 6)]
+    cache.put_many(
+        [
+            (q.text, Ranking.from_pairs(q.id, list(zip("abc", s, strict=True))), None)
+            for q, s in zip(GOLDEN.queries, rising, strict=True)
+        ],
+        3,
+    )
+    with pytest.raises(PluginError) as info:
+        retrieve_all(NotAsked(), GOLDEN, 3, name="r", cache=cache)
+    assert "(query 'q1': 0.1, 0.2, 0.3)" in info.value.message
+    assert cache.hits == 3
+
+
+def test_a_run_file_listing_rising_scores_is_not_refused(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # a TREC run file's order is ignored (trec_eval sorts by score): run_file hands the
+    # documents back best score first, so a file written worst first is no distance
+    runfile = pytest.importorskip("evalframe_runfile.retriever")
+    path = tmp_path / "run.trec"
+    path.write_text(
+        "".join(
+            f"q{i} Q0 {doc} {rank} {score} tag\n"
+            for i in (1, 2, 3)
+            for rank, (doc, score) in enumerate([("a", 1.0), ("b", 2.0), ("c", 3.0)], 1)
+        )
+    )
+    config = runfile.RunFileConfig(path=str(path), format="trec")
+    retriever = runfile.RunFileRetriever(config, PluginContext())
+    run = retrieve_all(retriever, GOLDEN, 3, name="run_file", progress=False)
+    assert {q: r.doc_ids for q, r in run.rankings.items()} == {
+        "q1": ("c", "b", "a"),
+        "q2": ("c", "b", "a"),
+        "q3": ("c", "b", "a"),
+    }
+    assert capsys.readouterr().err == ""
 
 
 def test_some_rising_rankings_are_one_warning_with_the_count(
@@ -117,9 +166,19 @@ def test_what_retrieve_raises_is_blamed_with_the_query(workers: int) -> None:
 
         def retrieve(self, query: Query, k: int) -> Ranking:
             if query.id == "q2":
-                return {}["boom"]  # type: ignore[no-any-return]
+                answers: dict[str, Ranking] = {}
+                return answers["boom"]  # a KeyError from inside the plugin
             return super().retrieve(query, k)
 
     with pytest.raises(KeyError) as info:
         retrieve_all(Crashes((3, 2, 1), (3, 2, 1), (3, 2, 1)), GOLDEN, 3, name="r")
     assert culprit(info.value) == (HERE, "retrieving query 'q2'")
+
+
+def test_one_rising_ranking_alone_is_a_warning_not_a_refusal(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """Two documents in no order rise one time in two: one ranking is no evidence."""
+    one = GoldenSet.build("g", [GOLDEN.queries[0]])
+    retrieve_all(Scored((1, 2, 3)), one, 3, name="r")
+    assert "1 of 1 rankings have scores that rise" in capsys.readouterr().err

@@ -1,6 +1,6 @@
 """The retriever suite's rules for what the pipeline needs: the signatures it calls, and
-finite scores (audit 47, findings 24 and 25). Each on a retriever that breaks it and on
-one that keeps it."""
+finite scores, a NaN not taken for a ranking that changed (audit 47, findings 24 and 25).
+Each on a retriever that breaks it and on one that keeps it."""
 
 from __future__ import annotations
 
@@ -66,4 +66,33 @@ def test_an_infinite_score_breaks_the_finite_rule() -> None:
         broken(
             lambda: contract.test_scores_are_finite(Infinite(None, None), QUERIES),
             "every score is a finite number (query 'q1' has inf)",
+        )
+
+
+class NotANumber(Good):
+    def retrieve(self, query: Query, k: int) -> Ranking:
+        return Ranking.from_pairs(query.id, [("d1", float("nan")), ("d2", 1.0)][:k])
+
+
+class Changing(Good):
+    calls = 0
+
+    def retrieve(self, query: Query, k: int) -> Ranking:
+        Changing.calls += 1
+        return Ranking.from_pairs(query.id, [("d1", float(Changing.calls)), ("d2", 0.0)][:k])
+
+
+def test_a_nan_score_is_blamed_on_the_finite_rule_not_on_determinism() -> None:
+    with RETRIEVERS.scoped():
+        contract = suite(NotANumber)
+        broken(
+            lambda: contract.test_scores_are_finite(NotANumber(None, None), QUERIES),
+            "every score is a finite number (query 'q1' has nan)",
+        )
+        contract.test_deterministic(NotANumber(None, None), QUERIES)  # NaN each time: same
+    with RETRIEVERS.scoped():
+        contract = suite(Changing)
+        broken(
+            lambda: contract.test_deterministic(Changing(None, None), QUERIES),
+            "the same query gives the same ranking every time",
         )
