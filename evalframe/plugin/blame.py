@@ -103,10 +103,13 @@ def culprit(exc: BaseException | None) -> tuple[str, str] | None:
     return None
 
 
-def check_signature(call: Any, args: tuple[Any, ...], spec: PluginSpec, shown: str) -> None:
+def check_signature(
+    call: Any, args: tuple[Any, ...], plugin: PluginSpec | str, shown: str, module: str = ""
+) -> None:
     """Refuse ``call`` (a plugin's class or method) when it cannot take ``args``: the
     plugin's mistake, said naming it before the call, not a TypeError from inside
-    evalframe (``shown``: the call as documented, ``config, context``)."""
+    evalframe (``shown``: the call as documented, ``config, context``; ``plugin``: its
+    spec, or the words for it (:func:`who_made`) with the ``module`` to fix)."""
     import inspect
 
     from evalframe.core.errors import PluginError
@@ -118,12 +121,14 @@ def check_signature(call: Any, args: tuple[Any, ...], spec: PluginSpec, shown: s
     try:
         signature.bind(*args)
     except TypeError as exc:
+        said = plugin if isinstance(plugin, str) else who(plugin)
+        where = module if isinstance(plugin, str) else plugin.module
         name = getattr(call, "__name__", type(call).__name__)
         raise PluginError(
-            f"{spec.kind} plugin {spec.name!r} ({spec.module}) cannot be called as "
-            f"{name}({shown}): its signature is {name}{signature} ({exc})",
+            f"{said} cannot be called as {name}({shown}): its signature is "
+            f"{name}{signature} ({exc})",
             expected=f"{name}({shown}), as docs/plugins.md gives it",
-            hint=f"fix the signature in {spec.module}",
+            hint=f"fix the signature in {where}",
         ) from None
 
 

@@ -29,7 +29,7 @@ from evalframe.core.errors import PluginError
 from evalframe.core.messages import warn
 from evalframe.core.progress import quiet, step
 from evalframe.core.types import Corpus, GoldenSet, Ranking, Run
-from evalframe.plugin.blame import blamed, who_made
+from evalframe.plugin.blame import blamed, check_signature, who_made
 from evalframe.plugin.protocols import Query, Retriever
 from evalframe.retrieval.cache import RunCache, retriever_fingerprint
 
@@ -229,33 +229,14 @@ def ask_all(
     label = who_made("retriever", name, retriever)
     method = _batch_method(retriever)
     if method is not None:
-        _takes(method, "retrieve_batch", "queries, k", label)
+        check_signature(method, (None, 0), label, "queries, k", type(retriever).__module__)
         return _batches(method, queries, depth, name, label)
     workers = concurrency(retriever, name)
-    _takes(getattr(retriever, "retrieve", None), "retrieve", "query, k", label)
+    # `def retrieve(self, query)`, k forgotten: said before the first query, naming it
+    check_signature(retriever.retrieve, (None, 0), label, "query, k", type(retriever).__module__)
     if workers == 1 or len(queries) <= 1:
         return _sequential(retriever, queries, depth, name, label)
     return _concurrent(retriever, queries, depth, name, workers, label)
-
-
-def _takes(method: Any, what: str, shown: str, label: str) -> None:
-    """Refuse a ``retrieve``/``retrieve_batch`` that cannot be called with two arguments
-    (``def retrieve(self, query)``, k forgotten), before the first query, naming the
-    plugin: not a TypeError from inside evalframe, blamed on it."""
-    import inspect
-
-    try:
-        signature = inspect.signature(method)
-    except (TypeError, ValueError):  # not introspectable (a C callable): called as it is
-        return
-    try:
-        signature.bind(None, 0)
-    except TypeError as exc:
-        raise PluginError(
-            f"{label}: {what}{signature} cannot be called as {what}({shown}) ({exc})",
-            expected=f"{what}({shown}), as evalframe.plugin.protocols.Retriever gives it",
-            hint=f"add the missing parameter to {what} in {label.rpartition('(')[2][:-1]}",
-        ) from None
 
 
 def retrieve_all(

@@ -128,7 +128,8 @@ def test_retrieve_without_k_is_refused_before_any_query() -> None:
     with pytest.raises(PluginError) as info:
         retrieve_all(NoK(), GOLDEN, 3, name="r")  # type: ignore[arg-type]
     assert info.value.message.startswith(
-        f"{HERE}: retrieve(query: 'Query') -> 'Ranking' cannot be called as retrieve(query, k)"
+        f"{HERE} cannot be called as retrieve(query, k): its signature is "
+        "retrieve(query: 'Query') -> 'Ranking' (too many positional arguments)"
     )
     assert NoK.asked == 0
 
