@@ -25,6 +25,8 @@ from evalframe.core.io import read_json_array, read_jsonl, require_file
 from evalframe.core.types import Corpus, GoldenSet
 from evalframe.golden.findings import Finding
 from evalframe.golden.queries import QueriesConfig, join_queries
+from evalframe.plugin.blame import blamed, build
+from evalframe.plugin.loaded import check_loaded
 from evalframe.plugin.protocols import PluginContext
 from evalframe.plugin.registry import CORPORA, DATASETS, configure
 
@@ -162,7 +164,9 @@ def load_corpus(path: str, fmt: str = "jsonl", params: Mapping[str, Any] | None 
     spec = CORPORA.get(fmt, key="--corpus-format")
     try:
         config = configure(spec, {"path": path, **(params or {})}, key="corpus")
-        corpus: Corpus = spec.obj(config, PluginContext(config_key="corpus")).load()
+        loader = build(spec, config, PluginContext(config_key="corpus"))
+        with blamed(spec, "loading"):
+            corpus: Corpus = check_loaded(loader.load(), spec, "--corpus")
     except EvalframeError as exc:
         as_options(exc, "corpus", "--corpus", "--corpus-param", _settings(spec))
         raise
@@ -225,11 +229,13 @@ def load_golden(
             elif "plugins show" not in (exc.hint or ""):
                 exc.hint = f"`evalframe plugins show dataset {fmt}` lists what --param takes"
         raise
-    loader = spec.obj(config, PluginContext(config_key="dataset"))
+    loader = build(spec, config, PluginContext(config_key="dataset"))
     captured = io.StringIO()
     try:
         with contextlib.redirect_stderr(captured):
-            golden = loader.load()
+            with blamed(spec, "loading"):
+                golden = loader.load()
+            golden = check_loaded(golden, spec, "--format")
             if queries is not None:  # the texts live elsewhere (Galaxy): join them by id
                 golden = join_queries(golden, queries)
     except ValidationError as exc:  # e.g. a plugin that lets a duplicate id through

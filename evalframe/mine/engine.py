@@ -37,6 +37,8 @@ from evalframe.mine.cache import CallCache, plugin_fingerprint
 from evalframe.mine.config import MineConfig, Resolved
 from evalframe.mine.stats import Budget, DocStats, doc_stats, plan_budget
 from evalframe.mine.tasks import LoadedTask, load_benchmark
+from evalframe.plugin.blame import blamed
+from evalframe.plugin.loaded import check_loaded
 from evalframe.plugin.protocols import (
     Answer,
     Attempt,
@@ -190,7 +192,8 @@ def prepare(config: MineConfig) -> Prepared:
     corpus_loader = _build(
         config.corpus, PluginContext(cache_dir=config.cache_dir, config_key="corpus"), CorpusLoader
     )
-    corpus: Corpus = corpus_loader.load()
+    with blamed(config.corpus.spec, "loading"):
+        corpus: Corpus = check_loaded(corpus_loader.load(), config.corpus.spec, "corpus")
     ids = [d.id for d in corpus.documents]
     known = set(ids)
     loaded: list[LoadedTask] = []

@@ -10,7 +10,6 @@ in one place; what each step calls lives elsewhere (``assess``, ``retrieval``,
 
 from __future__ import annotations
 
-from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -34,7 +33,7 @@ from evalframe.core.messages import kept, kept_so_far, shown, warn
 from evalframe.core.progress import quiet, step
 from evalframe.core.records import warn_if_nothing_matches
 from evalframe.core.store import open_store
-from evalframe.core.types import Corpus, DeferredDocuments, Document, GoldenQuery, GoldenSet, Run
+from evalframe.core.types import Corpus, GoldenSet, Run
 from evalframe.golden.queries import join_queries
 from evalframe.golden.split import apply_split
 from evalframe.metrics import evaluate
@@ -43,6 +42,7 @@ from evalframe.pipeline.files import flat_metrics, headline_metrics, timings
 from evalframe.pipeline.provenance import created, git_state
 from evalframe.plugin.blame import blamed, build
 from evalframe.plugin.hooks import HookRelay, RunContext, RunOutcome
+from evalframe.plugin.loaded import check_loaded
 from evalframe.plugin.protocols import (
     CorpusLoader,
     DatasetLoader,
@@ -485,53 +485,7 @@ def _loaded(loader: Any, plugin: ResolvedPlugin) -> Any:
             key=f"{plugin.key}.path" if hasattr(plugin.config, "path") else plugin.key,
             hint="fix the record in the file (ids are one word; labels whole numbers)",
         ) from None
-    wanted = {"dataset": GoldenSet, "corpus": Corpus}.get(plugin.spec.kind)
-    if wanted is not None and not isinstance(loaded, wanted):
-        raise PluginError(
-            f"{plugin.spec.kind} plugin {plugin.spec.name!r} ({plugin.spec.module}): load() "
-            f"returned {type(loaded).__name__}, not a {wanted.__name__}",
-            expected=f"a {wanted.__name__}",
-            hint=f"build it with {wanted.__name__}.build(name, ...) at the end of load()",
-        )
-    _check_unique_ids(loaded, plugin)
-    return loaded
-
-
-def _check_unique_ids(loaded: Any, plugin: ResolvedPlugin) -> None:
-    """A corpus's document ids and a golden set's query ids are unique: ``Corpus.build``
-    does not check, and ``GoldenSet.model_construct`` skips the validator that would, so a
-    loader that read its file twice changed RR from 0.667 to 0.763 without a word.
-
-    One set against the length (a few ms at 100k documents); the repeated id is looked for
-    only when they differ. A deferred corpus is not read: its ids come from a manifest.
-    """
-    items: Sequence[Document | GoldenQuery]
-    if isinstance(loaded, Corpus):
-        items, what = loaded.documents, "document id"
-    elif isinstance(loaded, GoldenSet):
-        items, what = loaded.queries, "query id"
-    else:
-        return
-    if isinstance(items, DeferredDocuments) or len({x.id for x in items}) == len(items):
-        return
-    counts = Counter(x.id for x in items)
-    repeated = [(i, n) for i, n in counts.items() if n > 1]
-    first, times = repeated[0]
-    others = len(repeated) - 1
-    more = f" ({others} other id{' repeats' if others == 1 else 's repeat'} too)" if others else ""
-    spec = plugin.spec
-    check = (
-        "GoldenSet.build refuses a repeated query id; model_construct skips that check"
-        if what == "query id"
-        else "Corpus.build does not check; refuse a repeated id where it is read"
-    )
-    raise DataError(
-        f"{spec.kind} plugin {spec.name!r} ({spec.module}) returned {what} {first!r} "
-        f"{'twice' if times == 2 else f'{times} times'}{more}",
-        key=plugin.key,
-        expected=f"each {what} once",
-        hint=f"fix the loader in {spec.module} ({check})",
-    )
+    return check_loaded(loaded, plugin.spec, plugin.key)
 
 
 def _plugin_metadata(exp: Experiment) -> dict[str, Any]:

@@ -142,3 +142,32 @@ def test_a_deferred_corpus_is_not_read_to_check_it(project: Project, scoped: Non
     with pytest.raises(DataError, match="returned document id 'install' twice"):
         list(again.documents)
     assert Counted.loads == 2
+
+
+def test_the_golden_commands_check_what_a_loader_returned_too(
+    project: Project, scoped: None
+) -> None:
+    """``golden validate``/``review`` and ``benefit`` load through golden.load, not the run:
+    the same check (plugin.loaded), said with the option the corpus came by."""
+    from evalframe.golden.load import load_corpus
+    from evalframe.plugin.protocols import PluginConfig
+
+    class PathConfig(PluginConfig):
+        path: str
+
+    @corpus("t_twice_cli", config=PathConfig)
+    class Twice:
+        """The corpus file read twice."""
+
+        def __init__(self, config: Any, context: Any) -> None: ...
+
+        def load(self) -> Corpus:
+            docs = _docs(project)
+            return Corpus.build("t_twice_cli", [*docs, *docs])
+
+    with pytest.raises(DataError) as info:
+        load_corpus(str(project.corpus), "t_twice_cli")
+    assert info.value.message.startswith(
+        f"corpus plugin 't_twice_cli' ({__name__}) returned document id 'install' twice ("
+    )
+    assert info.value.key == "--corpus"
