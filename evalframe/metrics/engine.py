@@ -226,7 +226,7 @@ def _apply_policies(
                 f"value per query ({len(matrix.query_ids)})",
                 hint=f"fix the kernel in {METRICS.get(m.name).module}",
             )
-        _check_no_nan(m, raw, matrix.query_ids)  # before the policies add their own NaNs
+        _check_finite(m, raw, matrix.query_ids)  # before the policies add their own NaNs
         _check_bounds(m, raw)
         out = raw.copy()
         no_rel = matrix.num_rel(m.rel) == 0
@@ -245,19 +245,28 @@ def _apply_policies(
     return values, skipped
 
 
-def _check_no_nan(m: Metric, raw: np.ndarray, query_ids: Sequence[str]) -> None:
-    """A kernel's values are numbers: NaN is how the policies mark a query left out, so a
-    kernel's own NaN (a 0/0) was counted as one more skipped query, with no word of why."""
-    bad = np.flatnonzero(np.isnan(raw))
+def _check_finite(m: Metric, raw: np.ndarray, query_ids: Sequence[str]) -> None:
+    """A kernel's values are finite numbers. NaN is how the policies mark a query left
+    out, so a kernel's own NaN (a 0/0) was counted as one more skipped query, with no
+    word of why; an infinity (a division by 0) made the mean infinite, which the run's
+    JSON files can only write as null, and passed or failed every gate at once."""
+    nan = np.isnan(raw)
+    bad = np.flatnonzero(nan | np.isinf(raw))
     if not bad.size:
         return
     module = METRICS.get(m.name).module
-    n = int(bad.size)
+    n, first, nans = int(bad.size), int(bad[0]), int(nan.sum())
+    kind = "NaN" if nans == n else "an infinity" if not nans else "NaN or an infinity"
+    why = []
+    if nans:
+        why.append("NaN is how the policies mark a query left out, so it would count as skipped")
+    if nans < n:
+        why.append("an infinity makes the mean infinite, which no gate or JSON file can hold")
     raise PluginError(
-        f"metric {str(m)!r} ({module}) returned NaN for {n} of {len(raw)} "
-        f"quer{'y' if len(raw) == 1 else 'ies'}, e.g. query {query_ids[int(bad[0])]!r}; "
-        "NaN is how the policies mark a query left out, so it would be counted as skipped",
-        expected="a number for every query",
+        f"metric {str(m)!r} ({module}) returned {kind} for {n} of {len(raw)} "
+        f"quer{'y' if len(raw) == 1 else 'ies'}, e.g. query {query_ids[first]!r} "
+        f"({raw[first]:g}); {'; '.join(why)}",
+        expected="a finite number for every query",
         hint=f"fix the kernel in {module}: it must return a number for every query (e.g. 0 "
         "where it would divide by 0) and leave skipping to the policies "
         "(metrics.policies.no_relevant, metrics.policies.missing_query)",

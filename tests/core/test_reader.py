@@ -568,3 +568,25 @@ def test_repeating_any_key_is_found_and_none_is_found_where_none_is_repeated(
     name = next(iter(value))
     twice = text[:-1] + sep[0] + json.dumps(name) + sep[1] + "0}"
     assert _repeated_key(twice, json.loads(twice)) == name
+
+
+@given(
+    outer=st.dictionaries(_TEXT, _JSON, max_size=3),
+    inner=st.dictionaries(_TEXT, st.integers() | _TEXT, min_size=1, max_size=4),
+)
+@settings(max_examples=200, deadline=None)
+def test_a_key_repeated_inside_a_member_object_is_found(outer: dict, inner: dict) -> None:
+    """The judgments' shape (``{"id": .., "expected_chunks": {"d1": 1, ..}}``): a key
+    repeated one level down is found, and none is found where none is repeated."""
+    import json
+
+    from evalframe.core.reader.jsonfiles import _repeated_key
+
+    member = "\u00a7judgments"  # not in _TEXT's alphabet: never one of outer's keys
+    text = json.dumps({**outer, member: inner}, separators=(",", ":"))
+    assert _repeated_key(text, json.loads(text)) is None
+    name = next(iter(inner))
+    body = json.dumps(inner, separators=(",", ":"))
+    twice = body[:-1] + "," + json.dumps(name) + ":0}"
+    text = json.dumps({**outer, member: "@"}, separators=(",", ":")).replace('"@"', twice)
+    assert _repeated_key(text, json.loads(text)) == name

@@ -44,7 +44,7 @@ def test_tuning_reports_the_tuning_and_held_out_split_side_by_side(
         tmp_path,
         "-m",
         "+experiment=cranfield_bm25_tune",
-        "hydra.sweeper.n_trials=4",
+        "hydra.sweeper.n_trials=2",  # two trials: a best one to choose, 5 runs not 7
         f"hydra.sweep.dir={sweep}",
         "tracking=mlflow",
         f"tracking.uri={store}",
@@ -53,7 +53,7 @@ def test_tuning_reports_the_tuning_and_held_out_split_side_by_side(
     )
     assert res.returncode == 0, res.stderr[-3000:]
     trials = sorted((p for p in sweep.iterdir() if p.name.isdigit()), key=lambda p: int(p.name))
-    assert len(trials) == 4
+    assert len(trials) == 2
 
     # the split, by its definition: the first round(0.5 × 225) = 112 ids by sha256("0:<id>")
     ids = [str(i) for i in range(1, 226)]
@@ -126,7 +126,7 @@ def _check_the_runs_in_mlflow(store: str, sweep: Path, best: int) -> None:
     (parent,) = [r for r in runs if r.data.tags.get("evalframe.sweep") == "true"]
     assert parent.info.run_name == f"sweep cranfield_bm25_tune {sweep.name}"
     children = {r.data.tags.get("evalframe.sweep_job"): r for r in runs if r is not parent}
-    assert sorted(children) == ["0", "1", "2", "3", "heldout", "untuned_heldout", "untuned_tune"]
+    assert sorted(children) == ["0", "1", "heldout", "untuned_heldout", "untuned_tune"]
     uid = parent.data.tags["evalframe.run_uid"]
     for run in children.values():
         assert run.data.tags["mlflow.parentRunId"] == parent.info.run_id
@@ -138,7 +138,7 @@ def _check_the_runs_in_mlflow(store: str, sweep: Path, best: int) -> None:
         return str(config.k1), str(config.b)
 
     shared = ["+experiment=cranfield_bm25_tune", "tracking=mlflow"]
-    for job in ("0", "1", "2", "3"):
+    for job in ("0", "1"):
         k1, b = sampled(job)
         run = children[job]
         assert run.info.run_name == f"k1={k1},b={b}"
@@ -166,7 +166,7 @@ def _check_the_runs_in_mlflow(store: str, sweep: Path, best: int) -> None:
         assert overrides[-1] == f"tuning.part={part}"
         assert run.data.params["tuning.part"] == part
     # the parent sums up the trials only
-    assert parent.data.metrics["sweep.jobs"] == 4
+    assert parent.data.metrics["sweep.jobs"] == 2
     # the held-out figure heads the parent's description, and the summary is attached
     assert {"tuning.md", "tuning.json"} <= {
         a.path for a in client.list_artifacts(parent.info.run_id)

@@ -1,5 +1,6 @@
-"""A metric kernel's NaN is refused, naming the metric: NaN is how the policies mark a
-query left out, so a kernel's own 0/0 was counted as one more skipped query (audit 47, 6)."""
+"""A metric kernel's NaN or infinity is refused, naming the metric: NaN is how the policies
+mark a query left out, so a kernel's own 0/0 was counted as one more skipped query (audit
+47, 6); an infinity made the mean infinite, written as null."""
 
 from __future__ import annotations
 
@@ -31,7 +32,7 @@ def test_a_nan_for_one_query_names_the_metric_its_module_and_the_query() -> None
     assert err.message.startswith(
         f"metric 'TestNaNOne@5' ({__name__}) returned NaN for 1 of 3 queries, e.g. query 'q2'"
     )
-    assert err.expected == "a number for every query"
+    assert err.expected == "a finite number for every query"
     assert err.hint is not None
     assert f"fix the kernel in {__name__}" in err.hint
     assert "leave skipping to the policies" in err.hint
@@ -64,3 +65,27 @@ def test_the_policies_own_nans_are_still_counted_as_skipped() -> None:
     scores = evaluate([m], qrels, run, Policies(no_relevant="skip", missing_query="skip"))
     assert scores.skipped[m] == 2  # neg (nothing relevant) and gone (not in the run)
     assert scores.values[m][scores.position("pos")] == 0.5  # the relevant doc at rank 2
+
+
+@pytest.mark.parametrize(
+    ("bad", "said"),
+    [
+        ([np.inf, -np.inf], "returned an infinity for 2 of 3 queries, e.g. query 'q2' (inf)"),
+        ([np.inf, np.nan], "returned NaN or an infinity for 2 of 3 queries, e.g. query 'q2'"),
+    ],
+)
+def test_an_infinity_is_refused_as_a_nan_is(bad: list[float], said: str) -> None:
+    """A division by 0 without the guard: the mean would be infinite, and the metric's
+    declared range (a count's is 0 to infinity) would let it through."""
+    with METRICS.scoped():
+
+        @metric("TestInf", params=MetricParams, k="required", bounds=(0.0, float("inf")))
+        def inf_kernel(m: ScoreMatrix, k: int, p: MetricParams) -> np.ndarray:
+            out = np.ones(len(m.query_ids))
+            out[1:] = bad
+            return out
+
+        with pytest.raises(PluginError) as info:
+            evaluate([parse_metric("TestInf@5")], QRELS, RUN, Policies())
+    assert said in info.value.message
+    assert "makes the mean infinite" in info.value.message
