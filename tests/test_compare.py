@@ -161,3 +161,20 @@ def test_more_than_two_runs_make_one_table_corrected_across_it(
     for cells in table["runs"].values():
         for cell in cells.values():
             assert cell["p_adjusted"] >= cell["p_randomization"]
+
+
+def test_compare_says_which_metrics_only_one_run_computed(
+    project: Project, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A run re-scored with one more metric, compared with the run: the table holds the
+    shared metrics only, and the note names the one left out and whose it is."""
+    a = run(project, "a")
+    b = project.root / "b"
+    assert main(["rescore", str(a), "--out", str(b), "metrics.measures=[R@5,RR,nDCG@3]"]) == 0
+    before = set(json.loads((a / "metrics.json").read_text()))
+    assert "nDCG@3" not in before and "nDCG@3" in json.loads((b / "metrics.json").read_text())
+    capsys.readouterr()
+    assert main(["compare", str(a), str(b), "--all"]) == 0
+    captured = capsys.readouterr()
+    assert f"note: not compared: nDCG@3, which only {b} computed" in captured.err
+    assert "nDCG@3" not in captured.out

@@ -430,6 +430,7 @@ def compare_main(argv: Sequence[str]) -> int:
         compare_runs,
         headline_of,
         load_run_data,
+        one_sided,
     )
     from evalframe.assess.compare_text import render_comparison, render_table
     from evalframe.core.io import atomic_write, atomic_write_json
@@ -444,6 +445,13 @@ def compare_main(argv: Sequence[str]) -> int:
         shutil.rmtree(scratch, ignore_errors=True)
     for other in others:
         check_comparable(a, other, allow_mismatch=args.allow_mismatch)
+    for name, alone in one_sided([a, *others]).items():
+        said = f"only {name} computed" if not others[1:] else f"{name} computed, not every run"
+        print(
+            f"note: not compared: {', '.join(alone)}, which {said} "
+            f"(`evalframe rescore RUN 'metrics.measures=[...]'` adds a metric to a run)",
+            file=sys.stderr,
+        )
     from evalframe.core.console import color_for, fit_width
 
     metrics = args.metrics or (None if args.all else headline_of(a, others))

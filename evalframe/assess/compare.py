@@ -61,6 +61,19 @@ def headline_of(reference: RunData, others: list[RunData]) -> list[str] | None:
     return shared or None
 
 
+def one_sided(runs: list[RunData]) -> dict[str, list[str]]:
+    """Run name -> the metrics it computed that some other run of ``runs`` did not: those
+    cannot be compared, and a table without them does not say they were left out (a
+    run re-scored with nDCG@10 beside one without it)."""
+    every = [m for m in runs[0].values if all(m in r.values for r in runs[1:])]
+    out: dict[str, list[str]] = {}
+    for run in runs:
+        alone = [m for m in run.values if m not in every]
+        if alone:
+            out[run.name] = alone
+    return out
+
+
 @dataclass(frozen=True)
 class Interval:
     """The interval printed beside a verdict, and the level it was computed at.
