@@ -56,7 +56,7 @@ def rescore_main(argv: Sequence[str]) -> int:
     # options may come between the positionals (RUN --out DIR KEY=VALUE)
     args = parser.parse_intermixed_args(list(argv))
 
-    from evalframe.app.outfolder import out_holds_a_run
+    from evalframe.app.outfolder import out_holds_a_run, replaced
     from evalframe.app.runconfig import load_config
     from evalframe.core.io import replacing_folder
     from evalframe.core.progress import step
@@ -99,8 +99,8 @@ def rescore_main(argv: Sequence[str]) -> int:
     exp = validate_experiment(raw, retrieving=not args.overrides)
     if replace:
         print(
-            f"note: replacing the run in {args.out} with the re-scored run: none of its files "
-            "are kept unless the rescore fails (--out ANOTHER_DIR keeps it)",
+            f"note: replacing {replaced(args.out)} in {args.out} with the re-scored run: none "
+            "of its files are kept unless the rescore fails (--out ANOTHER_DIR keeps it)",
             file=sys.stderr,
         )
     if args.out is None and args.overrides:

@@ -60,7 +60,7 @@ def main(argv: Sequence[str]) -> int:
     overrides = [i for i in args.items if "=" in i and not Path(i).is_dir()]
     folders = [Path(i) for i in args.items if i not in overrides]
 
-    from evalframe.app.outfolder import out_holds_a_run
+    from evalframe.app.outfolder import out_holds_a_run, replaced
     from evalframe.app.runconfig import load_config
     from evalframe.assess.runfolder import RunFolder
     from evalframe.core.io import replacing_folder
@@ -94,7 +94,7 @@ def main(argv: Sequence[str]) -> int:
     merge = check_merge(exp, shards)
     if replace:
         print(
-            f"note: replacing the run in {out} with the merged run: none of its files are "
+            f"note: replacing {replaced(out)} in {out} with the merged run: none of its files are "
             "kept unless the merge fails (--out ANOTHER_DIR keeps it)",
             file=sys.stderr,
         )

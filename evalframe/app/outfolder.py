@@ -31,6 +31,8 @@ def out_holds_a_run(
     suggest: str,
 ) -> bool:
     """Whether ``out`` holds an earlier run, to replace; False for a new or empty folder.
+    A folder of trackers' records alone (what a tracked rescore or merge that failed
+    leaves) is replaced as a run's is.
 
     Refused (ConfigError, key ``--out``): a folder inside one of ``sources``
     (new or not: the run would nest in a run folder); a file; a folder that is or
@@ -69,14 +71,22 @@ def out_holds_a_run(
             hint="give --out a folder path",
         )
     entries = sorted(p.name for p in out.iterdir())
-    if RunFolder.holds_run(out):
+    # a tracked rescore or merge that failed leaves only its record of the failed run:
+    # the same command again, the mistake mended, replaces it as it would a run
+    failed = RunFolder(out).only_records()
+    if failed or RunFolder.holds_run(out):
         waiting = RunFolder(out).undelivered()
         if waiting:
             # replaced whole, the folder would take the record with it, and the tracker
             # (its sync) would never hear of that run again
+            held, whole = (
+                ("the record of a failed run that was", "folder")
+                if failed
+                else ("a run whose tracking record was", "run")
+            )
             raise ConfigError(
-                f"{out} holds a run whose tracking record was never delivered "
-                f"({shown(waiting, 3)}): replacing the run would delete it",
+                f"{out} holds {held} never delivered "
+                f"({shown(waiting, 3)}): replacing the {whole} would delete it",
                 key="--out",
                 expected="an earlier run whose record was delivered, or a new folder",
                 hint=f"deliver it first (for MLflow: `evalframe sync {out}`), or give --out "
@@ -94,6 +104,12 @@ def out_holds_a_run(
         got=f"{len(entries)} entr{'y' if len(entries) == 1 else 'ies'}: {shown(entries, 5)}",
         hint="give --out a new folder, or move those files out of this one",
     )
+
+
+def replaced(out: Path) -> str:
+    """What replacing ``out`` replaces, for the note that says so: ``the run``, or the
+    record a failed tracked run left (:func:`out_holds_a_run` accepts both)."""
+    return "the failed run's tracking record" if RunFolder(out).only_records() else "the run"
 
 
 def refuse_a_run_folder(out: Path | None, *, writes: str, why: str, suggest: str) -> None:

@@ -361,6 +361,10 @@ class RunFolder:
     #: folder that holds one is never replaced whole (:meth:`undelivered`), or the record
     #: would go with it.
     UNDELIVERED_SUFFIX: ClassVar[str] = "_pending.json"
+    #: The same record once delivered (``mlflow_synced.json``). A folder that holds
+    #: nothing but records is what a tracked run that failed left: a rescore or merge
+    #: given it as ``--out`` replaces it as it would an earlier run (:meth:`only_records`).
+    DELIVERED_SUFFIX: ClassVar[str] = "_synced.json"
     #: Every name the run folder's own files use (an export may not take one).
     OWN_FILES: ClassVar[frozenset[str]] = frozenset(
         {
@@ -777,6 +781,16 @@ class RunFolder:
         except OSError:
             return []
         return sorted(n for n in names if n.endswith(self.UNDELIVERED_SUFFIX))
+
+    def only_records(self) -> bool:
+        """Whether the folder holds trackers' records and nothing else (a tracked rescore
+        or merge that failed leaves its record of the failed run, and no run)."""
+        try:
+            names = [p.name for p in self.path.iterdir()]
+        except OSError:
+            return False
+        ends = (self.UNDELIVERED_SUFFIX, self.DELIVERED_SUFFIX)
+        return bool(names) and all(n.endswith(ends) and n != self.SUMMARY for n in names)
 
     @classmethod
     def is_shard(cls, path: Path) -> bool:

@@ -883,3 +883,29 @@ def test_runs_and_ui_refuse_a_store_they_cannot_read_at_once(
         assert f"{path} {says}" in text, text
         assert "hint:" in text, text
     assert "MLflow UI for" not in ui.stdout  # no server was started
+
+
+@pytest.mark.slow
+def test_a_tracked_rescore_that_failed_can_be_run_again_into_the_same_folder(
+    project: Any, store: str, client: Callable[[str], Any]
+) -> None:
+    """A tracked rescore that fails after its tracker started logs the failed run and
+    leaves its record in --out, and nothing else. The same command, the mistake mended,
+    replaces that folder as it would an earlier run's, instead of refusing it as a folder
+    of other files."""
+    assert project.run("tracking=none").returncode == 0
+    run_dir, out = project.root / "out", project.root / "rescored"
+    track = ("tracking=mlflow", f"tracking.uri={store}")
+    failed = project.command("rescore", str(run_dir), "--out", str(out), *track, "baseline=nope")
+    assert failed.returncode == 2, failed.stderr
+    assert "no baseline named 'nope'" in failed.stderr
+    assert sorted(p.name for p in out.iterdir()) == ["mlflow_synced.json"]
+
+    again = project.command("rescore", str(run_dir), "--out", str(out), *track)
+    assert again.returncode == 0, again.stderr
+    assert f"note: replacing the failed run's tracking record in {out} with the re-scored" in (
+        again.stderr
+    )
+    assert (out / "summary.json").is_file()
+    statuses = sorted(r.info.status for r in _all_runs(client(store)))
+    assert statuses == ["FAILED", "FINISHED"]  # the failed attempt stays on record
