@@ -136,7 +136,13 @@ def rescore_main(argv: Sequence[str]) -> int:
     if extra is not None and "extra_queries" not in run.metadata:
         run.metadata["extra_queries"] = extra
     _note_golden_change(before, golden.content_hash)
-    context = RunContext(experiment=exp.name, output_dir=exp.output_dir, config=exp.public_config)
+    context = RunContext(
+        experiment=exp.name,
+        output_dir=exp.output_dir,
+        config=exp.public_config,
+        # what a tracker names the run after (MLflow: "rescore of RUN: measures=[...]")
+        metadata={"rescore_of": str(run_dir), "overrides": list(args.overrides)},
+    )
     relay = HookRelay.build(exp.trackers)
     # an earlier run in --out is put back if the rescore fails before its end
     with replacing_folder(args.out) if replace else nullcontext():

@@ -50,7 +50,8 @@ class RunContext:
     ``sweep`` (``{dir, num, overrides}``). A run a tuning sweep makes beside its
     jobs (the best trial on the held-out queries, the untuned config) has a
     ``sweep`` too: ``num`` is its folder's name (``heldout``) and ``label`` says
-    what it is (``held-out``).
+    what it is (``held-out``). A run's ``overrides`` are its command line's;
+    ``evalframe rescore`` gives its own, and ``rescore_of``, the folder re-scored.
     """
 
     experiment: str

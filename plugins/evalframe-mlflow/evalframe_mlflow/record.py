@@ -638,6 +638,9 @@ def build_run_record(
             )
     if run_name is None and not sweep.get("dir"):
         run_name = single_run_name([str(o) for o in meta.get("overrides") or []])
+        if meta.get("rescore_of"):  # beside the run it re-scored, told apart from it
+            source = f"rescore of {Path(str(meta['rescore_of'])).name}"
+            run_name = f"{source}: {run_name}" if run_name else source
     summary_md = Path(outputs.get("summary_md") or folder.file(folder.SUMMARY_MD))
     if summary_md.is_file():  # the run's overview page in MLflow's UI shows it
         tags[DESCRIPTION_TAG] = description(summary_md.read_text(encoding="utf-8"), "summary.md")

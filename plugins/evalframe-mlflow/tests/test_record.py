@@ -225,6 +225,32 @@ def test_the_held_out_run_is_a_child_of_the_sweep_with_a_jobs_tags(tmp_path: Pat
     assert build("mine").run_name == "mine"  # tracking.run_name still wins
 
 
+@pytest.mark.parametrize(
+    ("overrides", "name"),
+    [
+        ([], "rescore of 2026-11-29_01-09-34"),
+        (["metrics.measures=[R@5,RR]", "tracking=mlflow"],
+         "rescore of 2026-11-29_01-09-34: measures=[R@5,RR]"),
+    ],
+)  # fmt: skip
+def test_a_rescore_is_named_after_the_run_it_re_scored(
+    tmp_path: Path, overrides: list[str], name: str
+) -> None:
+    """`evalframe rescore` gives the folder it re-scored and its own overrides: its run is
+    told apart from the run it came from in the UI's list, not named by MLflow at random."""
+    from evalframe_mlflow.record import build_run_record
+
+    from evalframe.plugin.hooks import RunContext, RunOutcome
+
+    meta = {"rescore_of": str(tmp_path / "bob" / "2026-11-29_01-09-34"), "overrides": overrides}
+    context = RunContext("bob", tmp_path / "out", {}, meta)
+    record = build_run_record(
+        context, RunOutcome(0, {}), uri="sqlite:///s.db", experiment_name="bob",
+        run_name=None, cwd=tmp_path,
+    )  # fmt: skip
+    assert record.run_name == name
+
+
 def test_a_sweep_jobs_overrides_tag_gives_back_a_value_with_a_space(tmp_path: Path) -> None:
     """The tag joined overrides with spaces: `retriever.query_prefix="a b"` read back as
     two overrides. Shell words (shlex) give each back whole, and paste onto a command line."""

@@ -907,5 +907,6 @@ def test_a_tracked_rescore_that_failed_can_be_run_again_into_the_same_folder(
         again.stderr
     )
     assert (out / "summary.json").is_file()
-    statuses = sorted(r.info.status for r in _all_runs(client(store)))
-    assert statuses == ["FAILED", "FINISHED"]  # the failed attempt stays on record
+    runs = {r.info.status: r.info.run_name for r in _all_runs(client(store))}
+    # the failed attempt stays on record; each is named after the run it re-scored
+    assert runs == {"FAILED": "rescore of out: baseline=nope", "FINISHED": "rescore of out"}
