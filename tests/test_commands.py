@@ -709,6 +709,47 @@ def test_a_rescore_deeper_than_the_stored_rankings_says_so(
     assert "set depth=10" not in err
 
 
+def test_a_rescore_shallower_than_the_stored_rankings_cuts_them(
+    project: Project, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """depth=2 over rankings of 4: each stored ranking is cut to its first 2 documents, in
+    the retriever's order, as a run at depth 2 would have retrieved; the config that says
+    depth 2 is not written beside the depth-4 numbers."""
+    # the relevant document at rank 3 (query 1), 2 (query 2) and 4 (query 3)
+    order = {
+        "1": ["gates", "cache", "install", "slices"],
+        "2": ["install", "gates", "cache", "slices"],
+        "3": ["install", "gates", "slices", "cache"],
+    }
+    lines = [
+        f"{q} Q0 {d} {r + 1} {10 - r}.0 mine\n"
+        for q, docs in order.items()
+        for r, d in enumerate(docs)
+    ]
+    (project.root / "mine.run").write_text("".join(lines))
+    retriever = {"name": "run_file", "path": str(project.root / "mine.run")}
+    config = raw_config(project, retriever=retriever, metrics={"measures": ["R@5", "RR"]})
+    run_experiment(validate_experiment(config), progress=False)
+    monkeypatch.chdir(project.root)
+    capsys.readouterr()
+    assert main(["rescore", "out", "--out", "cut", "depth=2"]) in (0, 1)
+    err = capsys.readouterr().err
+    assert "note: depth=2 cuts 3 stored rankings to their first 2 documents" in err
+    values = {
+        r["query_id"]: r["metrics"]
+        for r in map(
+            json.loads, (project.root / "cut" / "per_query.jsonl").read_text().splitlines()
+        )
+    }
+    # RR: 1 / the rank of the relevant document when it is within the first 2, else 0
+    assert {q: values[q]["RR"] for q in order} == {"1": 0.0, "2": 1 / 2, "3": 0.0}
+    assert {q: values[q]["R@5"] for q in order} == {"1": 0.0, "2": 1.0, "3": 0.0}
+    rankings = RunFolder(project.root / "cut").run().rankings
+    assert {q: list(rankings[q].doc_ids) for q in order} == {q: d[:2] for q, d in order.items()}
+    summary = json.loads((project.root / "cut" / "summary.json").read_text())
+    assert summary["depth"] == 2
+
+
 def test_a_rescore_after_the_golden_set_changed_says_so(
     project: Project, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -120,6 +120,15 @@ def rescore_main(argv: Sequence[str]) -> int:
     # the stored summary, read once: what the run said, how deep it ranked, on what set
     before = _stored_summary(run_dir)
     _warn_deeper_than_stored(before, exp.depth, exp.metrics)
+    run, cut = cut_to_depth(run, exp.depth)
+    if cut:  # run.trec no longer holds exactly the rankings scored: written again
+        exact = False
+        print(
+            f"note: depth={exp.depth} cuts {cut} stored ranking{'s' if cut != 1 else ''} to "
+            f"{'its' if cut == 1 else 'their'} first {exp.depth} documents, in the order the "
+            "retriever ranked them: what a run at that depth would have scored",
+            file=sys.stderr,
+        )
     # when and from which commit the rankings were retrieved: the new timings.json
     # records the rescore's own, and keeps these beside them (a rescore of a rescore
     # keeps the first run's)
@@ -220,6 +229,26 @@ def _warn_deeper_than_stored(
         f"{'is' if len(deep) == 1 else 'are'} scored on those {stored}; run the retriever "
         f"again (python -m evalframe ... depth={depth}) to rank deeper"
     )
+
+
+def cut_to_depth(run: Run, depth: int) -> tuple[Run, int]:
+    """``run`` with every ranking longer than ``depth`` cut to its first ``depth`` documents
+    (the order the retriever gave them, which ``run.trec`` keeps), and how many were cut.
+
+    A run retrieves ``depth`` documents a query; a rescore with a smaller ``depth``
+    scores what that run would have scored, rather than the longer stored rankings
+    under a config that says otherwise. (Deeper than stored cannot be made up: said by
+    :func:`_warn_deeper_than_stored`.)
+    """
+    long = [qid for qid, r in run.rankings.items() if len(r.doc_ids) > depth]
+    if not long:
+        return run, 0
+    rankings = dict(run.rankings)
+    for qid in long:
+        r = rankings[qid]
+        update = {"doc_ids": r.doc_ids[:depth], "scores": r.scores[:depth]}
+        rankings[qid] = r.model_copy(update=update)
+    return Run.model_construct(rankings=rankings, metadata=dict(run.metadata)), len(long)
 
 
 def _stored_retrieval_warnings(summary: dict[str, Any]) -> list[str]:
