@@ -222,3 +222,21 @@ def test_compare_names_the_missing_summary(project: Project) -> None:
     assert "nosum is not a run folder: it has no summary.json (nor is there a baseline " in (
         res.stderr
     )
+
+
+def test_rescore_refuses_a_folder_without_its_summary(project: Project) -> None:
+    """A run writes summary.json last: a folder without it stopped while writing, and a
+    rescore in place turned it into one that looked finished (exit 0)."""
+    run = stored(project)
+    nosum = copy(run, "nosum")
+    (nosum / "summary.json").unlink()
+    before = sorted(p.name for p in nosum.iterdir())
+    res = project.run("rescore", str(nosum))
+    assert res.code == 2, res.stderr
+    assert "Traceback" not in res.stderr
+    assert res.stderr.startswith(
+        f"error: {nosum / 'summary.json'}: {nosum} is not a finished run: it has no "
+        "summary.json, which a run writes last"
+    ), res.stderr
+    assert "run the experiment again" in res.stderr
+    assert sorted(p.name for p in nosum.iterdir()) == before  # nothing written

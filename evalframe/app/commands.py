@@ -73,6 +73,17 @@ def rescore_main(argv: Sequence[str]) -> int:
             "(outputs/<experiment>/<date_time> by default)",
         )
     config_file = RunFolder(run_dir).require(RunFolder.CONFIG, "stored run config")
+    if not RunFolder.is_run(run_dir):
+        # a run writes summary.json last: without it the run stopped while writing its
+        # outputs, and a rescore in place would make the folder look finished
+        raise DataError(
+            f"{run_dir} is not a finished run: it has no {RunFolder.SUMMARY}, which a run "
+            "writes last, so the run stopped while writing its outputs",
+            path=run_dir / RunFolder.SUMMARY,
+            expected="a finished run's folder (it printed 'Saved results to:')",
+            hint="run the experiment again (its retrieval cache keeps the rankings it got), "
+            f"or restore {RunFolder.SUMMARY} from where the folder came (a copy, `dvc pull`, git)",
+        )
     # --out elsewhere: new, empty, or an earlier run's folder, replaced whole (app.outfolder)
     replace = args.out is not None and args.out.resolve() != run_dir.resolve()
     if replace:
