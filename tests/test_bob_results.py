@@ -73,6 +73,18 @@ def test_a_broken_results_file_is_a_data_error(
         read_bob_results(write(tmp_path, payload))
 
 
+def test_a_figure_twice_in_one_record_is_refused_at_its_line(tmp_path: Path) -> None:
+    """JSON keeps the last value: a second "recall" replaced the first without a word."""
+    path = tmp_path / "baseline.json"
+    text = json.dumps(RESULTS, indent=1)
+    first = text.index('"recall": 1.0')
+    path.write_text(text[:first] + '"recall": 0.0, ' + text[first:], encoding="utf-8")
+    with pytest.raises(DataError) as err:
+        read_bob_results(path)
+    assert err.value.message.startswith("the key 'recall' appears twice in one object")
+    assert err.value.line == text[:first].count("\n") + 1
+
+
 def test_a_mean_rounded_to_two_decimals_is_accepted(tmp_path: Path) -> None:
     """B.O.B prints two decimals; a saved mean may carry them."""
     read_bob_results(write(tmp_path, {**RESULTS, "recall_mean": 0.83, "mrr_mean": 0.5}))

@@ -25,13 +25,13 @@ query ids instead, and B.O.B's conventions (a negative example's recall is
 
 from __future__ import annotations
 
-import json
 import math
 from pathlib import Path
 from typing import Any
 
 from evalframe.assess.runfolder import RunData
 from evalframe.core.errors import DataError
+from evalframe.core.reader import read_json
 
 __all__ = ["BOB_POLICIES", "is_bob_results", "read_bob_results"]
 
@@ -64,10 +64,8 @@ def _number(value: Any, where: str, path: Path) -> float:
 
 def read_bob_results(path: Path, name: str | None = None) -> RunData:
     """Read B.O.B's results JSON into the per-query vectors a comparison needs."""
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except ValueError as exc:
-        raise DataError(f"the B.O.B results file is not valid JSON ({exc})", path=path) from None
+    # read_json: invalid JSON or a key twice in one record (a second "recall") names its line
+    data = read_json(path, what="B.O.B results file").data
     if not isinstance(data, dict) or not isinstance(data.get("per_query"), list):
         found = ", ".join(sorted(data)) if isinstance(data, dict) else type(data).__name__
         raise DataError(

@@ -227,6 +227,35 @@ def test_invalid_json_names_its_line(tmp_path: Path) -> None:
     assert "the KnowCode golden set is not valid JSON" in err.value.message
 
 
+@pytest.mark.parametrize(
+    ("text", "name", "line"),
+    [
+        # a judgment twice in one record of a list (KnowCode's golden set)
+        (b'[\n {"id": "q1",\n  "judged": {"d1": 1,\n   "d1": 0}}\n]\n', "d1", 4),
+        # a top-level member twice (a results file's second "recall")
+        (b'{"recall": 1.0,\n "mrr": 0.5,\n "recall": 0.0}\n', "recall", 3),
+        # deep down, after objects that repeat nothing
+        (b'{"a": [{"x": 1}, {"y": 2}],\n "b": {"c": [{"k": 1,\n "k": 2}]}}', "k", 3),
+    ],
+)
+def test_a_key_twice_in_one_json_object_is_refused_at_its_line(
+    tmp_path: Path, text: bytes, name: str, line: int
+) -> None:
+    """JSON keeps the last value: the first was dropped without a word. Refused as the
+    JSONL reader refuses it, at the line of the second."""
+    path = write(tmp_path, text, "x.json")
+    with pytest.raises(DataError) as err:
+        read_json(path, what="golden set")
+    assert err.value.message.startswith(f"the key {name!r} appears twice in one object")
+    assert err.value.line == line
+    assert read_json(path, unique_keys=False).data is not None  # files evalframe wrote
+
+
+def test_the_same_key_in_two_objects_is_not_a_repeat(tmp_path: Path) -> None:
+    path = write(tmp_path, b'[{"id": 1, "r": {"d": 1}}, {"id": 2, "r": {"d": 1}}]', "x.json")
+    assert len(read_json(path).data) == 2
+
+
 # -- TREC files ----------------------------------------------------------------------
 
 

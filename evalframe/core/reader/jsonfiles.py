@@ -196,8 +196,11 @@ def read_json(
     what: str = "JSON file",
     key: str | None = None,
     hint: str = "check the brackets and commas around this line",
+    unique_keys: bool = True,
 ) -> JsonDocument:
-    """A whole JSON file, parsed; invalid JSON names its line."""
+    """A whole JSON file, parsed; invalid JSON names its line, and so does a key repeated
+    within one object (as :func:`read_jsonl` refuses it: JSON keeps the last value
+    without a word, so a judgment or a baseline's figure was replaced silently)."""
     p = Path(path).expanduser()
     text = read_text(p, what=what, key=key)
     try:
@@ -209,7 +212,37 @@ def read_json(
             line=exc.lineno,
             hint=hint,
         ) from None
-    return JsonDocument(p, text, data)
+    doc = JsonDocument(p, text, data)
+    repeated = _repeated_key(text, data) if unique_keys else None
+    if repeated is not None:
+        raise DataError(
+            f"the key {repeated!r} appears twice in one object; JSON keeps only the last "
+            "value, so the first would be dropped without a word",
+            path=p,
+            line=_second_occurrence(doc, repeated),
+            hint="keep one of the two (for judgments: one label per document)",
+        )
+    return doc
+
+
+def _second_occurrence(doc: JsonDocument, name: str) -> int | None:
+    """The line of the first object member that repeats ``name`` in its object (walked
+    only once a repeat is known: the document is valid JSON)."""
+    stack = [doc.start()]
+    while stack:
+        at = stack.pop()
+        opening = doc.text[at]
+        if opening == "{":
+            seen: set[str] = set()
+            members = doc.members(at)
+            for member, value_at in members:
+                if member == name and member in seen:
+                    return doc.line_at(value_at)
+                seen.add(member)
+            stack.extend(v for _, v in reversed(members) if doc.text[v] in "{[")
+        elif opening == "[":
+            stack.extend(v for v in reversed(doc.items(at)) if doc.text[v] in "{[")
+    return None
 
 
 def read_json_array(
