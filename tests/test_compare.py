@@ -178,3 +178,19 @@ def test_compare_says_which_metrics_only_one_run_computed(
     captured = capsys.readouterr()
     assert f"note: not compared: nDCG@3, which only {b} computed" in captured.err
     assert "nDCG@3" not in captured.out
+
+
+def test_a_run_says_which_metrics_its_baseline_lacks(project: Project) -> None:
+    """A run that measures one more metric than its baseline: the comparison holds the
+    shared ones, and the note names the other, as `evalframe compare` does."""
+    promote(project, run(project, "r1"))
+    res = project.run(
+        *project.data_args(),
+        "baseline=main",
+        "metrics.measures=[R@5,RR,nDCG@10,P@3]",
+        f"hydra.run.dir={project.root / 'r2'}",
+    )
+    assert res.code == 0, res.stderr
+    assert "note: not compared: P@3, which only this run computed" in res.stderr
+    comparison = json.loads((project.root / "r2" / "comparison.json").read_text())
+    assert "P@3" not in comparison["metrics"] and "RR" in comparison["metrics"]

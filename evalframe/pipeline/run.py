@@ -10,6 +10,7 @@ in one place; what each step calls lives elsewhere (``assess``, ``retrieval``,
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -309,15 +310,22 @@ def _compare_with_baseline(
     outputs: dict[str, Path],
 ) -> Comparison:
     """Compare this run (from memory) with its baseline; write comparison.json/.md."""
-    from evalframe.assess.compare import compare_runs
+    from evalframe.assess.compare import compare_runs, one_sided
     from evalframe.assess.compare_text import render_comparison
 
     folder = RunFolder(exp.output_dir)
     this_run = RunData.from_records(
         ((None, r) for r in records), summary, name="this run", path=folder.path
     )
+    reference = (baseline.data or RunFolder(baseline.path).data()).renamed(
+        f"baseline {baseline.name}"
+    )
+    for name, alone in one_sided([reference, this_run]).items():  # as `evalframe compare`
+        print(
+            f"note: not compared: {', '.join(alone)}, which only {name} computed", file=sys.stderr
+        )
     comparison = compare_runs(
-        (baseline.data or RunFolder(baseline.path).data()).renamed(f"baseline {baseline.name}"),
+        reference,
         this_run,
         correction=exp.compare.correction,
         alpha=exp.compare.alpha,
