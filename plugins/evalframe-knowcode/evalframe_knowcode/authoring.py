@@ -38,6 +38,9 @@ from typing import Any, Literal
 from evalframe.golden.findings import Finding, Level
 from evalframe_knowcode.checks import entity_ids, split_entity
 
+#: KnowCode's task types (§3.1): what its cells and gates (task_type=locate) are keyed on.
+TASK_TYPES = ("locate", "explain", "debug", "extend", "review", "general")
+
 __all__ = [
     "AUTHORING_CHECKS",
     "FACTS",
@@ -168,6 +171,13 @@ def authoring_findings(
         add(
             "authoring-difficulty",
             f"difficulty {record.get('difficulty')!r} is not easy, medium or hard (§7.2)",
+        )
+    if record.get("task_type") not in TASK_TYPES:
+        # 'lokate' scored in a row of its own, and a gate on task_type=locate lost it
+        add(
+            "authoring-task-type",
+            f"task_type {record.get('task_type')!r} is not one of {', '.join(TASK_TYPES)} "
+            "(§3.1): a gate or a cell on a task type does not see it",
         )
 
     for name, (lo, hi) in FACTS.items():

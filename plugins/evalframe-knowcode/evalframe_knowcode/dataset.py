@@ -44,6 +44,7 @@ from evalframe.core.types import GoldenQuery, GoldenSet
 from evalframe.golden.versions import list_versions, resolve_version
 from evalframe.plugin.protocols import PluginConfig, PluginContext
 from evalframe.plugin.registry import dataset
+from evalframe_knowcode.authoring import TASK_TYPES
 from evalframe_knowcode.source import SourceDriftError, SourceTree, open_tree
 
 REQUIRED = ("query_id", "query_text", "expected_entities", "expected_files")
@@ -347,19 +348,22 @@ def _warn_off_schema(path: Path, queries: list[GoldenQuery]) -> None:
         missing = [q.id for q in queries if q.metadata.get(field_name) is None]
         if missing:
             problems.append(f"{len(missing)} record(s) without {field_name} ({_some(missing)})")
-    odd = [
-        f"{q.id}: {q.metadata['difficulty']!r}"
-        for q in queries
-        if q.metadata.get("difficulty") is not None and q.metadata["difficulty"] not in TIERS
-    ]
-    if odd:
-        tiers = ", ".join(TIERS)
-        problems.append(f"{len(odd)} record(s) with a difficulty other than {tiers} ({_some(odd)})")
+    for field_name, allowed in (("difficulty", TIERS), ("task_type", TASK_TYPES)):
+        odd = [
+            f"{q.id}: {q.metadata[field_name]!r}"
+            for q in queries
+            if q.metadata.get(field_name) is not None and q.metadata[field_name] not in allowed
+        ]
+        if odd:
+            problems.append(
+                f"{len(odd)} record(s) with a {field_name} other than {', '.join(allowed)} "
+                f"({_some(odd)})"
+            )
     if problems:
         warn(
             f"{path}: {'; '.join(problems)}. Those queries are in rows of their own in the "
-            "tables, and a gate on a tier (difficulty=easy) does not see them; `evalframe golden "
-            "validate` gives each one's line"
+            "tables, and a gate on a tier or a task type (difficulty=easy, task_type=locate) "
+            "does not see them; `evalframe golden validate --authoring` gives each one's line"
         )
 
 

@@ -152,15 +152,18 @@ def test_records_off_the_schema_are_loaded_and_said(
     records = json.loads(GOLDEN.read_text())
     records[0]["difficulty"] = "Easy"
     del records[1]["task_type"]
+    records[2]["task_type"] = "lokate"  # out of the locate gate's sight (§3.1's six types)
     (workspace / "golden_v1.0.json").write_text(json.dumps(records, indent=2))
     golden = load(workspace)
     assert len(golden.queries) == len(records)
     err = capsys.readouterr().err
-    q0, q1 = records[0]["query_id"], records[1]["query_id"]
+    q0, q1, q2 = (records[i]["query_id"] for i in range(3))
     assert f"1 record(s) without task_type ({q1})" in err
     assert f"1 record(s) with a difficulty other than easy, medium, hard ({q0}: 'Easy')" in err
+    types = "locate, explain, debug, extend, review, general"
+    assert f"1 record(s) with a task_type other than {types} ({q2}: 'lokate')" in err
     load()  # the shipped sample follows the schema: no warning
-    assert "difficulty other than" not in capsys.readouterr().err
+    assert "other than" not in capsys.readouterr().err
 
 
 def test_invalid_json_gives_the_line(workspace: Path) -> None:
