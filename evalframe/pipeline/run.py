@@ -448,12 +448,22 @@ def _warn_unreachable_grades(exp: Experiment, golden: GoldenSet) -> None:
     top = max((label for q in golden for label in q.judgments.values()), default=None)
     if top is None:
         return
+    policy = exp.policies.no_relevant
     for m in exp.metrics:
         rel = getattr(m, "rel", 1)
         if rel > 1 and top < rel:
+            # what a query with nothing relevant at that grade scores is the policy's call
+            vacuous = m.definition.vacuous if policy == "bob" else None
+            outcome = (
+                "n/a on every query"
+                if policy == "skip"
+                else f"{vacuous:g} on every query (no_relevant: bob)"
+                if vacuous is not None
+                else f"0 on every query (no_relevant: {policy})"
+            )
             warn(
                 f"{m} counts documents labelled {rel} or more, and no golden query judges one "
-                f"that high (the highest label is {top}), so it is n/a on every query; "
+                f"that high (the highest label is {top}), so it is {outcome}; "
                 "binary judgments label every relevant document 1"
             )
 
