@@ -448,10 +448,14 @@ class GateView:
         m = self._metric(name, key)
         baseline = self._ev.baseline
         if baseline is None:
+            parts = key.split(".")
+            gate = parts[1] if len(parts) > 1 and parts[0] == "gates" else None
+            drop = f" (gates.{gate}=null), or pick gates that need none" if gate else ""
             raise ConfigError(
-                "this gate compares with a baseline, and the run has none",
+                "this gate compares with a baseline, and the run has none (baseline is unset)",
                 key=key,
-                hint="set baseline=<name> (promote one with `evalframe baseline promote`)",
+                hint="set baseline=NAME (promote one with `evalframe baseline promote RUN_DIR "
+                f"--name NAME`), or leave the gate out{drop}",
             )
         idx = self.select(where, key=key) if where else np.arange(len(self._ev.scores.query_ids))
         ids = tuple(self._ev.scores.query_ids[i] for i in idx)
