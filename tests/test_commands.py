@@ -827,3 +827,19 @@ def test_rescore_out_is_new_empty_or_an_earlier_run_and_never_other_files(
         assert set(second) == set(first)
         # nothing left aside beside it
         assert not [p for p in project.root.iterdir() if p.name.startswith(".again")]
+
+
+def test_a_rescore_refuses_another_normalisation_of_the_stored_ids(
+    project: Project, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """dataset.normalise applied to every id as the run retrieved it: the stored rankings
+    hold the normalised ids, and golden ids normalised otherwise would match none of
+    them (Galaxy's Hit@1 0.277 re-scored as 0.031, exit 0)."""
+    run_experiment(validate_experiment(raw_config(project)), progress=False)
+    monkeypatch.chdir(project.root)
+    capsys.readouterr()
+    assert main(["rescore", "out", "--out", "other", "dataset.normalise=[strip_version]"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: config key dataset.normalise: the rankings beside ")
+    assert "were normalised when they were retrieved" in err
+    assert not (project.root / "other").exists()

@@ -129,6 +129,20 @@ def load_config(
                 hint="run the experiment again with the new setting (python -m evalframe "
                 f"+experiment=NAME {item.lstrip('+')}) to retrieve with it",
             )
+        if stored_rankings and sep and name.startswith("dataset.normalise"):
+            # the stored rankings' ids were normalised as they were retrieved: judged
+            # against golden ids normalised another way, no id would match (Galaxy's
+            # Hit@1 0.277 became 0.031)
+            raise ConfigError(
+                f"the rankings beside {what} {path} were normalised when they were "
+                "retrieved (dataset.normalise applies to every retrieved id), so the "
+                "normalisation cannot change: the golden ids would be normalised one way "
+                "and the stored ones the other",
+                key=name,
+                got=item,
+                hint="run the experiment again with the new setting (python -m evalframe "
+                f"+experiment=NAME {item.lstrip('+')}) to retrieve under it",
+            )
         if sep and name in GROUPS:
             groups[name] = value
         else:

@@ -290,3 +290,15 @@ def test_a_gate_cannot_name_a_metric_by_its_label(tmp_path: Path) -> None:
     assert "gates.recall_at_1.metric" in res.stderr
     assert "'Recall@1', which is the report label of Hit@1 (metrics.labels)" in res.stderr
     assert "Traceback" not in res.stderr
+
+
+@pytest.mark.parametrize("experiment", ["adk", "cranfield_bm25", "cranfield_dense"])
+def test_a_metric_pack_on_the_command_line_replaces_the_experiments(experiment: str) -> None:
+    """The experiments pick their metrics as a pack (`override /metrics: adk`), so
+    `metrics=bob` replaces them, as README says a group option does; written inline in
+    the experiment, they won over the option without a word."""
+    from evalframe.app.compose import compose_config
+
+    picked = compose_config([f"+experiment={experiment}", "metrics=bob"]).raw["metrics"]
+    assert picked["measures"] == ["R@5", "P@5", "RR"]  # conf/metrics/bob.yaml's
+    assert picked["policies"]["no_relevant"] == "bob"

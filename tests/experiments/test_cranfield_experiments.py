@@ -214,11 +214,15 @@ def test_the_three_experiments_judge_the_same_collection_the_same_way() -> None:
     def settings(name: str) -> dict[str, Any]:
         raw = OmegaConf.to_container(OmegaConf.load(ROOT / "conf" / "experiment" / f"{name}.yaml"))
         assert isinstance(raw, dict)
-        return {k: raw[k] for k in ("dataset", "depth", "metrics", "slices", "report")} | {
-            "include_title": raw["corpus"]["include_title"]
+        # the metrics are one pack, conf/metrics/cranfield.yaml, that each picks
+        packs = [d for d in raw["defaults"] if isinstance(d, dict) and "override /metrics" in d]
+        return {k: raw[k] for k in ("dataset", "depth", "slices", "report")} | {
+            "include_title": raw["corpus"]["include_title"],
+            "metrics": packs,
         }
 
     bm25 = settings("cranfield_bm25")
+    assert bm25["metrics"] == [{"override /metrics": "cranfield"}]
     assert settings("cranfield_dense") == bm25 == settings("cranfield_fusion")
     fusion = OmegaConf.load(ROOT / "conf" / "experiment" / "cranfield_fusion.yaml")
     bm25_retriever = OmegaConf.load(ROOT / "conf" / "experiment" / "cranfield_bm25.yaml").retriever
