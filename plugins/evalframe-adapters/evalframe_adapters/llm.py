@@ -6,7 +6,7 @@ The answer is parsed robustly: the first JSON list anywhere in the text (also
 inside a ```json fence or an object such as ``{"tools": [...]}``), otherwise
 numbered or bulleted lines. An id is matched to the catalogue exactly, then
 ignoring case, then as the dataset's id normaliser reads both (Galaxy's
-``normalise: [strip_versions]``: an answer naming another version of a
+``normalise: [strip_version]``: an answer naming another version of a
 catalogue tool is that tool). Ids that still match nothing are dropped,
 counted (``dropped_ids``) and said in a warning at the end of retrieval;
 repeated ids are kept once, in order; the order is the ranking (synthetic
@@ -454,7 +454,13 @@ class LLMRecommender:
             if exc.hint is not None:
                 hint = exc.hint
             elif exc.fatal:
-                hint = f"check retriever.api_url, retriever.model and the key in ${cfg.api_key_env}"
+                key = (
+                    f"the key in ${cfg.api_key_env}"
+                    if cfg.api_key_env
+                    else "whether the service needs a key (retriever.api_key_env is unset, so "
+                    "none was sent)"
+                )
+                hint = f"check retriever.api_url, retriever.model and {key}"
             else:
                 hint = "set retriever.allow_failed_queries=true to count failed queries as missing"
             raise PluginError(
