@@ -326,6 +326,8 @@ class LLMRecommender:
         #: Ids the model gave that are not in the catalogue (dropped), in total and per query.
         self.dropped_ids = 0
         self.dropped: dict[str, list[str]] = {}
+        #: Queries whose answer held no list at all (prose, a refusal): (query id, text).
+        self.unlisted: list[tuple[str, str]] = []
         self.asked = 0
         self.failed_queries = 0
         self._warned_limit = False
@@ -344,15 +346,27 @@ class LLMRecommender:
         return content_hash(parts) if parts else None
 
     def notes(self) -> list[str]:
-        """The ids the model gave that are not in the catalogue, said once at the end."""
-        if not self.dropped_ids:
-            return []
-        qid, ids = next(iter(self.dropped.items()))
-        return [
-            f"{self.dropped_ids} id(s) the model gave in {len(self.dropped)} answer(s) are not in "
-            f"the catalogue and were dropped (first: query {qid!r}, {clipped(ids[0])}); each "
-            "answer's text is kept in per_query.jsonl ('answer')"
-        ]
+        """What the answers did not give, said once at the end: ids not in the catalogue,
+        and answers with no list in them (every query of a chatty model scored 0, and
+        nothing said why)."""
+        out = []
+        if self.unlisted:
+            qid, text = self.unlisted[0]
+            n = len(self.unlisted)
+            out.append(
+                f"{n} answer{'s' if n != 1 else ''} held no list of ids (no JSON list, no "
+                f"numbered or bulleted line), so {'they rank' if n != 1 else 'it ranks'} "
+                f"nothing (first: query {qid!r}, {clipped(text)}); ask for a JSON list in "
+                "retriever.prompt_template, and read the answers in per_query.jsonl ('answer')"
+            )
+        if self.dropped_ids:
+            qid, ids = next(iter(self.dropped.items()))
+            out.append(
+                f"{self.dropped_ids} id(s) the model gave in {len(self.dropped)} answer(s) are "
+                f"not in the catalogue and were dropped (first: query {qid!r}, "
+                f"{clipped(ids[0])}); each answer's text is kept in per_query.jsonl ('answer')"
+            )
+        return out
 
     def _line(self, ident: str, text: str) -> str:
         limit = self.config.max_description_chars
@@ -483,7 +497,11 @@ class LLMRecommender:
     def rank(self, query_id: str, content: str, k: int, usage: Any = None) -> Ranking:
         """The ranking in one answer text: catalogue ids only, each once, in order."""
         kept: list[str] = []
-        for candidate in parse_answer(content):
+        candidates = parse_answer(content)
+        if not candidates and _json_list(content) is None:  # "[]" is an answer: none fit
+            with self._lock:
+                self.unlisted.append((query_id, content))
+        for candidate in candidates:
             ident = self._match(candidate)
             if ident is None:
                 with self._lock:

@@ -134,6 +134,21 @@ def test_dropped_ids_are_said_once_at_the_end(server: FakeServer, catalogue: str
     ]
 
 
+def test_answers_with_no_list_are_said_once_at_the_end(server: FakeServer, catalogue: str) -> None:
+    """A chatty model (prose, a refusal) ranks nothing on every query: said, with the
+    first such answer, rather than scored 0 without a word; "[]" is an answer, not one."""
+    r = make(server, catalogue)
+    prose = "I would suggest FastQC and then MultiQC."
+    assert r.rank("q1", prose, 5).doc_ids == ()
+    assert r.rank("q2", "Sorry, I cannot help with that.", 5).doc_ids == ()
+    assert r.rank("q3", "[]", 5).doc_ids == ()  # none fits: a list, and no note
+    assert r.notes() == [
+        "2 answers held no list of ids (no JSON list, no numbered or bulleted line), so "
+        f"they rank nothing (first: query 'q1', {prose!r}); ask for a JSON list in "
+        "retriever.prompt_template, and read the answers in per_query.jsonl ('answer')"
+    ]
+
+
 def strip_version(ident: str) -> str:
     """Galaxy's rule, written out for the test: a toolshed id without its version."""
     parts = ident.split("/")
