@@ -101,10 +101,12 @@ def test_merge_and_rescore_refuse_a_retriever_setting(
 
 def test_a_merged_run_says_what_its_shards_retrievers_warned_about(shard_project: Path) -> None:
     """A run file read by every shard warns in every shard: the merged summary says it once.
-    A warning of one shard only is said with that shard's name."""
+    A warning of one shard only is said with that shard's name. The file's queries that no
+    golden query asks are counted as an unsharded run counts them."""
     root = shard_project
     lines = [f"q{q} Q0 d{q % 50} 1 2.0 sys\nq{q} Q0 d{(q + 1) % 50} 2 1.0 sys\n" for q in range(37)]
     lines[0] += "q0 Q0 d0 3 0.5 sys\n"  # d0 again: a repeated id
+    lines += ["x2 Q0 d1 1 1.0 sys\n", "x1 Q0 d2 1 1.0 sys\n"]  # asked by no golden query
     (root / "run.trec").write_text("".join(lines))
     args = ("retriever=run_file", "retriever.path=run.trec", "retriever.duplicates=keep_first")
     assert shard_main(root, "-m", *args, "shard=0/2,1/2", f"hydra.sweep.dir={root / 'sh'}") == 0
@@ -116,6 +118,8 @@ def test_a_merged_run_says_what_its_shards_retrievers_warned_about(shard_project
     main(["merge", str(root / "sh" / "0"), str(root / "sh" / "1"), "--out", str(root / "m")])
     summary = json.loads((root / "m" / "summary.json").read_text())
     assert summary["retrieval_warnings"] == [warning]  # once, as both shards said it
+    # the run file's queries that no golden query asks: as an unsharded run counts them
+    assert summary["counts"]["extra_queries"] == ["x1", "x2"]
 
     # had shard 1 said nothing, the merged run would name shard 0
     info_file = root / "sh" / "1" / "shard.json"

@@ -155,6 +155,8 @@ def run_shard(
             "retrieval_cache": run.metadata.get("cache"),
             # what the retriever warned about: the merged run's summary and page say it
             "retrieval_warnings": list(run.metadata.get("retrieval_warnings") or ()),
+            # a run file's queries that no golden query asked (None: not a run file)
+            "extra_queries": run.metadata.get("extra_queries"),
             "choices": (metadata or {}).get("choices", {}),
         },
     )
@@ -370,6 +372,10 @@ def _merged_run(exp: Experiment, shards: Sequence[ShardInput], golden: GoldenSet
             w if len(where) == len(shards) else f"shard {', '.join(where)}: {w}"
             for w, where in said.items()
         ]
+    # a run file's queries beyond the golden set, as every shard read the whole file
+    extra = [s.info.get("extra_queries") for s in shards]
+    if all(isinstance(e, list) for e in extra):
+        meta["extra_queries"] = sorted({str(q) for e in extra for q in e})
     return Run(rankings=rankings, metadata=meta)
 
 
