@@ -374,8 +374,9 @@ def _merged_run(exp: Experiment, shards: Sequence[ShardInput], golden: GoldenSet
         ]
     # a run file's queries beyond the golden set, as every shard read the whole file
     extra = [s.info.get("extra_queries") for s in shards]
-    if all(isinstance(e, list) for e in extra):
-        meta["extra_queries"] = sorted({str(q) for e in extra for q in e})
+    lists = [e for e in extra if isinstance(e, list)]
+    if len(lists) == len(extra):
+        meta["extra_queries"] = sorted({str(q) for e in lists for q in e})
     return Run(rankings=rankings, metadata=meta)
 
 
