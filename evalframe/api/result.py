@@ -188,7 +188,11 @@ class Result:
             return self.metrics[name].mean
         canonical = None
         if isinstance(name, str):
-            from evalframe.metrics import parse_metric
+            from evalframe.metrics import parse_metric, refuse_label
+
+            # a report label ("Recall@1", ADK's name for Hit@1) is not a name: it parses
+            # as another metric, whose mean would be returned, or said to be missing
+            refuse_label(name, self.labels, key="name", who="result.metric()")
 
             try:
                 canonical = str(parse_metric(name, key="name"))

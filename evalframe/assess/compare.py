@@ -251,11 +251,13 @@ def check_comparable(
 def _chosen(metrics: list[str], a: RunData, b: RunData) -> list[str]:
     """The metrics asked for, by canonical name (``ndcg@10`` is ``nDCG@10``), each one
     both runs computed: a name either lacks is an error listing what they share."""
-    from evalframe.metrics import parse_metric
+    from evalframe.metrics import parse_metric, refuse_label
 
     shared = [m for m in b.values if m in a.values]
     out = []
     for i, text in enumerate(metrics):
+        for run in (a, b):  # ADK's "Recall@1" labels Hit@1, and parses as R@1
+            refuse_label(str(text), run.labels, key=f"metrics[{i}]", who="--metrics")
         name = str(parse_metric(text, key=f"metrics[{i}]"))
         if name not in shared:
             lacking = " and ".join(r.name for r in (a, b) if name not in r.values)

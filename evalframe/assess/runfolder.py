@@ -65,7 +65,7 @@ import operator
 import time
 import uuid
 import zipfile
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol
@@ -269,6 +269,8 @@ class RunData:
     metrics: tuple[str, ...] = ()
     #: the run's headline metrics (``metrics.headline``); older runs: their first three
     headline: tuple[str, ...] = ()
+    #: the run's display names, {canonical: label} (``metrics.labels``)
+    labels: Mapping[str, str] = dataclasses.field(default_factory=dict)
 
     def renamed(self, name: str) -> RunData:
         """The same data under another display name."""
@@ -329,6 +331,7 @@ class RunData:
             policies=summary.get("policies", {}),
             metrics=tuple(summary.get("metrics", [])),
             headline=tuple(summary.get("headline") or summary.get("metrics", [])[:3]),
+            labels=labels if isinstance(labels := summary.get("labels"), dict) else {},
         )
 
 

@@ -11,6 +11,7 @@ from evalframe.metrics.measures import (
     metric,
     parse_metric,
     parse_metrics,
+    refuse_label,
     threshold_problem,
     tolerance_problem,
 )
@@ -32,6 +33,7 @@ __all__ = [
     "parse_metric",
     "parse_metrics",
     "policy_differences",
+    "refuse_label",
     "same_policies",
     "threshold_problem",
     "tolerance_problem",

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -31,6 +31,7 @@ __all__ = [
     "metric",
     "parse_metric",
     "parse_metrics",
+    "refuse_label",
     "threshold_problem",
     "tolerance_problem",
 ]
@@ -295,6 +296,26 @@ def parse_metric(text: str | Metric, *, key: str | None = None) -> Metric:
         dumped["view"] = view  # any metric can be scored on a view of the judgments
     canonical = tuple(sorted(dumped.items()))
     return Metric(name=name, params=canonical, k=k)
+
+
+def refuse_label(name: str, labels: Mapping[str, str], *, key: str, who: str) -> None:
+    """A ConfigError when ``name`` is the report label (``metrics.labels``, {canonical:
+    label}) of a metric: a label is a display name, never an identity, and parsed it
+    is another metric (ADK's ``Recall@1`` labels ``Hit@1`` and parses as ``R@1``).
+    ``who`` is what takes the name (``report.criterion``, ``--metrics``)."""
+    for canonical, label in labels.items():
+        if str(label) != name or str(canonical) == name:
+            continue
+        try:  # a label that reads as its own metric (B.O.B's MRR for RR) names it rightly
+            if str(parse_metric(name)) == str(canonical):
+                continue
+        except ConfigError:
+            pass
+        raise ConfigError(
+            f"{name!r} is the report label of {canonical} (metrics.labels), not a metric's name",
+            key=key,
+            hint=f"{who} takes metrics by their canonical string: {canonical}",
+        )
 
 
 def parse_metrics(texts: Iterable[str | Metric], *, key: str = "metrics") -> list[Metric]:

@@ -31,7 +31,7 @@ from evalframe.core.errors import ConfigError, EvalframeError, PluginError
 from evalframe.core.messages import kept, warn
 from evalframe.golden.queries import QueriesConfig
 from evalframe.golden.split import Shard, TuningConfig, parse_shard
-from evalframe.metrics import Metric, Policies, parse_metric, parse_metrics
+from evalframe.metrics import Metric, Policies, parse_metric, parse_metrics, refuse_label
 from evalframe.pipeline.sections import (
     DEFAULT_HEADLINE,
     HEADLINE_MIN,
@@ -173,6 +173,12 @@ def _validated(raw: Mapping[str, Any], retrieving: bool = True) -> Experiment:
     if schema.corpus is not None and schema.corpus.get("name") not in (None, "none"):
         corpus = _resolve(CORPORA, schema.corpus, "corpus")
     gates = tuple(parse_gate_specs(schema.gates))
+    refuse_label(
+        schema.report.criterion,
+        schema.metrics.labels,
+        key="report.criterion",
+        who="report.criterion",
+    )
     criterion = parse_metrics([schema.report.criterion], key="report.criterion")[0]
     if criterion not in metrics:
         # what the gates miss too, said in the same error: a rescore with other
