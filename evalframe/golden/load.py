@@ -63,7 +63,9 @@ class LoadedSet:
 def infer_format(path: Path) -> tuple[str, str]:
     """``(format, reason)`` from the path.
 
-    A folder or ``*.jsonl`` is B.O.B JSONL, ``*.json`` KnowCode.
+    A folder or ``*.jsonl`` is B.O.B JSONL, ``*.json`` KnowCode, and
+    ``retrieval_dataset.yaml`` ADK's (the name its pipeline and ``evalframe mine``
+    give the file).
     """
     if path.is_dir():
         return "jsonl", "a folder (of per-domain *.jsonl files)"
@@ -72,10 +74,13 @@ def infer_format(path: Path) -> tuple[str, str]:
         return "jsonl", "the .jsonl suffix"
     if suffix == ".json":
         return "knowcode", "the .json suffix"
+    if path.name.lower() in ("retrieval_dataset.yaml", "retrieval_dataset.yml"):
+        return "adk", "the name ADK gives its retrieval dataset"
     raise ConfigError(
         f"cannot tell the golden-set format of {path.name!r} from its name",
         key="--format",
-        expected="a .jsonl file, a folder of .jsonl files, or a .json file",
+        expected="a .jsonl file, a folder of .jsonl files, a .json file, or ADK's "
+        "retrieval_dataset.yaml",
         hint=f"give --format explicitly; installed formats: {', '.join(DATASETS.names())}",
     )
 

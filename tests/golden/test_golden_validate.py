@@ -339,3 +339,16 @@ def test_only_a_plugins_own_settings_are_renamed_as_options() -> None:
         "the folder that holds corpus.jsonl; set --corpus-param empty_docs=keep or "
         "--corpus-param id_field=..."
     )
+
+
+def test_adks_file_name_is_read_as_adks_format(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """retrieval_dataset.yaml is the name ADK's pipeline (and `evalframe mine`) gives it."""
+    source = Path(__file__).parents[2] / "evalframe" / "data" / "adk" / "retrieval_dataset.yaml"
+    copy = tmp_path / "retrieval_dataset.yaml"
+    copy.write_bytes(source.read_bytes())
+    code, out, err = run(capsys, "validate", str(copy))
+    assert code == 0, out + err
+    assert "format adk (inferred from the name ADK gives its retrieval dataset" in err
+    assert "(adk, 51 queries" in out
