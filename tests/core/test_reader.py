@@ -293,6 +293,20 @@ def test_a_short_line_gets_the_column_hint() -> None:
     assert err.value.hint == "is the iteration column missing? write 'qid 0 docno rel'"
 
 
+@pytest.mark.parametrize(
+    ("line", "said"),
+    [
+        (b"q1 Q0 a 2 1.5\n", "is the run tag missing?"),  # the last field a number: a score
+        (b"q1 Q0 a 2 adk\n", "is the score missing? column 5 ('adk') is not a number"),
+    ],
+)
+def test_a_five_column_run_line_names_the_column_it_likely_lacks(line: bytes, said: str) -> None:
+    with pytest.raises(DataError) as err:
+        parse_run(b"q1 Q0 b 1 2.0 adk\n" + line, "r")
+    assert err.value.line == 2
+    assert err.value.hint == f"a TREC run line is 'qid Q0 docno rank score tag'; {said}"
+
+
 _token = st.text(alphabet="abcXYZ019._-:/#", min_size=1, max_size=6).filter(
     lambda t: not t.startswith("#")
 )

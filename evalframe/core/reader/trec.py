@@ -385,7 +385,7 @@ class _Format:
     number: int  # the numeric column
     number_what: str
     dtype: type[np.floating[Any]] | type[np.integer[Any]]
-    hint: Callable[[int], str]  # for a line with this many columns
+    hint: Callable[[list[str]], str]  # for a line of the wrong width, given its fields
     number_hint: str
 
     @property
@@ -394,14 +394,21 @@ class _Format:
         return f"{kind} in column {self.number + 1}"
 
 
-def _qrels_hint(n: int) -> str:
-    if n == 3:
+def _qrels_hint(fields: list[str]) -> str:
+    if len(fields) == 3:
         return "is the iteration column missing? write 'qid 0 docno rel'"
     return "TREC qrels have four columns; the second (iteration) is usually 0"
 
 
-def _run_hint(n: int) -> str:
-    return "a TREC run line is 'qid Q0 docno rank score tag'; is the run tag missing?"
+def _run_hint(fields: list[str]) -> str:
+    layout = "a TREC run line is 'qid Q0 docno rank score tag'"
+    if len(fields) != 5:
+        return layout
+    try:  # five columns: the last a number is a score without its tag
+        float(fields[4])
+    except ValueError:
+        return f"{layout}; is the score missing? column 5 ({fields[4][:40]!r}) is not a number"
+    return f"{layout}; is the run tag missing?"
 
 
 _QRELS = _Format(
@@ -559,7 +566,7 @@ def _columns(
             line=line,
             expected=f"{'' if fmt.exact else 'at least '}{width} columns: {fmt.layout}",
             got=_line_text(data, line),
-            hint=fmt.hint(n),
+            hint=fmt.hint(data.split(b"\n")[line - 1].decode("utf-8", "replace").split()),
         )
     lines = table.line
     codes, names = _factorize(table.column(0, width))
