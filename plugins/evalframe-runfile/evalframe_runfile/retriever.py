@@ -187,6 +187,8 @@ def _read_json(p: Path) -> Iterator[tuple[str, list[Entry]]]:
         what="run file",
         key="retriever.path",
         hint="a JSON run is one object {query_id: {doc_id: score}}",
+        # its own check below names both lines of a repeated query or document id
+        unique_keys=False,
     )
     if not isinstance(doc.data, dict):
         raise DataError(
