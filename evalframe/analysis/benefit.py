@@ -56,6 +56,7 @@ from evalframe.analysis.facts import BlindItem, judge_blind, warn_field_unused
 from evalframe.analysis.settings import BENEFIT_METRICS, BenefitSettings, JudgeChoice
 from evalframe.assess.results import Aggregate
 from evalframe.assess.stats import paired_bootstrap_ci
+from evalframe.core.messages import warn
 from evalframe.core.records import At
 from evalframe.core.types import GoldenSet
 
@@ -366,6 +367,14 @@ def compute_benefit(
             tasks[task] = _Task(task, fields, [])
         tasks[task].pairs.append((x, success[("a", task, seed)], y, success[("b", task, seed)]))
     ordered = [tasks[t] for t in sorted(tasks)]
+    for n in names:  # a misspelt field (task_typ) made rows of 'unset' without a word
+        if ordered and all(t.fields[n] == "unset" for t in ordered):
+            which = "split" if n == settings.split and n not in settings.strata else "strata"
+            warn(
+                f"benefit: no task has a {n!r} field (in the golden set or the attempts' "
+                f"records), so its rows are all 'unset'; name a field the tasks have in "
+                f"analysis.benefit.{which} (--{which}), or leave it out"
+            )
     rows = []
     strata: dict[tuple[str, ...], list[_Task]] = {}
     for t in ordered:

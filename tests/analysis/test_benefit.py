@@ -354,3 +354,25 @@ def test_the_command_never_writes_into_a_run_folder(
     assert err.startswith(f"error: option --out: {run_dir} is the folder of a run: benefit.json ")
     assert f"hint: give --out a folder of its own, e.g. {project.root / 'benefit'}" in err
     assert {p.name: p.read_bytes() for p in run_dir.iterdir() if p.is_file()} == before
+
+
+@pytest.mark.parametrize(
+    ("change", "field", "which"),
+    [
+        ({"strata": ["task_typ", "difficulty"]}, "task_typ", "strata"),
+        ({"split": "baseline_answerabl"}, "baseline_answerabl", "split"),
+    ],
+)
+def test_a_field_no_task_has_is_said(
+    capsys: pytest.CaptureFixture[str], change: dict[str, Any], field: str, which: str
+) -> None:
+    """A misspelt stratum or split field made rows of 'unset' (one a copy of overall),
+    exit 0, without a word."""
+    capsys.readouterr()
+    result = compute_benefit(settings(**change), boot=BOOT)
+    assert any("unset" in r.label for r in result.rows)
+    err = capsys.readouterr().err
+    assert f"benefit: no task has a {field!r} field" in err
+    assert f"analysis.benefit.{which} (--{which})" in err
+    compute_benefit(settings(), boot=BOOT)  # the fixture's own fields: nothing to say
+    assert "no task has" not in capsys.readouterr().err
