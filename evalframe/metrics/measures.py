@@ -289,7 +289,8 @@ def parse_metric(text: str | Metric, *, key: str | None = None) -> Metric:
         raise ConfigError(
             f"metric {raw!r}: bad parameter ({problems})",
             key=key,
-            hint=f"{name} accepts: {', '.join(definition.params.model_fields) or 'no parameters'}",
+            # view: every metric takes it (a judgment view such as KnowCode's files)
+            hint=f"{name} accepts: {', '.join([*definition.params.model_fields, 'view'])}",
         ) from None
     dumped = model.model_dump(exclude_defaults=True)
     if view is not None:

@@ -137,7 +137,7 @@ def test_relevance_threshold_below_one_is_rejected() -> None:
     err = _error("P(rel=0)@5")
     assert "bad parameter" in err.message
     assert "rel" in err.message
-    assert err.hint == "P accepts: rel"
+    assert err.hint == "P accepts: rel, view"  # view: every metric (R(view=files)@5)
 
 
 def test_unknown_parameter_is_rejected() -> None:
