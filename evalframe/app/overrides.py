@@ -79,6 +79,7 @@ def check_override_syntax(overrides: Sequence[str]) -> None:
         try:
             parser.parse_overrides([item])
         except OverrideParseException as exc:
+            _refuse_a_metric_in_the_key(item, exc)
             fixed = quoted_override(item)
             if fixed is None:
                 continue
@@ -94,3 +95,21 @@ def check_override_syntax(overrides: Sequence[str]) -> None:
                 got=f"{item} ({str(exc).splitlines()[0]})",
                 hint="quote the value, and the whole override for the shell: " + shlex.quote(fixed),
             ) from None
+
+
+def _refuse_a_metric_in_the_key(item: str, exc: Exception) -> None:
+    """``metrics.labels.Hit@1=R1``: a metric string is a key's last part, which Hydra's
+    grammar cannot read (``@`` marks a package there). Said with the mapping form that
+    sets the same entry (``'metrics.labels={Hit@1: R1}'``, merged into the mapping)."""
+    key, sep, value = item.partition("=")
+    parent, _, last = key.lstrip("+~").rpartition(".")
+    if not sep or not parent or not re.search(r"[@()=:,\s]", last):
+        return
+    fixed = f"{parent}={{{last}: {value}}}"
+    raise ConfigError(
+        f"Hydra cannot read this override: {last!r}, a metric string, cannot be the last "
+        "part of a key on the command line",
+        key=key.lstrip("+~"),
+        got=f"{item} ({str(exc).splitlines()[0]})",
+        hint=f"set the entry in its mapping, which keeps the others: {shlex.quote(fixed)}",
+    ) from None

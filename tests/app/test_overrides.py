@@ -1,0 +1,29 @@
+"""Overrides Hydra's grammar cannot read, said with the form that works (app.overrides)."""
+
+from __future__ import annotations
+
+import pytest
+
+from evalframe.app.overrides import check_override_syntax
+from evalframe.core.errors import ConfigError
+
+
+def test_a_metric_string_as_the_last_part_of_a_key_gets_the_mapping_form() -> None:
+    """`metrics.labels.Hit@1=R1` was Hydra's lexer error, with no where or fix."""
+    with pytest.raises(ConfigError) as err:
+        check_override_syntax(["metrics.labels.Hit@1=R1"])
+    assert err.value.key == "metrics.labels.Hit@1"
+    assert "'Hit@1', a metric string, cannot be the last part of a key" in err.value.message
+    assert err.value.hint == (
+        "set the entry in its mapping, which keeps the others: 'metrics.labels={Hit@1: R1}'"
+    )
+
+
+def test_the_mapping_form_and_plain_keys_pass() -> None:
+    check_override_syntax(["metrics.labels={Hit@1: R1}", "retriever.k1=0.9", "+x.y_z=1"])
+
+
+def test_an_unquoted_metric_value_still_gets_the_quoting_hint() -> None:
+    with pytest.raises(ConfigError) as err:
+        check_override_syntax(["metrics.measures=[P(rel=2)@5,RR]"])
+    assert "must be quoted inside the override" in err.value.message
