@@ -49,7 +49,9 @@ def paired(comp: Comparison) -> str:
         return f"{comp.n} paired queries"
     if len(scored) == 1:
         (n,) = scored
-        return f"{n} paired queries; {comp.n - n} more in both runs that the metrics skip"
+        # unscored in either run: a negative example both skip, or a query one run did
+        # not answer (missing_query=skip), which is not "skipped by both"
+        return f"{n} paired queries; {comp.n - n} more that one run or both did not score"
     return f"{comp.n} queries in both runs; each metric pairs those it scores"
 
 
