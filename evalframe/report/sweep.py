@@ -42,6 +42,22 @@ def _headline(jobs: list[SweepJob]) -> list[str]:
     return names
 
 
+def _labels(jobs: list[SweepJob]) -> dict[str, str]:
+    """The display names (``metrics.labels``) every job that ran gives a metric alike:
+    the columns are headed as each job's report names them (ADK's Recall@1 for Hit@1)."""
+    found: dict[str, set[str]] = {}
+    for job in jobs:
+        given = job.summary.get("labels")
+        for metric, label in given.items() if isinstance(given, dict) else ():
+            found.setdefault(str(metric), set()).add(str(label))
+    ran = [j for j in jobs if isinstance(j.summary.get("labels"), dict)]
+    return {
+        m: next(iter(v))
+        for m, v in found.items()
+        if len(v) == 1 and all(m in j.summary["labels"] for j in ran)
+    }
+
+
 def _mean(job: SweepJob, name: str) -> float | None:
     agg = (job.summary.get("overall") or {}).get(name)
     value = agg.get("mean") if isinstance(agg, dict) else None
@@ -57,6 +73,7 @@ def render_sweep(
     from rich.text import Text
 
     names = _headline(jobs)
+    labels = _labels(jobs)
     shared = set.intersection(*(set(j.overrides) for j in jobs)) if len(jobs) > 1 else set()
     best: dict[str, float] = {}
     for name in names:
@@ -81,7 +98,7 @@ def render_sweep(
     cols = [
         Col("job", "number"),
         Col("overrides", "text"),
-        *(Col(n, "number") for n in names),
+        *(Col(labels.get(n, n), "number") for n in names),
         Col("gates", "id"),
     ]
     # the verdict goes with the job, not in a part of its own: name columns first
@@ -99,4 +116,8 @@ def render_sweep(
         drawn.append(table([cols[i] for i in part], [[r[i] for i in part] for r in rows]))
     if best:  # no job left a result (each one's error above): no best to mark
         drawn.append(Text(f"{BEST} the best job for that metric (the highest mean)"))
+    shown = [(n, labels[n]) for n in names if n in labels]
+    if shown:  # as each job's own report says it
+        pairs = ", ".join(f"{label} is {n}" for n, label in shown)
+        drawn.append(Text(f"labels (metrics.labels): {pairs}"))
     return render(*drawn, width=width, color=color)
