@@ -221,9 +221,10 @@ def test_configure_reports_unknown_keys(reg: Registry[object]) -> None:
         configure(_spec(reg, Settings), {"k11": 3}, "retriever")
     assert info.value.key == "retriever.k11"
     assert (
-        "config key retriever.k11: invalid settings for retriever 'bm25': unknown key (got 3)"
-        in str(info.value)
+        "config key retriever.k11: invalid settings for retriever 'bm25': unknown key (got 3); "
+        "did you mean 'k1'?" in str(info.value)
     )
+    # a name like none of the fields gets no guess (`x` in the test below)
 
 
 def test_configure_reports_every_problem(reg: Registry[object]) -> None:
@@ -233,6 +234,7 @@ def test_configure_reports_every_problem(reg: Registry[object]) -> None:
     assert info.value.key == "retriever"  # several problems: the plugin's section
     assert "retriever.k1: Input should be greater than 0 (got 0)" in text
     assert "retriever.b: Input should be less than or equal to 1 (got 2)" in text
+    assert "retriever.x: unknown key (got 1);" not in text  # like no field: no guess
     assert "retriever.x: unknown key (got 1)" in text
 
 

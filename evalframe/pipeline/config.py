@@ -150,7 +150,9 @@ def _validated(raw: Mapping[str, Any], retrieving: bool = True) -> Experiment:
     try:
         schema = Schema.model_validate(dict(raw))
     except ValidationError as exc:
-        problems = [(where.lstrip("."), what) for where, what in validation_problems(exc, "")]
+        problems = [
+            (where.lstrip("."), what) for where, what in validation_problems(exc, "", Schema)
+        ]
         hint = (
             "fix the key in your experiment YAML or on the command line; "
             "`python -m evalframe +experiment=NAME --cfg job` prints the composed config"

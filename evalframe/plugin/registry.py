@@ -683,15 +683,22 @@ def tracker(name: str, *, config: type[BaseModel] | None = None) -> Callable[[T]
     return TRACKERS.decorator(name, config=config)
 
 
-def validation_problems(exc: ValidationError, key: str) -> list[tuple[str, str]]:
-    """(full config key, what is wrong) for each problem pydantic found."""
+def validation_problems(
+    exc: ValidationError, key: str, model: type[BaseModel] | None = None
+) -> list[tuple[str, str]]:
+    """(full config key, what is wrong) for each problem pydantic found; an unknown key
+    of ``model`` (or of a model nested in it) with the field it is closest to."""
     problems = []
     for err in exc.errors():
         loc = ".".join(str(p) for p in err["loc"])
         where = f"{key}.{loc}" if loc else key
         name = str(err["loc"][-1]) if err["loc"] else ""
         if err["type"] == "extra_forbidden":  # `+retriever.api_token=sk-…`: shown redacted
-            problems.append((where, f"unknown key (got {redact(err['input'], _name=name)!r})"))
+            near = _nearest_field(model, err["loc"])
+            also = f"; did you mean {near!r}?" if near else ""
+            problems.append(
+                (where, f"unknown key (got {redact(err['input'], _name=name)!r}){also}")
+            )
         elif err["type"] == "missing":
             problems.append((where, "required but not set"))
         else:  # a validator's ValueError reads as its own sentence, without pydantic's label
@@ -700,6 +707,21 @@ def validation_problems(exc: ValidationError, key: str) -> list[tuple[str, str]]
             got = redact(err["input"], _name=name)
             problems.append((where, f"{msg} (got {got!r})"))
     return problems
+
+
+def _nearest_field(model: type[BaseModel] | None, loc: tuple[Any, ...]) -> str | None:
+    """The field of the model at ``loc``'s parent that ``loc``'s last part most resembles
+    (``depht`` -> ``depth``, ``retriever.k11`` -> ``k1``), or None."""
+    import difflib
+
+    for part in loc[:-1]:  # down through nested models; a list or a mapping ends the walk
+        field = model.model_fields.get(str(part)) if model is not None else None
+        inner = field.annotation if field is not None else None
+        model = inner if isinstance(inner, type) and issubclass(inner, BaseModel) else None
+    if model is None or not loc:
+        return None
+    close = difflib.get_close_matches(str(loc[-1]), list(model.model_fields), n=1, cutoff=0.6)
+    return close[0] if close else None
 
 
 def format_validation_error(exc: ValidationError, key: str) -> str:
@@ -729,7 +751,7 @@ def configure(spec: PluginSpec, params: Mapping[str, Any], key: str) -> BaseMode
         return spec.config.model_validate(dict(params))
     except ValidationError as exc:
         fields = ", ".join(spec.config.model_fields)
-        problems = validation_problems(exc, key)
+        problems = validation_problems(exc, key, spec.config)
         if len(problems) == 1:  # the error's key is the one setting at fault
             where, what = problems[0]
             detail = what

@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from evalframe.assess.results import GateResult, GateView
-from evalframe.core.errors import PluginError
+from evalframe.core.errors import ConfigError, PluginError
 from evalframe.core.types import Ranking
 from evalframe.pipeline.config import validate_experiment
 from evalframe.pipeline.run import load_inputs, retrieve_run
@@ -142,3 +142,20 @@ def test_notes_as_a_list_are_one_warning_each(project: Project, noted: type[Note
     run = _retrieve(project)
     said = run.metadata["retrieval_warnings"]
     assert len(said) == 1 and "t_noted: 3 ids dropped" in said[0]
+
+
+@pytest.mark.parametrize(
+    ("key", "near"), [("depht", "depth"), ("report.critrion", "criterion"), ("zzz", None)]
+)
+def test_a_misspelt_key_gets_the_field_it_resembles(
+    project: Project, key: str, near: str | None
+) -> None:
+    """`depht=3` was 'unknown key' alone, where an experiment name or a metric got a guess."""
+    raw = raw_config(project)
+    section, _, leaf = key.rpartition(".")
+    (raw[section] if section else raw)[leaf] = 3  # report: {...} is a mapping already
+    with pytest.raises(ConfigError) as err:
+        validate_experiment(raw)
+    assert err.value.key == key
+    guess = f"; did you mean {near!r}?"
+    assert (guess in err.value.message) if near else ("did you mean" not in err.value.message)
