@@ -138,6 +138,10 @@ def test_missing_golden_file(project: Project) -> None:
     assert res.code == 2
     assert "golden set not found" in res.stderr
     assert "dataset.path" in res.stderr
+    # a folder of per-domain files is a golden set too: the message says both
+    assert "(expected an existing .jsonl file, or a folder of them (one per domain))" in (
+        res.stderr
+    )
 
 
 def test_a_run_that_stops_at_a_mistake_leaves_no_folder_behind(project: Project) -> None:

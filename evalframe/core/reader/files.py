@@ -69,13 +69,13 @@ _OTHER_BOMS = (
 _CONVERT = "convert it to UTF-8, e.g. iconv -f {enc} -t utf-8 FILE > FILE.utf8"
 
 
-def _missing(p: Path, what: str, key: str | None) -> DataError:
+def _missing(p: Path, what: str, key: str | None, expected: str) -> DataError:
     tracked = dvc_placeholder(p)
     if tracked is not None:  # a fresh clone: DVC keeps the data, git only its .dvc file
         hint = f"it is tracked by DVC ({tracked}): fetch it with `dvc pull {tracked}`"
     else:
         hint = f"check the path (relative paths are read from {Path.cwd()})"
-    return DataError(f"{what} not found: {p}", key=key, expected="an existing file", hint=hint)
+    return DataError(f"{what} not found: {p}", key=key, expected=expected, hint=hint)
 
 
 def dvc_placeholder(path: Path) -> Path | None:
@@ -91,11 +91,14 @@ def dvc_placeholder(path: Path) -> Path | None:
     return None
 
 
-def require_file(path: str | Path, *, what: str, key: str | None = None) -> Path:
+def require_file(
+    path: str | Path, *, what: str, key: str | None = None, expected: str = "an existing file"
+) -> Path:
     """The path as a :class:`Path` if it exists (a file or a folder), else a :class:`DataError`.
 
     Loaders that accept either (a golden-set file or a folder of them) call
-    this, then look; the ``read_*`` functions below reject a folder themselves.
+    this, then look, and say so in ``expected``; the ``read_*`` functions below
+    reject a folder themselves.
     """
     if not str(path).strip():  # Path("") is the current folder, which exists
         raise DataError(
@@ -106,7 +109,7 @@ def require_file(path: str | Path, *, what: str, key: str | None = None) -> Path
         )
     p = Path(path).expanduser()
     if not p.exists():
-        raise _missing(p, what, key)
+        raise _missing(p, what, key, expected)
     return p
 
 

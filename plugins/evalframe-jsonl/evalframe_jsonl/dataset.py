@@ -102,7 +102,12 @@ class JsonlDataset:
     context: PluginContext
 
     def _files(self) -> list[tuple[Path, str | None]]:
-        root = require_file(self.config.path, what="golden set", key="dataset.path")
+        root = require_file(
+            self.config.path,
+            what="golden set",
+            key="dataset.path",
+            expected="an existing .jsonl file, or a folder of them (one per domain)",
+        )
         if root.is_dir():
             files = sorted(root.glob("*.jsonl"))
             if not files:
