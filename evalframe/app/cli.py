@@ -206,7 +206,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
             return cache_main(args[1:])
         if args and args[0] == "compare":
-            from evalframe.app.commands import compare_main
+            from evalframe.app.compare_cmd import compare_main
 
             return compare_main(args[1:])
         if args and args[0] == "benefit":

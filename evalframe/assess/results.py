@@ -440,22 +440,16 @@ class GateView:
     def paired(
         self, name: str | Metric, where: Mapping[str, Any] | None = None, *, key: str = "gates"
     ) -> tuple[tuple[str, ...], np.ndarray, np.ndarray]:
-        """(query ids, baseline values, current values) for a metric, optionally in a slice.
-
-        A gate that needs a baseline raises a ConfigError naming ``key`` when
-        the run has none.
-        """
+        """(query ids, baseline values, current values) for a metric, optionally in a slice;
+        a ConfigError naming ``key`` when the run has no baseline."""
         m = self._metric(name, key)
-        baseline = self._ev.baseline
-        if baseline is None:
-            parts = key.split(".")
-            gate = parts[1] if len(parts) > 1 and parts[0] == "gates" else None
-            drop = f" (gates.{gate}=null), or pick gates that need none" if gate else ""
+        if (baseline := self._ev.baseline) is None:
+            gate = f" (gates.{key.split('.')[1]}=null)" if key.startswith("gates.") else ""
             raise ConfigError(
                 "this gate compares with a baseline, and the run has none (baseline is unset)",
                 key=key,
                 hint="set baseline=NAME (promote one with `evalframe baseline promote RUN_DIR "
-                f"--name NAME`), or leave the gate out{drop}",
+                f"--name NAME`), or leave the gate out{gate}",
             )
         idx = self.select(where, key=key) if where else np.arange(len(self._ev.scores.query_ids))
         ids = tuple(self._ev.scores.query_ids[i] for i in idx)

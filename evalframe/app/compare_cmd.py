@@ -1,0 +1,193 @@
+"""``evalframe compare``: two runs (or more) side by side, with paired tests, by any
+reference a user has for them: a run folder, a baseline's name, an MLflow run id."""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import sys
+import tempfile
+from collections.abc import Sequence
+from pathlib import Path
+
+from evalframe.core.argtypes import folder, number, whole
+from evalframe.core.errors import ConfigError
+
+__all__ = ["RUN_SOURCES_GROUP", "compare_main", "fetch_from_sources"]
+
+
+#: Entry-point group of functions ``(ref, dest) -> Path | None`` that turn a run
+#: reference other than a folder (an MLflow run id) into a folder of run files.
+RUN_SOURCES_GROUP = "evalframe.run_sources"
+
+
+def fetch_from_sources(ref: str, dest: Path) -> Path | None:
+    """The run files for ``ref`` from the first run source that knows it, else None."""
+    from evalframe.plugin.dists import entry_points
+
+    for ep in sorted(entry_points(RUN_SOURCES_GROUP), key=lambda e: e.name):
+        folder = ep.load()(ref, dest / ep.name)
+        if folder is not None:
+            return Path(folder)
+    return None
+
+
+def _run_folder(ref: str, root: Path, scratch: Path | None = None) -> Path:
+    """A run directory, a baseline by name under ``root``, or a run a source fetches (MLflow)."""
+    from evalframe.assess.baseline import _resolve
+
+    try:
+        return _resolve(ref, root)
+    except ConfigError as exc:
+        if scratch is None:
+            raise
+        folder = fetch_from_sources(ref, scratch / f"ref{len(list(scratch.glob('ref*')))}")
+        if folder is None:
+            raise ConfigError(
+                f"{ref!r} is not a run folder, a baseline in {root}, or a run id any installed "
+                "run source knows",
+                expected="a folder with summary.json, a baseline name, or an MLflow run id "
+                "(runs:/ID or the 32-hex id; the store is $MLFLOW_TRACKING_URI or ./mlflow.db)",
+                hint=(f"{exc.hint}; " if exc.hint else "")
+                + "`evalframe runs` shows the first 8 characters of an id; "
+                "`evalframe runs --wide` shows them whole",
+            ) from None
+        return folder
+
+
+def compare_main(argv: Sequence[str]) -> int:
+    parser = argparse.ArgumentParser(
+        prog="evalframe compare",
+        description="Paired comparison of two runs (run directories, baseline names, or "
+        "MLflow run ids with the evalframe-mlflow plugin): "
+        "means, delta, bootstrap CI, t-test, randomization test, effect size, win/tie/loss, "
+        "per-slice deltas and the queries that moved most. A is the reference.",
+    )
+    parser.add_argument(
+        "a", help="the reference: a run directory, a baseline name or an MLflow run id"
+    )
+    parser.add_argument(
+        "b", nargs="+", help="the candidate(s); with more than one, a table of each against A"
+    )
+    parser.add_argument(
+        "--metrics",
+        nargs="*",
+        help="canonical metric names (default: the runs' headline metrics, see --all)",
+    )
+    parser.add_argument(
+        "--all",
+        action="store_true",
+        help="every metric both runs computed, not just the headline set (the correction then "
+        "covers them all)",
+    )
+    parser.add_argument(
+        "--wide", action="store_true", help="lay tables out in full instead of fitting 100 columns"
+    )
+    parser.add_argument(
+        "--correction",
+        choices=("holm", "bh"),
+        default="holm",
+        help="how p-values are adjusted across every metric and slice tested: Holm "
+        "(family-wise error) or Benjamini-Hochberg (false discovery rate); default holm",
+    )
+    parser.add_argument(
+        "--alpha",
+        type=number(0, 1, above=True, below=True),
+        default=0.05,
+        help="the level a verdict (improved, regressed) needs; default 0.05",
+    )
+    parser.add_argument(
+        "--seed",
+        type=whole(0),
+        default=0,
+        help="seed of the bootstrap and randomization resamples (same seed, same numbers)",
+    )
+    parser.add_argument(
+        "--allow-mismatch",
+        action="store_true",
+        help="compare even if the golden sets or metric policies differ",
+    )
+    parser.add_argument(
+        "--baselines",
+        type=Path,
+        default=Path("baselines"),
+        help="where baseline names are looked up",
+    )
+    parser.add_argument("--out", type=folder, help="write comparison.json and comparison.md here")
+    # options may come between the positionals (A --out DIR B)
+    args = parser.parse_intermixed_args(list(argv))
+    from evalframe.app.outfolder import refuse_a_run_folder
+
+    # a run's comparison.json is its comparison with its baseline: the page and the API
+    # read it as such (report.page.stored_baseline)
+    refuse_a_run_folder(
+        args.out,
+        writes="comparison.json",
+        why="replace that run's own comparison with its baseline, and its page would show "
+        "this one as that",
+        suggest="comparison",
+    )
+
+    from evalframe.assess.compare import (
+        check_comparable,
+        compare_many,
+        compare_runs,
+        headline_of,
+        load_run_data,
+        one_sided,
+    )
+    from evalframe.assess.compare_text import render_comparison, render_table
+    from evalframe.core.io import atomic_write, atomic_write_json
+
+    scratch = Path(tempfile.mkdtemp(prefix="evalframe-compare-"))
+    try:
+        a = load_run_data(_run_folder(args.a, args.baselines, scratch), name=args.a)
+        others = [
+            load_run_data(_run_folder(ref, args.baselines, scratch), name=ref) for ref in args.b
+        ]
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+    for other in others:
+        check_comparable(a, other, allow_mismatch=args.allow_mismatch)
+    for name, alone in one_sided([a, *others]).items():
+        said = f"only {name} computed" if not others[1:] else f"{name} computed, not every run"
+        print(
+            f"note: not compared: {', '.join(alone)}, which {said} "
+            f"(`evalframe rescore RUN 'metrics.measures=[...]'` adds a metric to a run)",
+            file=sys.stderr,
+        )
+    from evalframe.core.console import color_for, fit_width
+
+    metrics = args.metrics or (None if args.all else headline_of(a, others))
+    width, color = fit_width(args.wide), color_for()
+    if len(others) > 1:
+        table = compare_many(
+            a,
+            others,
+            metrics=metrics,
+            correction=args.correction,
+            alpha=args.alpha,
+            seed=args.seed,
+        )
+        print(render_table(table, width=width, color=color))
+        if args.out:
+            atomic_write_json(args.out / "comparison.json", table)
+            atomic_write(args.out / "comparison.md", render_table(table, markdown=True) + "\n")
+            print(f"\nSaved comparison to: {args.out}")
+        return 0
+    comparison = compare_runs(
+        a,
+        others[0],
+        metrics=metrics,
+        correction=args.correction,
+        alpha=args.alpha,
+        seed=args.seed,
+    )
+    print(render_comparison(comparison, width=width, color=color))
+    if args.out:
+        atomic_write_json(args.out / "comparison.json", comparison.as_dict())
+        atomic_write(
+            args.out / "comparison.md", render_comparison(comparison, markdown=True) + "\n"
+        )
+        print(f"\nSaved comparison to: {args.out}")
+    return 0
