@@ -129,20 +129,6 @@ def load_config(
                 hint="run the experiment again with the new setting (python -m evalframe "
                 f"+experiment=NAME {item.lstrip('+')}) to retrieve with it",
             )
-        if stored_rankings and sep and name.startswith("dataset.normalise"):
-            # the stored rankings' ids were normalised as they were retrieved: judged
-            # against golden ids normalised another way, no id would match (Galaxy's
-            # Hit@1 0.277 became 0.031)
-            raise ConfigError(
-                f"the rankings beside {what} {path} were normalised when they were "
-                "retrieved (dataset.normalise applies to every retrieved id), so the "
-                "normalisation cannot change: the golden ids would be normalised one way "
-                "and the stored ones the other",
-                key=name,
-                got=item,
-                hint="run the experiment again with the new setting (python -m evalframe "
-                f"+experiment=NAME {item.lstrip('+')}) to retrieve under it",
-            )
         if sep and name in GROUPS:
             groups[name] = value
         else:
@@ -198,7 +184,23 @@ def load_config(
                     got=item,
                     hint=hint or None,
                 ) from None
+        normalised = _normalise_setting(cfg)
         cfg = OmegaConf.merge(cfg, OmegaConf.from_dotlist(settings))
+        if stored_rankings and _normalise_setting(cfg) != normalised:
+            # the stored rankings' ids were normalised as they were retrieved: judged
+            # against golden ids normalised another way, no id would match (Galaxy's
+            # Hit@1 0.277 became 0.031)
+            given = [s for s in settings if s.lstrip("+").startswith("dataset.normalise")]
+            raise ConfigError(
+                f"the rankings beside {what} {path} were normalised when they were "
+                "retrieved (dataset.normalise applies to every retrieved id), so the "
+                "normalisation cannot change: the golden ids would be normalised one way "
+                "and the stored ones the other",
+                key="dataset.normalise",
+                got=" ".join(given) or repr(_normalise_setting(cfg)),
+                hint="run the experiment again with the new setting (python -m evalframe "
+                "+experiment=NAME dataset.normalise=...) to retrieve under it",
+            )
         if out is not None and not _same_folder(OmegaConf.select(cfg, "output.dir"), out):
             # (a rescore in place keeps the folder as the file spells it, however the
             # command line spelled it: the same inputs write the same config.yaml)
@@ -206,6 +208,14 @@ def load_config(
     except OmegaConfBaseException as exc:
         raise omegaconf_error(exc, f"read {path}", hint) from None
     return plain_config(cfg, f"read {path}", hint)
+
+
+def _normalise_setting(cfg: Any) -> Any:
+    """``dataset.normalise`` as plain data (None when unset)."""
+    from omegaconf import OmegaConf
+
+    value = OmegaConf.select(cfg, "dataset.normalise", default=None)
+    return OmegaConf.to_container(value) if OmegaConf.is_config(value) else value
 
 
 def main(argv: Sequence[str]) -> int:
