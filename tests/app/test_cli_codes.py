@@ -14,7 +14,7 @@ from tests.conftest import Project
 def test_a_crash_in_a_subcommand_exits_3_and_says_it_is_a_bug(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    import evalframe.app.commands as commands
+    import evalframe.app.compare_cmd as commands
 
     def broken(argv: list[str]) -> int:
         raise KeyError("ndcg@10")  # what `compare --metrics ndcg@10` raised before
@@ -39,7 +39,7 @@ def test_a_full_disk_is_the_machines_state_exit_2_not_a_bug(
 ) -> None:
     import errno
 
-    import evalframe.app.commands as commands
+    import evalframe.app.compare_cmd as commands
 
     def full(argv: list[str]) -> int:
         raise OSError(errno.ENOSPC, "No space left on device", "/data/out/per_query.jsonl.tmp")
