@@ -281,7 +281,10 @@ def test_bm25_retrieves_code_entities_end_to_end(tmp_path: Path) -> None:
     assert summary["golden_set"]["provenance"]["drift"] == []
 
 
-@pytest.mark.slow
+# 15 s of one worker of a 600 s budget (it encodes the whole code corpus): the dense
+# retriever runs end to end in the suite on a smaller corpus (plugins/evalframe-dense);
+# this pairing with KnowCode's entities runs in `make test-all`
+@pytest.mark.extended
 def test_dense_retrieves_code_entities(tmp_path: Path) -> None:
     pytest.importorskip("sentence_transformers")
     from evalframe_dense.retriever import DenseConfig, DenseRetriever
