@@ -147,3 +147,20 @@ def test_an_unbounded_interval_is_explained_where_it_is_printed() -> None:
     finite = compare_runs(*plain, alpha=0.05)
     assert all(math.isfinite(mc.interval.low + mc.interval.high) for mc in finite.metrics)
     assert "too few paired queries" not in render_comparison(finite)
+
+
+def test_a_long_metric_name_wraps_and_leaves_numbers_and_verdicts_whole() -> None:
+    """At 100 columns a long name folds onto a second line; nothing else is cut with …."""
+    long_name = "P(rel=2)@10 strict"  # a label as long as teams write them
+    a, b = _run("a", BASE), _run("b", CAND)
+    for run in (a, b):
+        run.values[long_name] = run.values.pop("R@5")
+    comp = compare_runs(a, b, correction="holm", alpha=0.05)
+    text = render_comparison(comp, width=100)
+    table = text[text.index("   metric ") :].split("\n\n")[0]
+    assert "…" not in table
+    for mc in comp.metrics:
+        o = mc.overall
+        cells = (f"{o.mean_a:.3f}", f"{o.mean_b:.3f}", f"{o.delta:+.3f}", comp.verdict(mc))
+        assert any(all(c in row for c in cells) for row in table.splitlines()), mc.metric
+    assert max(len(row) for row in table.splitlines()) <= 100

@@ -150,7 +150,9 @@ def _render_terminal(comp: Comparison, *, width: int, color: bool) -> str:
         table(
             [
                 Col(" ", "id"),
-                Col("metric", "id"),
+                # wraps: a long metric name (or label) folds onto a second line rather
+                # than rich cutting the numbers and the verdict to fit the width
+                Col("metric", "text"),
                 Col("a", "number"),
                 Col("b", "number"),
                 Col("delta", "number"),

@@ -368,6 +368,10 @@ def tie_cutoff(metrics: Sequence[Metric]) -> int | None:
 
 def _tie_summary(matrix: ScoreMatrix, metrics: Sequence[Metric], pol: Policies) -> TieSummary:
     k = tie_cutoff(metrics)
+    if k is not None and matrix.scores is not None and k > matrix.scores.shape[1]:
+        # no ranking reaches the cutoff (depth 5, nDCG@10): the whole ranking is what
+        # counts, and the report says so rather than "within the top 10"
+        k = None
     tied = (
         tied_rows(matrix.scores, k, pol.score_precision)
         if matrix.scores is not None

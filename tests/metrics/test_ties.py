@@ -230,3 +230,17 @@ def test_block_rank_order_of_many_rankings_is_rank_order_of_each(
         numbers = [p for p in pairs if not math.isnan(p[1])]
         assert got[: len(numbers)] == rank_order(numbers, ties, precision)  # type: ignore[arg-type]
         assert all(math.isnan(s) for _, s in got[len(numbers) :])
+
+
+def test_a_cutoff_beyond_every_ranking_is_reported_as_the_whole_ranking() -> None:
+    """Rankings of 2 scored at @10: the line says "in the ranking", not "within the top 10"."""
+    qrels = {"a": {"x": 1}, "b": {"y": 1}}
+    run = {"a": [("x", 0.5), ("z", 0.5)], "b": [("y", 0.9), ("w", 0.1)]}
+    scores = evaluate(parse_metrics(["nDCG@10"]), qrels, run, GIVEN)
+    assert scores.ties is not None
+    # by hand: only query a has two equal scores
+    assert (scores.ties.k, scores.ties.queries, scores.ties.ranked) == (None, 1, 2)
+    assert scores.ties.describe().endswith("1 of 2 queries have equal scores in the ranking")
+    # at a cutoff the rankings reach, the cutoff is named
+    at_two = evaluate(parse_metrics(["P@2"]), qrels, run, GIVEN)
+    assert at_two.ties is not None and at_two.ties.k == 2
