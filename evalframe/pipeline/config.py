@@ -467,7 +467,7 @@ def _headline(
                     f"the headline metric {str(m)!r} is not computed",
                     key=key,
                     expected=f"one of: {', '.join(str(x) for x in metrics)}",
-                    hint="add it to metrics.measures, or leave metrics.headline unset for the "
+                    hint="add it to metrics.measures, or set metrics.headline=null for the "
                     "default (the gated metrics plus nDCG@10, R@10 and RR where computed)",
                 )
             if m not in chosen:
