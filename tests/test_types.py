@@ -344,3 +344,62 @@ def test_a_checked_query_is_what_validation_builds() -> None:
     assert checked.model_copy(update={"text": "Why?"}).text == "Why?"
     with pytest.raises(ValidationError):  # frozen, as a validated one
         checked.text = "x"  # type: ignore[misc]  # the assignment under test
+
+
+# -- a corpus under the ids a run is judged by ---------------------------------------
+
+
+def _strip_version(ident: str) -> str:
+    return ident.rsplit("/", 1)[0] if ident.count("/") >= 2 else ident
+
+
+CATALOGUE = [
+    Document(id="repos/fastqc/0.74", text="read quality"),
+    Document(id="repos/fastqc/0.73", text="read quality, older"),
+    Document(id="upload1", text="upload a file"),
+]
+
+
+def test_a_corpus_judged_as_normalised_ids_keeps_the_first_document_of_each() -> None:
+    corpus = Corpus.build("catalogue", CATALOGUE)
+    view = corpus.judged_as(_strip_version)
+    # by hand: both fastqc versions become repos/fastqc; the first (0.74) stands for it
+    assert view.ids() == frozenset({"repos/fastqc", "upload1"})
+    assert view.texts(["repos/fastqc", "upload1", "repos/fastqc/0.74"]) == {
+        "repos/fastqc": "read quality",
+        "upload1": "upload a file",
+    }
+    assert view.content_hash != corpus.content_hash  # what is kept per document differs
+    assert corpus.ids() == frozenset(d.id for d in CATALOGUE)  # the corpus itself unchanged
+
+
+def test_a_normaliser_that_changes_nothing_gives_the_corpus_itself() -> None:
+    corpus = Corpus.build("catalogue", CATALOGUE)
+    assert corpus.judged_as(None) is corpus
+    assert corpus.judged_as(lambda ident: ident) is corpus
+
+
+def test_a_deferred_corpus_judged_as_normalised_ids_reads_only_the_texts_asked_for() -> None:
+    built = Corpus.build("catalogue", CATALOGUE)
+    loads: list[str] = []
+    asked: list[set[str]] = []
+
+    def load() -> Corpus:
+        loads.append("all")
+        return built
+
+    def texts(ids: object) -> dict[str, str]:
+        asked.append(set(ids))  # type: ignore[call-overload]  # reason: a Collection[str]
+        return {d.id: d.text for d in CATALOGUE if d.id in asked[-1]}
+
+    hashes = {d.id: f"h{i}" for i, d in enumerate(CATALOGUE)}
+    deferred = Corpus.deferred("catalogue", built.content_hash, hashes, load, texts=texts)
+    view = deferred.judged_as(_strip_version)
+    assert view.ids() == frozenset({"repos/fastqc", "upload1"})
+    assert view.texts(["repos/fastqc"]) == {"repos/fastqc": "read quality"}
+    assert asked == [{"repos/fastqc/0.74"}] and loads == []  # one text, by its own id
+    # the whole view, when something reads every document, is the built view's
+    assert [(d.id, d.text) for d in view.documents] == [
+        (d.id, d.text) for d in built.judged_as(_strip_version).documents
+    ]
+    assert view.content_hash == built.judged_as(_strip_version).content_hash

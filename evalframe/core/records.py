@@ -10,7 +10,7 @@ configured corpus cannot return.
 from __future__ import annotations
 
 import unicodedata
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -211,11 +211,17 @@ def warn_ids_not_in_corpus(
     what: str = "judged document",
     *,
     relevant_only: bool = False,
+    normalise: Callable[[str], str] | None = None,
 ) -> None:
-    """One warning listing the judged (or relevant) ids the corpus lacks: no run can return them."""
+    """One warning listing the judged (or relevant) ids the corpus lacks: no run can return them.
+
+    ``normalise`` is the dataset's id normaliser, when it has one: the judged ids
+    are in its form, and so is every retrieved id, so the corpus's ids are compared
+    in that form too (Galaxy's ``tool`` is in a catalogue that lists ``tool/1.2``).
+    """
     if corpus is None:
         return
-    known = corpus.ids()
+    known = corpus.judged_as(normalise).ids()
     asked_by: dict[str, list[str]] = {}  # each missing id -> the queries that judge it
     for q in queries:
         for d in q.relevant if relevant_only else q.judgments:

@@ -366,6 +366,50 @@ class Corpus(_Frozen):
             return frozenset(known)
         return frozenset(d.id for d in self.documents)
 
+    def judged_as(self, normalise: Callable[[str], str] | None) -> Corpus:
+        """This corpus under the ids the run is judged by: each id through ``normalise``.
+
+        A dataset that normalises ids (Galaxy's ``strip_version``) judges and
+        scores ``tool`` where the catalogue lists ``tool/1.2``; the analyses and
+        the page look documents up by those ids, so they read this view, while
+        retrievers index (and the manifest records) the corpus as loaded. The
+        first document of each normalised id stands for it, in corpus order.
+        The view has its own content hash (what is kept per document under the
+        hash, such as terms, is then kept per view); a deferred corpus stays
+        deferred. Itself when ``normalise`` is None or changes no id.
+        """
+        if normalise is None:
+            return self
+        deferred = self.documents if isinstance(self.documents, DeferredDocuments) else None
+        order = deferred.known_ids if deferred is not None else [d.id for d in self.documents]
+        first: dict[str, str] = {}  # normalised id -> the original that stands for it
+        for ident in order:
+            first.setdefault(normalise(ident), ident)
+        if len(first) == len(order) and all(k == v for k, v in first.items()):
+            return self
+        digest = content_hash([self.content_hash, "judged as", sorted(first.items())])
+        if deferred is None:
+            by_id = {d.id: d for d in self.documents}
+            docs = tuple(
+                Document.model_construct(id=n, text=by_id[o].text, metadata=by_id[o].metadata)
+                for n, o in first.items()
+            )
+            return Corpus.model_construct(name=self.name, documents=docs, content_hash=digest)
+
+        def load() -> Corpus:
+            docs = deferred._documents()  # the loaded corpus, read once, then its view
+            loaded = Corpus.model_construct(
+                name=self.name, documents=docs, content_hash=self.content_hash
+            )
+            return loaded.judged_as(normalise)
+
+        def texts(ids: Collection[str]) -> dict[str, str]:
+            originals = {first[i]: i for i in ids if i in first}
+            return {originals[o]: t for o, t in self.texts(originals).items()}
+
+        hashes = {n: deferred.known_hashes[o] for n, o in first.items()}
+        return Corpus.deferred(self.name, digest, hashes, load, texts=texts)
+
     def texts(self, ids: Iterable[str]) -> dict[str, str]:
         """``{id: text}`` of the documents among ``ids`` (ids the corpus lacks left out).
 

@@ -78,7 +78,8 @@ class PipelineResult:
 
     ``report`` is the text a terminal reporter rendered (empty when none ran);
     ``comparison`` is the paired comparison with the baseline, when one was given;
-    ``corpus`` the corpus the run searched, when one was loaded (a page shows its text).
+    ``corpus`` the corpus the run searched, when one was loaded (a page shows its text),
+    under the ids the run was judged by (:meth:`Corpus.judged_as`).
     A reporter that writes a file adds it to ``outputs``, so trackers upload it.
     """
 
@@ -675,10 +676,14 @@ def score_and_report(
     # before the gates, which may read calibration.ece & co. (GateView.analysis)
     st = exp.stats
     boot = BootstrapSettings(resamples=st.bootstrap, seed=st.seed, confidence=st.confidence)
+    # The analyses and the page look documents up by the ids the run was judged by:
+    # the corpus under the dataset's normalisation (Galaxy's catalogue lists tool/1.2,
+    # the gold and the rankings say tool). The manifest records the corpus as loaded.
+    judged = corpus.judged_as(normalise_id) if corpus is not None else None
     # what the analyses derive from the corpus alone is kept for the next run on it
-    store = open_store(exp.cache_dir, DocFrequency.NAMESPACE) if corpus is not None else None
+    store = open_store(exp.cache_dir, DocFrequency.NAMESPACE) if judged is not None else None
     try:
-        analysis = run_analyses(exp.analysis, evaluation, records, corpus, boot, store)
+        analysis = run_analyses(exp.analysis, evaluation, records, judged, boot, store)
     finally:
         if store is not None:
             store.close()
@@ -715,7 +720,7 @@ def score_and_report(
         experiment=exp,
         records=records,
         analysis=analysis,
-        corpus=corpus,
+        corpus=judged,
     )
     if evaluation.baseline is not None:
         result.comparison = _compare_with_baseline(

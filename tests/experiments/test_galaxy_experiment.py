@@ -205,3 +205,39 @@ def test_llm_recommender_on_galaxys_own_data_with_a_local_fake_endpoint(tmp_path
         bad.stderr
     )
     assert "Traceback" not in bad.stderr
+
+
+def test_the_shipped_catalogue_as_corpus_is_judged_under_the_golds_normalisation(
+    tmp_path: Path,
+) -> None:
+    """The catalogue lists versioned ids (fastqc/0.74+galaxy0); the gold, normalised, says
+    fastqc. Its ids are compared in that form: no false "never retrieved" warning, and each
+    failed query's expected tools have their text for the failure categories."""
+    catalogue = {galaxy.normalize(r["id"]) for r in galaxy.read_jsonl(DATA / "catalogue.jsonl")}
+    gold = galaxy.read_jsonl(GOLD)
+    # by hand, with the evaluator's --normalize-tools: every gold tool is in the catalogue
+    assert {galaxy.normalize(t) for r in gold for t in r["tools"]} <= catalogue
+    res = evalframe(
+        tmp_path,
+        "+experiment=galaxy",
+        "tracking=none",
+        "corpus=jsonl",
+        f"corpus.path={DATA / 'catalogue.jsonl'}",
+        "corpus.text_field=description",
+        "hydra.run.dir=out",
+    )
+    assert res.returncode == 0, res.stdout[-3000:] + res.stderr
+    assert "can never be retrieved" not in res.stderr
+    check_numbers(tmp_path / "out", galaxy.evaluate(GOLD, PREDICTIONS))  # the corpus changes none
+    lines = (tmp_path / "out" / "per_query.jsonl").read_text(encoding="utf-8").splitlines()
+    records = [json.loads(line) for line in lines]
+    failed = [r for r in records if r.get("failure") and r["expected"]]
+    assert failed
+    for r in failed:
+        signals = r["failure"]["signals"]
+        assert signals.get("best_expected") in r["expected"], (r["query_id"], signals)
+    # the corpus recorded is the catalogue as loaded, versions and all
+    manifest = json.loads((tmp_path / "out" / "corpus_manifest.json").read_text())
+    assert "toolshed.g2.bx.psu.edu/repos/devteam/fastqc/fastqc/0.74+galaxy0" in json.dumps(
+        manifest
+    )

@@ -187,7 +187,11 @@ class GalaxyDataset:
                 f"{shown}{more}"
             )
         warn_ids_not_in_corpus(
-            queries, self.context.corpus, "relevant gold tool", relevant_only=True
+            queries,
+            self.context.corpus,
+            "relevant gold tool",
+            relevant_only=True,
+            normalise=self.id_normaliser(),  # the catalogue's versions stripped as the gold's
         )
         return GoldenSet.build(
             cfg.set_name or path.stem,
