@@ -641,6 +641,12 @@ def build_run_record(
         if meta.get("rescore_of"):  # beside the run it re-scored, told apart from it
             source = f"rescore of {Path(str(meta['rescore_of'])).name}"
             run_name = f"{source}: {run_name}" if run_name else source
+        elif meta.get("merged") and isinstance(meta.get("shards"), list):
+            # `evalframe merge`: named after its shards' folder, not by MLflow at random
+            shards = [Path(str(s)) for s in meta["shards"]]
+            parents = {s.parent.name for s in shards}
+            where = f" of {parents.pop()}" if len(parents) == 1 and "" not in parents else ""
+            run_name = f"merge of {len(shards)} shard{'s' * (len(shards) != 1)}{where}"
     summary_md = Path(outputs.get("summary_md") or folder.file(folder.SUMMARY_MD))
     if summary_md.is_file():  # the run's overview page in MLflow's UI shows it
         tags[DESCRIPTION_TAG] = description(summary_md.read_text(encoding="utf-8"), "summary.md")

@@ -251,6 +251,30 @@ def test_a_rescore_is_named_after_the_run_it_re_scored(
     assert record.run_name == name
 
 
+def test_a_merge_is_named_after_its_shards(tmp_path: Path) -> None:
+    """`evalframe merge` of four shards of one sweep folder: "merge of 4 shards of shards"."""
+    from evalframe_mlflow.record import build_run_record
+
+    from evalframe.plugin.hooks import RunContext, RunOutcome
+
+    shards = [str(tmp_path / "shards" / str(i)) for i in range(4)]
+    context = RunContext("bob", tmp_path / "merged", {}, {"merged": True, "shards": shards})
+    record = build_run_record(
+        context, RunOutcome(0, {}), uri="sqlite:///s.db", experiment_name="bob",
+        run_name=None, cwd=tmp_path,
+    )  # fmt: skip
+    assert record.run_name == "merge of 4 shards of shards"
+    scattered = RunContext(
+        "bob", tmp_path / "m", {}, {"merged": True, "shards": [str(tmp_path / "a" / "0"),
+                                                            str(tmp_path / "b" / "1")]}
+    )  # fmt: skip
+    named = build_run_record(
+        scattered, RunOutcome(0, {}), uri="sqlite:///s.db", experiment_name="bob",
+        run_name=None, cwd=tmp_path,
+    )  # fmt: skip
+    assert named.run_name == "merge of 2 shards"
+
+
 def test_a_sweep_jobs_overrides_tag_gives_back_a_value_with_a_space(tmp_path: Path) -> None:
     """The tag joined overrides with spaces: `retriever.query_prefix="a b"` read back as
     two overrides. Shell words (shlex) give each back whole, and paste onto a command line."""
