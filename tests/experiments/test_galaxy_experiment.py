@@ -238,6 +238,4 @@ def test_the_shipped_catalogue_as_corpus_is_judged_under_the_golds_normalisation
         assert signals.get("best_expected") in r["expected"], (r["query_id"], signals)
     # the corpus recorded is the catalogue as loaded, versions and all
     manifest = json.loads((tmp_path / "out" / "corpus_manifest.json").read_text())
-    assert "toolshed.g2.bx.psu.edu/repos/devteam/fastqc/fastqc/0.74+galaxy0" in json.dumps(
-        manifest
-    )
+    assert "toolshed.g2.bx.psu.edu/repos/devteam/fastqc/fastqc/0.74+galaxy0" in json.dumps(manifest)
