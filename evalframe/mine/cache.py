@@ -2,7 +2,11 @@
 
 An entry's key is a content hash of everything that can change the result:
 the plugin's name, version, validated config (secret-looking fields left
-out) and ``cache_identity()``, and the call's inputs. For a solver these are
+out), ``cache_identity()`` and, for code developed in place (an editable
+install, a module on ``PYTHONPATH``), a hash of its source
+(:func:`~evalframe.plugin.codeid.code_identity`: a prompt edited in the code
+under one version is a new plugin, not the old one's answers), and the
+call's inputs. For a solver these are
 the task, the documents in the context (ids and texts, in the order shown),
 the trial's index and its seed, so that two trials that happen to draw the
 same context are still two independent attempts, and re-running the same
@@ -24,6 +28,7 @@ from pydantic import BaseModel
 from evalframe.core.secrets import is_secret_name
 from evalframe.core.store import EntryStore
 from evalframe.core.types import content_hash
+from evalframe.plugin.codeid import code_identity
 
 __all__ = ["FORMAT", "CallCache", "plugin_fingerprint"]
 
@@ -47,6 +52,10 @@ def plugin_fingerprint(
     identity = getattr(instance, "cache_identity", None)
     if callable(identity):
         fingerprint["identity"] = identity()
+    if instance is not None:  # a release from an index keeps the key it always had
+        code = code_identity(type(instance).__module__)
+        if code is not None:
+            fingerprint["code"] = code
     return fingerprint
 
 
