@@ -21,7 +21,7 @@ from typing import Any
 from evalframe.assess.runfolder import RunFolder
 from evalframe.core.errors import ConfigError
 from evalframe.report import plots
-from evalframe.report.html import esc, figure, fmt, page, table, verdict_mark
+from evalframe.report.html import esc, figure, fmt, page, verdict_mark
 from evalframe.report.model import RunView
 from evalframe.report.plotdata import (
     Curves,
@@ -29,6 +29,7 @@ from evalframe.report.plotdata import (
     metric_curves,
     slice_bars,
 )
+from evalframe.report.runpage import label_clash, labelled_curve_titles
 
 CORRECTIONS = {"holm": "Holm", "bh": "Benjamini-Hochberg"}
 
@@ -37,8 +38,8 @@ __all__ = ["MultiRun", "labels_for", "multi_csv", "multi_markdown", "render_mult
 
 @dataclass
 class MultiRun:
-    """Several runs, their labels, the reference of the significance tests, and the
-    jobs of a sweep that left no result (label, why)."""
+    """Several runs, their labels, the reference of the significance tests, the
+    jobs of a sweep that left no result (label, why), and the metrics' display names."""
 
     views: list[RunView]
     labels: list[str]
@@ -49,6 +50,10 @@ class MultiRun:
     #: timings.json keeps, and no links to run pages, which may or may not be there;
     #: the same bytes on every machine, as a DVC output must be
     stable: bool = False
+    #: the display name (``metrics.labels``) of each metric that has one, by canonical
+    #: name: a sweep's, those its jobs share (``report.sweep.shared_labels``); the page
+    #: names a metric by it wherever it names one, the canonical name beside it
+    metric_labels: dict[str, str] | None = None
 
 
 def labels_for(views: Sequence[RunView], shared: set[str] | None = None) -> list[str]:
@@ -135,10 +140,28 @@ def _shown(views: Sequence[RunView], names: Sequence[str]) -> list[str]:
     return listed
 
 
+def _metric_head(name: str, labels: dict[str, str]) -> str:
+    """A metric's column head: its label with the canonical name beside it, as a run
+    page's headline table has it (``Recall@1 (Hit@1)``), else the canonical name."""
+    label = labels.get(name)
+    if not label or label == name:
+        return esc(name)
+    return f'{esc(label)} <span class="muted">(<code>{esc(name)}</code>)</span>'
+
+
+def _metric_named(name: str, labels: dict[str, str]) -> str:
+    """A metric in a caption: ``Recall@1 (<code>Hit@1</code>)``, else ``<code>Hit@1</code>``
+    (as ``querytable.labelled_html`` names it on a run's page)."""
+    label = labels.get(name)
+    code = f"<code>{esc(name)}</code>"
+    return code if not label or label == name else f"{esc(label)} ({code})"
+
+
 def render_multi_page(multi: MultiRun, out: Path | None = None) -> str:
     """The page: the runs' table (means, CIs, marks against the reference, gates),
-    the metric@k curves, the per-slice bars and latency, all runs together."""
-    views, labels = multi.views, multi.labels
+    the metric@k curves, the per-slice bars and latency, all runs together. Metrics
+    are named by ``multi.metric_labels`` where they have one, as each run's page does."""
+    views, labels, named = multi.views, multi.labels, multi.metric_labels or {}
     names: list[str] = []
     for v in views:
         names += [
@@ -153,7 +176,7 @@ def render_multi_page(multi: MultiRun, out: Path | None = None) -> str:
     banner = f"{symbol} {passed} of {len(views)} run(s) passed every required gate"
     if failed_jobs:
         banner += f"; {len(failed_jobs)} job(s) left no result"
-    head = ["run", "folder", "queries", *shown, "gates"]
+    head = ["run", "folder", "queries", *(_metric_head(m, named) for m in shown), "gates"]
     rows = []
     for i, (v, label) in enumerate(zip(views, labels, strict=True)):
         overall = v.summary.get("overall") or {}
@@ -201,7 +224,11 @@ def render_multi_page(multi: MultiRun, out: Path | None = None) -> str:
         f'<div class="verdict {banner_cls}">{esc(banner)}</div></header>',
         '<section id="runs"><h2>Runs</h2>',
         f"<p>{how}</p>" if how else "",
-        table(head, rows, cls="runs", raw=True),
+        '<table class="runs"><thead><tr>',
+        *(f"<th>{h}</th>" for h in head),
+        "</tr></thead><tbody>",
+        *("<tr>" + "".join(f"<td>{c}</td>" for c in row) + "</tr>" for row in rows),
+        "</tbody></table>",
         "</section>",
     ]
     families = views[0].curve_families  # the first run's measures, headline first
@@ -210,11 +237,14 @@ def render_multi_page(multi: MultiRun, out: Path | None = None) -> str:
         for v, label in zip(views, labels, strict=True)
     }
     drawn = ", ".join(f"<code>{esc(name)}@k</code>" for name in families.values())
+    # panels titled as a run's page titles them (Recall@k (Hit@k)); the caption keeps the
+    # canonical names, and says when a label gives a curve's name to another metric
+    titles = labelled_curve_titles(named, families)
     figs = [
         figure(
-            plots.curves_svg(series, name="multi-curves"),
+            plots.curves_svg(series, name="multi-curves", titles=titles),
             f"{drawn} at each k (the first run's measures, headline first), one line per run "
-            "(each with its own marker and line style).",
+            "(each with its own marker and line style)." + label_clash(named, families),
             wide=True,
             ident="plot-curves",
         )
@@ -227,9 +257,11 @@ def render_multi_page(multi: MultiRun, out: Path | None = None) -> str:
             figs.append(
                 figure(
                     plots.grouped_bars_svg(
-                        bars, f"mean {lead} (whisker: bootstrap CI)", name="multi-slices"
+                        bars,
+                        f"mean {named.get(lead) or lead} (whisker: bootstrap CI)",
+                        name="multi-slices",
                     ),
-                    f"Per-slice means of <code>{esc(lead)}</code>, one bar per run "
+                    f"Per-slice means of {_metric_named(lead, named)}, one bar per run "
                     "(colour and hatch).",
                     wide=True,
                     ident="plot-slices",

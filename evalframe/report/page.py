@@ -35,6 +35,7 @@ from evalframe.report.multipage import (
 )
 from evalframe.report.querytable import too_much_text
 from evalframe.report.runpage import render_run_page
+from evalframe.report.sweep import shared_labels
 
 if TYPE_CHECKING:
     from evalframe.pipeline.run import PipelineResult
@@ -181,7 +182,11 @@ def multi_run(paths: Sequence[Path], *, title: str | None = None, stable: bool =
 
 
 def sweep_run(sweep_dir: Path) -> MultiRun:
-    """A sweep's jobs as one :class:`MultiRun`; jobs without results are listed apart."""
+    """A sweep's jobs as one :class:`MultiRun`; jobs without results are listed apart.
+
+    Its metrics are named as the sweep's terminal table names them: by the labels
+    (``metrics.labels``) every job gives alike, a metric the jobs label differently
+    by its canonical name (:func:`~evalframe.report.sweep.shared_labels`)."""
     jobs = SweepFolder(sweep_dir).jobs()
     done = [j for j in jobs if RunFolder.is_run(j.output_dir)]
     if not done:
@@ -210,6 +215,7 @@ def sweep_run(sweep_dir: Path) -> MultiRun:
         labels=labels,
         title=f"sweep of {experiment} ({len(jobs)} jobs, {Path(sweep_dir).name})",
         failed=failed,
+        metric_labels=shared_labels(j.summary for j in jobs),
     )
 
 

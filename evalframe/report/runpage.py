@@ -255,10 +255,10 @@ def headline_table(view: RunView, comparison: Mapping[str, Any] | None) -> str:
 _LABEL_FAMILIES = {"recall": "R", "precision": "P", "ndcg": "nDCG"}
 
 
-def _label_clash(view: RunView, families: dict[str, str]) -> str:
+def label_clash(labels: Mapping[str, Any], families: dict[str, str]) -> str:
     """A note when the experiment's labels give a drawn curve's name to another metric
-    (ADK calls Hit@5 "Recall@5"): the curves are evalframe's, and must not be read as those."""
-    labels = view.summary.get("labels") or {}
+    (ADK calls Hit@5 "Recall@5"): the curves are evalframe's, and must not be read as those.
+    ``labels``: a run's (its ``summary.json``), or those a sweep's jobs share."""
     drawn = set(families.values())
     clashes = []
     for canonical, label in labels.items():
@@ -277,9 +277,14 @@ def _label_clash(view: RunView, families: dict[str, str]) -> str:
 
 
 def curve_titles(view: RunView, families: dict[str, str]) -> dict[str, str]:
+    """Each curve's panel title on the run's page (:func:`labelled_curve_titles`)."""
+    return labelled_curve_titles(view.summary.get("labels") or {}, families)
+
+
+def labelled_curve_titles(labels: Mapping[str, Any], families: dict[str, str]) -> dict[str, str]:
     """Each curve's panel title: ``R@k``, or with ``metrics.labels`` that name the family's
-    metrics alike (ADK's Hit@1 "Recall@1", Hit@5 "Recall@5"), ``Recall@k (Hit@k)``."""
-    labels = view.summary.get("labels") or {}
+    metrics alike (ADK's Hit@1 "Recall@1", Hit@5 "Recall@5"), ``Recall@k (Hit@k)``.
+    ``labels``: a run's (its ``summary.json``), or those a sweep's jobs share."""
     out = {}
     for key, name in families.items():
         said = {  # "Recall" of Hit@5's "Recall@5"; "MRR" of RR's "MRR" (no cutoff)
@@ -322,7 +327,9 @@ def plots_section(view: RunView, baseline: BaselineView | None = None) -> str:
     parts.append(
         figure(
             plots.curves_svg(series, name="curves", titles=curve_titles(view, families)),
-            _curves_caption(families) + _label_clash(view, families) + against,
+            _curves_caption(families)
+            + label_clash(view.summary.get("labels") or {}, families)
+            + against,
             wide=True,
             ident="plot-curves",
         )

@@ -11,13 +11,14 @@ same whatever launcher ran the jobs.
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
 from evalframe.core.console import WIDTH, Col, render, split_columns, table
 from evalframe.plugin.hooks import SweepJob
 
-__all__ = ["BEST", "render_sweep"]
+__all__ = ["BEST", "render_sweep", "shared_labels"]
 
 #: The mark beside the best value of a metric.
 BEST = "*"
@@ -42,19 +43,25 @@ def _headline(jobs: list[SweepJob]) -> list[str]:
     return names
 
 
-def _labels(jobs: list[SweepJob]) -> dict[str, str]:
-    """The display names (``metrics.labels``) every job that ran gives a metric alike:
-    the columns are headed as each job's report names them (ADK's Recall@1 for Hit@1)."""
+def shared_labels(summaries: Iterable[Mapping[str, Any]]) -> dict[str, str]:
+    """The display names (``metrics.labels``) that every job that ran gives a metric alike,
+    by canonical name: the sweep's columns are headed as each job's own report names them
+    (ADK's Recall@1 for Hit@1), here and on the sweep's page (``report.page.sweep_run``).
+
+    Where the jobs disagree on a metric's label (one job labels it differently from
+    another, or not at all: a swept ``metrics.labels``, or jobs of experiments that label
+    differently), the metric is left out and keeps its canonical name: no one label is what
+    every job's report called that column's numbers. A job without a ``labels`` map (no
+    result) has no say."""
+    given = [s["labels"] for s in summaries if isinstance(s.get("labels"), dict)]
     found: dict[str, set[str]] = {}
-    for job in jobs:
-        given = job.summary.get("labels")
-        for metric, label in given.items() if isinstance(given, dict) else ():
+    for labels in given:
+        for metric, label in labels.items():
             found.setdefault(str(metric), set()).add(str(label))
-    ran = [j for j in jobs if isinstance(j.summary.get("labels"), dict)]
     return {
         m: next(iter(v))
         for m, v in found.items()
-        if len(v) == 1 and all(m in j.summary["labels"] for j in ran)
+        if len(v) == 1 and all(m in labels for labels in given)
     }
 
 
@@ -73,7 +80,7 @@ def render_sweep(
     from rich.text import Text
 
     names = _headline(jobs)
-    labels = _labels(jobs)
+    labels = shared_labels(j.summary for j in jobs)
     shared = set.intersection(*(set(j.overrides) for j in jobs)) if len(jobs) > 1 else set()
     best: dict[str, float] = {}
     for name in names:

@@ -21,13 +21,13 @@ from evalframe.mine.cache import CallCache, plugin_fingerprint
 from evalframe.plugin.codeid import code_identity
 
 MODULE = "ef_paid_prompt"
-SOLVER = '''
+SOLVER = """
 class Solver:
     PROMPT = "Answer with the tool's name."
 
     def solve(self, task):
         return self.PROMPT
-'''
+"""
 EDITED = SOLVER.replace("Answer with the tool's name.", "Answer with the tool's id.")
 
 
