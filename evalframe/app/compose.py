@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from evalframe.app.cfgprint import compose_unresolved
 from evalframe.app.hydra_app import hydra_choices, prepare_overrides
 from evalframe.app.hydra_errors import composition_error, plain_config
 from evalframe.app.prechecks import literal_secrets
@@ -73,32 +74,11 @@ def compose_config(
         wanted.append(f"hydra.run.dir={quote_value(run_dir)}")
     prepared = prepare_overrides(wanted)
 
-    import yaml
-    from hydra import compose, initialize_config_dir
-    from hydra.core.global_hydra import GlobalHydra
     from hydra.core.hydra_config import HydraConfig
-    from hydra.errors import HydraException
-    from hydra.initialize import get_gh_backup, restore_gh_from_backup
     from omegaconf import open_dict
     from omegaconf.errors import OmegaConfBaseException
 
-    # A notebook may use Hydra itself (its own initialize()): set its state aside, and
-    # give it back afterwards, as initialize_config_dir does with the state it finds.
-    users = get_gh_backup()
-    GlobalHydra.instance().clear()
-    try:
-        with initialize_config_dir(
-            config_dir=str(prepared.primary), version_base="1.3", job_name="evalframe"
-        ):
-            cfg = compose(
-                config_name="config",
-                overrides=[*prepared.overrides, prepared.searchpath_override],
-                return_hydra_config=True,
-            )
-    except (HydraException, OmegaConfBaseException, yaml.YAMLError, ValueError) as exc:
-        raise composition_error(exc) from None
-    finally:
-        restore_gh_from_backup(users)
+    cfg = compose_unresolved(prepared.primary, [*prepared.overrides, prepared.searchpath_override])
     # a credential written into an override is refused as on the command line, before the
     # config is resolved, run or kept (an ${oc.env:KEY} in its place is what is wanted)
     problem = literal_secrets(cfg)

@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from evalframe.app.cfgprint import prints_resolved, redacted_yaml
+from evalframe.app.cfgprint import printed_config_problem, prints_config, shown_config
 from evalframe.app.confdirs import PACKAGE_DIR, core_conf_dir, plugin_conf_dirs
 from evalframe.app.hydra_errors import hydra_message, plain_config, require_text
 from evalframe.app.hydra_folder import drop_stub_folder, say_if_incomplete
@@ -286,12 +286,21 @@ def run_hydra(argv: Sequence[str], prog: str = "evalframe") -> int:
     main = hydra.main(version_base="1.3", config_path=str(prepared.primary), config_name="config")(
         task
     )
+    # `--cfg`/`--info` print the config with no job, so none of the callbacks that refuse
+    # a credential written into it: the command line is checked first, and what Hydra
+    # prints is held, checked and redacted (`--resolve`: values from the environment)
+    shows = prints_config(flags)
+    if shows:
+        refused_early = printed_config_problem(
+            prepared.primary, [*prepared.overrides, prepared.searchpath_override]
+        )
+        if refused_early is not None:
+            print(refused_early.render(), file=sys.stderr)
+            return EXIT_ERROR
     saved = sys.argv
     sys.argv = [prog, *flags, *prepared.overrides, prepared.searchpath_override, SWEEP_CALLBACK]
     failed = False
-    # `--cfg job --resolve` would print values taken from the environment (a key in a URL):
-    # what Hydra prints is held and printed redacted, as every config evalframe writes is
-    printed = io.StringIO() if prints_resolved(flags) else None
+    printed = io.StringIO() if shows else None
     held_out = (
         contextlib.redirect_stdout(printed) if printed is not None else contextlib.nullcontext()
     )
@@ -317,7 +326,7 @@ def run_hydra(argv: Sequence[str], prog: str = "evalframe") -> int:
         # Hydra skips on_multirun_end when a job raised: end the sweep here.
         sweep.finish_active()
         if printed is not None:
-            sys.stdout.write(redacted_yaml(printed.getvalue()))
+            sys.stdout.write(shown_config(printed.getvalue(), flags))
     refused = sweep.refusal()
     if refused is not None:  # evalframe stopped Hydra (before it wrote anything, mostly)
         print(refused, file=sys.stderr)

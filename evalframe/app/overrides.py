@@ -14,6 +14,7 @@ import shlex
 from collections.abc import Sequence
 
 from evalframe.core.errors import ConfigError
+from evalframe.core.secrets import redact_mapping_text, redact_override_value
 
 __all__ = ["check_override_syntax", "quoted_override"]
 
@@ -87,13 +88,28 @@ def check_override_syntax(overrides: Sequence[str]) -> None:
                 parser.parse_overrides([fixed])
             except OverrideParseException:
                 continue  # quoting is not the fix: Hydra's message says more
-            key = item.partition("=")[0]
+            key, _, value = item.partition("=")
+            # said with any credential in it redacted (a token ending in `=` is a likely
+            # cause): the key's name and the names inside a mapping judge the values
+            shown = f"{key}={redact_override_value(key, value)}"
+            why = redact_mapping_text(str(exc).splitlines()[0])
+            if value.lstrip().startswith("{"):
+                # quoting the whole mapping would make it a string: its values are quoted
+                example = f'{key}={{Name: "a value with spaces or ="}}'
+                hint = (
+                    "quote each value inside the mapping that holds spaces or ( ) = : ;, and "
+                    "the whole override for the shell: " + shlex.quote(example)
+                )
+            else:
+                hint = "quote the value, and the whole override for the shell: " + shlex.quote(
+                    fixed
+                )
             raise ConfigError(
                 "Hydra cannot read this override: a value with ( ) = : ; or spaces, as in a "
                 "metric string like P(rel=2)@5, must be quoted inside the override",
                 key=key.lstrip("+~"),
-                got=f"{item} ({str(exc).splitlines()[0]})",
-                hint="quote the value, and the whole override for the shell: " + shlex.quote(fixed),
+                got=f"{shown} ({why})",
+                hint=hint,
             ) from None
 
 

@@ -46,6 +46,11 @@ def literal_secrets(config: Any) -> EvalframeError | None:
             for job in _override_trees(task if isinstance(task, list) else [])
             for secret in find_literal_secrets(job, extra)
         ]
+    return _refusal(found)
+
+
+def _refusal(found: Sequence[Any]) -> EvalframeError | None:
+    """The error naming the first literal credential found (and how many more), or None."""
     if not found:
         return None
     first = found[0]

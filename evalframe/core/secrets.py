@@ -56,6 +56,7 @@ __all__ = [
     "known_secrets",
     "redact",
     "redact_known",
+    "redact_mapping_text",
     "redact_override_value",
     "redact_text",
     "redact_traceback",
@@ -454,10 +455,34 @@ def redact_override_value(key: str, value: str, extra: Iterable[str] = ()) -> st
         safe = redact(tree, extra, _name=name)
         if safe != tree:
             return json.dumps(safe, ensure_ascii=False, default=str)
-        return redact_text(value, extra)
+        return redact_mapping_text(value, extra)
     if value and is_secret_name(name, extra) and not _is_interpolation(value):
         return shown_secret(value)
-    return redact_text(value, extra)
+    return redact_mapping_text(value, extra)
+
+
+#: ``Name: value`` (or ``Name:'value'``) inside a flow mapping's text, quoted or not.
+_PAIR = re.compile(
+    r"""['"]?([A-Za-z_][\w.-]*)['"]?\s*:\s*(\$\{[^}]*\}|'[^']*'?|"[^"]*"?|[^\s,{}\[\]'"][^,{}\[\]]*)"""
+)
+
+
+def redact_mapping_text(text: str, extra: Iterable[str] = ()) -> str:
+    """:func:`redact_text`, and the values of secret-named keys in a mapping's text that
+    no parser could read (an override Hydra refused: ``{Authorization: Bearer sk-…=}``,
+    or ``{X-Api-Key:'sk-…'}``, which YAML takes for one key): judged as request
+    headers are (:func:`is_secret_param`), each shown by its first characters."""
+    extra = list(extra)
+
+    def one(match: re.Match[str]) -> str:
+        key, value = match.group(1), match.group(2)
+        bare = value.strip().strip("'\"")
+        if not bare or _is_interpolation(bare) or not is_secret_param(key, extra):
+            return match.group(0)
+        start = match.start(2) - match.start(0)
+        return match.group(0)[:start] + shown_secret(bare)
+
+    return _PAIR.sub(one, redact_text(text, extra))
 
 
 def redact(node: Any, extra: Iterable[str] = (), *, _name: str = "", _request: bool = False) -> Any:

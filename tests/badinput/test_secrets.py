@@ -339,6 +339,44 @@ def test_cfg_job_resolve_prints_the_config_redacted(
     assert SECRET not in res.stdout and "api_key=sk-l…[redacted]" in res.stdout
 
 
+@pytest.mark.parametrize(
+    "flags",
+    [["--cfg", "job"], ["--cfg", "hydra"], ["--cfg", "all"], ["--info", "config"], ["--info"]],
+)
+@pytest.mark.parametrize("where", ["override", "experiment file"])
+def test_cfg_and_info_refuse_a_literal_secret_as_a_run_does(
+    project: Project, flags: list[str], where: str
+) -> None:
+    """``--cfg``/``--info`` print the config with no job, so none of the checks a run makes
+    on it: a header written into an override or an experiment file was printed whole."""
+    if where == "override":
+        args = [
+            "+experiment=quickstart",
+            "retriever=http",
+            f"retriever.headers={{Authorization: 'Bearer {SECRET}'}}",
+        ]
+    else:
+        experiment = project.root / "conf" / "experiment" / "leaky.yaml"
+        experiment.parent.mkdir(parents=True, exist_ok=True)
+        experiment.write_text(
+            "# @package _global_\ndefaults:\n  - override /retriever: http\n"
+            f"retriever:\n  url: http://127.0.0.1:9/\n  headers:\n    X-Api-Key: {SECRET}\n"
+        )
+        args = ["+experiment=leaky"]
+    res = project.run(*flags, *args, "retriever.url=http://127.0.0.1:9/")
+    assert res.code == 2, res.stdout[-2000:] + res.stderr
+    assert "a credential is written into the config" in res.stderr
+    if where != "override":
+        experiment.unlink()  # the user's own file: nothing else may hold the secret
+    assert_nowhere(SECRET, project.root, res.stdout, res.stderr)
+
+
+def test_cfg_job_prints_a_config_without_secrets_as_hydra_does(project: Project) -> None:
+    res = project.run("--cfg", "job", "+experiment=quickstart", "retriever=http")
+    assert res.code == 0, res.stderr
+    assert "retriever:\n  name: http" in res.stdout and "dataset:" in res.stdout
+
+
 def test_a_url_in_a_sentence_keeps_the_punctuation_after_it() -> None:
     """The parenthesis closing a sentence was swallowed with the redacted value."""
     text = f"query 'q1' failed (http://h:1/s?api_key={SECRET}). See (http://h/wiki/A_(b)?token={SECRET})"
@@ -354,6 +392,9 @@ def test_a_url_in_a_sentence_keeps_the_punctuation_after_it() -> None:
         f"+retriever.api_token={SECRET}",  # a key no plugin takes: pydantic's "unknown key"
         f"retriever.headrs.Authorization=Bearer_{SECRET}",  # a misspelt section: Hydra's
         f"retriever.headrs={{X-Api-Key: {SECRET}}}",  # a mapping under a misspelt key
+        f"retriever.headrs={{X-Api-Key:'{SECRET}'}}",  # no space: one key to YAML
+        f"retriever.headers={{Authorization: Bearer {SECRET}=}}",  # Hydra cannot read it
+        f"retriever.headers={{'X-Api-Key': {SECRET}}}}}",  # nor this
         f"+retriever.headers_from_env={{Authorization: {SECRET}}}",
         f"+my_token={SECRET}",
     ],
@@ -368,6 +409,24 @@ def test_an_override_refused_for_its_key_is_said_with_its_value_redacted(
     assert res.stderr.startswith("error: config key ")
     assert_nowhere(SECRET, project.root, res.stdout, res.stderr)
     assert "…" in res.stderr  # shown by its first four characters at most ("sk-l…")
+
+
+def test_a_mapping_no_parser_reads_has_its_secret_values_redacted() -> None:
+    from evalframe.core.secrets import redact_mapping_text as shown
+
+    assert shown(f"{{X-Api-Key:'{SECRET}'}}") == "{X-Api-Key:sk-l…[redacted]}"
+    assert shown(f"{{Authorization: Bearer {SECRET}=}}") == "{Authorization: Bear…[redacted]}"
+    assert shown(f"{{'X-Api-Key': {SECRET}}}}}") == "{'X-Api-Key': sk-l…[redacted]}}"
+    assert shown("{Accept: json, k: 3}") == "{Accept: json, k: 3}"  # nothing secret: as typed
+    assert shown("{Authorization: ${oc.env:T}}") == "{Authorization: ${oc.env:T}}"
+
+
+def test_an_unreadable_mapping_override_is_not_told_to_become_a_string(project: Project) -> None:
+    """The hint quoted the whole mapping, which would make it a string, not headers."""
+    res = project.run(*project.data_args(), "retriever.headers={Accept: text plain=}")
+    assert res.code == 2, res.stderr
+    assert "quote each value inside the mapping" in res.stderr
+    assert """'retriever.headers={Name: "a value with spaces or ="}'""" in res.stderr
 
 
 def test_an_override_value_is_redacted_by_its_key_and_the_keys_inside_it() -> None:

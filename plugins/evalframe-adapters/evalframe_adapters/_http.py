@@ -47,7 +47,7 @@ import httpcore
 from pydantic import Field
 
 from evalframe.core.errors import ConfigError
-from evalframe.core.secrets import is_secret_param, url_secrets
+from evalframe.core.secrets import is_secret_param, redact_known, url_secrets
 from evalframe.plugin.protocols import NOT_IN_CACHE_KEY, PluginConfig
 
 #: how a call is made, never what it answers (kept out of the retrieval cache key)
@@ -485,10 +485,12 @@ class JsonClient:
 
     def redact(self, text: str) -> str:
         """The text with every secret header value, and each credential of the URL,
-        replaced by ``***``."""
+        replaced by ``***``, and every other secret of the run's settings redacted (a
+        body field such as ``api_key: ${oc.env:TOKEN}``, which a service may quote back
+        in its answer: :func:`~evalframe.core.secrets.redact_known`)."""
         for secret in self._secrets:
             text = text.replace(secret, "***")
-        return text
+        return redact_known(text)
 
     def _once(self, data: bytes) -> _Attempt:
         """One attempt, over within ``timeout`` s, its answer read up to ``max_response_bytes``."""

@@ -31,6 +31,7 @@ from pydantic import Field, ValidationInfo, field_validator, model_validator
 
 from evalframe.core.errors import PluginError
 from evalframe.core.types import Ranking
+from evalframe.core.secrets import remember_secrets
 from evalframe.plugin.protocols import NOT_IN_CACHE_KEY, PluginContext, Query
 from evalframe.plugin.registry import retriever
 
@@ -174,6 +175,9 @@ class HttpRetriever:
     def __init__(self, config: HttpConfig, context: PluginContext) -> None:
         self.config = config
         self.context = context
+        # the body's secrets (api_key: ${oc.env:TOKEN}), whoever built the config: the
+        # client redacts them from every error and every answer text it hands back
+        remember_secrets({"body_template": config.body_template})
         secret_headers, secrets = env_headers(config.headers_from_env, "retriever.headers_from_env")
         self.client = JsonClient(
             config.url,

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import logging
 import socket
 import time
@@ -231,6 +233,24 @@ def test_a_key_the_service_echoes_in_its_answer_is_not_stored(
     )
     ranking = r.retrieve(QUERIES[0], 5)
     assert ranking is not None and ranking.answer == "you sent Bearer ***"
+
+
+def test_a_body_secret_the_service_echoes_in_its_answer_is_not_stored(serve: Serve) -> None:
+    """A key sent in the body (``api_key: ${oc.env:TOKEN}``, resolved before the plugin
+    sees it) and quoted back in a 200 answer went into per_query.jsonl, the page and the
+    cache in clear: only header and URL secrets were masked there."""
+    secret = "sk-live-body0123456789abcdef"
+
+    def echo(req: Request) -> Reply:
+        body = results_for(req.body["query_id"], req.body["k"])
+        return Reply(body={**body, "echo": f"request was {json.dumps(req.body)}"})
+
+    template = {"query": "{query}", "query_id": "{query_id}", "k": "{k}", "api_key": secret}
+    r = make(serve(echo).url, body_template=template, answer_path="echo")
+    ranking = r.retrieve(QUERIES[0], 5)
+    assert ranking is not None and ranking.answer is not None
+    assert secret not in ranking.answer
+    assert "[redacted]" in ranking.answer and '"query_id": "q1"' in ranking.answer
 
 
 def test_unset_env_var_is_named(monkeypatch: pytest.MonkeyPatch) -> None:
