@@ -25,7 +25,8 @@ second owner). Layout version 1::
                       says what a rescore needs of ``run.trec`` (its SHA-256, the
                       queries answered with nothing, whether any ranking carried an
                       answer or costs): with it, and ``run.trec`` unchanged, the
-                      rankings are read from ``run.trec`` alone
+                      rankings are read from ``run.trec`` alone; ``exports`` names
+                      the exporters' files the run wrote, each with its SHA-256
     timings.json      what the machine measured: latency (summary and per query) and
                       the retrieval cache's hits. Everything else is the same
                       bytes for the same inputs; this file is not (DVC leaves it out)
@@ -38,6 +39,11 @@ second owner). Layout version 1::
                       answer_correctness@T, the verdict (docs/analyses.md)
     benefit.json      with ``analysis.benefit``: the A/B benefit table per stratum
     job.json          in a ``-m`` sweep job only: how the job ended
+    <export files>    what each configured exporter (``exports:``) returned, e.g.
+                      ``galaxy_eval.json``: plain names (no folder, no dot file), none
+                      of those above. Being named in ``summary.json`` is what lets the
+                      next run written into the folder remove them when it does not
+                      write them again
 
 A *shard* folder (``shard=i/n``) holds one slice's rankings, not a scored run:
 ``config.yaml``, ``run.trec``, ``rankings.jsonl`` (one record per query of the
@@ -68,7 +74,7 @@ import zipfile
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar, Protocol
+from typing import TYPE_CHECKING, Any, ClassVar, NamedTuple, Protocol
 
 import numpy as np
 
@@ -104,12 +110,14 @@ __all__ = [
     "PASS",
     "UNSCORED",
     "WARN",
+    "FileStamp",
     "RunData",
     "RunFolder",
     "StatusRule",
     "SweepFolder",
     "SweepJob",
     "document_hash",
+    "is_export_name",
     "per_query_records",
     "query_status",
     "stated_queries",
@@ -333,6 +341,17 @@ class RunData:
             headline=tuple(summary.get("headline") or summary.get("metrics", [])[:3]),
             labels=labels if isinstance(labels := summary.get("labels"), dict) else {},
         )
+
+
+class FileStamp(NamedTuple):
+    """A file of an earlier run as a new run found it in the folder, before writing there
+    (:meth:`RunFolder.run_files_state`): the file is still the earlier run's while its inode
+    and modification time are these. ``sha256`` is set for an exporter's file: the digest
+    the earlier run recorded for it, which its bytes must still have to be removed."""
+
+    inode: int
+    mtime_ns: int
+    sha256: str | None = None
 
 
 @dataclass(frozen=True)
@@ -875,48 +894,78 @@ class RunFolder:
                 hint=f"move that folder away, or set {key} to another folder",
             )
 
-    def own_files_state(self) -> dict[str, tuple[int, int]]:
-        """The run's own files (:attr:`OWN_FILES`) already in the folder, each with its
-        inode and modification time: taken before a run writes, so that
-        :meth:`remove_stale` can tell a previous run's files from this run's."""
-        state: dict[str, tuple[int, int]] = {}
-        for name in self.OWN_FILES:
+    def recorded_exports(self) -> dict[str, str]:
+        """The exporters' files the run in this folder wrote, as its ``summary.json`` records
+        them (``exports``): name -> SHA-256 of the bytes written.
+
+        Empty for a folder without a run, and for a run from before the record (an old
+        folder's exports are not known as its own, so nothing of them is ever removed).
+        A name an exporter could not have written (a folder, a dot file, a run file's
+        name: a summary edited by hand) is left out, as is a digest that is not a string.
+        """
+        summary = _read_json(self.file(self.SUMMARY))
+        record = summary.get("exports")
+        if not ("layout" in summary and "experiment" in summary and isinstance(record, dict)):
+            return {}
+        return {
+            name: digest
+            for name, digest in record.items()
+            if isinstance(digest, str) and is_export_name(name) and name not in self.OWN_FILES
+        }
+
+    def run_files_state(self) -> dict[str, FileStamp]:
+        """What of a run is already in the folder: the run's own files (:attr:`OWN_FILES`)
+        and the exports the earlier run recorded (:meth:`recorded_exports`), each stamped
+        (:class:`FileStamp`). Taken before a run writes, so that :meth:`remove_stale` can
+        tell a previous run's files from this run's."""
+        exports = self.recorded_exports()
+        state: dict[str, FileStamp] = {}
+        for name in sorted(self.OWN_FILES | exports.keys()):
             try:
                 stat = (self.path / name).stat()
             except OSError:
                 continue
-            state[name] = (stat.st_ino, stat.st_mtime_ns)
+            state[name] = FileStamp(stat.st_ino, stat.st_mtime_ns, exports.get(name))
         return state
 
-    def remove_stale(
-        self, before: dict[str, tuple[int, int]], written: Iterable[Path]
-    ) -> list[str]:
+    def remove_stale(self, before: Mapping[str, FileStamp], written: Iterable[Path]) -> list[str]:
         """Remove what a previous run left in this folder that this run did not write.
 
-        ``before`` is :meth:`own_files_state` taken before this run wrote anything,
+        ``before`` is :meth:`run_files_state` taken before this run wrote anything,
         ``written`` the files this run wrote (or kept, as a rescore keeps its
-        ``run.trec``). Only the run's own files (:attr:`OWN_FILES`) that were there
-        before and are untouched since are removed, never anything else in the
-        folder: a folder re-used by a run without a baseline loses the previous
-        run's ``comparison.json``, and ``load`` no longer reads it as this run's.
+        ``run.trec``). Removed are only the files that were there before, are
+        untouched since and that the previous run wrote: its own files
+        (:attr:`OWN_FILES`), and the exports its ``summary.json`` recorded whose bytes
+        still have the digest it recorded (a user's file of that name, or the export
+        edited since, stays). Nothing else in the folder is removed: a folder re-used
+        by a run without a baseline loses the previous run's ``comparison.json``, and
+        ``load`` no longer reads it as this run's; one re-used by another experiment
+        loses the previous one's ``galaxy_eval.json``, and a user's notes stay. A
+        folder of a run from before the record keeps its exports (they are not known).
         Called once the run has succeeded: a failing run leaves the folder as it was.
         """
         kept = {Path(p).resolve() for p in written}
         removed = []
-        for name in sorted(set(before) & self.OWN_FILES):
+        for name, stamp in sorted(before.items()):
+            if name not in self.OWN_FILES and stamp.sha256 is None:
+                continue  # not a file of a run's: never removed
             path = self.path / name
             if path.resolve() in kept:
                 continue
             try:
                 stat = path.stat()
+                if (stat.st_ino, stat.st_mtime_ns) != (stamp.inode, stamp.mtime_ns):
+                    continue  # written since (by this run, or by hand)
+                if not path.is_file():
+                    continue
+                if stamp.sha256 is not None:
+                    with path.open("rb") as handle:
+                        if hashlib.file_digest(handle, "sha256").hexdigest() != stamp.sha256:
+                            continue
+                path.unlink()
             except OSError:
                 continue
-            if path.is_file() and (stat.st_ino, stat.st_mtime_ns) == before[name]:
-                try:
-                    path.unlink()
-                except OSError:
-                    continue
-                removed.append(name)
+            removed.append(name)
         return removed
 
     def write_jsonl(self, name: str, records: Any) -> Path:
@@ -924,6 +973,21 @@ class RunFolder:
 
     def write_text(self, name: str, text: str | bytes) -> Path:
         return atomic_write(self.file(name), text)
+
+    def write_exports(
+        self, files: Mapping[str, str | bytes]
+    ) -> tuple[dict[str, Path], dict[str, str]]:
+        """The exporters' files (checked plain new names, :func:`is_export_name`), each
+        written atomically; before ``summary.json``, which holds the second value returned,
+        the record of them (name -> SHA-256 of the bytes written, :meth:`recorded_exports`):
+        by it the next run written into this folder knows them as this run's."""
+        paths: dict[str, Path] = {}
+        record: dict[str, str] = {}
+        for name, content in files.items():
+            data = content.encode("utf-8") if isinstance(content, str) else content
+            paths[name] = self.write_text(name, data)
+            record[name] = hashlib.sha256(data).hexdigest()
+        return paths, record
 
     def write_run(self, run: Run, tag: str, *, stored: Path | None = None) -> Path:
         """``run.trec``. ``stored``: the run file the run was read from (``rescore``),
@@ -969,6 +1033,13 @@ class RunFolder:
             for qid in query_ids
         ]
         return self.write_jsonl(self.RANKINGS, records)
+
+
+def is_export_name(name: str) -> bool:
+    """Whether an exporter may name a file so: a plain file name inside the run folder, not
+    a dot file (a temp file's, Hydra's ``.hydra``). A run file's own name is refused apart
+    (:attr:`RunFolder.OWN_FILES`)."""
+    return Path(name).name == name and name not in ("", ".", "..") and not name.startswith(".")
 
 
 #: What a per-query record keeps beside a ranking's ids and scores.

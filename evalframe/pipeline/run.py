@@ -25,6 +25,7 @@ from evalframe.assess.runfolder import (
     LAYOUT,
     RunData,
     RunFolder,
+    is_export_name,
     per_query_records,
     run_file_facts,
 )
@@ -133,7 +134,13 @@ def _write_outputs(
     corpus: Corpus | None = None,
     stored_run: Path | None = None,
     stored_manifest: Path | None = None,
+    exports: Mapping[str, str | bytes] | None = None,
 ) -> tuple[dict[str, Path], dict[str, Any]]:
+    """Write the run's files into its folder, ``summary.json`` last: it is what marks the
+    folder a finished run (:meth:`RunFolder.is_run`), so a run stopped before it leaves a
+    folder said to be incomplete, not one read as a run. ``exports`` (checked by
+    :func:`_exports`) go in before it, and it records them (``exports``), so that the next
+    run written into this folder can remove them (:meth:`RunFolder.remove_stale`)."""
     from omegaconf import OmegaConf
 
     from evalframe.golden.dvcinfo import DvcRecord
@@ -174,6 +181,8 @@ def _write_outputs(
     }
     if corpus is not None:
         files["corpus_manifest"] = folder.write_corpus_manifest(corpus, stored=stored_manifest)
+    exported, export_record = folder.write_exports(exports or {})
+    files.update({f"export/{name}": path for name, path in exported.items()})
     golden = evaluation.golden
     golden_path = golden.provenance.get("path") or getattr(exp.dataset.config, "path", None)
     dvc = (dvc_lookup(golden_path) if golden_path else DvcRecord()).as_summary()
@@ -233,6 +242,9 @@ def _write_outputs(
             w for w in dict.fromkeys([*exp.warnings, *kept_so_far()]) if w not in retrieval_said
         ],
         "analysis": analysis.summary,
+        # the exporters' files with their SHA-256: the next run written into this folder
+        # removes them if it does not write them again (and they are still as written)
+        "exports": export_record,
         # lets a rescore read the rankings from run.trec without per_query.jsonl
         "run_file": run_file_facts(evaluation.run, files["run"]),
     }
@@ -242,11 +254,14 @@ def _write_outputs(
     return files, summary
 
 
-def _write_exports(exp: Experiment, evaluation: Evaluation) -> dict[str, Path]:
-    """Run each configured exporter and write its files into the run folder.
+def _exports(exp: Experiment, evaluation: Evaluation) -> dict[str, str | bytes]:
+    """Run each configured exporter: the files it returned, checked, for the run folder.
 
-    Every exporter's files are produced (and their names checked) before any is
-    written, so an exporter that fails leaves no part of the exports behind.
+    Called before the run writes anything into its folder (:func:`_write_outputs` writes
+    them): an exporter that fails (raises, or returns anything but a mapping of plain new
+    file names to text or bytes) fails the run with its folder as it was. No part of this
+    run is in it, and an earlier run there stays whole, its exports with it, and still
+    reads as that run (its ``summary.json`` is untouched).
     """
     if not exp.exports:
         return {}
@@ -271,7 +286,7 @@ def _write_exports(exp: Experiment, evaluation: Evaluation) -> dict[str, Path]:
                 hint="return the files, e.g. {'tool_results.json': text}",
             )
         for name, content in files.items():
-            if Path(name).name != name or name in (".", "..") or name.startswith("."):
+            if not isinstance(name, str) or not is_export_name(name):
                 raise PluginError(
                     f"{where} returned the file name {name!r}, which is not a plain file name",
                     hint="an exporter names files inside the run folder: no folders, no dot files",
@@ -287,8 +302,7 @@ def _write_exports(exp: Experiment, evaluation: Evaluation) -> dict[str, Path]:
                     expected="str or bytes",
                 )
             pending[name] = content
-    folder = RunFolder(exp.output_dir)
-    return {f"export/{name}": folder.write_text(name, content) for name, content in pending.items()}
+    return pending
 
 
 def _load_baseline(exp: Experiment, evaluation: Evaluation) -> Any:
@@ -654,8 +668,9 @@ def score_and_report(
     was made from.
     """
     # what a previous run left in this folder (before this run writes anything there):
-    # its files this run does not write again are removed once this run has succeeded
-    earlier = RunFolder(exp.output_dir).own_files_state()
+    # its files (its exports too) this run does not write again are removed once this run
+    # has succeeded
+    earlier = RunFolder(exp.output_dir).run_files_state()
     run = normalise_run(run, normalise_id, exp.policies.duplicates)
     warn_if_nothing_matches(golden, run)  # all zeros: ids, not the system, are the likely cause
     with step(f"scoring {len(golden)} queries"):  # a second at 10k, with the intervals
@@ -700,6 +715,8 @@ def score_and_report(
     exit_code = EXIT_OK if verdict(gates) else EXIT_GATE_FAILED
 
     with step("writing the run folder"):
+        # produced before any file is written: an exporter that fails leaves the folder as it was
+        exports = _exports(exp, evaluation)
         outputs, summary = _write_outputs(
             exp,
             evaluation,
@@ -710,8 +727,8 @@ def score_and_report(
             corpus,
             stored_run,
             stored_manifest,
+            exports,
         )
-        outputs.update(_write_exports(exp, evaluation))
     result = PipelineResult(
         exit_code,
         evaluation,

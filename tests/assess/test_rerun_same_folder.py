@@ -1,8 +1,13 @@
 """A run written into a folder that holds a previous run: the previous run's own files
-that the new run does not write are removed (only those, and only once the new run
-succeeded), so the folder and ``evalframe.load`` describe the new run alone."""
+and the exports its summary.json recorded that the new run does not write are removed
+(only those, and only once the new run succeeded), so the folder and ``evalframe.load``
+describe the new run alone."""
 
 from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
 
 import pytest
 
@@ -67,3 +72,106 @@ def test_a_failing_run_leaves_the_previous_run_as_it_was() -> None:
     with pytest.raises(RuntimeError, match="the service is down"):
         toy("same", "report.html=false", retriever=broken)
     assert {p.name: p.read_bytes() for p in first.path.iterdir()} == before
+
+
+# -- exports: the exporters' files, recorded in summary.json -------------------------
+
+#: The Galaxy exporters on the toy run: galaxy_eval.json needs Hit, RR and nDCG at each k
+GALAXY_EVAL = ["metrics.measures=[RR,Hit@1,RR@1,nDCG@1]", "+exports.galaxy={ks:[1]}"]
+PREDICTIONS = "+exports.galaxy_predictions={}"
+
+
+def sha256(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def test_a_run_of_another_experiment_drops_the_earlier_runs_exports() -> None:
+    """`+experiment=galaxy`, then `+experiment=bob` into the same folder: Galaxy's
+    galaxy_eval.json stayed beside B.O.B's run, to be read as this run's export."""
+    galaxy = evalframe.run("galaxy", ["report.html=false"], output_dir="run", progress=False)
+    assert {"galaxy_eval.json", "galaxy_predictions.jsonl"} <= {
+        p.name for p in galaxy.path.iterdir()
+    }
+    (galaxy.path / "notes.txt").write_text("mine")
+
+    bob = evalframe.run("bob", ["report.html=false"], output_dir="run", progress=False)
+    after = {p.name for p in bob.path.iterdir()}
+    assert "galaxy_eval.json" not in after and "galaxy_predictions.jsonl" not in after
+    assert "bob_results.json" in after and (bob.path / "notes.txt").read_text() == "mine"
+    assert after <= RunFolder.OWN_FILES | {"bob_results.json", "notes.txt"}
+    # the record the next run reads: each export with the SHA-256 of its bytes
+    record = RunFolder(bob.path).summary()["exports"]
+    assert record == {"bob_results.json": sha256(bob.path / "bob_results.json")}
+
+
+def test_an_export_written_again_is_kept_and_one_not_written_again_is_removed() -> None:
+    first = toy("same", *GALAXY_EVAL, PREDICTIONS)
+    assert set(RunFolder(first.path).recorded_exports()) == {
+        "galaxy_eval.json",
+        "galaxy_predictions.jsonl",
+    }
+    second = toy("same", PREDICTIONS, retriever=lambda q: ["d2", "d1"])
+    names = {p.name for p in second.path.iterdir()}
+    assert "galaxy_eval.json" not in names
+    assert (second.path / "galaxy_predictions.jsonl").read_text().splitlines() == [
+        '{"id": "q1", "predictions": ["d2", "d1"]}',
+        '{"id": "q2", "predictions": ["d2", "d1"]}',
+    ]
+    assert set(RunFolder(second.path).recorded_exports()) == {"galaxy_predictions.jsonl"}
+    # and a run without exports records none, and removes the last one
+    third = toy("same")
+    assert not (third.path / "galaxy_predictions.jsonl").exists()
+    assert RunFolder(third.path).summary()["exports"] == {}
+
+
+def test_an_export_changed_since_the_run_wrote_it_stays() -> None:
+    """Only the bytes the earlier run recorded are its: an export edited by hand, or a
+    user's own file put in its place, is the user's now."""
+    first = toy("same", *GALAXY_EVAL, PREDICTIONS)
+    (first.path / "galaxy_eval.json").write_text("my own notes on the numbers\n")
+    (first.path / "galaxy_predictions.jsonl").unlink()
+    (first.path / "galaxy_predictions.jsonl").write_text("mine\n")
+
+    second = toy("same")
+    assert (second.path / "galaxy_eval.json").read_text() == "my own notes on the numbers\n"
+    assert (second.path / "galaxy_predictions.jsonl").read_text() == "mine\n"
+
+
+def test_a_folder_from_before_the_record_keeps_its_exports() -> None:
+    """An older evalframe's run records no exports: none of its files is known as an
+    export, so none is removed (its own files are, as before)."""
+    first = toy("same", PREDICTIONS)
+    summary = first.path / "summary.json"
+    older = json.loads(summary.read_text())
+    del older["exports"]
+    summary.write_text(json.dumps(older))
+    exported = (first.path / "galaxy_predictions.jsonl").read_bytes()
+
+    second = toy("same")
+    assert (second.path / "galaxy_predictions.jsonl").read_bytes() == exported
+    assert RunFolder(second.path).summary()["exports"] == {}
+
+
+def test_a_record_edited_to_name_other_files_removes_none_of_them(tmp_path: Path) -> None:
+    """A summary.json edited by hand to name a user's file, a file outside the folder or
+    a run file's name, each with its true digest, removes none of them: only plain
+    names an exporter could have written are read from the record."""
+    outside = tmp_path / "outside.txt"
+    outside.write_text("not in the run folder")
+    first = toy("same")
+    (first.path / ".hidden").write_text("a dot file")
+    summary = first.path / "summary.json"
+    edited = json.loads(summary.read_text())
+    edited["exports"] = {
+        "../outside.txt": sha256(outside),
+        ".hidden": sha256(first.path / ".hidden"),
+        ".": "0" * 64,
+        "config.yaml": "0" * 64,
+    }
+    summary.write_text(json.dumps(edited))
+    assert RunFolder(first.path).recorded_exports() == {}
+
+    second = toy("same")
+    assert outside.read_text() == "not in the run folder"
+    assert (second.path / ".hidden").read_text() == "a dot file"
+    assert (second.path / "config.yaml").is_file()
