@@ -30,6 +30,7 @@ __all__ = [
     "label_problem",
     "warn_ids_not_in_corpus",
     "warn_if_nothing_matches",
+    "warn_query_id_lookalikes",
 ]
 
 
@@ -257,6 +258,43 @@ def _warn_lookalikes(unknown: Iterable[str], known: Iterable[str], what: str, wh
             f"{len(pairs)} of those {what} differ from an id of {where} only by Unicode "
             f"form or case ({shown(pairs)}); ids are compared exactly: write one spelling"
         )
+
+
+def warn_query_id_lookalikes(
+    golden: Iterable[GoldenQuery], run: Run, extra: Iterable[str] = ()
+) -> int:
+    """Warn when the run's query ids that no golden query has match golden ids that have
+    no ranking, but for case or Unicode form (``Q01`` for ``q01``); return how many.
+
+    Each such golden query scores as having no ranking (``missing_query``) and the run's
+    ranking for it is ignored: a run file written with other ids would lower every mean
+    with no more than a note. Ids are compared exactly (docs/golden-sets.md), so this
+    names the near misses rather than matching them. ``extra`` are the run's query ids
+    that no golden query has, when the run no longer holds their rankings (a run file's
+    loader keeps only the golden queries' and lists the others).
+    """
+    ids = [q.id for q in golden]
+    known = set(ids)
+    extra = list(dict.fromkeys([*extra, *(qid for qid in run.rankings if qid not in known)]))
+    if not extra:
+        return 0
+    folded: dict[str, str] = {}
+    for qid in ids:
+        if qid not in run.rankings:
+            folded.setdefault(_fold(qid), qid)
+    pairs = [(qid, folded[_fold(qid)]) for qid in extra if _fold(qid) in folded]
+    if pairs:
+        n = len(pairs)
+        listed = shown([f"run {a!r} ~ golden {b!r}" for a, b in pairs])
+        warn(
+            f"{n} query id{'s' if n != 1 else ''} of the run differ{'s' if n == 1 else ''} "
+            f"from a golden query id only by case or Unicode form ({listed}): ids are compared "
+            f"exactly, so {'that golden query has' if n == 1 else 'those golden queries have'} "
+            "no ranking (scored by metrics.policies.missing_query) and the run's "
+            f"ranking{'s' if n != 1 else ''} for {'them are' if n != 1 else 'it is'} ignored. "
+            "Write the ids one way on both sides"
+        )
+    return len(pairs)
 
 
 def warn_if_nothing_matches(golden: Iterable[GoldenQuery], run: Run) -> bool:

@@ -33,7 +33,7 @@ from evalframe.core.errors import EXIT_GATE_FAILED, EXIT_OK, ConfigError, DataEr
 from evalframe.core.gcpause import long_lived, settle
 from evalframe.core.messages import kept, kept_so_far, shown, warn
 from evalframe.core.progress import quiet, step
-from evalframe.core.records import warn_if_nothing_matches
+from evalframe.core.records import warn_if_nothing_matches, warn_query_id_lookalikes
 from evalframe.core.store import open_store
 from evalframe.core.types import Corpus, GoldenSet, Run
 from evalframe.golden.queries import join_queries
@@ -688,6 +688,8 @@ def score_and_report(
             beside=True,  # the intervals on a thread while the records are built here
         )
         records = per_query_records(evaluation, exp.report)
+    # Q01 for q01: scored as missing with only a note; said on stderr, with the pairs
+    warn_query_id_lookalikes(golden, run, evaluation.extra_queries)
     # before the gates, which may read calibration.ece & co. (GateView.analysis)
     st = exp.stats
     boot = BootstrapSettings(resamples=st.bootstrap, seed=st.seed, confidence=st.confidence)

@@ -13,6 +13,7 @@ from evalframe.core.records import (
     is_id,
     warn_ids_not_in_corpus,
     warn_if_nothing_matches,
+    warn_query_id_lookalikes,
 )
 from evalframe.core.types import Corpus, Document, GoldenQuery, Ranking, Run
 
@@ -88,3 +89,25 @@ def test_graded_judgments_keep_ids_as_kept_and_refuse_a_repeat_or_a_bad_id(
     with pytest.raises(DataError) as err:
         at.graded({"a": "1"}, "rel")
     assert "the label of doc 'a' in 'rel' is not a whole number" in err.value.message
+
+
+def test_run_query_ids_that_differ_from_golden_ones_only_by_case_are_named(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """Q01 for q01: that golden query has no ranking and scores as missing; said once."""
+    golden = [q("q01", "a"), q("q02", "b"), q("q03", "c")]
+    # the run holds q03 as written, Q01 as a ranking, and Ｑ02 (full width) only as a listed id
+    assert warn_query_id_lookalikes(golden, run(q03=["c"], Q01=["a"]), extra=["Ｑ02", "z9"]) == 2
+    err = capsys.readouterr().err
+    assert "2 query ids of the run differ from a golden query id only by case or Unicode" in err
+    assert "run 'Ｑ02' ~ golden 'q02'" in err and "run 'Q01' ~ golden 'q01'" in err
+    assert "z9" not in err  # an id like no golden one is the usual note's, not this warning's
+
+
+def test_a_run_id_whose_golden_twin_has_its_own_ranking_is_not_a_lookalike(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    golden = [q("q01", "a")]
+    assert warn_query_id_lookalikes(golden, run(q01=["a"], Q01=["a"])) == 0
+    assert warn_query_id_lookalikes(golden, run(q01=["a"])) == 0
+    assert capsys.readouterr().err == ""
