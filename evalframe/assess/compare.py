@@ -14,6 +14,7 @@ from typing import Any
 
 import numpy as np
 
+from evalframe.assess.goldenchange import GoldenChange, golden_change, judged_alike
 from evalframe.assess.runfolder import RunData, RunFolder
 from evalframe.assess.stats import (
     PairedComparison,
@@ -32,6 +33,7 @@ __all__ = [
     "decided",
     "headline_of",
     "load_run_data",
+    "paired_ids",
     "verdict_of",
 ]
 
@@ -142,6 +144,8 @@ class Comparison:
     top_regressed: list[dict[str, Any]]
     top_improved: list[dict[str, Any]]
     family: int = 0  # how many tests the correction spread alpha over
+    #: how the two golden sets differ, when they do (compared anyway: allow_mismatch)
+    golden: GoldenChange | None = None
 
     def verdict(self, mc: MetricComparison) -> str:
         """'improved' / 'regressed' when the adjusted p is below alpha, else 'within noise'."""
@@ -152,6 +156,7 @@ class Comparison:
             "a": self.a,
             "b": self.b,
             "paired_queries": self.n,
+            "golden_sets": None if self.golden is None else self.golden.as_dict(),
             "correction": self.correction,
             "alpha": self.alpha,
             "family": self.family,
@@ -283,9 +288,13 @@ def compare_runs(
     randomization: int = 10_000,
     top: int = 5,
 ) -> Comparison:
-    """Paired statistics for every metric both runs computed, overall and per slice."""
-    in_a = set(a.query_ids)  # built once: in the condition it was built per query (10k^2)
-    shared = [q for q in b.query_ids if q in in_a]
+    """Paired statistics for every metric both runs computed, overall and per slice.
+
+    The pairs are the queries both runs hold; on different golden sets (compared
+    anyway), a shared query whose relevant documents changed is left out
+    (:mod:`evalframe.assess.goldenchange`), and the comparison says which.
+    """
+    shared, change = paired_ids(a, b)
     names = _chosen(metrics, a, b) if metrics else [m for m in b.values if m in a.values]
     if not shared or not names:
         raise ConfigError(
@@ -362,7 +371,18 @@ def compare_runs(
         top_regressed=[row(d, q) for d, q in deltas if d < 0][:top],
         top_improved=[row(d, q) for d, q in reversed(deltas) if d > 0][:top],
         family=sum(1 for p in flat if not math.isnan(p)),
+        golden=change,
     )
+
+
+def paired_ids(a: RunData, b: RunData) -> tuple[list[str], GoldenChange | None]:
+    """The query ids a comparison pairs (in ``b``'s order), and how the golden sets differ:
+    the queries both runs hold, less those relabelled between their golden sets."""
+    alike = judged_alike(a.judgments, a.expected, b.judgments, b.expected)
+    change = golden_change(a.golden_hash, a.query_ids, b.golden_hash, b.query_ids, alike)
+    left_out = set(change.relabelled) if change is not None else set()
+    in_a = set(a.query_ids)  # built once: in the condition it was built per query (10k^2)
+    return [q for q in b.query_ids if q in in_a and q not in left_out], change
 
 
 MARKS = {"improved": "✓", "regressed": "✗", "within noise": "~"}
@@ -405,10 +425,9 @@ def compare_many(
     raw = [mc.overall.p_randomization for _, _, mc in cells]
     adjusted = adjust_pvalues(raw, correction)
     table: dict[str, dict[str, Any]] = {}
-    reference_ids = set(reference.query_ids)
     for (comp, cand, mc), p_raw, p in zip(cells, raw, adjusted, strict=True):
         o = mc.overall
-        ids = [q for q in cand.query_ids if q in reference_ids]  # as compare_runs pairs them
+        ids, _ = paired_ids(reference, cand)  # as compare_runs pairs them
         va = np.array([reference.values[mc.metric].get(q, math.nan) for q in ids])
         vb = np.array([cand.values[mc.metric].get(q, math.nan) for q in ids])
         interval = adjusted_interval(va, vb, p_raw, p, alpha, randomization=10_000, seed=seed)

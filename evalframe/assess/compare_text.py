@@ -70,6 +70,7 @@ def render_comparison(
     head = f"Comparison: {comp.b} vs {comp.a} ({paired(comp)})"
     how = " ".join(
         [
+            *([comp.golden.note(comp.a, comp.b)] if comp.golden is not None else []),
             _columns(comp),
             f"Verdicts: {decided(comp.correction, comp.family, comp.alpha)}.",
             _INTERVALS + _unbounded(comp),
@@ -125,6 +126,7 @@ def _render_terminal(comp: Comparison, *, width: int, color: bool) -> str:
 
     parts: list[Any] = [
         Text(f"Comparison: {comp.b} vs {comp.a} ({paired(comp)})"),
+        *([Text(comp.golden.note(comp.a, comp.b))] if comp.golden is not None else []),
         Text(_columns(comp)),
         Text(f"Verdicts: {decided(comp.correction, comp.family, comp.alpha)}."),
         Text(_INTERVALS + _unbounded(comp)),

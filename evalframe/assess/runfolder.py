@@ -279,6 +279,9 @@ class RunData:
     headline: tuple[str, ...] = ()
     #: the run's display names, {canonical: label} (``metrics.labels``)
     labels: Mapping[str, str] = dataclasses.field(default_factory=dict)
+    #: each query's judgments, {doc id: grade}, as the run recorded them (tells a
+    #: relabelled query apart when two runs' golden sets differ)
+    judgments: dict[str, dict[str, int]] = dataclasses.field(default_factory=dict)
 
     def renamed(self, name: str) -> RunData:
         """The same data under another display name."""
@@ -299,6 +302,7 @@ class RunData:
         slices: dict[str, dict[str, str]] = {}
         retrieved: dict[str, list[str]] = {}
         expected: dict[str, list[str]] = {}
+        judgments: dict[str, dict[str, int]] = {}
         ids: list[str] = []
         first_at: dict[str, int | None] = {}
         for line, record in records:
@@ -320,6 +324,9 @@ class RunData:
                 }
                 retrieved[qid] = [str(d) for d in record.get("retrieved", [])]
                 expected[qid] = [str(d) for d in record.get("expected", [])]
+                judged = record.get("judgments")
+                if isinstance(judged, dict):
+                    judgments[qid] = judged
             except (KeyError, TypeError, ValueError, AttributeError):
                 raise DataError(
                     "not a per-query record written by evalframe", path=source, line=line
@@ -340,6 +347,7 @@ class RunData:
             metrics=tuple(summary.get("metrics", [])),
             headline=tuple(summary.get("headline") or summary.get("metrics", [])[:3]),
             labels=labels if isinstance(labels := summary.get("labels"), dict) else {},
+            judgments=judgments,
         )
 
 

@@ -314,7 +314,35 @@ def _load_baseline(exp: Experiment, evaluation: Evaluation) -> Any:
     baseline.check(
         evaluation.golden, evaluation.policies, allow_mismatch=exp.compare.allow_mismatch
     )
-    return baseline
+    return _without_relabelled(baseline, evaluation.golden)
+
+
+def _without_relabelled(baseline: Any, golden: GoldenSet) -> Any:
+    """The baseline less the queries whose judgments the two golden sets disagree on.
+
+    Compared anyway on another golden set (``compare.allow_mismatch``), a relabelled
+    query's delta is the labels', not the system's: a regression gate must not read
+    it as one. Said on stderr with the queries only one set holds (as the comparison
+    says it); the gates then skip those queries (``n=..., k skipped``).
+    """
+    import dataclasses
+
+    from evalframe.assess.goldenchange import golden_change, judged_alike
+
+    data = baseline.data
+    if data is None:
+        return baseline
+    ours = {q.id: dict(q.judgments) for q in golden.queries}
+    mine = {q.id: sorted(q.relevant) for q in golden.queries}
+    alike = judged_alike(data.judgments, data.expected, ours, mine)
+    ids = [q.id for q in golden.queries]
+    change = golden_change(data.golden_hash, data.query_ids, golden.content_hash, ids, alike)
+    if change is None:
+        return baseline
+    print(f"note: {change.note(f'baseline {baseline.name}', 'this run')}", file=sys.stderr)
+    left_out = set(change.relabelled)
+    kept = {q: v for q, v in baseline.per_query.items() if q not in left_out}
+    return dataclasses.replace(baseline, per_query=kept)
 
 
 def _compare_with_baseline(
