@@ -413,3 +413,19 @@ def test_version_prints_the_version_and_refuses_what_it_does_not_take(
     assert cli.main(["version", "--json"]) == 2
     seen = capsys.readouterr()
     assert seen.out == "" and "unrecognized arguments: --json" in seen.err
+
+
+def test_a_plugins_log_warnings_go_to_stderr_never_into_the_report(project: Project) -> None:
+    """Hydra's console log handler wrote to stdout: one "[WARNING] ... giving up" line per
+    query of a service that kept failing sat in the report a user pipes to a file."""
+    res = project.run(
+        *project.data_args(),
+        "retriever=http",
+        "retriever.url=http://127.0.0.1:9/",  # nothing listens: each query fails
+        "retriever.retries=1",
+        "retriever.backoff_seconds=0.01",
+        "tracking=none",
+    )
+    assert res.code == 2, res.stderr
+    assert "giving up after 2 attempts" in res.stderr
+    assert "WARNING" not in res.stdout and "giving up" not in res.stdout

@@ -586,7 +586,7 @@ class JsonClient:
                 return attempt.value
             error = self.redact(attempt.error)
             if not attempt.retryable or attempts > self.policy.retries:
-                if attempt.retryable:
+                if attempt.retryable and attempts > 1:  # one attempt: the error says it all
                     log.warning("%s: giving up after %d attempts: %s", what, attempts, error)
                 raise RequestError(
                     error,
