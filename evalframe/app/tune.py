@@ -385,6 +385,16 @@ def render_tuning(report: dict[str, Any], *, markdown: bool = False) -> str:
         f"  {star} the objective. gap = tuning − held-out. The held-out figure is the one to "
         "report.",
     ]
+    fewer = []  # a metric that skips queries (negative examples) averages over fewer than n
+    for m, t in report["tuning"].items():
+        nt, nh = t.get("n"), report["heldout"].get(m, {}).get("n")
+        if (isinstance(nt, int) and nt != n_tune) or (isinstance(nh, int) and nh != n_held):
+            fewer.append(f"{m} {nt} and {nh}")
+    if fewer:
+        lines.append(
+            "  n counts each part's queries; a metric that skips some (negative examples) "
+            f"averages over fewer, tuning and held-out: {', '.join(fewer)}."
+        )
     if untuned:
         m = report["metric"]
         gain: list[float | None] = []

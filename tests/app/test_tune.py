@@ -111,3 +111,28 @@ def test_an_untuned_value_is_written_as_an_override_would_write_it(
     swept: tuple[str, ...], typed: dict[str, Any], choices: dict[str, str], expected: list[str]
 ) -> None:
     assert untuned_overrides([], swept, typed, choices) == expected
+
+
+def test_the_tuning_table_says_when_a_metric_averages_over_fewer_than_n_queries() -> None:
+    """The header's n counts each part's queries; R@5 skips negative examples, so its
+    means are over 10 and 12 of 13: said under the table, for that metric only."""
+    from evalframe.app.tune import render_tuning
+
+    report = {
+        "metric": "R@5",
+        "direction": "maximize",
+        "scored_trials": 2,
+        "trials": 2,
+        "split": {"seed": 0, "fraction": 0.5, "of": {}, "tune_queries": 13, "heldout_queries": 13},
+        "best": {"job": 1, "overrides": ["retriever.k1=0.9"]},
+        "tuning": {"R@5": {"mean": 0.5, "n": 10}, "P@5": {"mean": 0.2, "n": 13}},
+        "heldout": {"R@5": {"mean": 0.4, "n": 12}, "P@5": {"mean": 0.1, "n": 13}},
+        "gap": {"R@5": 0.1, "P@5": 0.1},
+        "heldout_folder": "heldout",
+    }
+    text = render_tuning(report)
+    assert "tuning (n=13)" in text
+    assert "averages over fewer, tuning and held-out: R@5 10 and 12." in text
+    for m in ("R@5", "P@5"):  # every metric scoring all 13 on both parts: no such line
+        report["tuning"][m]["n"] = report["heldout"][m]["n"] = 13
+    assert "averages over fewer" not in render_tuning(report)
