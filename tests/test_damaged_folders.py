@@ -61,6 +61,45 @@ def test_promote_refuses_a_name_that_is_not_one_word(project: Project) -> None:
     assert sorted(p.name for p in root.iterdir()) == ["bm25_v2.1-x"]
 
 
+def test_promote_of_a_folder_that_is_no_finished_run_says_so_as_compare_does(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """It said "run output per_query.jsonl not found ... hint: check the path", the
+    first file of the copy it missed; compare and rescore name the summary.json a run
+    writes last. A folder of runs names its newest run; no folder, the one to give."""
+    from evalframe.app.cli import main
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "notarun").mkdir()
+    (tmp_path / "notarun" / "per_query.jsonl").write_text("")
+    root = tmp_path / "baselines"
+
+    def promote(folder: str) -> str:
+        assert main(["baseline", "promote", folder, "--name", "x", "--root", str(root)]) == 2
+        err = capsys.readouterr().err
+        assert "Traceback" not in err and not root.exists()
+        return err
+
+    err = promote("notarun")
+    assert err.startswith(
+        "error: notarun/summary.json: notarun is not a finished run: it has no summary.json, "
+        "which a run writes last, so it is no run's folder or the run stopped while writing "
+        "its outputs (expected a finished run's folder (it printed 'Saved results to:'))"
+    ), err
+    assert "hint: give a folder a run finished, or run the experiment again" in err
+    assert "restore summary.json from where the folder came" in err
+    newest = tmp_path / "outputs" / "2026-01-02_03-04-05"
+    newest.mkdir(parents=True)
+    (newest / "summary.json").write_text("{}")
+    err = promote("outputs")
+    assert "got outputs, a folder of 1 run(s)" in err
+    assert f"hint: give one of its runs, e.g. the newest: {Path('outputs', newest.name)}" in err
+    assert promote("absent").startswith(
+        "error: run folder not found: absent (expected a folder a run wrote (config.yaml, "
+        "per_query.jsonl, summary.json))"
+    )
+
+
 def test_promote_refuses_a_folder_that_lost_records_and_shares_what_it_makes(
     project: Project,
 ) -> None:

@@ -149,6 +149,6 @@ def test_golden_diff_rev_refusals(project: Project, capsys: pytest.CaptureFixtur
     assert main(["golden", "diff", golden, "--rev", "HEAD"]) == 2
     assert "not inside a DVC repository" in capsys.readouterr().err
     assert main(["golden", "diff", golden]) == 2
-    assert "needs two versions" in capsys.readouterr().err
+    assert "argument NEW is missing: golden diff compares two versions" in capsys.readouterr().err
     assert main(["golden", "diff", golden, "--rev", "a", "--rev", "b", "--rev", "c"]) == 2
     assert "more than twice" in capsys.readouterr().err

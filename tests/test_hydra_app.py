@@ -30,7 +30,74 @@ def test_flags_move_before_overrides_whatever_order_the_user_wrote() -> None:
 
 def test_info_takes_an_optional_value() -> None:
     assert split_argv(["--info", "searchpath", "a=1"]) == (["--info", "searchpath"], ["a=1"])
-    assert split_argv(["--info", "a=1"]) == (["--info"], ["a=1"])
+    assert split_argv(["-i", "config", "a=1"]) == (["-i", "config"], ["a=1"])
+    # alone, it is given Hydra's default: put first, it would take the next word (the
+    # user's override, or the tracking= and hydra.searchpath= evalframe adds) as its value
+    assert split_argv(["--info", "a=1"]) == (["--info", "all"], ["a=1"])
+    assert split_argv(["a=1", "--info"]) == (["--info", "all"], ["a=1"])
+    assert split_argv(["-i", "~gates", "--cfg", "job"]) == (
+        ["-i", "all", "--cfg", "job"],
+        ["~gates"],
+    )
+
+
+def test_a_word_after_info_that_is_none_of_its_choices_is_said_with_them() -> None:
+    with pytest.raises(ConfigError) as err:
+        split_argv(["--info", "confg", "+experiment=quickstart"])
+    said = err.value.render()
+    assert said.startswith(
+        "error: option --info: 'confg' is not one of the choices --info takes (expected one "
+        "of all, config, defaults, defaults-tree, plugins, searchpath, or nothing (all))"
+    ), said
+    assert "hint: did you mean --info config? for example `evalframe --info config " in said
+    with pytest.raises(ConfigError, match="'zzz' is not one of the choices -i takes"):
+        split_argv(["-i", "zzz"])
+
+
+def test_info_before_an_override_prints_hydras_information_under_evalframe_tracking(
+    tmp_path: Path,
+) -> None:
+    """`EVALFRAME_TRACKING=none evalframe --info +experiment=quickstart` said "argument
+    --info/-i: invalid choice: 'tracking=none'", a token the user never typed (and without
+    the variable, '+experiment=quickstart'; with no override at all, hydra.searchpath=)."""
+    res = subprocess.run(
+        [sys.executable, "-m", "evalframe", "--info", "+experiment=quickstart"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        env={**os.environ, "EVALFRAME_TRACKING": "none"},
+        check=False,
+    )
+    assert res.returncode == 0, res.stderr
+    assert "invalid choice" not in res.stderr
+    assert "Config search path" in res.stdout and "experiment/quickstart" in res.stdout
+    assert "tracking/none" in res.stdout  # the variable's tracker, composed
+    assert not (tmp_path / "outputs").exists()
+
+
+def test_an_unknown_tracker_in_evalframe_tracking_is_said_as_the_variables(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """It said "config key tracking: no tracking config named 'mlfow'": the user typed no
+    tracking key, and looked for one on the command line and in their YAML."""
+    monkeypatch.setenv("EVALFRAME_TRACKING", "mlfow")
+    with pytest.raises(ConfigError) as err:
+        prepare_overrides(["+experiment=quickstart"], cwd=tmp_path)
+    said = err.value.render()
+    assert said.startswith(
+        "error: environment variable EVALFRAME_TRACKING: no tracking config named 'mlfow' "
+        "(expected one of: mlflow, none; got EVALFRAME_TRACKING=mlfow in the environment, "
+        "which picks the tracker when the command line sets no tracking key)"
+    ), said
+    assert "hint: did you mean EVALFRAME_TRACKING=mlflow? set it to one of the options" in said
+    assert "config key" not in said
+    # the command line's tracker wins, and the variable is not read at all
+    prepare_overrides(["+experiment=quickstart", "tracking=none"], cwd=tmp_path)
+    # the real command says the same, exit 2
+    res = _quickstart(tmp_path, EVALFRAME_TRACKING="mlfow")
+    assert res.returncode == 2
+    assert res.stderr.startswith("error: environment variable EVALFRAME_TRACKING: ")
+    assert "Traceback" not in res.stderr and not (tmp_path / "outputs").exists()
 
 
 def test_search_path_is_core_then_user_then_plugins(tmp_path: Path) -> None:

@@ -362,10 +362,59 @@ def test_unknown_and_unsupported_measures_exit_2_listing_the_supported(
     assert "cutoffs must be positive" in error_of(capsys, "-m", "P.0", *files)
 
 
+def test_a_cutoff_that_is_not_positive_is_said_with_an_example(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    files = [str(DATA / "qrels.test"), str(DATA / "results.test")]
+    assert error_of(capsys, "-m", "P.0", *files) == (
+        "error: option -m: measure P.0: cutoffs must be positive (expected whole numbers of "
+        "documents from 1 up, comma-separated; got '0')\n"
+        "  hint: for example -m P.5,10 (P at 5 and at 10 documents)\n"
+    )
+    err = error_of(capsys, "-m", "ndcg_cut.10,x", *files)  # a word is C's atol 0
+    assert "measure ndcg_cut.10,x: cutoffs must be positive" in err and "got 'x')" in err
+    assert "hint: for example -m ndcg_cut.5,10" in err
+    assert "hint: give each cutoff once, for example -m P.5,10" in error_of(
+        capsys, "-m", "P.5,5", *files
+    )
+
+
 def test_no_common_query_is_an_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     q = write(tmp_path / "q", "1 0 a 1\n")
     r = write(tmp_path / "r", "2 Q0 a 1 0.5 t\n")
-    assert "no queries with both results and relevance info" in error_of(capsys, q, r)
+    err = error_of(capsys, q, r)
+    assert err.startswith(
+        f"error: {r}: no queries with both results and relevance info: none of the run's "
+        f"query ids is in the qrels file (got ids '2' in {r}; ids '1' in {q})"
+    ), err
+    assert "hint: check that the run and the qrels are of the same topics" in err
+
+
+def test_an_empty_qrels_or_run_file_is_named_as_empty(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Both said "RUN: no queries with both results and relevance info", hinting that the
+    run's ids did not match: an empty qrels file was blamed on the run."""
+    q = write(tmp_path / "q", "1 0 a 1\n")
+    r = write(tmp_path / "r", "1 Q0 a 1 0.5 t\n")
+    empty_q, empty_r = write(tmp_path / "eq", ""), write(tmp_path / "er", "\n")
+    err = error_of(capsys, empty_q, r)
+    assert err.startswith(
+        f"error: {empty_q}: the qrels file is empty: it holds no judgments, so no query of "
+        "the run can be scored (expected one judgment a line, 'qid iter docno rel'"
+    ), err
+    assert "hint: check that this is the qrels file of the run's topics" in err
+    assert "query ids" not in err
+    err = error_of(capsys, q, empty_r)
+    assert err.startswith(
+        f"error: {empty_r}: the run file is empty: it holds no results, so there is no "
+        "query to score (expected one result a line, 'qid Q0 docno rank score tag'"
+    ), err
+    assert "query ids" not in err
+    assert error_of(capsys, empty_q, empty_r).startswith(f"error: {empty_q}: the qrels file is")
+    # -c scores every qrels query, an empty run's as 0, as trec_eval does
+    assert cli.main(["trec-eval", "-c", "-m", "P.5", q, empty_r]) == 0
+    assert capsys.readouterr().out.endswith("P_5                   \tall\t0.0000\n")
 
 
 def test_scores_tie_in_double_for_v10_and_in_float32_for_v9(tmp_path: Path) -> None:

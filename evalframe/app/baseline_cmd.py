@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from evalframe.assess.runfolder import RunFolder
-from evalframe.core.errors import EvalframeError
+from evalframe.core.errors import DataError, EvalframeError
 
 __all__ = ["main"]
 
@@ -27,6 +27,37 @@ def _headline_means(folder: Path) -> dict[str, float] | None:
     except EvalframeError:  # a damaged earlier baseline: replaced all the same, unsaid
         return None
     return {m: float(metrics[m]) for m in names if isinstance(metrics.get(m), int | float)}
+
+
+def _require_finished_run(run_dir: Path) -> None:
+    """Refuse a ``run_dir`` that is no finished run, as ``compare`` and ``rescore``
+    refuse one: by the ``summary.json`` a run writes last (and a folder of runs,
+    ``outputs/<experiment>``, with its newest run named), not by the first file
+    of the copy that is missing."""
+    if RunFolder.is_run(run_dir):
+        return
+    if not run_dir.is_dir():
+        raise DataError(
+            f"run folder not found: {run_dir}",
+            expected="a folder a run wrote (config.yaml, per_query.jsonl, summary.json)",
+            hint="give the folder the run printed after 'Saved results to:' "
+            f"(outputs/<experiment>/<date_time> by default; relative paths are read from "
+            f"{Path.cwd()})",
+        )
+    try:
+        RunFolder(run_dir).require(RunFolder.SUMMARY, "run summary")
+    except DataError as exc:
+        if exc.got is not None:  # a folder of runs: the error names the one to give
+            raise
+    raise DataError(
+        f"{run_dir} is not a finished run: it has no {RunFolder.SUMMARY}, which a run writes "
+        "last, so it is no run's folder or the run stopped while writing its outputs",
+        path=run_dir / RunFolder.SUMMARY,
+        expected="a finished run's folder (it printed 'Saved results to:')",
+        hint="give a folder a run finished, or run the experiment again (its retrieval cache "
+        f"keeps the rankings it got), or restore {RunFolder.SUMMARY} from where the folder "
+        "came (a copy, `dvc pull`, git)",
+    )
 
 
 def main(argv: Sequence[str]) -> int:
@@ -63,6 +94,7 @@ def main(argv: Sequence[str]) -> int:
         version_with_dvc,
     )
 
+    _require_finished_run(args.run_dir)
     if args.commit:  # before the copy: a refusal must not have replaced the baseline
         require_versioning(args.root)
     earlier = _headline_means(args.root / args.name)

@@ -25,12 +25,12 @@ __all__ = [
 
 def prints_config(flags: Sequence[str]) -> bool:
     """``--cfg``/``-c`` or ``--info``/``-i``: Hydra prints (some of) the config, no job runs."""
-    return any(f in ("--cfg", "-c", "--info", "-i") for f in flags)
+    return any(f.split("=", 1)[0] in ("--cfg", "-c", "--info", "-i") for f in flags)
 
 
 def prints_resolved(flags: Sequence[str]) -> bool:
     """``--cfg``/``-c`` with ``--resolve``: Hydra prints the config with its values."""
-    return "--resolve" in flags and any(f in ("--cfg", "-c") for f in flags)
+    return "--resolve" in flags and any(f.split("=", 1)[0] in ("--cfg", "-c") for f in flags)
 
 
 def compose_unresolved(primary: Path, overrides: Sequence[str]) -> Any:

@@ -168,7 +168,7 @@ _VALUE_FLAGS = {
     "--shell-completion",
     "-sc",
 }
-_INFO_VALUES = {"all", "config", "defaults", "defaults-tree", "plugins", "searchpath"}
+_INFO_VALUES = ("all", "config", "defaults", "defaults-tree", "plugins", "searchpath")
 
 
 def split_argv(argv: Sequence[str]) -> tuple[list[str], list[str]]:
@@ -176,6 +176,11 @@ def split_argv(argv: Sequence[str]) -> tuple[list[str], list[str]]:
 
     Hydra reads overrides as one positional group, so ``x=1 --cfg job y=2``
     would be rejected; putting every flag first lets users write them in any order.
+    ``--info``/``-i`` takes a value only when one of its choices follows; alone, it
+    is given Hydra's own default, ``all``, so that once the flags are put first it
+    takes no override (or a token evalframe adds: ``tracking=``, ``hydra.searchpath=``)
+    for its value. A word after it that is neither a choice nor an override is
+    refused as a misspelt choice (:func:`_info_choice`).
     """
     flags: list[str] = []
     overrides: list[str] = []
@@ -185,16 +190,39 @@ def split_argv(argv: Sequence[str]) -> tuple[list[str], list[str]]:
         token = items[i]
         if token.startswith("-"):
             flags.append(token)
-            takes_value = token in _VALUE_FLAGS or (
-                token == "--info" and i + 1 < len(items) and items[i + 1] in _INFO_VALUES
-            )
-            if takes_value and i + 1 < len(items):
-                flags.append(items[i + 1])
+            following = items[i + 1] if i + 1 < len(items) else None
+            if token in ("--info", "-i"):
+                if following is not None and _info_choice(token, following):
+                    flags.append(following)
+                    i += 1
+                else:
+                    flags.append("all")  # Hydra's default for a bare --info
+            elif token in _VALUE_FLAGS and following is not None:
+                flags.append(following)
                 i += 1
         else:
             overrides.append(token)
         i += 1
     return flags, overrides
+
+
+def _info_choice(flag: str, word: str) -> bool:
+    """Whether ``word`` after ``--info`` is its value (one of :data:`_INFO_VALUES`),
+    not an override or another flag; a :class:`ConfigError` for a word that is
+    neither (``--info confg``), which Hydra would refuse without saying more."""
+    if word in _INFO_VALUES:
+        return True
+    if word.startswith(("-", "~", "+")) or "=" in word:
+        return False  # a flag or an override: --info alone, then it
+    close = difflib.get_close_matches(word, _INFO_VALUES, n=1, cutoff=0.5)
+    raise ConfigError(
+        f"{word!r} is not one of the choices {flag} takes",
+        key=flag,
+        expected=f"one of {', '.join(_INFO_VALUES)}, or nothing (all)",
+        hint=(f"did you mean {flag} {close[0]}? " if close else "")
+        + f"for example `evalframe {flag} config +experiment=quickstart` prints the composed "
+        f"config's information; {flag} alone prints all of it",
+    )
 
 
 def tracking_from_env(overrides: Sequence[str]) -> list[str]:
@@ -210,6 +238,28 @@ def tracking_from_env(overrides: Sequence[str]) -> list[str]:
         # `tracking.uri=...` alone means "track, there": the default tracker, not the env's
         return list(overrides)
     return [f"tracking={choice}", *overrides]
+
+
+def check_tracking_env(search_path: Sequence[Path]) -> None:
+    """Refuse an ``EVALFRAME_TRACKING`` that names no tracking config, as the
+    variable's value: the user typed no ``tracking`` key, so an error about one
+    would send them looking for it on the command line and in their YAML."""
+    choice = os.environ.get("EVALFRAME_TRACKING", "").strip()
+    options = group_options("tracking", search_path)
+    if not choice or choice in options:
+        return
+    close = difflib.get_close_matches(choice, options, n=1, cutoff=0.5)
+    raise ConfigError(
+        f"environment variable EVALFRAME_TRACKING: no tracking config named {choice!r}",
+        expected=f"one of: {', '.join(options) or '(none)'}",
+        got=f"EVALFRAME_TRACKING={choice} in the environment, which picks the tracker when "
+        "the command line sets no tracking key",
+        hint=(f"did you mean EVALFRAME_TRACKING={close[0]}? " if close else "")
+        + "set it to one of the options (none turns tracking off), or unset it to track "
+        "as the config says; options are the tracking/*.yaml files on the config search "
+        "path (evalframe's, yours and the installed plugins'; `evalframe plugins list` "
+        "shows the plugins)",
+    )
 
 
 #: Tells trackers when a ``-m`` sweep starts and ends (see evalframe.app.sweep). Set in
@@ -253,8 +303,11 @@ def prepare_overrides(overrides: Sequence[str], cwd: Path | None = None) -> Prep
     from evalframe.app.overrides import check_override_syntax
 
     check_override_syntax(overrides)
-    overrides = tracking_from_env(overrides)
     search_path = config_search_path(cwd)
+    picked_by_env = tracking_from_env(overrides)
+    if len(picked_by_env) > len(overrides):  # the variable's tracker, not the command line's
+        check_tracking_env(search_path)
+    overrides = picked_by_env
     _refuse_null_groups(overrides, search_path)
     check_group_overrides(overrides, search_path)
     register_resolvers()

@@ -158,6 +158,36 @@ def as_options(
         )
 
 
+def _format_may_be_wrong(exc: DataError) -> bool:
+    """Whether a load error may come of reading the file in the wrong format, so that
+    its hint should say which format was used and how to name another: an error at no
+    line, or at the file's first record (not JSON, required fields missing). One at a
+    later line (a duplicate id, a bad label at line 7) follows records the format read
+    as it should: the format is plainly right, and the error's own hint is the fix."""
+    if exc.line is None or exc.path is None:
+        return True
+    return not _text_before(Path(exc.path), exc.line)
+
+
+def _text_before(path: Path, line: int) -> bool:
+    """Whether a line of ``path`` before ``line`` holds more than whitespace and the
+    brackets that open a JSON array of records (``[``, ``{``): a record that was read.
+    Read a bounded piece at a time: a file of one huge line is not read whole."""
+    try:
+        with open(path, "rb") as handle:
+            at = 1
+            while at < line:
+                piece = handle.readline(1 << 16)
+                if not piece:
+                    return False
+                if piece.strip(b" \t\r\n[{"):
+                    return True
+                at += piece.endswith(b"\n")
+    except OSError:
+        return False
+    return False
+
+
 def _settings(spec: Any) -> list[str]:
     """A plugin's setting names (none for a plugin without a config class)."""
     return list(spec.config.model_fields) if spec.config is not None else []
@@ -250,7 +280,9 @@ def load_golden(
     except DataError as exc:
         as_options(exc, "dataset", None, "--param", _settings(spec))
         others = ", ".join(n for n in DATASETS.names() if n != fmt)
-        if inferred is not None:  # the file may be fine, in another format than guessed
+        if not _format_may_be_wrong(exc):
+            pass  # records before it were read in this format: its own hint is the fix
+        elif inferred is not None:  # the file may be fine, in another format than guessed
             exc.hint = (f"{exc.hint}; " if exc.hint else "") + (
                 f"{fmt} was a guess from {reason}: a file in another format needs "
                 f"--format NAME ({others})"

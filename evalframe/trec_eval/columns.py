@@ -50,15 +50,49 @@ def align(qrels: QrelsColumns, run: RunColumns, complete: bool) -> Rows:
     present[run_slot[run_slot >= 0]] = True
     evaluated = np.ones(query_ids.size, dtype=bool) if complete else present
     if not evaluated.any():
-        raise DataError(
-            "no queries with both results and relevance info",
-            path=run.path,
-            hint=f"the run's query ids do not match those in {qrels.path}",
-        )
+        raise _nothing_to_score(qrels, run)
     q_in = evaluated[qrel_qi]
     r_in = (run_qi >= 0) & evaluated[np.maximum(run_qi, 0)]
     extra = int((run_slot < 0).sum())
     return Rows(q_in, r_in, qrel_qi, run_qi, query_ids, present, evaluated, extra)
+
+
+def _nothing_to_score(qrels: QrelsColumns, run: RunColumns) -> DataError:
+    """No query is evaluated: an empty qrels file, an empty run, or query ids that
+    match none of the other file's, each said of the file it is about."""
+    run_name = "standard input" if run.path == "-" else run.path
+    if len(qrels) == 0:
+        return DataError(
+            "the qrels file is empty: it holds no judgments, so no query of the run can be scored",
+            path=qrels.path,
+            expected="one judgment a line, 'qid iter docno rel', as in '1 0 doc7 1'",
+            hint="check that this is the qrels file of the run's topics and that it was "
+            "written completely; trec-eval takes the qrels first: evalframe trec-eval QRELS RUN",
+        )
+    if len(run) == 0:
+        return DataError(
+            f"the run file{' on standard input' if run.path == '-' else ''} is empty: it "
+            "holds no results, so there is no query to score",
+            path=run.path,
+            expected="one result a line, 'qid Q0 docno rank score tag', as in "
+            "'1 Q0 doc7 1 12.5 bm25'",
+            hint="check that the retrieval finished writing it (with -c, a run with no "
+            "results scores 0 on every qrels query)",
+        )
+    return DataError(
+        "no queries with both results and relevance info: none of the run's query ids is "
+        "in the qrels file",
+        path=run.path,
+        got=f"{_some(run.qid_names)} in {run_name}; {_some(qrels.qid_names)} in {qrels.path}",
+        hint="check that the run and the qrels are of the same topics, and the order of the "
+        "files: evalframe trec-eval QRELS RUN",
+    )
+
+
+def _some(names: list[str], shown: int = 3) -> str:
+    """A few of a file's query ids, for a message: ``ids '1', '2', '3' (of 50)``."""
+    listed = ", ".join(repr(n) for n in names[:shown])
+    return f"ids {listed}" + (f" (of {len(names)})" if len(names) > shown else "")
 
 
 def direct_columns(qrels: QrelsColumns, run: RunColumns, rows: Rows) -> Columns:

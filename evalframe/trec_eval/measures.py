@@ -341,9 +341,21 @@ def _long_cuts(req: Request) -> list[int]:
         return list(spec.default)
     cuts = sorted(_atol(p) for p in req.params.split(","))
     if cuts[0] <= 0:
-        raise ConfigError(f"measure {req.root}.{req.params}: cutoffs must be positive", key="-m")
+        # trec_eval reads each as C's atol: a word or an empty one is 0
+        bad = [p for p in req.params.split(",") if _atol(p) <= 0]
+        raise ConfigError(
+            f"measure {req.root}.{req.params}: cutoffs must be positive",
+            key="-m",
+            expected="whole numbers of documents from 1 up, comma-separated",
+            got=", ".join(repr(p) for p in bad),
+            hint=f"for example -m {req.root}.5,10 ({req.root} at 5 and at 10 documents)",
+        )
     if len(set(cuts)) != len(cuts):
-        raise ConfigError(f"measure {req.root}.{req.params}: duplicate cutoffs", key="-m")
+        raise ConfigError(
+            f"measure {req.root}.{req.params}: duplicate cutoffs",
+            key="-m",
+            hint=f"give each cutoff once, for example -m {req.root}.5,10",
+        )
     return cuts
 
 

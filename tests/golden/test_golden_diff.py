@@ -190,3 +190,21 @@ def test_diff_of_an_unreadable_version_is_exit_2(
         f"error: {b}:1: record has no 'question', 'expected_chunks' field"
         in capsys.readouterr().err
     )
+
+
+def test_diff_of_one_file_names_the_missing_argument(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """It said "config key new: golden diff needs two versions": a positional argument
+    called a key of the config."""
+    a = write_jsonl(tmp_path / "one.jsonl", bob_records(2))
+    assert main(["diff", str(a)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(
+        "error: argument NEW is missing: golden diff compares two versions of a golden set, "
+        f"and was given one, OLD {a}, with no --rev (expected two files, OLD NEW, or one file "
+        "and a Git/DVC revision, PATH --rev REV)"
+    ), err
+    assert f"hint: give the later version, `evalframe golden diff {a} NEW.jsonl`, or " in err
+    assert f"`evalframe golden diff {a} --rev HEAD`" in err
+    assert "config key" not in err and "Traceback" not in err

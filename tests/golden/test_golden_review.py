@@ -81,6 +81,25 @@ def test_sample_writes_a_review_file_covering_every_cell(
     assert read_jsonl(out) == review
 
 
+@pytest.mark.parametrize("fraction", ["1.5", "-0.2", "0", "nan", "x"])
+def test_a_fraction_that_is_not_one_is_refused_the_same_way_whatever_it_is(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, fraction: str
+) -> None:
+    """1.5 and -0.2 were "not between 0 and 1" (argparse's usage), but 0 passed that and
+    was refused after it as "--fraction must be above 0": two messages for one range."""
+    golden = write_jsonl(
+        tmp_path / "g.jsonl", [{"id": 1, "question": question(1), "expected_chunks": ["c1"]}]
+    )
+    out = tmp_path / "r.jsonl"
+    assert main(["sample", str(golden), "--out", str(out), f"--fraction={fraction}"]) == 2
+    err = capsys.readouterr().err
+    assert err.endswith(
+        f"error: argument --fraction: {fraction} is not a fraction above 0 and at most 1 "
+        "(0.15 draws 15% of the set)\n"
+    ), err
+    assert not out.exists()
+
+
 def test_sample_keeps_a_bob_records_own_notes(tmp_path: Path) -> None:
     golden = write_jsonl(
         tmp_path / "g.jsonl",

@@ -223,6 +223,60 @@ def test_a_file_in_another_format_than_guessed_is_told_to_say_which(
     assert out.startswith("golden set gold (galaxy, 1 query, hash ")
 
 
+def test_the_format_is_questioned_only_where_the_error_may_come_of_it(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """Every load error ended "jsonl was a guess from the .jsonl suffix: ... --format NAME":
+    noise on a duplicate id or a bad label at line 7, where records before it were read
+    in that format. Kept where the first record fails (not JSON, fields missing)."""
+    guess = "jsonl was a guess from the .jsonl suffix: a file in another format needs "
+    records = bob_records(6)
+    dup = write_jsonl(tmp_path / "dup.jsonl", [*records, records[0]])
+    code, _, err = run(capsys, "validate", str(dup))
+    assert code == 2 and f"{dup}:7: query id " in err and "is duplicated" in err
+    assert err.endswith("  hint: give every question its own id\n"), err
+    label = write_jsonl(
+        tmp_path / "label.jsonl",
+        [*records, {**records[0], "id": "x", "expected_chunks": {"a": "high"}}],
+    )
+    for command in ("validate", "stats"):
+        code, _, err = run(capsys, command, str(label))
+        assert code == 2 and f"{label}:7: the label of chunk 'a'" in err
+        assert err.endswith("  hint: labels > 0 are relevant, labels <= 0 judged not relevant\n")
+    good = write_jsonl(tmp_path / "good.jsonl", records)
+    broken = tmp_path / "broken.jsonl"
+    broken.write_text(good.read_text() + '{"id": "q9",\n')
+    code, _, err = run(capsys, "diff", str(good), str(broken))
+    assert code == 2 and f"{broken}:7: line is not valid JSON" in err
+    assert err.endswith("  hint: each line must be one complete JSON object\n"), err
+    # the first record: not JSON (after blank lines), or without the format's fields
+    first = tmp_path / "first.jsonl"
+    first.write_text("\n\nid,question\n")
+    code, _, err = run(capsys, "validate", str(first))
+    assert code == 2 and f"{first}:3: line is not valid JSON" in err and guess in err
+    write_jsonl(first, [{"qid": "1", "text": "x"}, *records])
+    code, _, err = run(capsys, "validate", str(first))
+    assert code == 2 and f"{first}:1: record has no 'id'" in err and guess in err
+    # a JSON array (KnowCode's .json) opens with "[": its first record is still the first
+    knowcode = json.loads((KNOWCODE_DATA / "golden_v1.0.json").read_text())
+    del knowcode[0]["query_text"]
+    array = tmp_path / "golden.json"
+    array.write_text(json.dumps(knowcode, indent=2))
+    code, _, err = run(capsys, "validate", str(array))
+    assert code == 2 and f"{array}:2: record has no 'query_text' field" in err
+    assert "knowcode was a guess from the .json suffix" in err
+    knowcode = json.loads((KNOWCODE_DATA / "golden_v1.0.json").read_text())
+    del knowcode[-1]["query_text"]  # after records read as KnowCode
+    array.write_text(json.dumps(knowcode, indent=2))
+    code, _, err = run(capsys, "validate", str(array))
+    assert code == 2 and "record has no 'query_text' field" in err and "a guess" not in err
+    # named with --format, the same rule: asked only of the first record
+    code, _, err = run(capsys, "validate", str(dup), "--format", "jsonl")
+    assert code == 2 and "is it in another format" not in err
+    code, _, err = run(capsys, "validate", str(first), "--format", "jsonl")
+    assert code == 2 and "it was read as --format jsonl: is it in another format (" in err
+
+
 def test_a_param_written_as_a_list_or_mapping_is_read_as_yaml() -> None:
     from evalframe.core.errors import ConfigError
     from evalframe.golden.load import parse_params

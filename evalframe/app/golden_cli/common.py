@@ -12,11 +12,25 @@ from typing import Any
 from evalframe.core.argtypes import number, whole
 from evalframe.core.errors import ConfigError
 
-__all__ = ["add_format", "count", "emit", "fraction", "load"]
+__all__ = ["add_format", "count", "emit", "fraction", "load", "share"]
 
 
 #: A share of the set (``--fraction``, ``--plan-fill``): from 0 to 1.
 fraction = number(0, 1)
+_share = number(0, 1, above=True)
+
+
+def share(text: str) -> float:
+    """A share of the set to draw (``golden sample --fraction``): above 0 (a sample of
+    nothing is no sample) and at most 1, every wrong value said the same way."""
+    try:
+        return _share(text)
+    except argparse.ArgumentTypeError:
+        raise argparse.ArgumentTypeError(
+            f"{text} is not a fraction above 0 and at most 1 (0.15 draws 15% of the set)"
+        ) from None
+
+
 #: A number of records or passages (``--n``, ``--min-*``): 0 or more.
 count = whole(0)
 

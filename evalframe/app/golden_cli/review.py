@@ -7,7 +7,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from evalframe.app.golden_cli.common import add_format, count, emit, fraction, load
+from evalframe.app.golden_cli.common import add_format, count, emit, fraction, load, share
 from evalframe.core.argtypes import whole
 from evalframe.core.errors import EXIT_GATE_FAILED, EXIT_OK, ConfigError, DataError
 
@@ -47,7 +47,12 @@ def add_parsers(sub: Any) -> None:
     sa.add_argument("path", help="golden set file or folder")
     add_format(sa)
     sa.add_argument("--out", required=True, help="review file to write (JSONL)")
-    sa.add_argument("--fraction", type=fraction, default=0.15, help="default 0.15 (KnowCode §8)")
+    sa.add_argument(
+        "--fraction",
+        type=share,
+        default=0.15,
+        help="share of the set to draw, above 0 and at most 1 (default 0.15, KnowCode §8)",
+    )
     sa.add_argument("--seed", type=whole(0), default=0, help="random seed (default 0)")
     sa.add_argument(
         "--strata",
@@ -158,8 +163,6 @@ def sample(args: argparse.Namespace) -> int:
             key="--out",
             hint="it may hold verdicts; choose another --out or pass --force to overwrite it",
         )
-    if args.fraction <= 0:
-        raise ConfigError("--fraction must be above 0", key="--fraction", got=str(args.fraction))
     loaded = load(args.path, args)
     golden = loaded.golden
     present = {k for q in golden.queries for k in q.metadata}

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import shlex
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -34,8 +35,15 @@ def add_parsers(sub: Any) -> None:
         "copy; --rev A --rev B: A against B). DVC-tracked sets are read from DVC's cache or "
         "remote. Always exits 0.",
     )
-    d.add_argument("old", help="the earlier version (with --rev: the golden set's path)")
-    d.add_argument("new", nargs="?", help="the later version (default with --rev: the same path)")
+    d.add_argument(
+        "old", metavar="OLD", help="the earlier version (with --rev: the golden set's path)"
+    )
+    d.add_argument(
+        "new",
+        metavar="NEW",
+        nargs="?",
+        help="the later version (default with --rev: the same path)",
+    )
     d.add_argument(
         "--rev",
         action="append",
@@ -69,11 +77,14 @@ def diff(args: argparse.Namespace) -> int:
             hint="--rev A compares A with the working copy; --rev A --rev B compares A with B",
         )
     if not revs and args.new is None:
+        # a missing positional argument: no config key and no option to name
+        old_path = shlex.quote(args.old)
         raise ConfigError(
-            "golden diff needs two versions",
-            key="new",
-            hint="give two files (golden diff OLD NEW) or a revision "
-            "(golden diff PATH --rev HEAD~1)",
+            "argument NEW is missing: golden diff compares two versions of a golden set, and "
+            f"was given one, OLD {args.old}, with no --rev",
+            expected="two files, OLD NEW, or one file and a Git/DVC revision, PATH --rev REV",
+            hint=f"give the later version, `evalframe golden diff {old_path} NEW.jsonl`, or "
+            f"compare the file with its last commit: `evalframe golden diff {old_path} --rev HEAD`",
         )
     new_path = args.new or args.old
     with tempfile.TemporaryDirectory(prefix="evalframe-golden-") as scratch:

@@ -30,8 +30,8 @@ from typing import Any, Literal
 from pydantic import Field, ValidationInfo, field_validator, model_validator
 
 from evalframe.core.errors import PluginError
-from evalframe.core.types import Ranking
 from evalframe.core.secrets import remember_secrets
+from evalframe.core.types import Ranking
 from evalframe.plugin.protocols import NOT_IN_CACHE_KEY, PluginContext, Query
 from evalframe.plugin.registry import retriever
 

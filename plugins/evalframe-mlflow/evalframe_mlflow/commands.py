@@ -154,10 +154,26 @@ class _Values:
         return self.tables[run_id]
 
 
-def _short_params(params: list[str]) -> list[str]:
-    """``retriever.k1`` as ``k1`` when no other shown param ends the same way."""
-    tails = [p.rsplit(".", 1)[-1] for p in params]
-    return [t if tails.count(t) == 1 else p for p, t in zip(params, tails, strict=True)]
+def _short_param(param: str) -> str:
+    """A param's column head in the narrow table: its last part (``retriever.k1`` as
+    ``k1``), or as a run name shows it when that part is generic (``gates.mrr.value``
+    as ``mrr.value``, :func:`~evalframe_mlflow.record.short_key`); a plugin's ``name``
+    as its section (``retriever.name`` as ``retriever``: the run's retriever)."""
+    from evalframe_mlflow.record import short_key
+
+    parts = param.split(".")
+    return parts[-2] if len(parts) > 1 and parts[-1] == "name" else short_key(param)
+
+
+def _short_params(params: list[str], taken: Sequence[str] = ()) -> list[str]:
+    """Each param's :func:`_short_param`, or its full key where that would head two
+    columns: another shown param's, or one of ``taken`` (the table's own columns,
+    ``name`` among them, and its metrics)."""
+    tails = [_short_param(p) for p in params]
+    return [
+        t if tails.count(t) == 1 and t not in taken else p
+        for p, t in zip(params, tails, strict=True)
+    ]
 
 
 def runs_table(
@@ -267,7 +283,7 @@ def render_runs(
     n_fixed = 5
     experiments = sorted({r[2] for r in rows if r[2]})
     one_experiment = not wide and len(experiments) <= 1
-    shown = params if wide else _short_params(params)
+    shown = params if wide else _short_params(params, [*header[:n_fixed], *metrics])
     # run, name, result | metrics | params | started, experiment
     order = [0, 1, 4]
     order += list(range(n_fixed, n_fixed + len(metrics) + len(params)))

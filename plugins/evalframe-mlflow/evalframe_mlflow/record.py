@@ -48,6 +48,7 @@ __all__ = [
     "git_state",
     "headline_metrics",
     "metrics_table",
+    "short_key",
     "single_run_name",
     "sweep_run_name",
 ]
@@ -480,14 +481,44 @@ def _datasets(summary: Mapping[str, Any], config: Mapping[str, Any]) -> list[dic
     return found
 
 
+#: Last parts of config keys that many sections share, so that alone they say
+#: nothing of which setting changed (``gates.mrr.value=0.9`` as ``value=0.9``; the
+#: inputs' ``dataset.path``, ``corpus.path`` and ``queries.path``): a run name shows
+#: such a key by its last two parts (:func:`short_key`).
+GENERIC_KEY_PARTS = frozenset(
+    {
+        "enabled",
+        "id_field",
+        "k",
+        "metric",
+        "name",
+        "op",
+        "path",
+        "seed",
+        "severity",
+        "text_field",
+        "type",
+        "value",
+    }
+)
+
+
+def short_key(key: str) -> str:
+    """A key as a run name shows it: its last part (``retriever.k1`` as ``k1``), or its
+    last two where the last is one of :data:`GENERIC_KEY_PARTS` (``gates.mrr.value``
+    as ``mrr.value``, ``dataset.path`` as itself)."""
+    parts = key.split(".")
+    return ".".join(parts[-2:] if parts[-1] in GENERIC_KEY_PARTS else parts[-1:])
+
+
 def _swept_part(override: str, swept: list[str]) -> str | None:
     """``retriever.k1=0.9`` as ``k1=0.9`` when its key is one the sweep varies."""
     key, eq, value = override.lstrip("+~").partition("=")
     key = key.split("@", 1)[0]  # group@package=option
     if not eq or key not in swept:
         return None
-    short = key.rsplit(".", 1)[-1]
-    clash = sum(1 for k in swept if k.rsplit(".", 1)[-1] == short) > 1
+    short = short_key(key)
+    clash = sum(1 for k in swept if short_key(k) == short) > 1
     return f"{key if clash else short}={value}"
 
 
@@ -495,7 +526,8 @@ def sweep_run_name(overrides: list[str], swept: list[str], label: str | None = N
     """A sweep job's run name: the overrides that tell it apart (``k1=0.9,b=0.3``).
 
     ``swept`` are the keys the sweep varies; a key is shown by its last part
-    unless two swept keys share it. A run the sweep made beside its jobs (a
+    (its last two for a generic one, :func:`short_key`) unless two swept keys
+    share it. A run the sweep made beside its jobs (a
     tuning sweep's held-out run) has a ``label`` that goes first
     (``held-out: k1=0.9,b=0.3``). None when nothing is swept and there is no
     label (MLflow then picks a name).

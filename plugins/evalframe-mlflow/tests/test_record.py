@@ -14,6 +14,7 @@ from evalframe_mlflow.record import (
     curve_metrics,
     jobs_table,
     metrics_table,
+    short_key,
     single_run_name,
     sweep_run_name,
 )
@@ -314,7 +315,15 @@ def test_a_sweep_jobs_overrides_tag_gives_back_a_value_with_a_space(tmp_path: Pa
          "dataset.path=a.jsonl,corpus.path=c.jsonl"),
         # where the inputs are goes last, where the UI cuts a long name, after what was set
         (["dataset.path=/data/sets/golden.jsonl", "retriever.k1=0.6", "golden=/d/v2", "depth=20"],
-         "k1=0.6,depth=20,path=/data/sets/golden.jsonl,golden=/d/v2"),
+         "k1=0.6,depth=20,dataset.path=/data/sets/golden.jsonl,golden=/d/v2"),
+        # a generic last part names no setting: the part before it says which (was value=0.9)
+        (["+experiment=quickstart", "gates.mrr.value=0.9"], "mrr.value=0.9"),
+        (["gates.mrr.value=0.9", "gates.recall_at_5.value=0.4", "stats.seed=3", "tuning.seed=1"],
+         "mrr.value=0.9,recall_at_5.value=0.4,stats.seed=3,tuning.seed=1"),
+        (["retriever.name=bm25", "analysis.failures.enabled=false"],
+         "retriever.name=bm25,failures.enabled=false"),
+        # ... and shown whole when two keys would still be shown alike
+        (["a.gates.mrr.value=1", "b.gates.mrr.value=2"], "a.gates.mrr.value=1,b.gates.mrr.value=2"),
         ([], None),
     ],
 )  # fmt: skip
@@ -322,6 +331,15 @@ def test_a_single_run_is_named_after_the_overrides_that_change_what_it_measures(
     overrides: list[str], name: str | None
 ) -> None:
     assert single_run_name(overrides) == name
+
+
+def test_a_sweep_jobs_name_shows_a_generic_key_by_its_last_two_parts() -> None:
+    swept = ["gates.mrr.value", "retriever.k1"]
+    assert sweep_run_name(["gates.mrr.value=0.5", "retriever.k1=0.9"], swept) == (
+        "mrr.value=0.5,k1=0.9"
+    )
+    assert short_key("retriever.k1") == "k1" and short_key("dataset.path") == "dataset.path"
+    assert short_key("path") == "path"  # a key of one part stays as it is
 
 
 def test_the_metrics_table_has_a_row_per_metric_and_slice_value() -> None:

@@ -93,3 +93,30 @@ def test_a_tuning_sweeps_runs_follow_its_parent_trials_first_then_the_others() -
         "untuned (tuning part): k1=1.2",
         "untuned (held-out part): k1=1.2",
     ]
+
+
+def test_no_param_column_is_headed_as_another_column_is() -> None:
+    """`retriever.name` was headed `name`, beside the run-name column `name`; a gate's
+    `value` said nothing of which gate."""
+    from evalframe_mlflow.commands import render_runs
+
+    def logged(run_id: str, name: str, **params: str) -> SimpleNamespace:
+        info = SimpleNamespace(run_id=run_id, run_name=name, start_time=0, status="FINISHED")
+        tags = {"evalframe.experiment": "quickstart", "evalframe.gates_passed": "true"}
+        return SimpleNamespace(
+            info=info, data=SimpleNamespace(tags=tags, params=params, metrics={})
+        )
+
+    params = ["retriever.name", "retriever.k1", "gates.mrr.value"]
+    runs = [
+        logged("a" * 32, "k1=0.6", **dict(zip(params, ["bm25", "0.6", "0.5"], strict=True))),
+        logged("b" * 32, "dense-run", **dict(zip(params, ["dense", "—", "0.9"], strict=True))),
+    ]
+    text = render_runs(runs, [], params, width=100)
+    head = next(line for line in text.splitlines() if line.startswith("run "))
+    assert head.split() == ["run", "name", "result", "retriever", "k1", "mrr.value", "started"]
+    assert "dense-run" in text and "dense" in text.replace("dense-run", "")
+    # a param whose short head is a column's, or a metric's, keeps its full key
+    text = render_runs(runs[:1], ["RR"], ["x.RR", "y.result"], width=100)
+    head = next(line for line in text.splitlines() if line.startswith("run "))
+    assert head.split() == ["run", "name", "result", "RR", "x.RR", "y.result", "started"]
