@@ -488,18 +488,26 @@ def test_a_cache_folder_that_cannot_be_used_is_named_not_a_crash(
     project: Project, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """A file where the cache folder should be (or another machine's path this user
-    cannot make): exit 2 with the folder and the settings that move it, no traceback."""
+    cannot make): exit 2 with the folder and the settings that move it, no traceback.
+    The stored config names the run's cache folder, and keeps it (EVALFRAME_CACHE_DIR
+    is the default of a config that names none); an override moves it."""
     run_dir, _ = _half_empty_run(project)
     blocked = project.root / "blocked"
     blocked.write_text("a file where the cache folder would be")
-    monkeypatch.setenv("EVALFRAME_CACHE_DIR", str(blocked))
+    config = run_dir / "config.yaml"
+    config.write_text(config.read_text().replace(str(project.root / "cache"), str(blocked)))
+    assert str(blocked) in config.read_text()
+    monkeypatch.setenv("EVALFRAME_CACHE_DIR", str(project.root / "elsewhere"))
     with RETRIEVERS.scoped() as reg:
         reg.add("half_empty", HalfEmpty, CountingConfig)
         code = main(["rescore", str(run_dir), "--out", str(project.root / "again")])
-    err = capsys.readouterr().err
-    assert code == 2, err
-    assert "the cache folder is a file, not a folder" in err and str(blocked) in err
-    assert "EVALFRAME_CACHE_DIR" in err and "Traceback" not in err
+        err = capsys.readouterr().err
+        assert code == 2, err
+        assert "the cache folder is a file, not a folder" in err and str(blocked) in err
+        assert "output.cache_dir" in err and "Traceback" not in err
+        moved = f"output.cache_dir={project.root / 'cache'}"
+        code = main(["rescore", str(run_dir), "--out", str(project.root / "again"), moved])
+    assert code == 0, capsys.readouterr().err
 
 
 def test_a_hand_edited_run_file_is_said_and_does_not_change_the_next_rescore(

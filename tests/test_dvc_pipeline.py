@@ -166,6 +166,29 @@ def test_repro_on_a_clean_checkout_runs_everything_and_then_nothing(repo: Repo) 
     assert ran(again.stdout) == set()
     assert "Data and pipelines are up to date." in again.stdout
     assert "up to date" in repo.dvc("status").stdout
+    # EVALFRAME_CACHE_DIR is set (above): the runs and their comparisons still name the
+    # repository's cache folder, so their config.yaml is the same on every machine
+    for run in ("quickstart", "compare/quickstart"):
+        config = yaml.safe_load((repo.root / "results" / run / "config.yaml").read_text())
+        assert config["output"]["cache_dir"] == ".evalframe-cache", run
+
+
+def test_a_changed_source_puts_every_evaluation_stage_out_of_date(repo: Repo) -> None:
+    """Every stage that runs evalframe depends on its source: a change re-runs the
+    comparisons and the report too, not only the evaluations (docs/dvc.md)."""
+    changed = repo.root / "evalframe" / "_a_change.py"
+    changed.write_text("VALUE = 1\n")
+    try:
+        status = json.loads(repo.dvc("status", "--json").stdout)
+    finally:
+        changed.unlink()
+    assert set(status) == {
+        *(f"{stage}@{name}" for stage in ("validate", "evaluate", "compare") for name in NAMES[:2]),
+        "exp",
+        "report",
+    }
+    assert all({"changed deps": {"evalframe": "modified"}} in status[s] for s in status), status
+    assert "up to date" in repo.dvc("status").stdout
 
 
 # 16 s of a 600 s budget: the clean-checkout test above runs every stage and checks that a
@@ -273,6 +296,59 @@ def test_exp_run_composes_params_with_hydra(repo: Repo) -> None:
     columns = table.splitlines()[0].split(",")
     assert columns == ["Experiment", *(f"results/exp/headline.json:{k}" for k in metrics)]
     assert data["params"]["params.yaml"]["data"]["retriever"]["k1"] == 1.2
+
+
+def test_a_plain_exp_run_is_stopped_before_it_changes_anything(repo: Repo) -> None:
+    """Without -S '+experiment=NAME' the composition picks no experiment: DVC used to
+    write a params.yaml naming no golden set and delete results/exp (its metrics files
+    with it) before it failed. conf/dvc_exp.yaml stops it before DVC writes anything."""
+    tracked = {p: p.read_bytes() for p in (repo.root / "results/exp").iterdir() if p.is_file()}
+    params = (repo.root / "params.yaml").read_bytes()
+    before = repo.run("git", "status", "--porcelain").stdout
+    for argv in ([], ["-S", "retriever.k1=1.3"]):
+        proc = repo.dvc("exp", "run", *argv, ok=False)
+        assert proc.returncode != 0
+        assert "picks no experiment" in proc.stderr and "+experiment=NAME" in proc.stderr
+        assert ran(proc.stdout) == set()
+    assert (repo.root / "params.yaml").read_bytes() == params
+    assert {p: p.read_bytes() for p in tracked} == tracked
+    assert repo.run("git", "status", "--porcelain").stdout == before
+
+
+def test_queued_experiments_log_their_runs_to_the_workspaces_store(
+    repo: Repo, store_template: Path
+) -> None:
+    """A queued experiment runs in a temporary copy under .dvc/tmp/exps, deleted when it
+    ends: its MLflow run is in the workspace's default store, ./mlflow.db (it was in
+    the copy's, and lost)."""
+    import sqlite3
+    import time
+
+    store = repo.root / "mlflow.db"  # the default store; an empty one, made once
+    shutil.copyfile(store_template, store)
+    env = {
+        k: v for k, v in repo.env.items() if k not in ("EVALFRAME_TRACKING", "MLFLOW_TRACKING_URI")
+    }
+    tracked = Repo(repo.root, env)
+    tracked.dvc(
+        "exp", "run", "--queue", "-n", "queued-k1",
+        "-S", "+experiment=docs_keywords", "-S", "retriever.k1=0.7",
+    )  # fmt: skip
+    tracked.dvc("queue", "start")
+    deadline = time.monotonic() + 240
+    while time.monotonic() < deadline:
+        status = tracked.dvc("queue", "status").stdout
+        if not re.search(r"\b(Queued|Running)\b", status):
+            break
+        time.sleep(2)
+    assert re.search(r"\bSuccess\b", status) and "Failed" not in status, status
+    with sqlite3.connect(store) as db:
+        k1 = db.execute("SELECT value FROM params WHERE key = 'retriever.k1'").fetchall()
+    assert k1 == [("0.7",)]
+    logs = tracked.dvc("queue", "logs", "queued-k1").stdout
+    assert "Running stage 'exp'" in logs
+    assert f"to sqlite:///{repo.root.resolve() / 'mlflow.db'}" in logs
+    store.unlink()
 
 
 def test_push_and_pull_through_the_folder_remote(repo: Repo) -> None:

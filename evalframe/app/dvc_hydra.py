@@ -12,7 +12,12 @@ imports this module, which
   does for ``python -m evalframe``;
 - registers ``${ef.data:...}``, giving a path relative to the repository when
   the data lies inside it, so the committed ``params.yaml`` holds no absolute
-  path of one machine.
+  path of one machine;
+- registers ``${ef.no_experiment:}``, the value of ``experiment`` in
+  ``conf/dvc_exp.yaml`` that an experiment file replaces: resolved, it stops a
+  composition that picks no experiment (a plain ``dvc exp run``) before DVC
+  writes ``params.yaml`` or runs a stage, which would replace the file by one
+  naming no golden set and delete the ``exp`` stage's results.
 
 ``python -m evalframe`` never loads it: the folder is not on ``sys.path``.
 """
@@ -25,7 +30,7 @@ from pathlib import Path
 from hydra.core.config_search_path import ConfigSearchPath
 from hydra.plugins.search_path_plugin import SearchPathPlugin
 
-__all__ = ["EvalframeSearchPath", "data_path", "register_resolvers"]
+__all__ = ["NO_EXPERIMENT", "EvalframeSearchPath", "data_path", "register_resolvers"]
 
 _FILE = "file://"
 
@@ -49,12 +54,28 @@ def data_path(rel: str, repo_root: Path | None) -> str:
     return str(package / "data" / rel)
 
 
+#: What a composition that picks no experiment says (DVC prints it after "ERROR:").
+NO_EXPERIMENT = (
+    "`dvc exp run` composes params.yaml from conf/dvc_exp.yaml, and this composition picks "
+    "no experiment, so it would name no golden set: add -S '+experiment=NAME' (an "
+    "experiment of conf/experiment/, which sets `experiment: NAME`). Nothing was changed: "
+    "params.yaml and the results are as they were"
+)
+
+
+def no_experiment() -> str:
+    """``${ef.no_experiment:}``: reached only when no experiment file set ``experiment``."""
+    raise ValueError(NO_EXPERIMENT)
+
+
 def register_resolvers(repo_root: Path | None = None) -> None:
-    """Register ``ef.data`` (unless evalframe already did, in this process)."""
+    """Register ``ef.data`` and ``ef.no_experiment`` (unless already done, in this process)."""
     from omegaconf import OmegaConf
 
     if not OmegaConf.has_resolver("ef.data"):
         OmegaConf.register_new_resolver("ef.data", lambda rel: data_path(str(rel), repo_root))
+    if not OmegaConf.has_resolver("ef.no_experiment"):
+        OmegaConf.register_new_resolver("ef.no_experiment", no_experiment)
 
 
 class EvalframeSearchPath(SearchPathPlugin):

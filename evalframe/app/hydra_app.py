@@ -14,6 +14,12 @@ Where Hydra looks for config, in the order it searches:
 Plugins contribute config through that entry point rather than the
 ``hydra_plugins`` namespace package, so discovery is the same mechanism as
 for the plugins themselves and nothing is scanned at import time.
+
+It is one module because it is the one place that hands a command line to
+Hydra: how argv is split into Hydra's flags and overrides, what is checked
+and added before Hydra composes (the search path, group choices, the
+tracker from the environment) and how ``hydra.main``'s outcome becomes an
+exit code are one sequence, each step relying on the one before.
 """
 
 from __future__ import annotations

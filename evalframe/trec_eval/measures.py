@@ -6,6 +6,10 @@ it, how its ``all`` line aggregates. Most measures are one of two regular
 shapes (one metric, or one metric per cutoff) and need nothing more; the few
 irregular ones name a builder. :func:`parse_measures` turns ``-m`` flags into
 requests and :func:`plan` turns requests into printed outputs.
+
+It is one module because the table and the parsing of ``-m`` read each other:
+a measure's entry says how its parameters parse, and the parser checks a
+flag against the entry, so a split would put one rule in two places.
 """
 
 from __future__ import annotations

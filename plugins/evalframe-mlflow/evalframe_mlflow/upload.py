@@ -56,6 +56,7 @@ __all__ = [
     "Uploader",
     "artifact_location_for",
     "check_sqlite_store",
+    "dvc_workspace",
     "resolve_uri",
 ]
 
@@ -98,13 +99,41 @@ def failure_reason(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {truncate(first, 200)}"
 
 
+def dvc_workspace(cwd: Path) -> Path:
+    """``cwd``, or the same folder of the workspace when ``cwd`` is in DVC's temporary copy.
+
+    A queued experiment (``dvc exp run --queue``, then ``dvc queue start``) and a
+    ``dvc exp run --temp`` run in a copy of the repository under
+    ``<workspace>/.dvc/tmp/exps/`` (``tmpXXXX``, or ``standalone/tmpXXXX``), deleted
+    when it ends; DVC sets ``DVC_ROOT`` to the workspace it was started from, not the
+    copy. So a folder of the copy (the copy's root holds ``.dvc``) stands for the same
+    folder of the workspace. Anywhere else, and without ``DVC_ROOT`` (``dvc repro``
+    sets it to the repository the stage runs in), ``cwd`` is its own answer.
+    """
+    root = os.environ.get("DVC_ROOT", "").strip()
+    if not root:
+        return cwd
+    workspace = Path(root).resolve()
+    exps = workspace / ".dvc" / "tmp" / "exps"
+    if exps not in cwd.parents:
+        return cwd
+    for folder in (cwd, *cwd.parents):
+        if folder == exps:
+            break
+        if (folder / ".dvc").is_dir():  # the copy's root (below the Git root in a monorepo)
+            return workspace / cwd.relative_to(folder)
+    return workspace
+
+
 def resolve_uri(uri: str | None, cwd: Path | None = None) -> str:
     """The tracking URI with a sqlite file made absolute (null = ``<cwd>/mlflow.db``).
 
-    DVC's queued experiments run in a temporary copy of the repository, where
-    a relative database would be created and then thrown away.
+    A relative database would otherwise follow the process's cwd. In DVC's
+    temporary copy of the repository (a queued experiment), ``cwd`` stands for the
+    workspace's folder (:func:`dvc_workspace`): the copy and a store in it are
+    deleted when the experiment ends.
     """
-    base = (cwd or Path.cwd()).resolve()
+    base = dvc_workspace((cwd or Path.cwd()).resolve())
     if uri is None or uri == "":
         uri = os.environ.get("MLFLOW_TRACKING_URI") or f"sqlite:///{base / 'mlflow.db'}"
     prefix = "sqlite:///"

@@ -312,3 +312,82 @@ def test_a_report_html_in_the_run_folder_is_the_runs_first_artifact_and_linked(
     head, text = note.split("\n\n", 1)
     assert "(report.html under Artifacts). The full metric table is" in head
     assert text == (out / "summary.md").read_text()
+
+
+def test_in_dvcs_temporary_copy_the_store_is_the_workspaces(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A queued DVC experiment runs in `<workspace>/.dvc/tmp/exps/tmpXXXX`, deleted when
+    it ends, with DVC_ROOT naming the workspace: a folder of the copy stands for the same
+    folder of the workspace. Anywhere else the folder is its own, as before."""
+    from evalframe_mlflow.upload import dvc_workspace
+
+    monkeypatch.delenv("MLFLOW_TRACKING_URI", raising=False)
+    workspace = (tmp_path / "ws").resolve()
+    (workspace / ".dvc").mkdir(parents=True)
+    queued = workspace / ".dvc" / "tmp" / "exps" / "tmp3k9x_q1"  # `dvc queue start`
+    standalone = workspace / ".dvc" / "tmp" / "exps" / "standalone" / "tmpa8r0"  # --temp
+    for copy in (queued, standalone):
+        (copy / ".dvc").mkdir(parents=True)
+        (copy / "stages").mkdir()
+    monkeypatch.delenv("DVC_ROOT", raising=False)
+    assert dvc_workspace(queued) == queued  # DVC started nothing: the folder is its own
+    monkeypatch.setenv("DVC_ROOT", str(workspace))
+    assert dvc_workspace(queued) == workspace
+    assert dvc_workspace(standalone) == workspace
+    assert dvc_workspace(queued / "stages") == workspace / "stages"  # a stage's wdir
+    assert resolve_uri(None, queued) == f"sqlite:///{workspace}/mlflow.db"
+    assert resolve_uri("sqlite:///runs/m.db", queued) == f"sqlite:///{workspace}/runs/m.db"
+    assert resolve_uri(f"sqlite:///{queued}/m.db", queued) == f"sqlite:///{queued}/m.db"
+    assert resolve_uri("http://h:5000", queued) == "http://h:5000"
+    # `dvc repro` and a workspace `dvc exp run` run in the workspace: as before
+    assert resolve_uri(None, workspace) == f"sqlite:///{workspace}/mlflow.db"
+    assert dvc_workspace(workspace / "stages") == workspace / "stages"
+    # a DVC project below the Git root: the copy is of the Git repository, and the
+    # project's folder in it holds .dvc
+    mono = workspace / ".dvc" / "tmp" / "exps" / "tmpm0n0"
+    (mono / "eval" / ".dvc").mkdir(parents=True)
+    assert dvc_workspace(mono / "eval") == workspace
+    # DVC_ROOT of another repository: this copy is not DVC's copy of it
+    other = (tmp_path / "other").resolve()
+    (other / ".dvc").mkdir(parents=True)
+    monkeypatch.setenv("DVC_ROOT", str(other))
+    assert dvc_workspace(queued) == queued
+
+
+@pytest.mark.slow
+def test_a_run_in_dvcs_temporary_copy_is_logged_to_the_workspaces_store(
+    project: Any, store_template: Path, client: Callable[..., Any]
+) -> None:
+    """The run, from the copy, with the environment a queued experiment's stage gets:
+    its record is in the workspace's mlflow.db, and the copy holds no store."""
+    import shutil
+
+    tmp_path = project.root.resolve()
+    workspace = tmp_path / "ws"
+    copy = workspace / ".dvc" / "tmp" / "exps" / "tmpq0ue"
+    (copy / ".dvc").mkdir(parents=True)
+    shutil.copyfile(store_template, workspace / "mlflow.db")  # an empty store, made once
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if k not in ("EVALFRAME_TRACKING", "MLFLOW_TRACKING_URI")
+    }
+    env.update(
+        DVC_ROOT=str(workspace),
+        DVC_EXP_NAME="queued-exp",
+        EVALFRAME_CACHE_DIR=str(tmp_path / ".cache"),
+    )
+    res = forkrun.run(
+        [f"dataset.path={tmp_path / 'golden.jsonl'}", f"corpus.path={tmp_path / 'corpus.jsonl'}",
+         "retriever.k1=0.9",
+         "stats.bootstrap=50", "report.html=false", f"hydra.run.dir={copy / 'out'}"],
+        cwd=copy, env=env, timeout=180, preload=forkrun.MLFLOW,
+    )  # fmt: skip
+    assert res.returncode == 0, res.stderr
+    assert f"to sqlite:///{workspace}/mlflow.db" in res.stdout + res.stderr
+    assert not (copy / "mlflow.db").exists() and not (copy / "mlartifacts").exists()
+    c = client(f"sqlite:///{workspace / 'mlflow.db'}")
+    (run,) = c.search_runs([e.experiment_id for e in c.search_experiments()])
+    assert run.data.params["retriever.k1"] == "0.9"
+    assert (workspace / "mlartifacts").is_dir()  # beside the store, as in the workspace
