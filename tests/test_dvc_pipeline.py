@@ -315,6 +315,8 @@ def test_a_plain_exp_run_is_stopped_before_it_changes_anything(repo: Repo) -> No
     assert repo.run("git", "status", "--porcelain").stdout == before
 
 
+@pytest.mark.extended  # a real DVC queue worker; the suite checks the same lookup run in a
+# copy with DVC's environment (plugins/evalframe-mlflow/tests/test_tracker.py) and unit by unit
 def test_queued_experiments_log_their_runs_to_the_workspaces_store(
     repo: Repo, store_template: Path
 ) -> None:
