@@ -950,7 +950,9 @@ class RunFolder:
         ``load`` no longer reads it as this run's; one re-used by another experiment
         loses the previous one's ``galaxy_eval.json``, and a user's notes stay. A
         folder of a run from before the record keeps its exports (they are not known).
-        Called once the run has succeeded: a failing run leaves the folder as it was.
+        Called once the run's ``summary.json`` is written (also when its comparison
+        or a reporter fails after that); a run that fails before it leaves the
+        previous run's files where they were.
         """
         kept = {Path(p).resolve() for p in written}
         removed = []

@@ -769,14 +769,18 @@ def score_and_report(
         analysis=analysis,
         corpus=judged,
     )
-    if evaluation.baseline is not None:
-        result.comparison = _compare_with_baseline(
-            exp, evaluation.baseline, records, summary, outputs
-        )
-    for reporter in reporters:
-        reporter(result)
-    # a folder re-used (the same output.dir twice): the previous run's comparison.json,
-    # report.html, ... that this run did not write would be read as this run's
-    RunFolder(exp.output_dir).remove_stale(earlier, outputs.values())
+    try:
+        if evaluation.baseline is not None:
+            result.comparison = _compare_with_baseline(
+                exp, evaluation.baseline, records, summary, outputs
+            )
+        for reporter in reporters:
+            reporter(result)
+    finally:
+        # a folder re-used (the same output.dir twice): the previous run's comparison.json,
+        # report.html, ... that this run did not write would be read as this run's. Also
+        # when the comparison or a reporter failed: this run's summary.json is written by
+        # then, so the folder reads as this run, and must not show the earlier one's page.
+        RunFolder(exp.output_dir).remove_stale(earlier, outputs.values())
     relay.emit("on_run_end", context, RunOutcome(exit_code=exit_code, outputs=outputs))
     return result

@@ -1,7 +1,7 @@
 """A run written into a folder that holds a previous run: the previous run's own files
 and the exports its summary.json recorded that the new run does not write are removed
-(only those, and only once the new run succeeded), so the folder and ``evalframe.load``
-describe the new run alone."""
+(only those, and only once the new run has written its summary.json), so the folder
+and ``evalframe.load`` describe the new run alone."""
 
 from __future__ import annotations
 
@@ -72,6 +72,37 @@ def test_a_failing_run_leaves_the_previous_run_as_it_was() -> None:
     with pytest.raises(RuntimeError, match="the service is down"):
         toy("same", "report.html=false", retriever=broken)
     assert {p.name: p.read_bytes() for p in first.path.iterdir()} == before
+
+
+def test_a_reporter_failing_after_the_summary_still_drops_the_previous_runs_page(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The new run's summary.json is written before its reporters run: one that fails
+    leaves a folder read as the new run, so the earlier run's page and comparison go."""
+    from evalframe.report.terminal import TerminalReport
+
+    base = toy("base", "report.html=false")
+    first = toy("same", f"baseline={base.path}")
+    assert {"comparison.json", "report.html"} <= {p.name for p in first.path.iterdir()}
+
+    def broken(self: object, result: object) -> None:
+        raise RuntimeError("the terminal went away")
+
+    monkeypatch.setattr(TerminalReport, "__call__", broken)
+    with pytest.raises(RuntimeError, match="the terminal went away"):
+        evalframe.run(
+            retriever=lambda q: ["d2", "d1"],
+            golden=GOLDEN,
+            corpus=DOCS,
+            overrides=[*SETTINGS, "report.html=false"],
+            output_dir="same",
+            progress=False,
+            print_report=True,
+        )
+    names = {p.name for p in first.path.iterdir()}
+    assert not names & {"comparison.json", "comparison.md", "report.html", "summary.md"}
+    # the folder is the new run's: q1's d1 at rank 2, q2's d2 at rank 1
+    assert evalframe.load("same").metric("RR") == pytest.approx((1 / 2 + 1) / 2)
 
 
 # -- exports: the exporters' files, recorded in summary.json -------------------------
