@@ -162,7 +162,19 @@ def test_rescore_of_a_folder_that_is_not_a_run(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     assert main(["rescore", str(tmp_path)]) == 2
-    assert "stored run config not found" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert f"{tmp_path} is not a run folder: it has neither config.yaml nor summary.json" in err
+    assert "'Saved results to:'" in err and "Traceback" not in err
+
+
+def test_rescore_of_a_run_without_its_config(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / "summary.json").write_text("{}")
+    assert main(["rescore", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert f"{tmp_path} is a run folder without its config.yaml" in err
+    assert "restore config.yaml from where the folder came" in err
 
 
 def test_rescore_of_a_run_file_with_a_control_character_in_an_id(

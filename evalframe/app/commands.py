@@ -70,7 +70,28 @@ def rescore_main(argv: Sequence[str]) -> int:
             hint="give the folder the run printed after 'Saved results to:' "
             "(outputs/<experiment>/<date_time> by default)",
         )
-    config_file = RunFolder(run_dir).require(RunFolder.CONFIG, "stored run config")
+    has_config = (run_dir / RunFolder.CONFIG).is_file()
+    if not has_config and not RunFolder.is_run(run_dir):
+        if RunFolder(run_dir).runs_inside():  # outputs/bob: the hint names its newest run
+            RunFolder(run_dir).require(RunFolder.SUMMARY, "run summary")
+        raise DataError(
+            f"{run_dir} is not a run folder: it has neither {RunFolder.CONFIG} nor "
+            f"{RunFolder.SUMMARY}",
+            path=run_dir,
+            expected="a folder a run wrote (config.yaml, run.trec, summary.json)",
+            hint="give the folder the run printed after 'Saved results to:' "
+            "(outputs/<experiment>/<date_time> by default)",
+        )
+    if not has_config:
+        raise DataError(
+            f"{run_dir} is a run folder without its {RunFolder.CONFIG}: a rescore reads the "
+            "run's metrics, dataset and gates from it",
+            path=run_dir / RunFolder.CONFIG,
+            expected="the config.yaml the run wrote beside its summary.json",
+            hint=f"restore {RunFolder.CONFIG} from where the folder came (a copy, `dvc pull`, "
+            "git), or run the experiment again (its retrieval cache keeps the rankings it got)",
+        )
+    config_file = run_dir / RunFolder.CONFIG
     if not RunFolder.is_run(run_dir):
         # a run writes summary.json last: without it the run stopped while writing its
         # outputs, and a rescore in place would make the folder look finished

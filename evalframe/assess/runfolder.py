@@ -441,7 +441,7 @@ class RunFolder:
         try:
             return require_file(self.path / name, what=what)
         except DataError as exc:
-            runs = self._runs_inside()
+            runs = self.runs_inside()
             if not runs:
                 raise
             newest = max(runs, key=lambda r: r.name)
@@ -453,7 +453,7 @@ class RunFolder:
                 hint=f"give one of its runs, e.g. the newest: {newest}",
             ) from None
 
-    def _runs_inside(self) -> list[Path]:
+    def runs_inside(self) -> list[Path]:
         """The run folders directly inside this one (a Hydra ``outputs/<experiment>``)."""
         if not self.path.is_dir():
             return []
