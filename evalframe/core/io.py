@@ -34,6 +34,8 @@ __all__ = [
     "atomic_write_json",
     "atomic_write_jsonl",
     "default_cache_dir",
+    "dvc_workspace",
+    "in_workspace",
     "read_json_array",
     "read_jsonl",
     "read_trec_run",
@@ -48,6 +50,48 @@ def default_cache_dir() -> Path:
     ``$EVALFRAME_CACHE_DIR``, else ``~/.cache/evalframe``."""
     env = os.environ.get("EVALFRAME_CACHE_DIR")
     return Path(env).expanduser() if env else Path.home() / ".cache" / "evalframe"
+
+
+def dvc_workspace(cwd: Path) -> Path:
+    """``cwd``, or the same folder of the workspace when ``cwd`` is in DVC's temporary copy.
+
+    A queued experiment (``dvc exp run --queue``, then ``dvc queue start``) and a
+    ``dvc exp run --temp`` run in a copy of the repository under
+    ``<workspace>/.dvc/tmp/exps/`` (``tmpXXXX``, or ``standalone/tmpXXXX``), deleted
+    when it ends; DVC sets ``DVC_ROOT`` to the workspace it was started from, not the
+    copy. So a folder of the copy (the copy's root holds ``.dvc``) stands for the same
+    folder of the workspace. Anywhere else, and without ``DVC_ROOT`` (``dvc repro``
+    sets it to the repository the stage runs in), ``cwd`` is its own answer.
+    """
+    root = os.environ.get("DVC_ROOT", "").strip()
+    if not root:
+        return cwd
+    workspace = Path(root).resolve()
+    exps = workspace / ".dvc" / "tmp" / "exps"
+    if exps not in cwd.parents:
+        return cwd
+    for folder in (cwd, *cwd.parents):
+        if folder == exps:
+            break
+        if (folder / ".dvc").is_dir():  # the copy's root (below the Git root in a monorepo)
+            return workspace / cwd.relative_to(folder)
+    return workspace
+
+
+def in_workspace(path: Path) -> Path:
+    """``path``, or, relative in DVC's temporary copy, the same path in the workspace.
+
+    A relative cache folder (``output.cache_dir: .evalframe-cache``, as DVC's
+    ``params.yaml`` names it) would otherwise be made in the copy of a queued
+    experiment and deleted with it, and the next experiment would retrieve every
+    query again; the workspace's cache is content-addressed and safe to share
+    between concurrent jobs. Anything else is returned as it was, relative or not.
+    """
+    if path.is_absolute():
+        return path
+    cwd = Path.cwd().resolve()
+    base = dvc_workspace(cwd)
+    return path if base == cwd else base / path
 
 
 @functools.cache

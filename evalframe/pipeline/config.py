@@ -28,6 +28,7 @@ from evalframe.analysis.settings import (
 )
 from evalframe.assess.gates import GateSpec, parse_gate_specs
 from evalframe.core.errors import ConfigError, EvalframeError, PluginError
+from evalframe.core.io import in_workspace
 from evalframe.core.messages import kept, warn
 from evalframe.golden.queries import QueriesConfig
 from evalframe.golden.split import Shard, TuningConfig, parse_shard
@@ -213,7 +214,9 @@ def _validated(raw: Mapping[str, Any], retrieving: bool = True) -> Experiment:
     headline = _headline(schema.metrics.headline, metrics, gated)
     exports = _resolve_exports(schema.exports, metrics)
     _check_output_dir(Path(schema.output.dir))
-    _check_cache_dir(Path(schema.output.cache_dir).expanduser())
+    # relative in a queued DVC experiment's temporary copy: the workspace's cache folder
+    cache_dir = in_workspace(Path(schema.output.cache_dir).expanduser())
+    _check_cache_dir(cache_dir)
     return Experiment(
         name=schema.experiment,
         description=schema.description,
@@ -236,7 +239,7 @@ def _validated(raw: Mapping[str, Any], retrieving: bool = True) -> Experiment:
         baselines_dir=Path(schema.baselines_dir),
         compare=schema.compare,
         output_dir=Path(schema.output.dir),
-        cache_dir=Path(schema.output.cache_dir).expanduser(),
+        cache_dir=cache_dir,
         run_tag=schema.output.run_tag,
         raw=dict(raw),
         queries=schema.queries,

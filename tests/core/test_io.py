@@ -125,3 +125,24 @@ def test_a_replacement_that_fails_puts_the_old_folder_back_as_it_was(
         at_once()
     assert _tree(run) == {"summary.json": "old", "sub/x": "old x"}
     assert [p.name for p in tmp_path.iterdir()] == ["run"]
+
+
+def test_a_relative_path_in_dvcs_temporary_copy_is_the_workspaces(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A queued experiment's `output.cache_dir: .evalframe-cache` was made in the copy
+    under .dvc/tmp/exps and deleted with it: it is the workspace's folder instead."""
+    from evalframe.core.io import in_workspace
+
+    workspace = (tmp_path / "ws").resolve()
+    copy = workspace / ".dvc" / "tmp" / "exps" / "tmp5q1c"
+    (copy / ".dvc").mkdir(parents=True)
+    monkeypatch.chdir(copy)
+    monkeypatch.delenv("DVC_ROOT", raising=False)
+    assert in_workspace(Path(".evalframe-cache")) == Path(".evalframe-cache")  # no DVC
+    monkeypatch.setenv("DVC_ROOT", str(workspace))
+    assert in_workspace(Path(".evalframe-cache")) == workspace / ".evalframe-cache"
+    assert in_workspace(Path("a/b")) == workspace / "a" / "b"
+    assert in_workspace(tmp_path / "elsewhere") == tmp_path / "elsewhere"  # absolute: kept
+    monkeypatch.chdir(workspace)  # `dvc repro` in the workspace: relative, as given
+    assert in_workspace(Path(".evalframe-cache")) == Path(".evalframe-cache")

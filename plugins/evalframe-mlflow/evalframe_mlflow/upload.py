@@ -37,6 +37,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from evalframe.core.io import dvc_workspace
 from evalframe.core.messages import warn
 from evalframe_mlflow.locks import flock_within
 from evalframe_mlflow.record import (
@@ -97,32 +98,6 @@ def failure_reason(exc: BaseException) -> str:
             return reason
     first = text.strip().splitlines()[0] if text.strip() else ""
     return f"{type(exc).__name__}: {truncate(first, 200)}"
-
-
-def dvc_workspace(cwd: Path) -> Path:
-    """``cwd``, or the same folder of the workspace when ``cwd`` is in DVC's temporary copy.
-
-    A queued experiment (``dvc exp run --queue``, then ``dvc queue start``) and a
-    ``dvc exp run --temp`` run in a copy of the repository under
-    ``<workspace>/.dvc/tmp/exps/`` (``tmpXXXX``, or ``standalone/tmpXXXX``), deleted
-    when it ends; DVC sets ``DVC_ROOT`` to the workspace it was started from, not the
-    copy. So a folder of the copy (the copy's root holds ``.dvc``) stands for the same
-    folder of the workspace. Anywhere else, and without ``DVC_ROOT`` (``dvc repro``
-    sets it to the repository the stage runs in), ``cwd`` is its own answer.
-    """
-    root = os.environ.get("DVC_ROOT", "").strip()
-    if not root:
-        return cwd
-    workspace = Path(root).resolve()
-    exps = workspace / ".dvc" / "tmp" / "exps"
-    if exps not in cwd.parents:
-        return cwd
-    for folder in (cwd, *cwd.parents):
-        if folder == exps:
-            break
-        if (folder / ".dvc").is_dir():  # the copy's root (below the Git root in a monorepo)
-            return workspace / cwd.relative_to(folder)
-    return workspace
 
 
 def resolve_uri(uri: str | None, cwd: Path | None = None) -> str:

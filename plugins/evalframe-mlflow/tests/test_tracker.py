@@ -381,12 +381,16 @@ def test_a_run_in_dvcs_temporary_copy_is_logged_to_the_workspaces_store(
     res = forkrun.run(
         [f"dataset.path={tmp_path / 'golden.jsonl'}", f"corpus.path={tmp_path / 'corpus.jsonl'}",
          "retriever.k1=0.9",
-         "stats.bootstrap=50", "report.html=false", f"hydra.run.dir={copy / 'out'}"],
+         "stats.bootstrap=50", "report.html=false", f"hydra.run.dir={copy / 'out'}",
+         "output.cache_dir=.evalframe-cache"],  # relative, as params.yaml names it
         cwd=copy, env=env, timeout=180, preload=forkrun.MLFLOW,
     )  # fmt: skip
     assert res.returncode == 0, res.stderr
     assert f"to sqlite:///{workspace}/mlflow.db" in res.stdout + res.stderr
     assert not (copy / "mlflow.db").exists() and not (copy / "mlartifacts").exists()
+    # the retrieval cache too: the workspace's, which outlives the copy
+    assert (workspace / ".evalframe-cache" / "entries.sqlite3").is_file()
+    assert not (copy / ".evalframe-cache").exists()
     c = client(f"sqlite:///{workspace / 'mlflow.db'}")
     (run,) = c.search_runs([e.experiment_id for e in c.search_experiments()])
     assert run.data.params["retriever.k1"] == "0.9"
