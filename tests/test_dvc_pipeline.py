@@ -346,7 +346,9 @@ def test_queued_experiments_log_their_runs_to_the_workspaces_store(
     assert re.search(r"\bSuccess\b", status) and "Failed" not in status, status
     with sqlite3.connect(store) as db:
         k1 = db.execute("SELECT value FROM params WHERE key = 'retriever.k1'").fetchall()
+        names = {name for (name,) in db.execute("SELECT name FROM runs")}
     assert k1 == [("0.7",)]
+    assert "queued-k1" in names, names  # the exp stage's run: named after the experiment
     logs = tracked.dvc("queue", "logs", "queued-k1").stdout
     assert "Running stage 'exp'" in logs
     assert f"to sqlite:///{repo.root.resolve() / 'mlflow.db'}" in logs

@@ -603,6 +603,11 @@ def build_run_record(
         tags[f"evalframe.choice.{safe_segment(group)}"] = choice
     if meta.get("baseline"):
         tags["evalframe.baseline"] = str(meta["baseline"])
+    # DVC names each experiment (`dvc exp run -n NAME`, or one it makes up) and gives the
+    # name to the stages it runs; `dvc repro` gives none
+    dvc_exp = os.environ.get("DVC_EXP_NAME", "").strip()
+    if dvc_exp:
+        tags["evalframe.dvc_exp"] = truncate(dvc_exp, TAG_VALUE_LIMIT)
     retrieved = timings.get("retrieved")
     if isinstance(retrieved, dict):  # `evalframe rescore`: scored again, not retrieved again
         tags["evalframe.rescore"] = "true"
@@ -679,6 +684,8 @@ def build_run_record(
             parents = {s.parent.name for s in shards}
             where = f" of {parents.pop()}" if len(parents) == 1 and "" not in parents else ""
             run_name = f"merge of {len(shards)} shard{'s' * (len(shards) != 1)}{where}"
+        if dvc_exp:  # `dvc exp run -n k1-12`: its stages' runs go by the experiment's name
+            run_name = f"{dvc_exp}: {run_name}" if run_name else dvc_exp
     summary_md = Path(outputs.get("summary_md") or folder.file(folder.SUMMARY_MD))
     if summary_md.is_file():  # the run's overview page in MLflow's UI shows it
         tags[DESCRIPTION_TAG] = description(summary_md.read_text(encoding="utf-8"), "summary.md")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 from evalframe_mlflow.keys import KEY_LIMIT, fit_key
@@ -250,6 +251,38 @@ def test_a_rescore_is_named_after_the_run_it_re_scored(
         run_name=None, cwd=tmp_path,
     )  # fmt: skip
     assert record.run_name == name
+
+
+@pytest.mark.parametrize(
+    ("meta", "name"),
+    [
+        ({}, "k1-12"),  # the exp stage: `evalframe run-config params.yaml`, no overrides
+        ({"overrides": ["dataset.path=golden/b.jsonl"]}, "k1-12: dataset.path=golden/b.jsonl"),
+        ({"rescore_of": "results/exp"}, "k1-12: rescore of exp"),  # the compare stage
+    ],
+)
+def test_a_dvc_experiments_runs_are_named_after_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, meta: dict[str, Any], name: str
+) -> None:
+    """`dvc exp run -n k1-12` (DVC_EXP_NAME=k1-12): its stages' runs got MLflow's random
+    names. They go by the experiment's name, tagged with it; `dvc repro` sets no name."""
+    from evalframe_mlflow.record import build_run_record
+
+    from evalframe.plugin.hooks import RunContext, RunOutcome
+
+    def build() -> Any:
+        return build_run_record(
+            RunContext("bob", tmp_path / "out", {}, meta), RunOutcome(0, {}),
+            uri="sqlite:///s.db", experiment_name="bob", run_name=None, cwd=tmp_path,
+        )  # fmt: skip
+
+    monkeypatch.setenv("DVC_EXP_NAME", "k1-12")
+    record = build()
+    assert record.run_name == name and record.tags["evalframe.dvc_exp"] == "k1-12"
+    monkeypatch.delenv("DVC_EXP_NAME")
+    record = build()
+    assert "evalframe.dvc_exp" not in record.tags
+    assert record.run_name == (name.partition(": ")[2] or None)
 
 
 def test_a_merge_is_named_after_its_shards(tmp_path: Path) -> None:

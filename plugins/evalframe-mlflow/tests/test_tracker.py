@@ -394,4 +394,7 @@ def test_a_run_in_dvcs_temporary_copy_is_logged_to_the_workspaces_store(
     c = client(f"sqlite:///{workspace / 'mlflow.db'}")
     (run,) = c.search_runs([e.experiment_id for e in c.search_experiments()])
     assert run.data.params["retriever.k1"] == "0.9"
+    # named after the DVC experiment (DVC_EXP_NAME), not by MLflow at random
+    assert run.info.run_name.startswith("queued-exp: k1=0.9")
+    assert run.data.tags["evalframe.dvc_exp"] == "queued-exp"
     assert (workspace / "mlartifacts").is_dir()  # beside the store, as in the workspace
