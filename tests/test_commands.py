@@ -54,6 +54,43 @@ def test_rescore_reproduces_every_number_without_retrieving(
     assert "Result: PASSED" in capsys.readouterr().out
 
 
+def test_a_rescore_of_another_machines_run_uses_this_machines_cache(
+    project: Project, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A run's config.yaml names the cache folder of the machine it ran on: a rescore here
+    made /home/alice/.cache/evalframe (or failed to). A folder that is not here gives way
+    to this machine's default, EVALFRAME_CACHE_DIR; an override still wins."""
+    import yaml
+
+    with RETRIEVERS.scoped() as reg:
+        reg.add("counting", Counting, CountingConfig)
+        run_dir = stored_run(project)
+        config = run_dir / "config.yaml"
+        stored = yaml.safe_load(config.read_text())
+        alice = project.root / "alice-home" / ".cache" / "evalframe"  # absolute, not here
+        stored["output"]["cache_dir"] = str(alice)
+        config.write_text(yaml.safe_dump(stored))
+        here = project.root / "here"
+        monkeypatch.setenv("EVALFRAME_CACHE_DIR", str(here))
+        assert main(["rescore", str(run_dir), "--out", str(project.root / "again")]) == 0
+        again = yaml.safe_load((project.root / "again" / "config.yaml").read_text())
+        assert again["output"]["cache_dir"] == str(here)
+        assert here.is_dir() and not (project.root / "alice-home").exists()
+        chosen = project.root / "chosen"
+        argv = ["rescore", str(run_dir), "--out", str(project.root / "third")]
+        assert main([*argv, f"output.cache_dir={chosen}"]) == 0
+        assert chosen.is_dir() and not (project.root / "alice-home").exists()
+        # a stored folder that is here (this machine's own run) is kept
+        stored["output"]["cache_dir"] = str(chosen)
+        config.write_text(yaml.safe_dump(stored))
+        assert main(["rescore", str(run_dir), "--out", str(project.root / "fourth")]) == 0
+        kept = yaml.safe_load((project.root / "fourth" / "config.yaml").read_text())
+        assert kept["output"]["cache_dir"] == str(chosen)
+    before = json.loads((run_dir / "metrics.json").read_text())
+    for out in ("again", "third", "fourth"):
+        assert json.loads((project.root / out / "metrics.json").read_text()) == before
+
+
 def test_a_rescore_in_this_process_freezes_what_it_loads_and_gives_it_all_back(
     project: Project, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -499,10 +536,10 @@ def test_cache_info_keeps_long_kind_names_in_line(
 def test_a_cache_folder_that_cannot_be_used_is_named_not_a_crash(
     project: Project, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """A file where the cache folder should be (or another machine's path this user
-    cannot make): exit 2 with the folder and the settings that move it, no traceback.
-    The stored config names the run's cache folder, and keeps it (EVALFRAME_CACHE_DIR
-    is the default of a config that names none); an override moves it."""
+    """A file where the cache folder should be: exit 2 with the folder and the settings
+    that move it, no traceback. The stored config names the run's cache folder, and keeps
+    it when something is there (EVALFRAME_CACHE_DIR is the default of a config that names
+    none, or names a folder not on this machine); an override moves it."""
     run_dir, _ = _half_empty_run(project)
     blocked = project.root / "blocked"
     blocked.write_text("a file where the cache folder would be")

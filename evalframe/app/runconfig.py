@@ -86,6 +86,19 @@ def _same_folder(stored: Any, out: Path) -> bool:
         return False
 
 
+def _elsewhere(folder: object) -> bool:
+    """Whether a stored ``output.cache_dir`` is another machine's: absolute, nothing here.
+
+    A relative one (DVC's ``.evalframe-cache``) is the project's, wherever it is."""
+    if not isinstance(folder, str) or not folder:
+        return False
+    path = Path(folder).expanduser()
+    try:
+        return path.is_absolute() and not path.exists()
+    except OSError:  # another user's home folder, not to be looked into
+        return True
+
+
 def load_config(
     path: Path,
     overrides: Sequence[str],
@@ -188,6 +201,11 @@ def load_config(
             # .evalframe-cache: config.yaml and dvc.lock the same on every machine), and
             # an override changes it (below).
             OmegaConf.update(cfg, "output.cache_dir", str(default_cache_dir()), force_add=True)
+        elif stored_rankings and _elsewhere(OmegaConf.select(cfg, "output.cache_dir")):
+            # a run made on another machine: its cache folder (/home/alice/.cache/...) is
+            # not here, and would be made here; this machine's default instead (a cache
+            # saves work and changes no number), and an override changes it (below)
+            OmegaConf.update(cfg, "output.cache_dir", str(default_cache_dir()))
         for item in settings:  # each override's YAML value, said with the override
             try:
                 OmegaConf.from_dotlist([item])
