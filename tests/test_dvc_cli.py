@@ -14,7 +14,7 @@ import pytest
 import yaml
 
 from evalframe.app.cli import main
-from evalframe.app.dvc_hydra import NO_EXPERIMENT, data_path
+from evalframe.app.dvc_hydra import FROM_ENVIRONMENT, NO_EXPERIMENT, data_path
 from evalframe.core.errors import ConfigError
 from evalframe.pipeline.config import validate_experiment
 from evalframe.pipeline.run import run_experiment
@@ -201,6 +201,36 @@ def test_a_composition_that_picks_no_experiment_writes_no_params_yaml(tmp_path: 
     written = yaml.safe_load(params.read_text())
     assert written["experiment"] == "quickstart"
     assert written["dataset"]["path"] == "evalframe/data/quickstart/golden.jsonl"
+
+
+def test_a_composition_that_reads_the_environment_writes_no_params_yaml(tmp_path: Path) -> None:
+    """`-S 'retriever.url=...?api_key=${oc.env:KEY}'`: DVC resolves every interpolation and
+    wrote the key's value into params.yaml, which Git keeps. DVC's composition now stops
+    before the file is written, naming the variable and never its value."""
+    import os
+
+    code = (
+        "import sys; from dvc.utils.hydra import compose_and_dump\n"
+        "compose_and_dump(sys.argv[1], sys.argv[2], None, 'dvc_exp', sys.argv[3], sys.argv[4:])"
+    )
+    params = tmp_path / "params.yaml"
+    argv = [sys.executable, "-c", code, str(params), str(REPO / "conf"), str(REPO / ".dvc/plugins")]
+    secret = "sk-live-9f8e7d6c5b4a39281706"
+    env = {**os.environ, "SEARCH_API_KEY": secret}
+    override = "+retriever.note=${oc.env:SEARCH_API_KEY}"
+    proc = subprocess.run(
+        [*argv, "+experiment=quickstart", override],
+        capture_output=True, text=True, timeout=120, env=env,
+    )  # fmt: skip
+    assert proc.returncode != 0 and not params.exists()
+    assert FROM_ENVIRONMENT.format(name="SEARCH_API_KEY") in proc.stderr
+    assert secret not in proc.stderr + proc.stdout
+    # the shipped configs read no variable under DVC: conf/dvc_exp.yaml names the cache folder
+    plain = subprocess.run(
+        [*argv, "+experiment=quickstart"], capture_output=True, text=True, timeout=120, env=env
+    )
+    assert plain.returncode == 0, plain.stderr
+    assert yaml.safe_load(params.read_text())["output"]["cache_dir"] == ".evalframe-cache"
 
 
 def test_run_config_on_a_plainly_composed_default_names_the_unset_key(

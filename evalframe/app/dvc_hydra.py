@@ -17,7 +17,10 @@ imports this module, which
   ``conf/dvc_exp.yaml`` that an experiment file replaces: resolved, it stops a
   composition that picks no experiment (a plain ``dvc exp run``) before DVC
   writes ``params.yaml`` or runs a stage, which would replace the file by one
-  naming no golden set and delete the ``exp`` stage's results.
+  naming no golden set and delete the ``exp`` stage's results;
+- replaces ``${oc.env:...}`` by a resolver that stops the composition: DVC
+  would write the variable's value into ``params.yaml``, which is committed
+  (a credential in clear, and another machine's value on the next checkout).
 
 ``python -m evalframe`` never loads it: the folder is not on ``sys.path``.
 """
@@ -30,7 +33,14 @@ from pathlib import Path
 from hydra.core.config_search_path import ConfigSearchPath
 from hydra.plugins.search_path_plugin import SearchPathPlugin
 
-__all__ = ["NO_EXPERIMENT", "EvalframeSearchPath", "data_path", "register_resolvers"]
+__all__ = [
+    "FROM_ENVIRONMENT",
+    "NO_EXPERIMENT",
+    "EvalframeSearchPath",
+    "data_path",
+    "env_refused",
+    "register_resolvers",
+]
 
 _FILE = "file://"
 
@@ -68,14 +78,33 @@ def no_experiment() -> str:
     raise ValueError(NO_EXPERIMENT)
 
 
+#: What a composition that reads an environment variable says ({name}: the variable).
+FROM_ENVIRONMENT = (
+    "`dvc exp run` writes params.yaml with every interpolation resolved, so "
+    "${{oc.env:{name}}} would write this machine's value of {name} into params.yaml, which "
+    "Git keeps (and each experiment's commit): a credential would be stored in clear, and "
+    "another checkout would run with this machine's value. Nothing was changed: params.yaml "
+    "and the results are as they were. Give a plugin's credential by the variable's name "
+    "(its *_env or headers_from_env setting, read when the run starts: docs/security.md), "
+    "and any other value with -S key=value"
+)
+
+
+def env_refused(key: str, default: object = None) -> str:
+    """``${oc.env:KEY}`` in DVC's composition: stops it, naming the variable."""
+    raise ValueError(FROM_ENVIRONMENT.format(name=key))
+
+
 def register_resolvers(repo_root: Path | None = None) -> None:
-    """Register ``ef.data`` and ``ef.no_experiment`` (unless already done, in this process)."""
+    """Register ``ef.data`` and ``ef.no_experiment`` (unless already done, in this process),
+    and put :func:`env_refused` in ``oc.env``'s place: only DVC's process loads this."""
     from omegaconf import OmegaConf
 
     if not OmegaConf.has_resolver("ef.data"):
         OmegaConf.register_new_resolver("ef.data", lambda rel: data_path(str(rel), repo_root))
     if not OmegaConf.has_resolver("ef.no_experiment"):
         OmegaConf.register_new_resolver("ef.no_experiment", no_experiment)
+    OmegaConf.register_new_resolver("oc.env", env_refused, replace=True, use_cache=False)
 
 
 class EvalframeSearchPath(SearchPathPlugin):
