@@ -351,7 +351,7 @@ def plots_section(view: RunView, baseline: BaselineView | None = None) -> str:
                 + ", ".join(labelled_html(view, m) for m in bars)
                 + " with their bootstrap confidence intervals; n is the number of the slice's "
                 "queries scored (the terminal's slice tables count all of them, a query a "
-                "policy skips too)." + equal,
+                "policy skips too, and give a mean over fewer its n in brackets)." + equal,
                 wide=True,
                 ident="plot-slices",
             )

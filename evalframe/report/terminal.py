@@ -160,9 +160,21 @@ def render_report(
         header = [fname, "queries", *(name(m) for m in evaluation.metrics)]
         rows = []
         idx = evaluation.slice_groups(fname)
+        fewer = False
         for value, aggs in groups.items():
-            rows.append([value, str(len(idx[value])), *(_fmt(a.mean) for a in aggs.values())])
+            count = len(idx[value])
+            cells = []
+            for a in aggs.values():
+                # a mean over fewer of the row's queries (a policy skipped some): its n shown
+                cells.append(_fmt(a.mean) + (f" ({a.n})" if a.n < count else ""))
+                fewer = fewer or a.n < count
+            rows.append([value, str(count), *cells])
         out.extend(_table(header, rows))
+        if fewer:
+            out.append(
+                "  (k): the mean is over k of the row's queries; the others are skipped "
+                "(metrics.policies: no_relevant or missing_query is skip)"
+            )
 
     if evaluation.skipped_slices:
         out.append("")

@@ -99,6 +99,12 @@ def test_galaxy_runs_from_a_fresh_folder_with_the_evaluators_numbers(tmp_path: P
     assert "note: 1 golden query has no ranking in the run (policy missing_query=skip)" in text
     assert "ties: given (equal scores keep the retriever's order)" in text
     assert "By topic:" in text
+    # microbiome has 5 queries, v1-q47 (unanswered, skipped) among them: its means are
+    # over 4, and the table says so (Hit@1: 3 of the 4 found at rank 1)
+    # (the table is cut in two at the terminal's width: Hit@1 opens the first part)
+    row = next(line for line in text.splitlines() if line.strip().startswith("microbiome "))
+    assert row.split()[1] == "5" and row.split()[2:4] == [f"{3 / 4:.3f}", "(4)"], row
+    assert "(k): the mean is over k of the row's queries" in text
     assert "Result: PASSED" in text
     summary = json.loads((out / "summary.json").read_text(encoding="utf-8"))
     assert summary["golden_set"]["provenance"]["queries"]["joined"] == 66
