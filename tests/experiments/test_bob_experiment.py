@@ -97,7 +97,7 @@ def test_bob_runs_from_a_fresh_folder_with_bobs_numbers(tmp_path: Path) -> None:
     text = res.stdout
     assert "ties: given (equal scores keep the retriever's order)" in text
     assert "Recall@5     0.844 (±0.328)" in text  # B.O.B's names (metrics.labels)
-    assert "✓ recall_drop: R@5 0.844 → 0.844 (+0.000): not lower than the baseline" in text
+    assert "✓ recall_drop: R@5 0.844 → 0.844 (+0.000, +0.0%): not lower than the baseline" in text
     assert "⚠ precision_band (advisory): P@5 = 0.223 > 0.6 does not hold" in text
     assert "hint: better ranking or filtering is needed" in text
     assert "Failed queries (MRR < 0.5): 18" in text  # as B.O.B prints it

@@ -98,13 +98,17 @@ class RegressionGate(MetricGate):
             verdict = "within tolerance"
         else:
             verdict = "beyond tolerance"
+        # both readings of "a drop of 10%": points, and the share of the baseline's mean
+        change = f"{after - before:+.3f}" + (
+            f", {(after - before) / before:+.1%}" if before > 0 else ""
+        )
         return GateResult(
             name="",
             type="regression",
             passed=passed,
             required=True,
             message=(
-                f"{cfg.metric}{where} {before:.3f} → {after:.3f} ({after - before:+.3f}): "
+                f"{cfg.metric}{where} {before:.3f} → {after:.3f} ({change}): "
                 f"{verdict} (tolerated drop: {tolerance}; n={len(ids)}; baseline "
                 f"{view.baseline_name})"
             ),
