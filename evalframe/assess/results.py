@@ -433,6 +433,11 @@ class GateView:
         return sorted(self._ev.analysis)
 
     @property
+    def policies(self) -> Policies:
+        """The metric policies the run was scored under (what a skip left out)."""
+        return self._ev.policies
+
+    @property
     def baseline_name(self) -> str | None:
         baseline = self._ev.baseline
         return None if baseline is None else str(baseline.name)

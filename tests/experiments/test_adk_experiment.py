@@ -147,7 +147,11 @@ def test_adk_runs_from_a_fresh_folder_with_adks_numbers(tmp_path: Path) -> None:
     assert "labels (metrics.labels): Recall@1 is Hit@1, Recall@5 is Hit@5" in text
     # ... the metric's in gates, with the pairs the policy leaves out of the mean
     assert "✓ recall_at_1: Hit@1 = 0.729 > 0.6 holds (n=48, 3 skipped)" in text
-    assert "✓ recall_at_5: Hit@5 = 0.917 > 0.9 holds (n=48, 3 skipped)" in text
+    # ... and the verdict a skip decides: the 3 scored 0 give 44 of 51
+    assert (
+        "✓ recall_at_5: Hit@5 = 0.917 > 0.9 holds (n=48, 3 skipped: scored 0 (no_relevant=zero), "
+        f"they would\n      make it {44 / 51:.3f}, which does not hold)"
+    ) in text
     assert "ties: given (equal scores keep the retriever's order)" in text
     assert "Negative examples (nothing should match): 3" in text
     assert "Result: PASSED" in text

@@ -95,6 +95,21 @@ class ThresholdGate(MetricGate):
         passed = OPERATORS[cfg.op](agg.mean, cfg.value)
         # the queries the mean leaves out (a policy's skip) decide a verdict as much as n does
         skipped = f", {agg.skipped} skipped" if agg.skipped else ""
+        if agg.skipped:
+            # what the verdict rests on: the same gate with the skipped queries scored 0 (the
+            # policies' `zero`: ADK's "averaged over all queries"), said when it would differ
+            counted = agg.mean * agg.n / (agg.n + agg.skipped)
+            if OPERATORS[cfg.op](counted, cfg.value) != passed:
+                policies = view.policies
+                zero = " or ".join(
+                    f"{name}=zero"
+                    for name in ("no_relevant", "missing_query")
+                    if getattr(policies, name) == "skip"
+                )
+                skipped += (
+                    f": scored 0{f' ({zero})' if zero else ''}, they would make it "
+                    f"{counted:.3f}, which {'does not hold' if passed else 'holds'}"
+                )
         return GateResult(
             name="",
             type="threshold",

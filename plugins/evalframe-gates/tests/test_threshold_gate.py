@@ -92,8 +92,16 @@ def test_the_message_counts_the_queries_a_policy_skipped() -> None:
     policies = Policies(no_relevant="skip")
     scores = evaluate(metrics, golden, run, policies)
     skipping = GateView(Evaluation.build(golden, run, scores, metrics, policies))
+    result = gate(metric="RR", op=">=", value=0.3).evaluate(skipping)
+    assert result.message == "RR = 0.500 ≥ 0.3 holds (n=3, 1 skipped)"
+    # a verdict the skip decides: scored 0, n1 makes the mean (1 + 1/2 + 0 + 0) / 4
     result = gate(metric="RR", op=">=", value=0.5).evaluate(skipping)
-    assert result.message == "RR = 0.500 ≥ 0.5 holds (n=3, 1 skipped)"
+    assert result.passed and result.message == (
+        f"RR = 0.500 ≥ 0.5 holds (n=3, 1 skipped: scored 0 (no_relevant=zero), "
+        f"they would make it {(1 + 1 / 2 + 0 + 0) / 4:.3f}, which does not hold)"
+    )
+    result = gate(metric="RR", op="<", value=0.4).evaluate(skipping)
+    assert not result.passed and result.message.endswith("which holds)")
 
 
 @pytest.mark.parametrize(
