@@ -4,12 +4,16 @@ reference a user has for them: a run folder, a baseline's name, an MLflow run id
 from __future__ import annotations
 
 import argparse
+import json
+import shlex
 import shutil
 import sys
 import tempfile
+import textwrap
 from collections.abc import Sequence
 from pathlib import Path
 
+from evalframe.assess.runfolder import RunFolder
 from evalframe.core.argtypes import folder, number, whole
 from evalframe.core.errors import ConfigError
 
@@ -53,6 +57,33 @@ def _run_folder(ref: str, root: Path, scratch: Path | None = None) -> Path:
                 "`evalframe runs --wide` shows them whole",
             ) from None
         return folder
+
+
+def _gates_note(a: str, b: str, folder: Path, baselines: Path, width: int = 100) -> str | None:
+    """What B's gates were checked against, when B's run had a baseline of its own.
+
+    ``compare`` runs no gate: a B.O.B user who reads it as ``bob eval compare
+    --baseline`` saw "within noise" everywhere while B's regression gates, run
+    against A, fail. Said with the command that runs them against A."""
+    summary_file = folder / RunFolder.SUMMARY
+    try:
+        summary = json.loads(summary_file.read_text(encoding="utf-8"))
+        gates = json.loads((folder / RunFolder.GATES).read_text(encoding="utf-8"))["gates"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return None  # an MLflow run's or an older folder: nothing to say
+    baseline = summary.get("baseline") if isinstance(summary, dict) else None
+    if not isinstance(baseline, dict) or not gates:
+        return None
+    names = ", ".join(str(g.get("name")) for g in gates if isinstance(g, dict))
+    if not (Path(a).is_dir() or (baselines / a).is_dir()):
+        a = "A"  # an MLflow run id: rescore's baseline= takes a folder or a baseline name
+    said = textwrap.fill(
+        f"Gates: compare runs none; it asks whether a change is more than noise. b's run "
+        f"checked its gates ({names}) with its own baseline, {baseline.get('name')}, not "
+        f"with a. To check them against a (exit 1 when a required gate fails):",
+        width=width,
+    )
+    return f"{said}\n  evalframe rescore {shlex.quote(b)} baseline={shlex.quote(a)} --out DIR"
 
 
 def compare_main(argv: Sequence[str]) -> int:
@@ -184,6 +215,9 @@ def compare_main(argv: Sequence[str]) -> int:
         seed=args.seed,
     )
     print(render_comparison(comparison, width=width, color=color))
+    note = _gates_note(args.a, args.b[0], others[0].path, args.baselines, width or 100)
+    if note:
+        print(f"\n{note}")
     if args.out:
         atomic_write_json(args.out / "comparison.json", comparison.as_dict())
         atomic_write(

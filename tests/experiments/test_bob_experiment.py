@@ -191,3 +191,33 @@ def test_the_tie_case_gives_bobs_numbers_and_survives_rescore(tmp_path: Path) ->
     )
     assert switched.returncode == 0, switched.stderr
     check(tmp_path / "switched", given)
+
+
+def test_compare_points_at_the_gates_it_does_not_run(tmp_path: Path) -> None:
+    """`evalframe compare` is where a B.O.B user looks for `bob eval compare --baseline`'s
+    flags: it said "within noise" on every line (exit 0) while the candidate's pass→fail
+    gate, run against the reference, fails. It now names the gates it does not run and
+    the command that runs them, which fails as B.O.B's flags would."""
+    common = ("+experiment=bob", "tracking=none", "report.html=false")
+    assert evalframe(tmp_path, *common, "hydra.run.dir=a").returncode == 0
+    made = evalframe(tmp_path, *common, "retriever.stemmer=null", "hydra.run.dir=b")
+    assert made.returncode == 1, made.stdout[-3000:] + made.stderr
+    res = evalframe(tmp_path, "compare", "a", "b")
+    assert res.returncode == 0, res.stderr
+    assert "Gates: compare runs none" in res.stdout
+    assert "(recall_drop, mrr_drop, pass_to_fail, recall_band, precision_band, mrr_band)" in (
+        " ".join(res.stdout.split())
+    )
+    command = res.stdout.strip().splitlines()[-1].split()
+    assert command == ["evalframe", "rescore", "b", "baseline=a", "--out", "DIR"]
+    gated = evalframe(tmp_path, *command[1:-1], "c")
+    assert gated.returncode == 1, gated.stdout[-3000:] + gated.stderr
+    # B.O.B's own MRR per query, before and after: pass is MRR >= 0.5
+    golden = bob.read_golden(DATA / "example_gold.jsonl")
+    before = {r["id"]: r["mrr"] for r in oracle_over(tmp_path / "a", golden)["per_query"]}
+    after = {r["id"]: r["mrr"] for r in oracle_over(tmp_path / "b", golden)["per_query"]}
+    broken = sum(1 for q in before if before[q] >= 0.5 > after[q])
+    assert broken > 0
+    assert f"✗ pass_to_fail: {broken} of 103 queries went from pass to fail (RR ≥ 0.5)" in (
+        gated.stdout
+    )
