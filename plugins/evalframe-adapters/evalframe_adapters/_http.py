@@ -31,6 +31,7 @@ from __future__ import annotations
 import email.utils
 import json
 import logging
+import math
 import os
 import random
 import re
@@ -119,7 +120,8 @@ class RetrySettings(PluginConfig):
         30.0,
         ge=0,
         le=MAX_WAIT_SECONDS,
-        description="cap on one retry delay (seconds, at most 3600)",
+        description="cap on one retry delay (seconds, at most 3600); a 429 or 5xx whose "
+        "Retry-After asks for longer fails the query rather than retrying early",
         json_schema_extra=_CALL,
     )
     jitter: float = Field(
@@ -303,8 +305,8 @@ class RetryPolicy:
         base = float(min(self.backoff_max, self.backoff * (2**retry)))
         with self._lock:
             base *= 1.0 + self.jitter * self._rng.random()
-        if retry_after is not None:
-            base = max(base, min(retry_after, self.backoff_max))
+        if retry_after is not None:  # never sooner than the service asked (at most the cap:
+            base = max(base, min(retry_after, self.backoff_max))  # longer fails the query)
         return base
 
 
@@ -585,6 +587,20 @@ class JsonClient:
             if attempt.error is None:
                 return attempt.value
             error = self.redact(attempt.error)
+            wait = attempt.retry_after
+            if attempt.retryable and wait is not None and wait > self.policy.backoff_max:
+                # asked again sooner than the service said, a rate-limited key may be banned:
+                # the query fails, and the message says how to wait that long
+                raise RequestError(
+                    f"{error}; the service asked to wait {wait:.0f} s before retrying "
+                    f"(Retry-After), longer than backoff_max_seconds "
+                    f"({self.policy.backoff_max:g} s), so it was not asked again",
+                    status=attempt.status,
+                    attempts=attempts,
+                    fatal=False,
+                    hint=f"set retriever.backoff_max_seconds={math.ceil(wait)} to wait that "
+                    "long, or ask less often (rate_limit, max_concurrency)",
+                )
             if not attempt.retryable or attempts > self.policy.retries:
                 if attempt.retryable and attempts > 1:  # one attempt: the error says it all
                     log.warning("%s: giving up after %d attempts: %s", what, attempts, error)

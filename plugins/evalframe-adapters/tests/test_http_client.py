@@ -130,6 +130,29 @@ def test_429_waits_at_least_retry_after(serve: Serve) -> None:
     assert len(server.requests) == 2
 
 
+def test_a_retry_after_beyond_the_cap_fails_the_query_instead_of_asking_early(
+    serve: Serve,
+) -> None:
+    """A `Retry-After: 4` with backoff_max_seconds=1 was retried after 1 s: a service that
+    rate-limits asked again sooner than it said. The query now fails at once, naming the
+    wait and the setting that allows it; a wait within the cap is honoured (above)."""
+    from evalframe.core.errors import PluginError
+
+    def limited(req: Request) -> Reply:
+        return Reply(429, {}, headers={"Retry-After": "4"})
+
+    server = serve(limited)
+    cfg = HttpConfig(url=server.url, backoff_seconds=0.01, backoff_max_seconds=1)
+    r = HttpRetriever(cfg, PluginContext())
+    start = time.monotonic()
+    with pytest.raises(PluginError) as err:
+        r.retrieve(Query(id="q1", text="x"), 2)
+    assert time.monotonic() - start < 1.0 and len(server.requests) == 1
+    assert "the service asked to wait 4 s before retrying (Retry-After)" in err.value.message
+    assert "longer than backoff_max_seconds (1 s)" in err.value.message
+    assert "retriever.backoff_max_seconds=4" in (err.value.hint or "")
+
+
 def test_retry_after_as_seconds_or_as_an_http_date() -> None:
     assert _retry_after("7") == 7.0
     assert _retry_after(None) is None and _retry_after("soon") is None
