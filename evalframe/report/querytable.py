@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
@@ -201,6 +202,14 @@ def equal_note(view: RunView, what: str, *, html: bool = True) -> str:
     return f" On every query {said}, so {what} not shown again."
 
 
+def breakable(text: str) -> str:
+    """Escaped ``text`` with a line-break opportunity after each ``:``, ``/`` and ``_``:
+    an id or a slice value (``api_understanding:01``) wraps at those rather than push the
+    table beyond the page (ADK's was wider than a 1280-pixel window); a short one never
+    wraps."""
+    return re.sub(r"([:/_])(?=.)", r"\1<wbr>", text)
+
+
 def queries_section(view: RunView, texts: DocTexts | None) -> str:
     records = view.records
     fields = view.slice_fields
@@ -297,9 +306,9 @@ def queries_section(view: RunView, texts: DocTexts | None) -> str:
             f'<td><button type="button" class="toggle" aria-expanded="false" '
             f'aria-controls="d{n}" title="show the rankings">▸</button></td>',
             f'<td data-v="{order.get(status, 4)}">{mark(status)}</td>',
-            f"<td><code>{esc(record.get('query_id'))}</code></td>",
+            f"<td class=q-id><code>{breakable(esc(record.get('query_id')))}</code></td>",
             f'<td class="q-text" title="{esc(question)}">{esc(short)}</td>',
-            *(f"<td>{esc(given.get(f, 'unset') or 'unset')}</td>" for f in fields),
+            *(f"<td>{breakable(esc(given.get(f, 'unset') or 'unset'))}</td>" for f in fields),
         ]
         for m in shown_metrics:
             v = number(values.get(m))

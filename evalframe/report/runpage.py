@@ -10,6 +10,7 @@ the same page the run drew.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
 from evalframe.assess.runfolder import FAIL, PASS, WARN
@@ -52,6 +53,16 @@ def _retrieved(retrieved: Mapping[str, Any]) -> str:
         f"{retrieved.get('created') or 'date not recorded'}{at}: this folder re-scores "
         "those rankings (evalframe rescore); git and date above are the scoring's"
     )
+
+
+def _analyses_sources(folder: Path) -> str:
+    """The files the analyses' lines come from, those of them the run wrote: ``summary.json``'s
+    ``analysis``, and ``calibration.json`` and ``benefit.json`` when present."""
+    names = [
+        f"<code>{n}</code>" for n in ("calibration.json", "benefit.json") if (folder / n).is_file()
+    ]
+    last = "<code>summary.json</code>'s <code>analysis</code>"
+    return f"{', '.join(names)} and {last}" if names else last
 
 
 def facts(view: RunView, baseline: BaselineView | None) -> list[tuple[str, str]]:
@@ -443,9 +454,9 @@ def render_run_page(
         # the terminal's own lines, from the same files: one text on both surfaces
         body += [
             '<section id="analyses"><h2>Analyses</h2>',
-            '<p class="muted">As the terminal printed them, from <code>calibration.json</code>, '
-            "<code>benefit.json</code> and <code>summary.json</code>'s <code>analysis</code> "
-            "(docs/analyses.md says how each is computed).</p>",
+            '<p class="muted">As the terminal printed them, from '
+            + _analyses_sources(view.path)
+            + " (docs/analyses.md says how each is computed).</p>",
             f'<pre class="analyses">{esc(analyses)}</pre>',
             "</section>",
         ]

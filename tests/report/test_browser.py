@@ -187,3 +187,29 @@ def test_the_multi_run_page_renders(browser: Any, project: Project, tmp_path: Pa
     box = page.locator("#plot-curves svg").bounding_box()
     assert box is not None and box["height"] > 100
     page.screenshot(path=str(tmp_path / "multi.png"), full_page=True)
+
+
+def test_adks_query_table_fits_a_laptops_window(
+    browser: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """ADK's query table (ids like api_understanding:01, a benchmark and a kind column,
+    five metrics and the failure category) was wider than a 1280-pixel window, and the
+    failure column was cut off. Ids and slice values now wrap at `:`, `/` and `_`."""
+    import evalframe
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("EVALFRAME_CACHE_DIR", str(tmp_path / "cache"))
+    result = evalframe.run("adk", ["tracking=none"], output_dir="adk", progress=False)
+    page, _, errors = open_page(browser, result.path / "report.html")
+    page.set_viewport_size({"width": 1280, "height": 900})
+    assert errors == []
+    wide, room = page.evaluate(
+        "() => { const t = document.querySelector('#q-table');"
+        " return [t.scrollWidth, t.parentElement.clientWidth]; }"
+    )
+    assert wide <= room, (wide, room)
+    failure = page.locator("#q-table th", has_text="failure").bounding_box()
+    assert failure is not None and failure["x"] + failure["width"] <= 1280
+    # the break opportunities are not text: the id reads, sorts and filters as it was
+    first = page.locator("#q-table tbody.q").first.locator("td").nth(2).inner_text()
+    assert first == "api_understanding:01"

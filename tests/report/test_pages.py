@@ -411,3 +411,14 @@ def test_a_stable_page_of_several_runs_reads_only_their_tracked_files(
     assert main(args) == 0
     assert (out / "report.html").read_bytes() == first
     capsys.readouterr()
+
+
+def test_the_analyses_section_names_only_the_files_the_run_wrote(tmp_path: Path) -> None:
+    """Every page said its analyses came from calibration.json and benefit.json, which
+    only a run with those analyses writes."""
+    from evalframe.report.runpage import _analyses_sources
+
+    summary = "<code>summary.json</code>'s <code>analysis</code>"
+    assert _analyses_sources(tmp_path) == summary
+    (tmp_path / "benefit.json").write_text("{}")
+    assert _analyses_sources(tmp_path) == f"<code>benefit.json</code> and {summary}"
