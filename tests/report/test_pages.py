@@ -9,6 +9,7 @@ import hashlib
 import io
 import json
 import re
+from pathlib import Path
 from typing import Any
 
 import pytest
