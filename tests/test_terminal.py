@@ -231,5 +231,5 @@ def test_report_terminal_chooses_the_full_or_the_brief_report(
     assert brief in printed("auto", in_sweep=True)
     assert full in printed("full", in_sweep=True)
     text = printed("brief", in_sweep=False)
-    assert full not in text and text.rstrip().endswith(("Result: PASSED", "Result: FAILED"))
+    assert full not in text and text.rstrip().splitlines()[-1].startswith("Result: ")
     capsys.readouterr()

@@ -81,7 +81,7 @@ code{font:12.5px ui-monospace,SFMono-Regular,Menlo,Consolas,monospace}
 nav{margin:.4em 0 0;font-size:.95em}nav a{margin-right:1em}
 .verdict{display:inline-block;font-weight:600;padding:.35em .8em;border-radius:4px;margin:.4em 0;
  border:2px solid}
-.verdict.pass{color:var(--ok);border-color:var(--ok)}.verdict.fail{color:var(--bad);
+.verdict.pass{color:var(--ok);border-color:var(--ok)}.verdict.none{color:var(--muted)}.verdict.fail{color:var(--bad);
  border-color:var(--bad)}
 table.changes td:nth-child(-n+3){white-space:nowrap}
 ul.failing{margin:.1em 0 .2em;padding-left:1.4em}
