@@ -39,7 +39,7 @@ from pydantic import Field
 from evalframe.core.errors import DataError
 from evalframe.core.messages import warn
 from evalframe.core.reader import read_json, read_json_array, require_file
-from evalframe.core.records import At, UniqueIds
+from evalframe.core.records import At, UniqueIds, warn_ids_not_in_corpus
 from evalframe.core.types import GoldenQuery, GoldenSet
 from evalframe.golden.versions import list_versions, resolve_version
 from evalframe.plugin.protocols import PluginConfig, PluginContext
@@ -209,6 +209,9 @@ class KnowCodeDataset:
                 expected="golden_v1.0.meta.json with source_file_hashes beside the golden set",
                 hint="set dataset.meta_path, or dataset.require_meta=false to skip the drift guard",
             )
+        # an entity the code does not have (renamed, or mistyped) can never be retrieved:
+        # said, as every other loader says it, rather than scored 0 without a word
+        warn_ids_not_in_corpus(queries, self.context.corpus, "expected entity")
         return GoldenSet.build(
             golden_path.stem,
             queries,

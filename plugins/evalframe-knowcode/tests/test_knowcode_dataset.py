@@ -290,3 +290,25 @@ def test_the_drift_guard_can_check_a_committed_revision(workspace: Path) -> None
         load(workspace)
     golden = load(workspace, source_rev="HEAD")
     assert golden.provenance["drift"] == [] and golden.provenance["source_rev"] == "HEAD"
+
+
+def test_an_expected_entity_the_corpus_lacks_is_named(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """A golden set naming an entity the code does not have (renamed, mistyped) was
+    scored and gated without a word, that query's recall capped below 1."""
+    from evalframe.core.types import Corpus, Document
+
+    entities = sorted({e for q in load() for e in q.judgments})
+    kept = [e for e in entities if e != "src/knowcode/llm/agent.py::Agent.smart_answer"]
+    corpus = Corpus.build("code", [Document(id=e, text=e) for e in kept])
+    config = KnowCodeConfig(path=str(GOLDEN), source_root=str(DATA))
+    KnowCodeDataset(config, PluginContext(corpus=corpus)).load()
+    err = capsys.readouterr().err
+    assert (
+        "1 expected entity id(s) are not in corpus 'code' and can never be retrieved: "
+        "src/knowcode/llm/agent.py::Agent.smart_answer (query q2)"
+    ) in err
+    whole = Corpus.build("code", [Document(id=e, text=e) for e in entities])
+    KnowCodeDataset(config, PluginContext(corpus=whole)).load()
+    assert "can never be retrieved" not in capsys.readouterr().err
