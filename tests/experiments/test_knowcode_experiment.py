@@ -112,6 +112,12 @@ def test_knowcode_runs_from_a_fresh_folder_with_knowcodes_numbers(tmp_path: Path
     )
     assert f"{verdict} (provisional: 1 warning(s) above)" in text
 
+    # the headline (trackers, `runs`, `compare`): the metrics of KnowCode's quality gates
+    headline = read(out / "headline.json")
+    assert [k for k in headline if "." not in k and k != "queries"] == [
+        "RR", "R@10", "P@1", "R(view=files)@5"
+    ]  # fmt: skip
+    assert headline["P@1"] == pytest.approx(expected["overall"]["P@1"], abs=1e-9)
     summary = read(out / "summary.json")
     assert summary["policies"]["ties"] == "given" and summary["policies"]["no_relevant"] == "skip"
     assert summary["slices"] == {"fields": ["task_type", "difficulty"], "skipped": {}}
