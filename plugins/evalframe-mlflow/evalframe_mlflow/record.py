@@ -617,6 +617,10 @@ def build_run_record(
         tags["evalframe.exit_code"] = str(outcome.exit_code)
     if "gates_passed" in summary:
         tags["evalframe.gates_passed"] = str(bool(summary["gates_passed"])).lower()
+    said = summary.get("verdict_warnings")
+    if isinstance(said, list) and said:  # an unblessed or drifted golden set (KnowCode)
+        tags["evalframe.provisional"] = "true"
+        tags["evalframe.verdict_warnings"] = truncate("; ".join(map(str, said)), TAG_VALUE_LIMIT)
     golden = summary.get("golden_set") or {}
     if golden.get("content_hash"):
         tags["evalframe.golden_hash"] = str(golden["content_hash"])

@@ -479,3 +479,27 @@ def test_a_rescored_run_is_tagged_as_one(tmp_path: Path) -> None:
     )
     assert tags()["evalframe.rescore"] == "true"
     assert tags()["evalframe.retrieved_at"] == "2026-11-27T10:00:00Z"
+
+
+def test_a_provisional_verdict_is_tagged(tmp_path: Path) -> None:
+    """KnowCode's unblessed set makes a verdict provisional: the terminal, the page and
+    gates.json said so, MLflow did not."""
+    from evalframe_mlflow.record import build_run_record
+
+    from evalframe.plugin.hooks import RunContext, RunOutcome
+
+    said = "gated on golden set 'g', which is not blessed: ... so this verdict is provisional"
+    summary = tmp_path / "summary.json"
+
+    def tags(warnings: list[str]) -> dict[str, str]:
+        summary.write_text(json.dumps({"gates_passed": False, "verdict_warnings": warnings}))
+        record = build_run_record(
+            RunContext("knowcode", tmp_path, {}, {}), RunOutcome(1, {"summary": summary}),
+            uri="sqlite:///s.db", experiment_name="knowcode", run_name=None, cwd=tmp_path,
+        )  # fmt: skip
+        return record.tags
+
+    marked = tags([said])
+    assert marked["evalframe.provisional"] == "true"
+    assert marked["evalframe.verdict_warnings"] == said
+    assert "evalframe.provisional" not in tags([])
