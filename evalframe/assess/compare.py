@@ -8,6 +8,7 @@ and ``summary.json``), so comparing a fresh run with its baseline and
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -146,6 +147,21 @@ class Comparison:
     family: int = 0  # how many tests the correction spread alpha over
     #: how the two golden sets differ, when they do (compared anyway: allow_mismatch)
     golden: GoldenChange | None = None
+    #: the display names both runs give their metrics (``metrics.labels``): B.O.B's MRR
+    labels: Mapping[str, str] = field(default_factory=dict)
+
+    def shown(self, metric: str) -> str:
+        """``metric`` as the tables show it: its label (``MRR``) where both runs give one."""
+        return self.labels.get(metric) or metric
+
+    def legend(self) -> str | None:
+        """What the labels the tables show stand for (``MRR is RR``), when they show any."""
+        pairs = [
+            f"{self.labels[mc.metric]} is {mc.metric}"
+            for mc in self.metrics
+            if self.labels.get(mc.metric, mc.metric) != mc.metric
+        ]
+        return f"labels (metrics.labels): {', '.join(pairs)}" if pairs else None
 
     def verdict(self, mc: MetricComparison) -> str:
         """'improved' / 'regressed' when the adjusted p is below alpha, else 'within noise'."""
@@ -372,6 +388,8 @@ def compare_runs(
         top_improved=[row(d, q) for d, q in reversed(deltas) if d > 0][:top],
         family=sum(1 for p in flat if not math.isnan(p)),
         golden=change,
+        # a label one run gives and the other does not (or gives otherwise) is not shown
+        labels={m: v for m, v in b.labels.items() if a.labels.get(m) == v},
     )
 
 

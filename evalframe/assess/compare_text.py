@@ -84,13 +84,15 @@ def render_comparison(
     for mc in comp.metrics:
         o = mc.overall
         lines.append(
-            f"| {mc.metric} | {o.mean_a:.3f} | {o.mean_b:.3f} | {o.delta:+.3f} | "
+            f"| {comp.shown(mc.metric)} | {o.mean_a:.3f} | {o.mean_b:.3f} | {o.delta:+.3f} | "
             f"{mc.interval.text()} | {mc.p_adjusted:.3g} | {o.wins}/{o.ties}/{o.losses} | "
             f"{comp.verdict(mc)} |"
         )
+    if comp.legend():
+        lines += ["", f"({comp.legend()})"]
     first = comp.metrics[0]
     for fname, groups in first.by_slice.items():
-        lines += ["", f"### {first.metric} by {fname}:"]
+        lines += ["", f"### {comp.shown(first.metric)} by {fname}:"]
         for value, c in groups.items():
             p = first.p_adjusted_slices[fname][value]
             verdict = verdict_of(c.delta, p, comp.alpha)
@@ -102,7 +104,7 @@ def render_comparison(
     for title, rows in (("Top regressed", comp.top_regressed), ("Top improved", comp.top_improved)):
         if not rows:
             continue
-        lines += ["", f"### {title} ({first.metric}):"]
+        lines += ["", f"### {title} ({comp.shown(first.metric)}):"]
         for r in rows:
             lines.append(
                 f"- {r['query_id']}: {r['a']:.3f} → "
@@ -138,7 +140,7 @@ def _render_terminal(comp: Comparison, *, width: int, color: bool) -> str:
         rows.append(
             [
                 MARKS[verdict],
-                mc.metric,
+                comp.shown(mc.metric),
                 f"{o.mean_a:.3f}",
                 f"{o.mean_b:.3f}",
                 f"{o.delta:+.3f}",
@@ -166,6 +168,9 @@ def _render_terminal(comp: Comparison, *, width: int, color: bool) -> str:
             rows,
         )
     )
+    legend = comp.legend()
+    if legend:
+        parts.append(Text(f"  {legend}"))
     first = comp.metrics[0]
     for fname, groups in first.by_slice.items():
         slice_rows = []
@@ -200,7 +205,7 @@ def _render_terminal(comp: Comparison, *, width: int, color: bool) -> str:
                     Col("verdict", "id"),
                 ],
                 slice_rows,
-                title=f"{first.metric} by {fname}:",
+                title=f"{comp.shown(first.metric)} by {fname}:",
             ),
         ]
     for title, moved in (
@@ -209,7 +214,7 @@ def _render_terminal(comp: Comparison, *, width: int, color: bool) -> str:
     ):
         if not moved:
             continue
-        parts += [Text(""), Text(f"{title} ({first.metric}):")]
+        parts += [Text(""), Text(f"{title} ({comp.shown(first.metric)}):")]
         for r in moved:
             parts.append(
                 _hanging(

@@ -205,6 +205,9 @@ def test_compare_points_at_the_gates_it_does_not_run(tmp_path: Path) -> None:
     res = evalframe(tmp_path, "compare", "a", "b")
     assert res.returncode == 0, res.stderr
     assert "Gates: compare runs none" in res.stdout
+    # B.O.B's names, as its report shows them, with what they stand for
+    assert "labels (metrics.labels): Recall@5 is R@5, Precision@5 is P@5, MRR is RR" in res.stdout
+    assert any(line.startswith("~  MRR ") for line in res.stdout.splitlines())
     assert "(recall_drop, mrr_drop, pass_to_fail, recall_band, precision_band, mrr_band)" in (
         " ".join(res.stdout.split())
     )
