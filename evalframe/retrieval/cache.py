@@ -23,7 +23,7 @@ from __future__ import annotations
 import json
 import shutil
 import sys
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -31,7 +31,7 @@ from typing import Any
 from pydantic import BaseModel, ValidationError
 
 from evalframe.core.io import default_cache_dir
-from evalframe.core.secrets import is_secret_name
+from evalframe.core.secrets import REQUEST_FIELDS, is_secret_name, is_secret_param, url_secrets
 from evalframe.core.store import (
     DATABASE,
     EntryStore,
@@ -54,10 +54,32 @@ def _public(config: BaseModel | None) -> dict[str, Any]:
     if config is None:
         return {}
     return {
-        name: value
+        name: _without_secrets(value, name)
         for name, value in config.model_dump(mode="json").items()
         if not is_secret_name(name) and in_cache_key(type(config), name)
     }
+
+
+def _without_secrets(node: Any, name: str = "", request: bool = False) -> Any:
+    """A setting as its cache key holds it: no credential in it, however deep.
+
+    Secret-named fields inside a mapping (``body_template: {api_key: ...}``) are left
+    out, as top-level ones are, and a URL's credentials (``?api_key=``, a password)
+    become ``***``: rotating a key re-uses every cached ranking wherever the key is
+    written, not only in ``headers_from_env``. Inside a request's headers or body a
+    field is judged as a request's names are (:func:`is_secret_param`)."""
+    if isinstance(node, Mapping):
+        inside = request or name in REQUEST_FIELDS
+        secret = is_secret_param if inside else is_secret_name
+        return {
+            k: _without_secrets(v, str(k), inside) for k, v in node.items() if not secret(str(k))
+        }
+    if isinstance(node, list):
+        return [_without_secrets(v, name, request) for v in node]
+    if isinstance(node, str):
+        for value in url_secrets(node):
+            node = node.replace(value, "***")
+    return node
 
 
 def retriever_fingerprint(

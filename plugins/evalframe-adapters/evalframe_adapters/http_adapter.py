@@ -168,6 +168,17 @@ def fill_template(template: Any, query: Query, k: int) -> Any:
     return template
 
 
+def template_names(template: Any) -> set[str]:
+    """The placeholders ``template`` uses anywhere (``query``, ``metadata.topic``, ...)."""
+    if isinstance(template, str):
+        return {m.group(1) for m in PLACEHOLDER.finditer(template)}
+    if isinstance(template, Mapping):
+        return set().union(*(template_names(v) for v in template.values()))
+    if isinstance(template, list):
+        return set().union(*(template_names(v) for v in template))
+    return set()
+
+
 @retriever("http", config=HttpConfig)
 class HttpRetriever:
     """POSTs each query to an HTTP service and reads the ranked results from its JSON answer."""
@@ -178,6 +189,7 @@ class HttpRetriever:
         # the body's secrets (api_key: ${oc.env:TOKEN}), whoever built the config: the
         # client redacts them from every error and every answer text it hands back
         remember_secrets({"body_template": config.body_template})
+        self._template_names = template_names(config.body_template)
         secret_headers, secrets = env_headers(config.headers_from_env, "retriever.headers_from_env")
         self.client = JsonClient(
             config.url,
@@ -199,6 +211,21 @@ class HttpRetriever:
     def close(self) -> None:
         """Close the client's pooled connections."""
         self.client.close()
+
+    def cache_inputs(self, query: Query) -> dict[str, Any] | None:
+        """What the request sends of the query besides its text (``k`` is in every key):
+        its id and the metadata the body template reads. Keyed on the text alone, two
+        queries with one text got the first one's cached ranking, and an edited metadata
+        field the service reads got the old answer."""
+        names = self._template_names
+        inputs: dict[str, Any] = {}
+        if "query_id" in names:
+            inputs["query_id"] = query.id
+        if "metadata" in names:
+            inputs["metadata"] = query.metadata
+        for name in sorted(n for n in names if n.startswith("metadata.")):
+            inputs[name] = query.metadata.get(name.split(".", 1)[1])
+        return inputs or None
 
     def retrieve(self, query: Query, k: int) -> Ranking | None:
         """The ranking for one query; None if it failed and allow_failed_queries is set."""

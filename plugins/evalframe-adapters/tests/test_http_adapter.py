@@ -409,3 +409,55 @@ def test_an_answer_that_is_not_json_is_not_called_a_rejected_request(serve: Serv
     assert "the response is not JSON" in err.value.message
     assert err.value.hint is not None and "answered, but not with JSON" in err.value.hint
     assert "rejected" not in err.value.hint
+
+
+def test_the_cache_keys_what_the_request_sends_of_a_query(tmp_path: Path) -> None:
+    """The default body sends the query id, and a template may send metadata: keyed on the
+    text alone, two queries asking the same words got the first one's cached ranking
+    (the service answers each by id), and an edited metadata field got the old answer."""
+    from evalframe.retrieval.cache import RunCache, retriever_fingerprint
+
+    def by_id(req: Request) -> Reply:
+        body = req.body
+        doc = f"doc-{body['query_id']}-{body.get('topic')}"
+        return Reply(200, {"results": [{"id": doc, "score": 1.0}]})
+
+    server = FakeServer(by_id)
+    try:
+        template = {"query": "{query}", "query_id": "{query_id}", "topic": "{metadata.topic}"}
+        config = HttpConfig(url=server.url, body_template=template)
+        r = HttpRetriever(config, PluginContext())
+
+        def run(topic: str) -> dict[str, tuple[str, ...]]:
+            golden = GoldenSet.build("g", [
+                GoldenQuery(id=q, text="same words", judgments={"d": 1}, metadata={"topic": topic})
+                for q in ("q1", "q2")
+            ])  # fmt: skip
+            cache = RunCache(tmp_path, retriever_fingerprint("http", None, config, None))
+            got = retrieve_all(r, golden, 5, progress=False, cache=cache)
+            return {q: ranking.doc_ids for q, ranking in got.rankings.items()}
+
+        first = run("a")
+        assert first == {"q1": ("doc-q1-a",), "q2": ("doc-q2-a",)}
+        assert run("a") == first and len(server.requests) == 2  # the second run: cached
+        assert run("b") == {"q1": ("doc-q1-b",), "q2": ("doc-q2-b",)}  # the edit: asked again
+        r.close()
+    finally:
+        server.close()
+
+
+def test_a_key_written_in_the_body_or_the_url_stays_out_of_the_cache_key() -> None:
+    """Rotating a key re-uses the cache wherever it is written: in headers_from_env (a
+    variable's name) it always did; in body_template or the URL it re-asked every query."""
+    from evalframe.retrieval.cache import retriever_fingerprint
+
+    def key(api_key: str, extra: str = "") -> str:
+        config = HttpConfig(
+            url=f"https://search.example/q?api_key={api_key}&v=2",
+            body_template={"query": "{query}", "api_key": api_key, "index": f"docs{extra}"},
+        )
+        return json.dumps(retriever_fingerprint("http", None, config, None), sort_keys=True)
+
+    assert key("sk-live-AAAAAAAAAAAAAAAA") == key("sk-live-BBBBBBBBBBBBBBBB")
+    assert "sk-live" not in key("sk-live-AAAAAAAAAAAAAAAA")
+    assert key("sk-live-AAAAAAAAAAAAAAAA") != key("sk-live-AAAAAAAAAAAAAAAA", "-v2")
