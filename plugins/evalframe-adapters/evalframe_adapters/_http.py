@@ -281,6 +281,47 @@ class RateLimiter:
         return wait
 
 
+class FailureTally:
+    """The queries a service adapter let fail under ``allow_failed_queries``: how many of
+    those asked, and the first one's error, for the note said at the end of the run
+    (counted as missing, they were otherwise scored 0 or skipped without a word, and a
+    service that was down read as a run that ran). Shared by the pipeline's threads."""
+
+    def __init__(self) -> None:
+        self.failed = 0
+        self.asked = 0
+        self.first: tuple[str, str] | None = None
+        self._lock = threading.Lock()
+
+    def ask(self) -> None:
+        with self._lock:
+            self.asked += 1
+
+    def fail(self, query_id: str, message: str) -> None:
+        with self._lock:
+            self.failed += 1
+            if self.first is None:
+                self.first = (query_id, message)
+
+    def notes(self) -> list[str]:
+        if not self.failed or self.first is None:
+            return []
+        n, asked = self.failed, self.asked
+        qid, message = self.first
+        every = n == asked
+        return [
+            f"{'every one' if every else f'{n}'} of the {asked} queries asked failed at the "
+            f"service after their retries (first: query {qid!r}, {message}), and "
+            f"{'is' if n == 1 else 'are'} scored as missing (retriever.allow_failed_queries="
+            "true); a re-run asks them again"
+            + (
+                ": the service was down or misconfigured, so these numbers measure nothing"
+                if every
+                else ""
+            )
+        ]
+
+
 @dataclass
 class RetryPolicy:
     """Exponential backoff with jitter: ``min(cap, base * 2**n) * (1 + jitter * U[0,1))``."""

@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import json
 import re
-import threading
 from collections.abc import Mapping
 from typing import Any, Literal
 
@@ -37,6 +36,7 @@ from evalframe.plugin.registry import retriever
 
 from ._common import Item, build_ranking, clipped, dotted
 from ._http import (
+    FailureTally,
     JsonClient,
     RateLimiter,
     RequestError,
@@ -205,8 +205,7 @@ class HttpRetriever:
         #: How many queries the pipeline may ask at once (threads sharing the client).
         self.max_concurrency = config.max_concurrency
         #: Queries that failed after the retries and were counted missing.
-        self.failed_queries = 0
-        self._count_lock = threading.Lock()
+        self.failures = FailureTally()
 
     def close(self) -> None:
         """Close the client's pooled connections."""
@@ -234,11 +233,22 @@ class HttpRetriever:
             response = self.client.post(body, what=f"http retriever, query {query.id!r}")
         except RequestError as exc:
             if self.config.allow_failed_queries and not exc.fatal:
-                with self._count_lock:
-                    self.failed_queries += 1
+                self.failures.fail(query.id, exc.message)
                 return None
             raise self._failure(query, exc) from None
+        finally:
+            self.failures.ask()
         return self.parse(query.id, response, k)
+
+    @property
+    def failed_queries(self) -> int:
+        """How many queries failed for good under ``allow_failed_queries``."""
+        return self.failures.failed
+
+    def notes(self) -> list[str]:
+        """The queries that failed for good under ``allow_failed_queries``, said at the end
+        of the run (and in its summary.json and page): see :class:`FailureTally`."""
+        return self.failures.notes()
 
     def _failure(self, query: Query, exc: RequestError) -> PluginError:
         tries = f"after {exc.attempts} attempts" if exc.attempts > 1 else "(not retried)"
@@ -252,7 +262,14 @@ class HttpRetriever:
                     "the service answered, but not with JSON: check that retriever.url is its "
                     "search endpoint (not a page), and what it returns for this query"
                 )
-            elif exc.status is None or exc.status >= 500 or exc.status == 429:
+            elif exc.status is None:  # no answer at all: down, unreachable, or too slow
+                hint = (
+                    "check that the service is up and reachable at retriever.url (and "
+                    "retriever.timeout_seconds); for a service that fails now and then, "
+                    "retriever.allow_failed_queries=true counts a query that still fails as "
+                    "missing"
+                )
+            elif exc.status >= 500 or exc.status == 429:
                 hint = "set retriever.allow_failed_queries=true to count failed queries as missing"
             else:
                 hint = "the service rejected this request; check retriever.body_template"

@@ -44,6 +44,7 @@ from evalframe.plugin.registry import retriever
 from ._common import build_ranking, clipped, coerce_id
 from ._http import (
     MAX_WAIT_SECONDS,
+    FailureTally,
     JsonClient,
     RateLimiter,
     RequestError,
@@ -330,6 +331,8 @@ class LLMRecommender:
         self.unlisted: list[tuple[str, str]] = []
         self.asked = 0
         self.failed_queries = 0
+        #: the queries asked, and those that failed under allow_failed_queries (said at the end)
+        self.failures = FailureTally()
         self._warned_limit = False
         #: How many queries the pipeline may ask at once (threads sharing the client).
         self.max_concurrency = config.max_concurrency
@@ -366,7 +369,7 @@ class LLMRecommender:
                 f"not in the catalogue and were dropped (first: query {qid!r}, "
                 f"{clipped(ids[0])}); each answer's text is kept in per_query.jsonl ('answer')"
             )
-        return out
+        return [*out, *self.failures.notes()]
 
     def _line(self, ident: str, text: str) -> str:
         limit = self.config.max_description_chars
@@ -448,6 +451,7 @@ class LLMRecommender:
                     self._warned_limit = True
                 return None
             self.asked += 1
+        self.failures.ask()
         messages = [{"role": "user", "content": self.prompt(query, k)}]
         if cfg.system_prompt:
             messages.insert(0, {"role": "system", "content": cfg.system_prompt})
@@ -464,6 +468,7 @@ class LLMRecommender:
             if cfg.allow_failed_queries and not exc.fatal:
                 with self._lock:
                     self.failed_queries += 1
+                self.failures.fail(query.id, exc.message)
                 return None
             if exc.hint is not None:
                 hint = exc.hint

@@ -143,6 +143,25 @@ def test_allow_failed_queries_counts_them_missing(serve: Serve) -> None:
     answers = [r.retrieve(q, 5) for q in QUERIES[:3]]
     assert answers[1] is None and answers[0] is not None and answers[2] is not None
     assert r.failed_queries == 1
+    # said at the end of the run (and kept in summary.json): it was said nowhere
+    (note,) = r.notes()
+    assert note.startswith(
+        "1 of the 3 queries asked failed at the service after their retries (first: query "
+        "'q2', HTTP 503"
+    )
+    assert note.endswith("is scored as missing (retriever.allow_failed_queries=true); a re-run "
+                         "asks them again")  # fmt: skip
+
+
+def test_every_query_failing_says_the_numbers_measure_nothing(serve: Serve) -> None:
+    """A service that was down, with allow_failed_queries: every metric 0, exit 0, and
+    nothing said."""
+    server = serve(lambda req: Reply(503))
+    r = make(server.url, retries=0, allow_failed_queries=True)
+    assert [r.retrieve(q, 5) for q in QUERIES[:2]] == [None, None]
+    (note,) = r.notes()
+    assert note.startswith("every one of the 2 queries asked failed at the service")
+    assert note.endswith("the service was down or misconfigured, so these numbers measure nothing")
 
 
 def test_bad_credentials_stop_the_run_even_when_failures_are_allowed(serve: Serve) -> None:
@@ -156,8 +175,10 @@ def test_connection_refused_is_retried_then_reported() -> None:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
-    with pytest.raises(PluginError, match="failed after 2 attempts: connection failed"):
+    with pytest.raises(PluginError, match="failed after 2 attempts: connection failed") as err:
         make(f"http://127.0.0.1:{port}/", retries=1).retrieve(QUERIES[0], 5)
+    # a service that is down: allow_failed_queries would only hide it
+    assert "check that the service is up and reachable at retriever.url" in err.value.render()
 
 
 def test_auth_header_comes_from_env_and_never_shows(

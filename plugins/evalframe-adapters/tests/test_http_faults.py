@@ -258,3 +258,35 @@ def test_concurrent_runs_sharing_one_cache_corrupt_nothing(tmp_path: Path) -> No
     results = [metrics_of_folder(tmp_path / f"job{j}") for j in range(3)]
     assert results[0] == results[1] == results[2]
     assert N <= len(server.requests) <= 3 * N
+
+
+def test_queries_let_fail_are_said_on_stderr_and_in_the_summary(tmp_path: Path) -> None:
+    """`allow_failed_queries=true` counted failed queries as missing and said nothing: the
+    run passed with their metrics 0. The run now says how many failed, with the first
+    error, on stderr and in summary.json (which the page and a rescore read)."""
+    down = {"q3", "q17", "q29"}
+
+    def some_down(request: Request) -> Reply:
+        if request.body["query_id"] in down:
+            return Reply(503, {"error": "shard offline"})
+        return answer(request)
+
+    server = FakeServer(some_down, keep_alive=True)
+    try:
+        out = tmp_path / "out"
+        proc = subprocess.run(
+            command(write_golden(tmp_path), server.url, out, "retriever.allow_failed_queries=true",
+                    "report.html=false"),
+            capture_output=True, text=True, timeout=120, cwd=tmp_path,
+            env={**os.environ, "EVALFRAME_CACHE_DIR": str(tmp_path / "cache"),
+                 "EVALFRAME_TRACKING": "none"},
+        )  # fmt: skip
+    finally:
+        server.close()
+    assert proc.returncode == 0, proc.stderr
+    said = f"3 of the {N} queries asked failed at the service after their retries (first: query "
+    assert said in proc.stderr
+    assert "HTTP 503" in proc.stderr and "a re-run asks them again" in proc.stderr
+    summary = json.loads((out / "summary.json").read_text())
+    assert any(said in w for w in summary["retrieval_warnings"])
+    assert sorted(summary["counts"]["missing_queries"]) == sorted(down)
