@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any, Literal
 
 from pydantic import Field, ValidationInfo, field_validator, model_validator
@@ -288,6 +288,42 @@ class HttpRetriever:
             "them (dotted paths, e.g. data.hits)",
         )
 
+    def _check_extras(self, query_id: str, extra: dict[str, Any]) -> None:
+        """The answer text, confidence and token count a service reports, as the run
+        stores them: a value of another type crashed deep in the run (exit 3, a traceback
+        quoting the value, a key the service echoed included), and one out of range
+        (confidence 1.5) went into the calibration unseen. A located error instead."""
+        cfg = self.config
+
+        def number(v: Any) -> bool:
+            return isinstance(v, int | float) and not isinstance(v, bool)
+
+        checks: tuple[tuple[str, str | None, Callable[[Any], bool], str], ...] = (
+            ("answer", cfg.answer_path, lambda v: isinstance(v, str), "text"),
+            (
+                "confidence",
+                cfg.confidence_path,
+                lambda v: number(v) and 0.0 <= float(v) <= 1.0,
+                "a number from 0 to 1",
+            ),
+            (
+                "tokens",
+                cfg.tokens_path,
+                lambda v: number(v) and float(v).is_integer() and v >= 0,
+                "a whole number of at least 0",
+            ),
+        )
+        for name, path, ok, expected in checks:
+            value = extra.get(name)
+            if value is not None and not ok(value):
+                shown = self.client.redact(json.dumps(value)[:120])
+                raise PluginError(
+                    f"http retriever: the answer for query {query_id!r} has {name} "
+                    f"{shown} at {path!r}, which is not {expected}",
+                    hint=f"set retriever.{name}_path to where the service puts its {name} "
+                    f"({expected}), or null to read none",
+                )
+
     def _check_id_length(self, query_id: str, position: int, doc: Any) -> None:
         """A runaway id (megabytes from a broken service) stops the run here, quoted by its
         start: kept, it would be copied into every output file and warning."""
@@ -347,6 +383,7 @@ class HttpRetriever:
                     extra[name] = dotted(response, path)
                 except KeyError:
                     extra[name] = None
+        self._check_extras(query_id, extra)
         if isinstance(extra.get("answer"), str):
             # a service that echoes the request (headers and all) must not put a key into
             # per_query.jsonl, the page or the cache: stored text is redacted as errors are

@@ -482,3 +482,50 @@ def test_a_key_written_in_the_body_or_the_url_stays_out_of_the_cache_key() -> No
     assert key("sk-live-AAAAAAAAAAAAAAAA") == key("sk-live-BBBBBBBBBBBBBBBB")
     assert "sk-live" not in key("sk-live-AAAAAAAAAAAAAAAA")
     assert key("sk-live-AAAAAAAAAAAAAAAA") != key("sk-live-AAAAAAAAAAAAAAAA", "-v2")
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "expected"),
+    [
+        ("echo", {"k": "you sent Bearer $TOKEN"}, "text"),
+        ("confidence", 1.5, "a number from 0 to 1"),
+        ("confidence", "high", "a number from 0 to 1"),
+        ("tokens", -3, "a whole number of at least 0"),
+        ("tokens", 2.5, "a whole number of at least 0"),
+    ],
+)
+def test_an_answer_text_confidence_or_token_count_of_the_wrong_kind_is_located(
+    serve: Serve, monkeypatch: pytest.MonkeyPatch, field: str, value: Any, expected: str
+) -> None:
+    """A non-text answer crashed the run (exit 3, a traceback quoting the value: a key the
+    service echoed, in full); a confidence of 1.5 went into the calibration unseen. Each
+    is now an error naming the query, the field and the setting, the key redacted."""
+    secret = "sk-live-0123456789abcdef"
+    monkeypatch.setenv("EFA_TEST_TOKEN", secret)
+
+    def answers(req: Request) -> Reply:
+        body = results_for(req.body["query_id"], req.body["k"])
+        shown = json.loads(json.dumps(value).replace("$TOKEN", secret))
+        return Reply(body={**body, field: shown})
+
+    paths = {"echo": "answer_path", "confidence": "confidence_path", "tokens": "tokens_path"}
+    r = make(
+        serve(answers).url,
+        headers_from_env={"Authorization": "Bearer $EFA_TEST_TOKEN"},
+        **{paths[field]: field},
+    )
+    with pytest.raises(PluginError) as err:
+        r.retrieve(QUERIES[0], 5)
+    text = err.value.render()
+    name = {"echo": "answer"}.get(field, field)
+    assert f"the answer for query 'q1' has {name} " in text and f"which is not {expected}" in text
+    assert f"retriever.{name}_path" in text and secret not in text
+
+
+def test_a_confidence_and_token_count_in_range_are_kept(serve: Serve) -> None:
+    def answers(req: Request) -> Reply:
+        body = results_for(req.body["query_id"], req.body["k"])
+        return Reply(body={**body, "c": 0.25, "t": 12})
+
+    ranking = make(serve(answers).url, confidence_path="c", tokens_path="t").retrieve(QUERIES[0], 5)
+    assert ranking is not None and (ranking.confidence, ranking.tokens) == (0.25, 12)
