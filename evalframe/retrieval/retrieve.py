@@ -147,6 +147,10 @@ def _sequential(
         yield [(i, _check(name, query, ranking, depth), elapsed_ms)]
 
 
+#: What a worker hands back for a queued query it did not start (a query had failed).
+_SKIPPED = RuntimeError("not started: an earlier query failed")
+
+
 def _concurrent(
     retriever: Retriever,
     queries: Sequence[Query],
@@ -159,21 +163,29 @@ def _concurrent(
 
     At most ``2 * workers`` queries are in flight or queued, so an error or
     Ctrl-C stops the run quickly. On the first failure no new query is
-    started, those already running finish (and are yielded, so they are
-    cached), then the failure of the earliest query in the golden order is
-    raised: the same error whatever the timing. The threads are daemons: on
+    started (the queued ones neither: a service that never answers made each
+    of them wait out its retries too), those already running finish (and are
+    yielded, so they are cached), then the failure of the earliest query in
+    the golden order is raised: the same error whatever the timing. The threads are daemons: on
     Ctrl-C the process exits at once, abandoning the requests in flight
     (they were not answered, so nothing is lost) instead of waiting for them.
     """
     tasks: queue.SimpleQueue[int | None] = queue.SimpleQueue()
     done: queue.SimpleQueue[tuple[int, Any, float, BaseException | None]] = queue.SimpleQueue()
+    stopping = threading.Event()  # a query failed: the queued ones are not started
 
     def work() -> None:
         while (i := tasks.get()) is not None:
+            if stopping.is_set():
+                # queued after the failing query (the queue is in golden order), so never
+                # the earliest failure: skipping it changes which error is raised in no case
+                done.put((i, None, 0.0, _SKIPPED))
+                continue
             try:
                 ranking, elapsed_ms = _one(retriever, queries[i], depth, label)
                 done.put((i, ranking, elapsed_ms, None))
             except BaseException as exc:  # noqa: BLE001  # handed to the main thread
+                stopping.set()  # before this thread takes the next queued query
                 done.put((i, None, 0.0, exc))
 
     threads = [
@@ -200,6 +212,8 @@ def _concurrent(
             while running and (first or not done.empty()):  # all that finished by now
                 i, ranking, elapsed_ms, error = done.get()
                 first, running = False, running - 1
+                if error is _SKIPPED:
+                    continue
                 if error is None:
                     try:
                         answers.append((i, _check(name, queries[i], ranking, depth), elapsed_ms))
@@ -207,6 +221,7 @@ def _concurrent(
                         error = exc
                 if error is not None:
                     failures[i] = error
+                    stopping.set()
             if answers:
                 yield sorted(answers, key=lambda a: a[0])
         if failures:

@@ -76,3 +76,32 @@ def test_infinite_scores_are_an_order_and_are_kept() -> None:
     ranked = Ranking(query_id="q1", doc_ids=("a", "b"), scores=(float("inf"), float("-inf")))
     run = retrieve_all(Answers(ranked, "one-by-one"), GOLDEN, 10, progress=False)
     assert run.rankings["q1"].scores == (float("inf"), float("-inf"))
+
+
+def test_after_a_failure_the_queued_queries_are_not_started() -> None:
+    """From threads, a failing query let every query already queued (up to twice the
+    threads) start and wait out its own retries: a service that never answers took twice
+    as long to report. The queries running finish, the queued ones are not started, and
+    the earliest failure in the golden order is raised, whatever the timing."""
+    import threading
+    import time
+
+    golden = GoldenSet.build(
+        "g", [GoldenQuery(id=f"q{i}", text=f"t{i}", judgments={"d": 1}) for i in range(20)]
+    )
+    started: list[str] = []
+    lock = threading.Lock()
+
+    class Down:
+        max_concurrency = 2
+
+        def retrieve(self, query: Query, k: int) -> Ranking:
+            with lock:
+                started.append(query.id)
+            time.sleep(0.05)
+            raise RuntimeError(f"service down ({query.id})")
+
+    with pytest.raises(RuntimeError, match=r"service down \(q0\)"):
+        retrieve_all(Down(), golden, 5, progress=False)
+    # the two running when they failed; q2 and q3, queued (2 * workers), never started
+    assert sorted(started) == ["q0", "q1"], started
