@@ -81,6 +81,9 @@ SECRET_PAIRS = frozenset({("api", "key"), ("private", "key"), ("access", "key"),
 REQUEST_FIELDS = frozenset({"headers", "body_template"})
 #: A key that names where a secret comes from, not the secret itself.
 _NAMES_A_VARIABLE = re.compile(r"(_env|_from_env|_env_var|_variable)$", re.IGNORECASE)
+#: A value of such a setting: a variable's name (``SEARCH_TOKEN``), or text with ``$NAME``
+#: references in it (``Bearer $SEARCH_TOKEN``).
+_NAMES_VARIABLES = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$|\$[A-Za-z_][A-Za-z0-9_]*")
 _REDACTED = "…[redacted]"
 
 
@@ -485,6 +488,17 @@ def redact_mapping_text(text: str, extra: Iterable[str] = ()) -> str:
     return _PAIR.sub(one, redact_text(text, extra))
 
 
+def _names_variables(value: Any) -> bool:
+    """Whether a ``*_from_env`` value names variables rather than holds a pasted key: a
+    name (``SEARCH_TOKEN``; a 16-character mix of lower case and digits, as a ``ghp_…``
+    token is, is not taken for one), or text with ``$NAME`` references in it."""
+    if not isinstance(value, str) or not _NAMES_VARIABLES.search(value):
+        return False
+    if "$" in value:
+        return True
+    return value.upper() == value or not _looks_like_a_token(value)
+
+
 def redact(node: Any, extra: Iterable[str] = (), *, _name: str = "", _request: bool = False) -> Any:
     """A copy of a config tree (mappings, lists, scalars) safe to write or print.
 
@@ -493,6 +507,14 @@ def redact(node: Any, extra: Iterable[str] = (), *, _name: str = "", _request: b
     headers or body (:data:`REQUEST_FIELDS`, judged by :func:`is_secret_param`).
     """
     extra = list(extra)
+    if isinstance(node, Mapping) and _name and _NAMES_A_VARIABLE.search(_name):
+        # headers_from_env: {Authorization: "Bearer $SEARCH_TOKEN"} names variables; shown
+        # redacted, `run-config` said "environment variable Bear…[redacted] is not set".
+        # A value that names no variable (a key pasted there by mistake) is redacted.
+        return {
+            k: v if _names_variables(v) else redact(v, extra, _name=str(k), _request=True)
+            for k, v in node.items()
+        }
     if isinstance(node, Mapping):
         inside = _request or _name in REQUEST_FIELDS
         return {k: redact(v, extra, _name=str(k), _request=inside) for k, v in node.items()}

@@ -218,6 +218,12 @@ def test_settings_that_name_variables_are_not_secrets() -> None:
         }
     }
     assert find_literal_secrets(cfg) == []
+    # and written as they are: config.yaml showed `Bear…[redacted]`, and `run-config` of
+    # that file said "environment variable Bear…[redacted] is not set"
+    assert redact(cfg) == cfg
+    # a key pasted there by mistake is not a variable's name: redacted all the same
+    pasted = {"headers_from_env": {"Authorization": "ghp_abcdEFGH1234ijklMNOP5678"}}
+    assert redact(pasted) == {"headers_from_env": {"Authorization": "ghp_…[redacted]"}}
 
 
 @pytest.mark.parametrize(
