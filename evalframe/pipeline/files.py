@@ -84,6 +84,7 @@ def timings(evaluation: Evaluation) -> dict[str, Any]:
     run = evaluation.run
     return {
         "latency": evaluation.latency,
+        "retrieval_seconds": run.metadata.get("retrieval_seconds"),
         "retrieval_cache": run.metadata.get("cache"),
         "per_query_ms": {
             qid: ranking.latency_ms

@@ -11,6 +11,7 @@ in one place; what each step calls lives elsewhere (``assess``, ``retrieval``,
 from __future__ import annotations
 
 import sys
+import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -600,7 +601,12 @@ def _retrieve(exp: Experiment, inputs: Inputs, queries: GoldenSet, *, progress: 
         else None
     )
     name = exp.retriever.spec.name
+    began = time.perf_counter()
     run = retrieve_all(retriever, queries, exp.depth, name=name, progress=progress, cache=cache)
+    # the wall time of the whole retrieval (timings.json, the terminal): what concurrency
+    # and batching change, which no query's latency shows
+    elapsed = round(time.perf_counter() - began, 3)
+    run = run.model_copy(update={"metadata": {**run.metadata, "retrieval_seconds": elapsed}})
     # what it saw that the run must say
     for note in plugin_list(retriever, "notes", exp.retriever.spec, exp.retriever.key):
         warn(f"{name}: {note}")

@@ -152,7 +152,9 @@ def render_report(
     # a run file's rankings are looked up, not retrieved: no latency to speak of
     if evaluation.latency and exp.retriever.spec.name != "run_file":
         lat = evaluation.latency
-        out.append(f"  latency       p50 {lat['p50_ms']:.1f} ms · p95 {lat['p95_ms']:.1f} ms")
+        took = evaluation.run.metadata.get("retrieval_seconds")
+        wall = f" · retrieval took {took:.2f} s" if isinstance(took, int | float) else ""
+        out.append(f"  latency       p50 {lat['p50_ms']:.1f} ms · p95 {lat['p95_ms']:.1f} ms{wall}")
 
     for fname, groups in evaluation.by_slice.items():
         out.append("")
