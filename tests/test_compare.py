@@ -65,6 +65,15 @@ def test_a_worse_system_trips_the_regression_gates(project: Project) -> None:
     )
     assert res.code == 1
     assert "✗ recall_drop" in res.stdout and "✗ pass_to_fail" in res.stdout
+    # `compare` runs no gate, and says so with the command that runs r3's against r1
+    shown = project.run("compare", "r1", "r3")
+    assert shown.code == 0, shown.stderr
+    said = " ".join(shown.stdout.split())
+    assert "Gates: compare runs none" in said and "with its own baseline, main, not with a" in said
+    command = shown.stdout.strip().splitlines()[-1].split()
+    assert command == ["evalframe", "rescore", "r3", "baseline=r1", "--out", "DIR"]
+    gated = project.run(*command[1:-1], "r3-vs-r1")
+    assert gated.code == 1 and "✗ pass_to_fail" in gated.stdout, gated.stdout + gated.stderr
 
 
 def test_a_baseline_on_another_golden_set_is_refused(project: Project) -> None:

@@ -2,6 +2,8 @@
 
 Gates, reports and trackers all read a :class:`GateView`/:class:`Evaluation`
 rather than recomputing anything, so every consumer sees the same numbers.
+It is one module because the evaluation and the gates' view of it change
+together: a view reads exactly what the evaluation holds.
 """
 
 from __future__ import annotations

@@ -31,6 +31,9 @@ tracker warnings, a sweep job's ``job.json``. A value shorter than
 :data:`MIN_KNOWN_SECRET` characters is not remembered: ``auth: basic`` or a
 four-digit PIN would redact every ``basic`` or ``1234`` in every message, and
 is no key worth stealing through a log anyway.
+
+It is one module because refusing, redacting and remembering a secret must
+agree on what a secret is: one set of rules, read side by side.
 """
 
 from __future__ import annotations

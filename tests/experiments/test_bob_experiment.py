@@ -193,6 +193,8 @@ def test_the_tie_case_gives_bobs_numbers_and_survives_rescore(tmp_path: Path) ->
     check(tmp_path / "switched", given)
 
 
+@pytest.mark.extended  # two B.O.B runs and a rescore (14 s of one worker); the suite runs
+# the same note and command on the small project (tests/test_compare.py)
 def test_compare_points_at_the_gates_it_does_not_run(tmp_path: Path) -> None:
     """`evalframe compare` is where a B.O.B user looks for `bob eval compare --baseline`'s
     flags: it said "within noise" on every line (exit 0) while the candidate's pass→fail
