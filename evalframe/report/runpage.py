@@ -216,6 +216,19 @@ def gates_list(gates: Mapping[str, Any]) -> str:
     return '<ul class="gates">' + "".join(items) + "</ul>"
 
 
+def _headline_note(view: RunView) -> str:
+    """Which rows are the headline set, when it is not every metric."""
+    names, first = view.metric_names, view.summary.get("headline") or []
+    shown = [str(n) for n in first if str(n) in names]
+    if not shown or len(shown) == len(names):
+        return ""
+    return (
+        f'<p class="muted">The headline set first ({esc(", ".join(view.label(n) for n in shown))}'
+        ": <code>metrics.headline</code>, what trackers log and <code>runs</code> and "
+        "<code>compare</code> show), then every other metric the run computed.</p>"
+    )
+
+
 def headline_table(view: RunView, comparison: Mapping[str, Any] | None) -> str:
     """Metric, mean, CI, n, skipped; with a baseline its value, the delta, the corrected
     interval, the adjusted p and the verdict (the comparison's numbers)."""
@@ -229,7 +242,11 @@ def headline_table(view: RunView, comparison: Mapping[str, Any] | None) -> str:
         head += [("p (adj.)", "num"), ("verdict", "")]
     rows = []
     labels = view.summary.get("labels") or {}  # metrics.labels: the harness's own names
-    for name in view.metric_names:
+    names = view.metric_names
+    # the headline set first (metrics.headline: what trackers log, `runs` and `compare`
+    # show), then the rest in the run's order: Galaxy's twelve began with its @1 three
+    first = [str(n) for n in view.summary.get("headline") or [] if str(n) in names]
+    for name in [*first, *(n for n in names if n not in first)]:
         agg = overall.get(name) or {}
         shown = f"<code>{esc(name)}</code>"
         if isinstance(labels.get(name), str):
@@ -436,7 +453,8 @@ def render_run_page(
         f'<dl class="facts">{dl}</dl>',
         notes_box(view),
         f"<nav>{' '.join(nav)}</nav></header>",
-        '<section id="metrics"><h2>Headline metrics</h2>',
+        '<section id="metrics"><h2>Metrics</h2>',
+        _headline_note(view),
         headline_table(view, baseline.comparison if baseline is not None else None),
         "<h3>Gates</h3>",
         gates_list(view.gates),

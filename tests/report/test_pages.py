@@ -423,3 +423,20 @@ def test_the_analyses_section_names_only_the_files_the_run_wrote(tmp_path: Path)
     assert _analyses_sources(tmp_path) == summary
     (tmp_path / "benefit.json").write_text("{}")
     assert _analyses_sources(tmp_path) == f"<code>benefit.json</code> and {summary}"
+
+
+def test_the_metrics_table_puts_the_headline_set_first(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Galaxy computes twelve metrics and heads with four: the table titled "Headline
+    metrics" listed all twelve in the run's order, beginning with its @1 three."""
+    import evalframe
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("EVALFRAME_CACHE_DIR", str(tmp_path / "cache"))
+    result = evalframe.run("galaxy", ["tracking=none"], output_dir="g", progress=False)
+    page = (result.path / "report.html").read_text(encoding="utf-8")
+    table = page[page.index('id="headline"') :]
+    rows = re.findall(r"<tr><td><code>([^<]+)</code>", table[: table.index("</table>")])
+    assert rows[:4] == ["Hit@1", "Hit@10", "RR@10", "nDCG@10"] and len(rows) == 12
+    assert "The headline set first (Hit@1, Hit@10, RR@10, nDCG@10" in page
