@@ -124,6 +124,8 @@ def test_one_domain_is_compared_with_its_own_part_of_the_baseline(tmp_path: Path
     assert "By domain:" not in res.stdout
 
 
+@pytest.mark.extended  # six processes (17 s of one worker); the suite scores the same case
+# under both tie rules in-process (tests/metrics/test_ties.py)
 def test_the_tie_case_gives_bobs_numbers_and_survives_rescore(tmp_path: Path) -> None:
     """Issue #25 §1: a service with two-decimal scores and ties, 24 questions, 4 negative."""
     golden = bob.read_golden(TIES / "golden.jsonl")
