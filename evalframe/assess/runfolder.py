@@ -950,9 +950,10 @@ class RunFolder:
         ``load`` no longer reads it as this run's; one re-used by another experiment
         loses the previous one's ``galaxy_eval.json``, and a user's notes stay. A
         folder of a run from before the record keeps its exports (they are not known).
-        Called once the run's ``summary.json`` is written (also when its comparison
-        or a reporter fails after that); a run that fails before it leaves the
-        previous run's files where they were.
+        Called just before the run's ``summary.json`` is written (the previous
+        run's page and comparison are gone before the folder reads as the new run),
+        and again once its reporters are done; a run that fails before it leaves
+        the previous run's files where they were.
         """
         kept = {Path(p).resolve() for p in written}
         removed = []

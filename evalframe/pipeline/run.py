@@ -24,6 +24,7 @@ from evalframe.assess.gates import run_gates, verdict, verdict_warnings
 from evalframe.assess.results import Evaluation, GateResult
 from evalframe.assess.runfolder import (
     LAYOUT,
+    FileStamp,
     RunData,
     RunFolder,
     is_export_name,
@@ -136,12 +137,19 @@ def _write_outputs(
     stored_run: Path | None = None,
     stored_manifest: Path | None = None,
     exports: Mapping[str, str | bytes] | None = None,
+    earlier: Mapping[str, FileStamp] | None = None,
 ) -> tuple[dict[str, Path], dict[str, Any]]:
     """Write the run's files into its folder, ``summary.json`` last: it is what marks the
     folder a finished run (:meth:`RunFolder.is_run`), so a run stopped before it leaves a
     folder said to be incomplete, not one read as a run. ``exports`` (checked by
     :func:`_exports`) go in before it, and it records them (``exports``), so that the next
-    run written into this folder can remove them (:meth:`RunFolder.remove_stale`)."""
+    run written into this folder can remove them (:meth:`RunFolder.remove_stale`).
+
+    ``earlier``: what a previous run left in a re-used folder
+    (:meth:`RunFolder.run_files_state`). Its files this run does not write here (its
+    ``report.html``, ``comparison.json``) are removed just before ``summary.json`` is
+    written, not after the page is drawn: a run stopped while drawing its page (Ctrl-C,
+    kill -9) leaves this run's summary without a page, never beside the earlier run's."""
     from omegaconf import OmegaConf
 
     from evalframe.golden.dvcinfo import DvcRecord
@@ -251,6 +259,8 @@ def _write_outputs(
     }
     for name, payload in analysis.files.items():  # calibration.json, benefit.json
         files[Path(name).stem] = folder.write_json(name, payload)
+    if earlier:
+        folder.remove_stale(earlier, files.values())
     files["summary"] = folder.write_json(folder.SUMMARY, summary)
     return files, summary
 
@@ -764,6 +774,7 @@ def score_and_report(
             stored_run,
             stored_manifest,
             exports,
+            earlier,
         )
     result = PipelineResult(
         exit_code,
@@ -784,9 +795,9 @@ def score_and_report(
             reporter(result)
     finally:
         # a folder re-used (the same output.dir twice): the previous run's comparison.json,
-        # report.html, ... that this run did not write would be read as this run's. Also
-        # when the comparison or a reporter failed: this run's summary.json is written by
-        # then, so the folder reads as this run, and must not show the earlier one's page.
+        # report.html, ... that this run did not write would be read as this run's. They
+        # went before summary.json was written (_write_outputs); this removes what is
+        # left of them once the page is drawn (nothing, unless written since by hand).
         RunFolder(exp.output_dir).remove_stale(earlier, outputs.values())
     relay.emit("on_run_end", context, RunOutcome(exit_code=exit_code, outputs=outputs))
     return result

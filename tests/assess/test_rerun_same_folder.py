@@ -1,6 +1,6 @@
 """A run written into a folder that holds a previous run: the previous run's own files
 and the exports its summary.json recorded that the new run does not write are removed
-(only those, and only once the new run has written its summary.json), so the folder
+(only those, just before the new run writes its summary.json), so the folder
 and ``evalframe.load`` describe the new run alone."""
 
 from __future__ import annotations
@@ -103,6 +103,34 @@ def test_a_reporter_failing_after_the_summary_still_drops_the_previous_runs_page
     assert not names & {"comparison.json", "comparison.md", "report.html", "summary.md"}
     # the folder is the new run's: q1's d1 at rank 2, q2's d2 at rank 1
     assert evalframe.load("same").metric("RR") == pytest.approx((1 / 2 + 1) / 2)
+
+
+def test_the_previous_runs_page_is_gone_before_the_new_summary_is_written(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A run killed while drawing its page (kill -9: no ``finally`` runs) leaves the
+    folder as it is at that moment. The earlier run's page and comparison must be gone
+    by then, or the new summary.json would be shown with the old run's page."""
+    import evalframe.report.page as page
+
+    base = toy("base", "report.html=false")
+    first = toy("same", f"baseline={base.path}")
+    old_summary = (first.path / "summary.json").read_bytes()
+    assert {"comparison.json", "report.html"} <= {p.name for p in first.path.iterdir()}
+    seen: dict[str, object] = {}
+    draw = page.write_run_report
+
+    def watched(run_dir: Path, **kwargs: object) -> dict[str, Path]:
+        seen["names"] = {p.name for p in Path(run_dir).iterdir()}
+        seen["summary"] = (Path(run_dir) / "summary.json").read_bytes()
+        return draw(run_dir, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(page, "write_run_report", watched)
+    toy("same", "report.html=true")
+    names = seen["names"]
+    assert isinstance(names, set) and "summary.json" in names
+    assert seen["summary"] != old_summary  # the new run's summary, written before the page
+    assert not names & {"comparison.json", "comparison.md", "report.html", "summary.md"}
 
 
 # -- exports: the exporters' files, recorded in summary.json -------------------------
