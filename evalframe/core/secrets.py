@@ -48,6 +48,7 @@ from urllib.parse import quote, quote_plus, unquote, urlsplit
 
 __all__ = [
     "MIN_KNOWN_SECRET",
+    "MIN_SECRET_FRAGMENT",
     "REQUEST_FIELDS",
     "SECRET_PAIRS",
     "SECRET_WORDS",
@@ -294,14 +295,74 @@ def forget_secrets() -> None:
     global _KNOWN
     with _KNOWN_LOCK:
         _KNOWN = ()
+        _FRAGMENTS.clear()
+
+
+#: The shortest piece of a remembered secret that is redacted on its own: a message may
+#: quote a secret cut short (pydantic shows a long value as its first and last 24
+#: characters around ``...``; a dict's repr cuts it anywhere), and the pieces together
+#: can be most of the key. Shorter pieces are left: they would match ordinary words.
+MIN_SECRET_FRAGMENT = 10
+#: a remembered secret's pieces of MIN_SECRET_FRAGMENT characters, as one pattern
+_FRAGMENTS: dict[str, re.Pattern[str]] = {}
+
+
+def _fragments(value: str) -> re.Pattern[str]:
+    pattern = _FRAGMENTS.get(value)
+    if pattern is None:
+        size = MIN_SECRET_FRAGMENT
+        pieces = dict.fromkeys(value[i : i + size] for i in range(len(value) - size + 1))
+        pattern = _FRAGMENTS[value] = re.compile("|".join(map(re.escape, pieces)))
+    return pattern
+
+
+def _fragment_spans(text: str, value: str) -> Iterator[tuple[int, int]]:
+    """Where ``text`` holds a run of at least :data:`MIN_SECRET_FRAGMENT` characters that
+    is a piece of ``value``, each run taken whole."""
+    match = _fragments(value).search(text)
+    while match is not None:
+        start, end = match.span()
+        while end < len(text) and text[start : end + 1] in value:
+            end += 1
+        yield start, end
+        match = _fragments(value).search(text, end)
 
 
 def redact_known(text: str) -> str:
-    """``text`` with every remembered secret redacted (``sk-l…[redacted]``), wherever it is."""
-    for value, shown in _KNOWN:
+    """``text`` with every remembered secret redacted (``sk-l…[redacted]``), wherever it is,
+    and any piece of one of :data:`MIN_SECRET_FRAGMENT` characters or more (a secret
+    quoted cut short: ``'sk-live-ABCDEFGH...stuvwxyz'``): a piece that begins a secret
+    is shown as the secret is, any other as ``…[redacted]``.
+
+    The whole secrets go first, then the pieces of all of them at once, found in the
+    same text: two secrets that share a piece (``-0123456789``) never cut each other
+    into pieces too short to be found."""
+    known = _KNOWN
+    for value, shown in known:
         if value in text:
             text = text.replace(value, shown)
-    return text
+    spans = sorted(
+        (start, end, value, shown)
+        for value, shown in known
+        if len(value) > MIN_SECRET_FRAGMENT
+        for start, end in _fragment_spans(text, value)
+    )
+    if not spans:
+        return text
+    out: list[str] = []
+    done = 0
+    for start, end, value, shown in spans:
+        if end <= done:
+            continue  # inside a piece already redacted
+        if start < done:  # overlaps it: the rest of this piece goes with it
+            out[-1] = _REDACTED
+            done = end
+            continue
+        out.append(text[done:start])
+        out.append(shown if value.startswith(text[start:end]) else _REDACTED)
+        done = end
+    out.append(text[done:])
+    return "".join(out)
 
 
 def redact_traceback(exc: BaseException) -> str:

@@ -62,6 +62,41 @@ def test_a_remembered_secret_is_redacted_anywhere_in_any_text() -> None:
     assert redact_text("nothing secret here") == "nothing secret here"
 
 
+LONG = "sk-live-ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789abcdefghijklmnopqrstuvwxyz"
+
+
+def test_a_secret_quoted_cut_short_loses_each_piece_of_ten_characters_or_more() -> None:
+    """pydantic quotes a long value as its first and last 24 characters around '...';
+    neither half is the whole secret, and together they are most of it."""
+    import pydantic
+
+    class Settings(pydantic.BaseModel):
+        retries: int
+
+    remember_secret(LONG)
+    with pytest.raises(pydantic.ValidationError) as caught:
+        Settings(retries=LONG)  # type: ignore[arg-type]  # the wrong value on purpose
+    said = str(caught.value)
+    # pydantic 2.14 shows a string this long as its first 24 and last 23 characters
+    head, tail = LONG[:24], LONG[-23:]
+    assert f"'{head}...{tail}'" in said  # the case this guards against
+    shown = redact_text(said)
+    assert "input_value='sk-l…[redacted]...…[redacted]'" in shown
+    assert head not in shown and tail not in shown
+
+
+def test_a_piece_shorter_than_ten_characters_or_not_of_the_secret_stays() -> None:
+    remember_secret(LONG)
+    nine, ten = LONG[30:39], LONG[30:40]  # "WXYZ01234", "WXYZ012345"
+    assert redact_text(f"({nine})") == f"({nine})"
+    assert redact_text(f"({ten})") == "(…[redacted])"
+    # a piece that starts the secret keeps the secret's first four characters
+    assert redact_text(f"key {LONG[:12]}") == "key sk-l…[redacted]"
+    # the run is taken whole: ten characters match, the next six do too, ')' does not
+    assert redact_text(f"({LONG[40:56]})") == "(…[redacted])"
+    assert redact_text("ABCDEFGHIJ is the alphabet") == "…[redacted] is the alphabet"
+
+
 def test_an_error_paragraph_quoting_a_plugins_key_is_redacted() -> None:
     remember_secrets({"api_key": KEY})
     error = ConfigError(f"the service refused api key {KEY}", key="retriever.api_key")
