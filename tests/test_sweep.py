@@ -25,6 +25,7 @@ class SweepRecorder:
 
     events: list[tuple[str, Any]] = []
     explode_at_depth: int | None = None
+    interrupt_at_depth: int | None = None
     page: str | None = None
 
     def __init__(self, config: Any, context: PluginContext) -> None:
@@ -37,6 +38,8 @@ class SweepRecorder:
         SweepRecorder.events.append(("run", ctx.metadata.get("sweep")))
         if ctx.config.get("depth") == SweepRecorder.explode_at_depth:
             raise SystemExit(9)  # not an Exception: the hook relay lets it through
+        if ctx.config.get("depth") == SweepRecorder.interrupt_at_depth:
+            raise KeyboardInterrupt  # Ctrl-C while the job runs
 
     def on_sweep_end(self, sweep: SweepContext, jobs: list[SweepJob]) -> None:
         SweepRecorder.events.append(("end", jobs))
@@ -53,6 +56,7 @@ def sweep_project(project: Project, monkeypatch: pytest.MonkeyPatch) -> Project:
     monkeypatch.setenv("EVALFRAME_CACHE_DIR", str(project.root / ".cache"))
     SweepRecorder.events = []
     SweepRecorder.explode_at_depth = None
+    SweepRecorder.interrupt_at_depth = None
     SweepRecorder.page = None
     return project
 
@@ -109,6 +113,40 @@ def test_the_sweep_still_ends_when_a_job_kills_hydra(sweep_project: Project) -> 
     jobs = SweepRecorder.events[-1][1]
     assert [(j.num, j.exit_code) for j in jobs] == [(0, 0), (1, None)]
     assert [e[0] for e in SweepRecorder.events].count("end") == 1
+
+
+def test_ctrl_c_in_a_job_stops_the_sweep_with_130_and_says_interrupted_once(
+    sweep_project: Project, capsys: pytest.CaptureFixture[str]
+) -> None:
+    SweepRecorder.interrupt_at_depth = 5
+    assert _sweep(sweep_project, "depth=3,5,7") == 130
+    err = capsys.readouterr().err
+    assert err.splitlines().count("interrupted") == 1 and "Traceback" not in err
+    jobs = SweepRecorder.events[-1][1]  # the third job never ran
+    assert [(j.num, j.exit_code) for j in jobs] == [(0, 0), (1, 130)]
+
+
+def test_ctrl_c_between_a_sweeps_jobs_says_interrupted_too(
+    sweep_project: Project, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Ctrl-C outside a job's own handler (in Hydra's launcher, or while the job still
+    imports the pipeline) ended the sweep with 130 and not a word."""
+    import evalframe.app.hydra_app as hydra_app
+
+    run_task = hydra_app._run_task
+    seen: list[int] = []
+
+    def interrupted_second(cfg: Any) -> Any:
+        seen.append(int(cfg.depth))
+        if len(seen) == 2:
+            raise KeyboardInterrupt
+        return run_task(cfg)
+
+    monkeypatch.setattr(hydra_app, "_run_task", interrupted_second)
+    assert _sweep(sweep_project, "depth=3,5,7") == 130
+    err = capsys.readouterr().err
+    assert err.splitlines().count("interrupted") == 1 and "Traceback" not in err
+    assert seen == [3, 5]
 
 
 def test_a_job_with_a_config_error_is_recorded_with_exit_code_2(sweep_project: Project) -> None:

@@ -24,7 +24,7 @@ from evalframe.app.hydra_app import (
     split_argv,
 )
 from evalframe.app.hydra_errors import hydra_message
-from evalframe.app.stderr import HeldStderr, release_stderr
+from evalframe.app.stderr import HeldStderr, release_stderr, say_interrupted, start_command
 from evalframe.core.errors import EXIT_ERROR, EXIT_OK, ConfigError
 
 __all__ = ["check_groups", "run_composed"]
@@ -76,6 +76,7 @@ def run_composed(
 
     _register_resolvers()
     codes: list[int] = []
+    start_command()
 
     def task(cfg: DictConfig) -> None:
         release_stderr()
@@ -91,7 +92,8 @@ def run_composed(
         with HeldStderr() as held:
             try:
                 entry()
-            except KeyboardInterrupt:
+            except KeyboardInterrupt:  # in a job, or in Hydra around it: said once
+                say_interrupted(held.real)  # not held: nothing may follow to print it
                 codes.append(130)
             except SystemExit as exc:
                 code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)

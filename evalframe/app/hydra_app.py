@@ -40,7 +40,14 @@ from evalframe.app.confdirs import PACKAGE_DIR, core_conf_dir, plugin_conf_dirs
 from evalframe.app.hydra_errors import hydra_message, plain_config, require_text
 from evalframe.app.hydra_folder import drop_stub_folder, say_if_incomplete
 from evalframe.app.hydra_mode import one_composition
-from evalframe.app.stderr import HeldStderr, environment_error, release_stderr, report_crash
+from evalframe.app.stderr import (
+    HeldStderr,
+    environment_error,
+    release_stderr,
+    report_crash,
+    say_interrupted,
+    start_command,
+)
 from evalframe.core.errors import EXIT_CRASH, EXIT_ERROR, ConfigError, EvalframeError
 
 __all__ = [
@@ -335,6 +342,7 @@ def run_hydra(argv: Sequence[str], prog: str = "evalframe") -> int:
     from evalframe.app import sweep
 
     codes: list[int] = []
+    start_command()
 
     def task(cfg: DictConfig) -> float | None:
         release_stderr()
@@ -372,7 +380,8 @@ def run_hydra(argv: Sequence[str], prog: str = "evalframe") -> int:
         ):
             try:
                 main()
-            except KeyboardInterrupt:
+            except KeyboardInterrupt:  # in a job, or in Hydra between them: said once
+                say_interrupted(held.real)  # not held: nothing may follow to print it
                 codes.append(130)
             except SystemExit as exc:
                 code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
@@ -462,7 +471,7 @@ def _run_task(cfg: Any) -> tuple[int, float | None]:
         code, error = EXIT_ERROR, exc.render()
         drop_stub_folder()
     except KeyboardInterrupt:
-        print("interrupted", file=sys.stderr)
+        say_interrupted()
         drop_stub_folder()  # stopped before it wrote anything: no folder that reads as a run
         say_if_incomplete()
         _record_sweep_job(130, "interrupted")

@@ -18,7 +18,33 @@ import sys
 from types import TracebackType
 from typing import Any, ClassVar
 
-__all__ = ["HeldStderr", "environment_error", "release_stderr", "report_crash"]
+__all__ = [
+    "HeldStderr",
+    "environment_error",
+    "release_stderr",
+    "report_crash",
+    "say_interrupted",
+    "start_command",
+]
+
+#: whether this command has said "interrupted" (a job that caught Ctrl-C says it, and the
+#: sweep it stops must not say it twice; one stopped between jobs must still say it)
+_interrupted_said = False
+
+
+def start_command() -> None:
+    """A command starts (tests run many in one process): nothing said yet."""
+    global _interrupted_said
+    _interrupted_said = False
+
+
+def say_interrupted(stream: Any = None) -> None:
+    """Say ``interrupted`` on ``stream`` (stderr), once per command, wherever Ctrl-C caught
+    it: inside a job, or in Hydra's launcher before, between or after the jobs."""
+    global _interrupted_said
+    if not _interrupted_said:
+        _interrupted_said = True
+        print("interrupted", file=stream or sys.stderr, flush=True)
 
 
 class HeldStderr:
