@@ -7,7 +7,7 @@ from __future__ import annotations
 import json
 import math
 import re
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import Any
 
 from evalframe.assess.runfolder import FAIL, NEGATIVE, PASS, UNSCORED, WARN
@@ -95,8 +95,14 @@ def _first_hit(record: Mapping[str, Any]) -> float:
 
 
 def _detail(
-    record: Mapping[str, Any], k: int, texts: DocTexts | None, metric_names: Sequence[str]
+    record: Mapping[str, Any],
+    k: int,
+    texts: DocTexts | None,
+    metric_names: Sequence[str],
+    label: Callable[[str], str] = str,
 ) -> str:
+    """One query's drill-down: its question, expected and retrieved documents, and its
+    values, each metric under ``label`` (``metrics.labels``' name, as the table's header)."""
     judgments = record.get("judgments") or {}
     expected = [str(d) for d in record.get("expected") or []]
     retrieved = [str(d) for d in record.get("retrieved") or []]
@@ -179,7 +185,9 @@ def _detail(
     values = record.get("metrics") or {}
     parts.append(
         '<p class="muted">'
-        + " · ".join(f"{esc(m)} {fmt(values.get(m))}" for m in metric_names if m in values)
+        + " · ".join(
+            f"{esc(label(m))} {fmt(values.get(m))}" for m in metric_names if m in values
+        )
         + (
             f" · latency {fmt(record.get('latency_ms'), 1)} ms"
             if record.get("latency_ms") is not None
@@ -320,7 +328,7 @@ def queries_section(view: RunView, texts: DocTexts | None) -> str:
         )
         if has_category:
             cells.append(f"<td>{esc(category_words(record))}</td>")
-        detail = _detail(record, k, texts, view.metric_names)
+        detail = _detail(record, k, texts, view.metric_names, view.label)
         if lazy:  # filled in from the JSON block when expanded (LAZY_OVER)
             details.append(detail)
             detail, where = "", f' data-lazy="{n}" hidden'

@@ -103,6 +103,11 @@ def test_the_page_shows_a_metrics_label_beside_its_canonical_name(project: Proje
     assert 'Recall@5 <span class="muted">(<code>Hit@5</code>)</span>' in table
     assert 'MRR <span class="muted">(<code>RR</code>)</span>' in table
     assert "<td><code>R@5</code></td>" in table  # no label: the canonical name alone
+    # and each query's drill-down gives its values under the same names
+    details = re.findall(r'<p class="muted">((?:Recall@5|Hit@5) [^<]*)</p>', page)
+    assert details and all(
+        re.fullmatch(r"Recall@5 \S+ · R@5 \S+ · MRR \S+( · latency .*)?", d) for d in details
+    ), details[:2]
 
 
 def test_report_html_false_turns_the_page_off(project: Project) -> None:
