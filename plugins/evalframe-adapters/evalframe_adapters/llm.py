@@ -330,7 +330,6 @@ class LLMRecommender:
         #: Queries whose answer held no list at all (prose, a refusal): (query id, text).
         self.unlisted: list[tuple[str, str]] = []
         self.asked = 0
-        self.failed_queries = 0
         #: the queries asked, and those that failed under allow_failed_queries (said at the end)
         self.failures = FailureTally()
         self._warned_limit = False
@@ -347,6 +346,11 @@ class LLMRecommender:
         if self._normalise is not None:
             parts.append(sorted(self._normalised.items()))
         return content_hash(parts) if parts else None
+
+    @property
+    def failed_queries(self) -> int:
+        """How many queries failed for good under ``allow_failed_queries`` (the tally's)."""
+        return self.failures.failed
 
     def notes(self) -> list[str]:
         """What the answers did not give, said once at the end: ids not in the catalogue,
@@ -466,8 +470,6 @@ class LLMRecommender:
             response = self.client.post(body, what=f"llm_recommender, query {query.id!r}")
         except RequestError as exc:
             if cfg.allow_failed_queries and not exc.fatal:
-                with self._lock:
-                    self.failed_queries += 1
                 self.failures.fail(query.id, exc.message)
                 return None
             if exc.hint is not None:
