@@ -185,9 +185,7 @@ def _detail(
     values = record.get("metrics") or {}
     parts.append(
         '<p class="muted">'
-        + " · ".join(
-            f"{esc(label(m))} {fmt(values.get(m))}" for m in metric_names if m in values
-        )
+        + " · ".join(f"{esc(label(m))} {fmt(values.get(m))}" for m in metric_names if m in values)
         + (
             f" · latency {fmt(record.get('latency_ms'), 1)} ms"
             if record.get("latency_ms") is not None

@@ -314,7 +314,8 @@ def _require_a_cache(root: Path) -> None:
 #: Folders in the cache folder that are not a cache, so ``cache clear`` keeps them:
 #: name -> what they hold (said when they are kept).
 KEPT = {
-    "mlflow-pending": "pointers to runs not logged to MLflow yet (`evalframe sync` logs them)",
+    "mlflow-pending": "pointers to runs not logged to MLflow yet, and the records of those "
+    "run in DVC's temporary copies (`evalframe sync` logs them)",
 }
 
 

@@ -25,15 +25,19 @@ FAILED, so no parent stays RUNNING forever.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import json
 import os
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
 
 from evalframe.core.io import atomic_write, atomic_write_json
 from evalframe_mlflow.locks import flock_within
+
+if TYPE_CHECKING:
+    from evalframe_mlflow.record import RunRecord
 
 __all__ = [
     "SyncResult",
@@ -41,6 +45,7 @@ __all__ = [
     "index_dir",
     "index_pending",
     "indexed_records",
+    "keep_beyond_dvc_copy",
     "lock_record",
     "mark_synced",
     "sync",
@@ -67,6 +72,42 @@ def index_pending(uid: str, record_path: Path) -> None:
         tag_cache(folder.parent)
     with contextlib.suppress(OSError):
         atomic_write(folder / f"{uid}.path", str(record_path.resolve()) + "\n")
+
+
+def keep_beyond_dvc_copy(record: RunRecord, folder: Path) -> Path | None:
+    """When ``folder`` is in DVC's temporary copy of the repository (a queued experiment,
+    ``dvc exp run --temp``), keep the pending record and the files it uploads where they
+    outlive it: ``<cache>/mlflow-pending/kept/<uid>/``, the index pointing there. The
+    copy is deleted when the experiment ends, and the results folder's
+    ``mlflow_pending.json`` is no stage output, so the record was lost with it. Returns
+    the kept record's path; None when ``folder`` is no such copy, or when it could not
+    be kept (the record in ``folder`` stays, as for any other run)."""
+    import shutil
+
+    from evalframe.core.io import dvc_workspace
+    from evalframe_mlflow.record import PENDING_FILE
+
+    here = folder.resolve()
+    if dvc_workspace(here) == here:
+        return None
+    target = index_dir() / "kept" / record.uid
+    artifacts = []
+    try:
+        for name in record.artifacts:
+            source = Path(name)
+            if here in source.parents and source.is_file():
+                copy = target / source.relative_to(here)
+                copy.parent.mkdir(parents=True, exist_ok=True)
+                shutil.copy2(source, copy)
+                artifacts.append(str(copy))
+            else:  # outside the run folder: left where it is (missing at sync, then said)
+                artifacts.append(name)
+        kept = dataclasses.replace(record, artifacts=artifacts)
+        path = atomic_write_json(target / PENDING_FILE, kept.to_json(target))
+    except OSError:
+        return None
+    index_pending(record.uid, path)
+    return path
 
 
 def unindex(uid: str) -> None:

@@ -28,7 +28,12 @@ from evalframe.core.secrets import redact_text
 from evalframe.plugin.hooks import RunContext, RunOutcome, SweepContext, SweepJob
 from evalframe.plugin.protocols import PluginContext
 from evalframe.plugin.registry import tracker
-from evalframe_mlflow.pending import index_pending, lock_record, mark_synced
+from evalframe_mlflow.pending import (
+    index_pending,
+    keep_beyond_dvc_copy,
+    lock_record,
+    mark_synced,
+)
 from evalframe_mlflow.record import (
     RunRecord,
     build_run_record,
@@ -123,7 +128,7 @@ class MlflowTracker:
         index_pending(record.uid, path)
         flag = sweep_dir / UNREACHABLE if sweep_dir is not None else None
         if flag is not None and what == "run" and _recent(flag):
-            self._kept(path, folder, what, "unreachable for an earlier job of this sweep")
+            self._kept(record, path, folder, what, "unreachable for an earlier job of this sweep")
             return
         with lock_record(path) as handle:
             if handle is None:
@@ -134,7 +139,7 @@ class MlflowTracker:
                 run_id, _ = uploader.upload(record)
             except BaseException as exc:
                 reason = failure_reason(exc)
-                self._kept(path, folder, what, reason)
+                self._kept(record, path, folder, what, reason)
                 if flag is not None and reason in _NETWORK:
                     with contextlib.suppress(OSError):
                         flag.touch()
@@ -146,12 +151,20 @@ class MlflowTracker:
         link = uploader.run_link(run_id) if uploader is not None else None
         print(redact_text(f"mlflow: logged {what} {run_id} to {link or self.uri}"), file=sys.stderr)
 
-    def _kept(self, path: Path, folder: Path, what: str, reason: str) -> None:
+    def _kept(self, record: RunRecord, path: Path, folder: Path, what: str, reason: str) -> None:
+        kept = keep_beyond_dvc_copy(record, folder) if what == "run" else None
+        where = (
+            f"is kept in {kept} with the files it uploads (the run's folder is in DVC's "
+            "temporary copy, deleted when the experiment ends). Upload it later with "
+            "`evalframe sync`."
+            if kept is not None
+            else f"is kept in {path}. Upload it later with `evalframe sync {folder}` (or "
+            "`evalframe sync` for every pending record)."
+        )
         print(
             redact_text(
                 f"warning: mlflow: could not log {what} to {self.uri} ({reason}). The results "
-                f"are safe in {folder}; the MLflow record is kept in {path}. Upload it later "
-                f"with `evalframe sync {folder}` (or `evalframe sync` for every pending record)."
+                f"are safe in {folder}; the MLflow record {where}"
             ),
             file=sys.stderr,
         )

@@ -241,6 +241,45 @@ def test_unreachable_server_keeps_a_pending_record_that_sync_uploads_once(
 
 
 @pytest.mark.slow
+def test_a_queued_dvc_experiments_record_outlives_dvcs_temporary_copy(
+    project: Any, store: str, client: Callable[..., Any], unused_port: int, tmp_path: Path
+) -> None:
+    """A queued experiment runs in <workspace>/.dvc/tmp/exps/tmpXXXX, deleted when it
+    ends (DVC sets DVC_ROOT to the workspace). Its pending record, left in the copy's
+    results folder (no stage output), went with it: the run was never logged."""
+    import shutil
+
+    workspace = tmp_path / "workspace"
+    copy = workspace / ".dvc" / "tmp" / "exps" / "tmpq1x2"
+    (copy / ".dvc").mkdir(parents=True)  # the copy's root, as DVC makes it
+    for name in ("corpus.jsonl", "golden.jsonl"):
+        shutil.copy(project.root / name, copy / name)
+    cache = tmp_path / "home-cache"
+    queued = type(project)(
+        copy, env={"DVC_ROOT": str(workspace), "EVALFRAME_CACHE_DIR": str(cache)}
+    )
+    res = queued.run("tracking=mlflow", f"tracking.uri=http://127.0.0.1:{unused_port}")
+    assert res.returncode == 0, res.stderr
+    (warning,) = [line for line in res.stderr.splitlines() if "could not log run" in line]
+    kept_dir = cache / "mlflow-pending" / "kept"
+    (kept,) = kept_dir.glob("*/mlflow_pending.json")
+    assert f"the MLflow record is kept in {kept} with the files it uploads" in warning
+    assert "DVC's temporary copy" in warning
+    shutil.rmtree(copy)  # what DVC does when the experiment ends
+
+    at_home = type(project)(workspace, env={"EVALFRAME_CACHE_DIR": str(cache)})
+    synced = at_home.command("sync", "--uri", store)
+    assert synced.returncode == 0, synced.stdout + synced.stderr
+    assert "1 synced, 0 still pending" in synced.stdout
+    c = client(store)
+    (run,) = c.search_runs([c.get_experiment_by_name("default").experiment_id])
+    assert run.data.metrics["RR"] == pytest.approx((1 + 1) / 2)  # the toy set's two hits at 1
+    assert "evalframe.missing_artifacts" not in run.data.tags
+    uploaded = {a.path for a in c.list_artifacts(run.info.run_id)}
+    assert {"metrics.json", "summary.json", "per_query.jsonl"} <= uploaded
+
+
+@pytest.mark.slow
 def test_quickstart_logs_to_the_default_store(tmp_path: Path, client: Callable[..., Any]) -> None:
     """What `make quickstart` does: tracking is on by default, to ./mlflow.db."""
     env = {
