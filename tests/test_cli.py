@@ -424,8 +424,28 @@ def test_a_plugins_log_warnings_go_to_stderr_never_into_the_report(project: Proj
         "retriever.url=http://127.0.0.1:9/",  # nothing listens: each query fails
         "retriever.retries=1",
         "retriever.backoff_seconds=0.01",
+        "retriever.allow_failed_queries=true",  # each lost query is then a warning
+        "tracking=none",
+    )
+    assert res.code in (0, 1), res.stderr
+    assert "giving up after 2 attempts" in res.stderr
+    assert "WARNING" not in res.stdout and "giving up" not in res.stdout
+
+
+def test_a_run_stopped_by_a_failing_service_says_it_once(project: Project) -> None:
+    """Without allow_failed_queries the run stops at the first query that fails for good:
+    the error paragraph says it, and the queries in flight beside it (up to twice
+    max_concurrency) each logging "giving up" said it again, timestamped, above it."""
+    res = project.run(
+        *project.data_args(),
+        "retriever=http",
+        "retriever.url=http://127.0.0.1:9/",
+        "retriever.retries=1",
+        "retriever.backoff_seconds=0.01",
+        "retriever.max_concurrency=4",
         "tracking=none",
     )
     assert res.code == 2, res.stderr
-    assert "giving up after 2 attempts" in res.stderr
-    assert "WARNING" not in res.stdout and "giving up" not in res.stdout
+    assert "giving up" not in res.stderr and "WARNING" not in res.stderr
+    assert res.stderr.startswith("error: http retriever: query "), res.stderr
+    assert "failed after 2 attempts: connection failed" in res.stderr

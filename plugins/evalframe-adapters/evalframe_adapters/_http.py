@@ -505,8 +505,14 @@ class JsonClient:
         max_response_bytes: int = DEFAULT_MAX_RESPONSE_BYTES,
         key_prefix: str = "retriever.",
         sleep: Callable[[float], None] = time.sleep,
+        warn_on_giving_up: bool = False,
     ) -> None:
         self.url = url
+        # A request that fails for good is a warning only when the run goes on without it
+        # (allow_failed_queries): one line naming each query lost. Otherwise the run
+        # stops with that error, and the queries in flight beside it each logging their
+        # own "giving up" (up to twice max_concurrency timestamped lines) said it again.
+        self.warn_on_giving_up = warn_on_giving_up
         self.max_response_bytes = max_response_bytes
         self.key_prefix = key_prefix  # where the settings are, for hints
         self.headers = {"Content-Type": "application/json", "Accept": "application/json"}
@@ -644,7 +650,8 @@ class JsonClient:
                 )
             if not attempt.retryable or attempts > self.policy.retries:
                 if attempt.retryable and attempts > 1:  # one attempt: the error says it all
-                    log.warning("%s: giving up after %d attempts: %s", what, attempts, error)
+                    level = logging.WARNING if self.warn_on_giving_up else logging.INFO
+                    log.log(level, "%s: giving up after %d attempts: %s", what, attempts, error)
                 raise RequestError(
                     error,
                     status=attempt.status,

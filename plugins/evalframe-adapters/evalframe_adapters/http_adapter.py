@@ -201,6 +201,7 @@ class HttpRetriever:
             connections=config.max_concurrency,
             max_response_bytes=config.max_response_bytes,
             key_prefix=f"{context.config_key or 'retriever'}.",
+            warn_on_giving_up=config.allow_failed_queries,  # the run goes on without it
         )
         #: How many queries the pipeline may ask at once (threads sharing the client).
         self.max_concurrency = config.max_concurrency

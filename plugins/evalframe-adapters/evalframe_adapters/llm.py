@@ -317,6 +317,7 @@ class LLMRecommender:
             connections=config.max_concurrency,
             max_response_bytes=config.max_response_bytes,
             key_prefix=f"{context.config_key or 'retriever'}.",
+            warn_on_giving_up=config.allow_failed_queries,  # the run goes on without it
         )
         self.catalogue_text = "\n".join(self._line(i, t) for i, t in self.catalogue.items())
         #: metadata fields the template reads (everything but the built-ins), each once
