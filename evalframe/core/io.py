@@ -121,7 +121,8 @@ def atomic_write_chunks(path: str | Path, chunks: Iterable[str | bytes]) -> Path
     fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
     try:
         os.fchmod(fd, _file_mode())
-        with os.fdopen(fd, "wb") as handle:
+        # a 1 MB buffer: 30 MB of per-query records in 30 writes, not 3,700 of 8 KB
+        with os.fdopen(fd, "wb", buffering=1 << 20) as handle:
             for chunk in chunks:
                 handle.write(chunk.encode("utf-8") if isinstance(chunk, str) else chunk)
             handle.flush()
