@@ -411,7 +411,6 @@ def _check_gates(
     through ``required_metrics()``, else its ``metric:`` setting when it names
     a computed metric (a gate without the method may still read one).
     """
-    by_label = {label: metric for metric, label in labels.items()}
     gated: list[Metric] = []
     for g in gates:
         key = f"gates.{g.name}"
@@ -421,13 +420,9 @@ def _check_gates(
         for i, name in enumerate(names):
             # the first metric is the gate's own `metric:` setting; others are named by the gate
             where = f"{key}.metric" if i == 0 else key
-            if name in by_label:  # a label is a display name, never an identity
-                raise ConfigError(
-                    f"gate {g.name!r} names {name!r}, which is the report label of "
-                    f"{by_label[name]} (metrics.labels)",
-                    key=where,
-                    hint=f"gates name metrics by their canonical string: metric: {by_label[name]}",
-                )
+            # a label is a display name, never an identity (the rule report.criterion
+            # and --metrics follow too)
+            refuse_label(name, labels, key=where, who=f"gate {g.name!r}")
             _require_metrics([name], metrics, where, f"gate {g.name!r}")
         for name in plugin_list(gate, "required_analyses", spec, key):
             if name not in analysis_values:

@@ -292,7 +292,10 @@ def test_a_gate_cannot_name_a_metric_by_its_label(tmp_path: Path) -> None:
     res = evalframe(tmp_path, "+experiment=adk", "gates.recall_at_1.metric=Recall@1")
     assert res.returncode == 2
     assert "gates.recall_at_1.metric" in res.stderr
-    assert "'Recall@1', which is the report label of Hit@1 (metrics.labels)" in res.stderr
+    assert "'Recall@1' is the report label of Hit@1 (metrics.labels), not a metric's name" in (
+        res.stderr
+    )
+    assert "gate 'recall_at_1' takes metrics by their canonical string: Hit@1" in res.stderr
     assert "Traceback" not in res.stderr
 
 

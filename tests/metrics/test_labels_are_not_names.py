@@ -1,7 +1,7 @@
 """A report label (``metrics.labels``) is a display name, never a metric's identity: ADK's
 ``Recall@1`` labels ``Hit@1`` and parses as ``R@1``. Wherever a metric is named (the
 report criterion, ``compare --metrics``, ``Result.metric``), a label is refused with the
-canonical name to write instead, as the gates already refused it."""
+canonical name to write instead, by one rule (``metrics.refuse_label``), the gates' too."""
 
 from __future__ import annotations
 
@@ -14,6 +14,7 @@ import evalframe
 from evalframe.assess.compare import compare_runs
 from evalframe.assess.runfolder import RunData
 from evalframe.core.errors import ConfigError
+from evalframe.metrics import parse_metric
 from evalframe.pipeline.config import validate_experiment
 from evalframe.pipeline.run import run_experiment
 from tests.conftest import Project, raw_config
@@ -35,6 +36,21 @@ def test_the_report_criterion(project: Project) -> None:
     with pytest.raises(ConfigError) as err:
         validate_experiment(config)
     _refused(err, "report.criterion", "report.criterion")
+
+
+def test_a_gates_metric(project: Project) -> None:
+    metrics = {"measures": ["R@5", "R@1", "RR"], "labels": LABELS}
+    gate = {"type": "threshold", "metric": "Recall@1", "op": ">=", "value": 0.5}
+    with pytest.raises(ConfigError) as err:
+        validate_experiment(raw_config(project, metrics=metrics, gates={"low": gate}))
+    _refused(err, "gate 'low'", "gates.low.metric")
+    # a label that reads as its own metric names it rightly (B.O.B's MRR for RR): the gate
+    # judges RR, as report.criterion and compare --metrics take it
+    mrr = {**gate, "metric": "MRR"}
+    exp = validate_experiment(raw_config(project, metrics=metrics, gates={"mrr": mrr}))
+    result = run_experiment(exp, progress=False)
+    (judged,) = result.gates
+    assert judged.value == result.evaluation.overall[parse_metric("RR")].mean
 
 
 def test_compare_metrics() -> None:
