@@ -806,6 +806,17 @@ def test_a_rescore_shallower_than_the_stored_rankings_cuts_them(
     summary = json.loads((project.root / "cut" / "summary.json").read_text())
     assert summary["depth"] == 2
 
+    # in place, run.trec would be written again cut: refused, and the folder left as it was
+    stored = (project.root / "out" / "run.trec").read_bytes()
+    assert main(["rescore", "out", "depth=2"]) == 2
+    err = capsys.readouterr().err
+    assert (
+        "\nerror: config key depth: depth=2 would cut 3 stored rankings (up to 4 documents) to "
+        "2 in out itself: a rescore in place writes run.trec again"
+    ) in err, err
+    assert "evalframe rescore out depth=2 --out out-depth2" in err
+    assert (project.root / "out" / "run.trec").read_bytes() == stored
+
 
 def test_a_rescore_after_the_golden_set_changed_says_so(
     project: Project, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]

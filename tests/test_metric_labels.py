@@ -91,7 +91,7 @@ def test_a_gate_naming_a_label_is_told_the_canonical_name(project: Project) -> N
     with pytest.raises(ConfigError, match="report label of Hit@1") as err:
         validate_experiment(raw)
     assert err.value.key == "gates.adk.metric"
-    assert "metric: Hit@1" in str(err.value.hint)
+    assert err.value.hint == "gate 'adk' takes metrics by their canonical string: Hit@1"
 
 
 def test_the_page_and_summary_md_use_the_labels_wherever_they_name_a_metric(
@@ -120,3 +120,18 @@ def test_the_page_and_summary_md_use_the_labels_wherever_they_name_a_metric(
     assert "| Recall@1 (Hit@1) |" in summary and "| MRR (RR) |" in summary
     assert "| R@5 |" in summary
     assert "drift view" not in summary  # no baseline, so no drift view to point to
+
+
+@pytest.mark.slow
+def test_the_hinted_override_sets_a_label_on_a_pack_that_has_none(project: Project) -> None:
+    """docs/metrics.md's form, as the error for `metrics.labels.Hit@5=Top5` gives it: the
+    default pack has no `labels:` mapping, where `metrics.labels={Hit@5: Top5}` was refused."""
+    refused = project.run(*project.data_args(), "metrics.labels.Hit@5=Top5", "hydra.run.dir=out")
+    assert refused.code == 2
+    hint = refused.stderr.split("keeps the others: ")[1].strip()
+    assert hint == "'++metrics.labels={Hit@5: Top5}'"
+    res = project.run(*project.data_args(), "++metrics.labels={Hit@5: Top5}", "hydra.run.dir=out")
+    assert res.code in (0, 1), res.stderr
+    assert json.loads((project.root / "out" / "summary.json").read_text())["labels"] == {
+        "Hit@5": "Top5"
+    }

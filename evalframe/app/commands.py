@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from evalframe.assess.runfolder import RunFolder
-from evalframe.core.errors import DataError
+from evalframe.core.errors import ConfigError, DataError
 from evalframe.core.gcpause import long_lived
 from evalframe.core.io import default_cache_dir
 from evalframe.core.messages import kept, warn
@@ -150,7 +150,19 @@ def rescore_main(argv: Sequence[str]) -> int:
     # the stored summary, read once: what the run said, how deep it ranked, on what set
     before = _stored_summary(run_dir)
     _warn_deeper_than_stored(before, exp.depth, exp.metrics)
+    deepest = max((len(r.doc_ids) for r in run.rankings.values()), default=0)
     run, cut = cut_to_depth(run, exp.depth)
+    if cut and (args.out is None or args.out.resolve() == run_dir.resolve()):
+        # in place, run.trec would be written again cut to the new depth: the documents
+        # past it gone for good, and a later rescore deeper could not find them
+        raise ConfigError(
+            f"depth={exp.depth} would cut {cut} stored ranking{'s' if cut != 1 else ''} (up "
+            f"to {deepest} documents) to {exp.depth} in {run_dir} itself: a rescore in place "
+            "writes run.trec again, so the documents past that depth would be lost for good",
+            key="depth",
+            hint=f"write the re-scored run elsewhere and keep this one as it is: evalframe "
+            f"rescore {run_dir} depth={exp.depth} --out {run_dir.name}-depth{exp.depth}",
+        )
     if cut:  # run.trec no longer holds exactly the rankings scored: written again
         exact = False
         print(

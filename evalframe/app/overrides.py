@@ -116,12 +116,13 @@ def check_override_syntax(overrides: Sequence[str]) -> None:
 def _refuse_a_metric_in_the_key(item: str, exc: Exception) -> None:
     """``metrics.labels.Hit@1=R1``: a metric string is a key's last part, which Hydra's
     grammar cannot read (``@`` marks a package there). Said with the mapping form that
-    sets the same entry (``'metrics.labels={Hit@1: R1}'``, merged into the mapping)."""
+    sets the same entry (``'++metrics.labels={Hit@1: R1}'``, merged into the mapping; ``++``
+    so that it also works where the pack has no mapping yet)."""
     key, sep, value = item.partition("=")
     parent, _, last = key.lstrip("+~").rpartition(".")
     if not sep or not parent or not re.search(r"[@()=:,\s]", last):
         return
-    fixed = f"{parent}={{{last}: {value}}}"
+    fixed = f"++{parent}={{{last}: {value}}}"
     raise ConfigError(
         f"Hydra cannot read this override: {last!r}, a metric string, cannot be the last "
         "part of a key on the command line",

@@ -15,7 +15,7 @@ def test_a_metric_string_as_the_last_part_of_a_key_gets_the_mapping_form() -> No
     assert err.value.key == "metrics.labels.Hit@1"
     assert "'Hit@1', a metric string, cannot be the last part of a key" in err.value.message
     assert err.value.hint == (
-        "set the entry in its mapping, which keeps the others: 'metrics.labels={Hit@1: R1}'"
+        "set the entry in its mapping, which keeps the others: '++metrics.labels={Hit@1: R1}'"
     )
 
 
