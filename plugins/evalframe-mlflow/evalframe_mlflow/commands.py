@@ -542,12 +542,15 @@ def sync_main(argv: Sequence[str]) -> int:
     results = sync(records, uri=args.uri, timeout_seconds=args.timeout, retries=args.retries)
     failed = 0
     for r in results:
-        if r.status in ("failed", "busy"):
+        if r.status in ("failed", "busy", "damaged"):
             failed += 1
             print(f"✗ {relpath(r.path)}: {r.message}")
         else:
             print(f"✓ {relpath(r.path.parent)}: {r.status} as run {r.run_id}")
     print(f"{len(results) - failed} synced, {failed} still pending")
+    # a damaged record is the user's to fix (2); one the server did not take may go later (1)
+    if any(r.status == "damaged" for r in results):
+        return EXIT_ERROR
     return 0 if not failed else 1
 
 

@@ -185,7 +185,9 @@ def mark_synced(path: Path, run_id: str) -> None:
 class SyncResult:
     path: Path
     run_id: str | None
-    status: str  # "uploaded", "already there", "synced by another process", "busy", "failed"
+    #: "uploaded", "already there", "synced by another process", "busy", "failed" (the
+    #: upload), "damaged" (the file is no record evalframe wrote: the user's to fix)
+    status: str
     message: str = ""
 
 
@@ -243,7 +245,7 @@ def sync(
         data, problem = _read(path)
         if data is None:
             if not problem.startswith("gone"):
-                results.append(SyncResult(path, None, "failed", problem))
+                results.append(SyncResult(path, None, "damaged", problem))
             continue
         loaded.append((path, data))
     loaded.sort(key=lambda pd: (pd[1].get("kind") != "sweep", str(pd[0])))
@@ -264,8 +266,9 @@ def sync(
                 continue
             try:
                 record = RunRecord.from_json(data, path.parent)
-            except (ValueError, TypeError, KeyError) as exc:
-                results.append(SyncResult(path, None, "failed", f"unreadable record: {exc}"))
+            except (ValueError, TypeError, KeyError, AttributeError) as exc:
+                said = f"not a record evalframe wrote: {exc}; fix or delete the file"
+                results.append(SyncResult(path, None, "damaged", said))
                 continue
             if record.kind == "sweep" and record.open:
                 record = _close_abandoned_sweep(record, path.parent)

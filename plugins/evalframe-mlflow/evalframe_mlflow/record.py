@@ -142,8 +142,11 @@ class RunRecord:
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any], base: Path) -> RunRecord:
+        """The record a file holds; a ValueError naming the field when it is not one
+        evalframe wrote (a hand edit, a damaged file), never a crash of the reader."""
         if data.get("format") != FORMAT:
             raise ValueError(f"not an evalframe MLflow record (format {data.get('format')!r})")
+        _check_shapes(data)
         fields = {f.name for f in dataclasses.fields(cls)}
         values = {k: v for k, v in data.items() if k in fields}
         values["artifacts"] = [str((base / p).resolve()) for p in data.get("artifacts", [])]
@@ -153,6 +156,42 @@ class RunRecord:
     def save_pending(self, folder: Path) -> Path:
         """Write ``mlflow_pending.json`` into ``folder`` (atomically)."""
         return atomic_write_json(folder / PENDING_FILE, self.to_json(folder))
+
+
+#: a record's fields and the JSON each must be: what from_json checks before it builds
+_SHAPES: dict[str, tuple[type, ...]] = {
+    "uid": (str,),
+    "kind": (str,),
+    "uri": (str,),
+    "experiment_name": (str,),
+    "params": (dict,),
+    "metrics": (list,),
+    "tags": (dict,),
+    "artifacts": (list,),
+}
+_JSON_NAMES = {str: "a string", dict: "an object", list: "a list"}
+
+
+def _check_shapes(data: Mapping[str, Any]) -> None:
+    for name, kinds in _SHAPES.items():
+        if name not in data:
+            raise ValueError(f"field {name!r} is missing")
+        if not isinstance(data[name], kinds):
+            raise ValueError(
+                f"field {name!r} should be {_JSON_NAMES[kinds[0]]}, found "
+                f"{type(data[name]).__name__} {str(data[name])[:40]!r}"
+            )
+    for name in ("params", "tags"):
+        for key, value in data[name].items():
+            if not isinstance(value, str):
+                raise ValueError(f"field {name!r}: {key!r} should be a string, found {value!r}")
+    for i, metric in enumerate(data["metrics"]):
+        ok = isinstance(metric, list) and len(metric) == 3
+        if not ok or isinstance(metric[1], bool) or not isinstance(metric[1], int | float):
+            raise ValueError(f"field 'metrics'[{i}] should be [key, value, step], found {metric!r}")
+    for i, name in enumerate(data["artifacts"]):
+        if not isinstance(name, str):
+            raise ValueError(f"field 'artifacts'[{i}] should be a path, found {name!r}")
 
 
 def _safe_mapping(items: Mapping[str, str], limit: int) -> dict[str, str]:

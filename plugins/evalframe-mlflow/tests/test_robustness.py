@@ -473,25 +473,45 @@ def test_two_concurrent_syncs_of_one_record_make_one_run(
 def test_a_corrupt_record_is_reported_and_the_good_one_still_uploaded(
     project: Any, store: str, client: Callable[[str], Any]
 ) -> None:
-    """A truncated mlflow_pending.json beside a good one: ✗ for it, ✓ for the other, exit 1."""
-    good, bad = project.root / "records" / "good", project.root / "records" / "bad"
+    """A truncated mlflow_pending.json, and two edited by hand (a list where MLflow's tags
+    are a mapping: it crashed sync with exit 3 and stopped the batch; no uid: "missing 1
+    required positional argument"), beside a good one: ✗ for each, saying which field, ✓
+    for the good one, exit 2 (the damaged files are the user's to fix)."""
+    good = project.root / "records" / "good"
     good.mkdir(parents=True)
-    bad.mkdir()
     record = _record(store, metrics=[("RR", 0.5, 0)])
     record.save_pending(good)
-    text = json.dumps(_record(store).to_json(bad))
-    (bad / "mlflow_pending.json").write_text(text[: len(text) // 2])  # cut off mid-write
+    damaged = {
+        "cut": lambda text: text[: len(text) // 2],  # cut off mid-write
+        "tags": lambda text: json.dumps({**json.loads(text), "tags": ["a"]}),
+        "uid": lambda text: json.dumps({k: v for k, v in json.loads(text).items() if k != "uid"}),
+    }
+    for name, damage in damaged.items():
+        folder = project.root / "records" / name
+        folder.mkdir()
+        (folder / "mlflow_pending.json").write_text(
+            damage(json.dumps(_record(store).to_json(folder)))
+        )
 
     res = project.command("sync", str(project.root / "records"), "--uri", store)
-    assert res.returncode == 1, res.stdout + res.stderr
+    assert res.returncode == 2, res.stdout + res.stderr
     assert "Traceback" not in res.stderr, res.stderr
     lines = res.stdout.splitlines()
-    (failed,) = [line for line in lines if line.startswith("✗")]
-    assert "bad/mlflow_pending.json" in failed and "unreadable record" in failed
+    failed = {line.split("/mlflow_pending.json")[0].rsplit("/", 1)[-1]: line for line in lines
+              if line.startswith("✗")}  # fmt: skip
+    assert set(failed) == set(damaged)
+    assert "unreadable record (JSONDecodeError" in failed["cut"]
+    assert (
+        "not a record evalframe wrote: field 'tags' should be an object, found list"
+        in (failed["tags"])
+    )
+    assert "not a record evalframe wrote: field 'uid' is missing" in failed["uid"]
+    assert all(line.endswith("fix or delete the file") for line in failed.values())
     (ok,) = [line for line in lines if line.startswith("✓")]
     assert "good" in ok and "uploaded" in ok
-    assert "1 synced, 1 still pending" in res.stdout
-    assert (bad / "mlflow_pending.json").exists()  # kept, to be fixed or deleted
+    assert "1 synced, 3 still pending" in res.stdout
+    for name in damaged:  # kept, to be fixed or deleted
+        assert (project.root / "records" / name / "mlflow_pending.json").exists()
     (run,) = _by_uid(client(store), record.uid)
     assert run.data.metrics == {"RR": 0.5}
 
