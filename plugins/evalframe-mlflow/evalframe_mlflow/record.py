@@ -169,7 +169,7 @@ _SHAPES: dict[str, tuple[type, ...]] = {
     "tags": (dict,),
     "artifacts": (list,),
 }
-_JSON_NAMES = {str: "a string", dict: "an object", list: "a list"}
+_JSON_NAMES: dict[type, str] = {str: "a string", dict: "an object", list: "a list"}
 
 
 def _check_shapes(data: Mapping[str, Any]) -> None:
