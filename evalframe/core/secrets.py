@@ -255,7 +255,9 @@ def remember_secrets(settings: Any, extra: Iterable[str] = ()) -> None:
     nested mappings and lists (``headers: {X-Api-Key: ...}``, judged by
     :func:`is_secret_param` inside :data:`REQUEST_FIELDS`), and the credentials
     of a URL in any value. Settings under a key that names a variable
-    (``headers_from_env: {Authorization: MY_TOKEN}``) hold names, not secrets.
+    (``headers_from_env: {Authorization: MY_TOKEN}``) hold names, not secrets; a value
+    there that names no variable (``Bearer tok-…``, ``sk-…``: a ``${oc.env:...}``
+    resolved, or the key pasted where its variable's name belongs) is remembered.
     """
     for value in _secret_values(settings, list(extra), "", request=False, variable=False):
         remember_secret(value)
@@ -277,7 +279,12 @@ def _secret_values(
     elif isinstance(node, list | tuple):
         for value in node:
             yield from _secret_values(value, extra, name, request=request, variable=variable)
-    elif isinstance(node, str) and not variable:
+    elif isinstance(node, str) and variable:
+        # a value where the name of a variable belongs (`api_key_env: ${oc.env:KEY}`
+        # resolved, or the key pasted): most likely the secret itself
+        if not _NAMES_VARIABLES.search(node) and not _is_interpolation(node):
+            yield node
+    elif isinstance(node, str):
         secret = is_secret_param if request else is_secret_name
         if name and secret(name, extra):
             yield node

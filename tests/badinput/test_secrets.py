@@ -150,6 +150,39 @@ def test_a_secret_from_the_environment_reaches_the_service_and_nothing_else(
     assert_nowhere(SECRET, project.root, res.stdout, res.stderr)
 
 
+@pytest.mark.parametrize(
+    ("override", "key"),
+    [
+        (
+            "+retriever.headers_from_env={Authorization: 'Bearer ${oc.env:EF_TEST_SEARCH_KEY}'}",
+            "retriever.headers_from_env.Authorization",
+        ),
+        ("retriever.api_key_env=${oc.env:EF_TEST_SEARCH_KEY}", "retriever.api_key_env"),
+    ],
+    ids=["headers_from_env", "api_key_env"],
+)
+def test_the_secret_itself_where_its_variables_name_belongs_is_refused_unsaid(
+    project: Project, monkeypatch: pytest.MonkeyPatch, override: str, key: str
+) -> None:
+    """`${oc.env:KEY}` in a setting that takes a variable's name resolves to the key: the
+    http retriever said "environment variable Bearer sk-live-… is not set" (twice, with
+    the hint), and llm_recommender sent "Bearer ${sk-live-…}" and quoted it after a 401."""
+    monkeypatch.setenv("EF_TEST_SEARCH_KEY", SECRET)
+    retriever = "retriever=http" if "headers" in override else "retriever=llm_recommender"
+    more = (
+        ["retriever.url=http://127.0.0.1:9/s"]
+        if "headers" in override
+        else ["retriever.api_url=http://127.0.0.1:9/v1", "retriever.model=m"]
+    )
+    res = project.run(
+        *project.data_args(), retriever, *more, override, "tracking=none", "hydra.run.dir=out"
+    )
+    assert res.code == 2, res.stderr
+    assert f"error: config key {key}: " in res.stderr
+    assert "may be the" in res.stderr and "Traceback" not in res.stderr
+    assert_nowhere(SECRET, project.root, res.stdout, res.stderr)
+
+
 @pytest.mark.slow
 def test_a_password_in_the_tracking_uri_is_used_but_never_written_or_printed(
     project: Project, monkeypatch: pytest.MonkeyPatch

@@ -205,6 +205,10 @@ def check_url(value: str) -> str:
     return value
 
 
+#: an environment variable's name, as ``*_env`` and ``headers_from_env`` settings hold one
+VARIABLE_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
 def env_headers(mapping: Mapping[str, str], key: str) -> tuple[dict[str, str], list[str]]:
     """Headers whose values come from environment variables, and those secret values.
 
@@ -215,6 +219,17 @@ def env_headers(mapping: Mapping[str, str], key: str) -> tuple[dict[str, str], l
     headers: dict[str, str] = {}
     secrets: list[str] = []
     for header, spec in mapping.items():
+        if "$" not in spec and not VARIABLE_NAME.fullmatch(spec):
+            # not quoted: a value where a name belongs is most likely the secret itself
+            # (`${oc.env:TOKEN}` resolved, or the key pasted), remembered and redacted
+            raise ConfigError(
+                f"the value of header {header!r} is neither an environment variable's name "
+                "nor a text with $NAME in it: it may be the secret itself (a ${oc.env:...} "
+                "here is replaced by the variable's value before evalframe sees it)",
+                key=f"{key}.{header}",
+                hint=f"give the variable's name: {key}={{{header}: MY_TOKEN}}, or "
+                f"'{key}={{{header}: \"Bearer $MY_TOKEN\"}}'",
+            )
         refs = [a or b for a, b in ENV_REF.findall(spec)] if "$" in spec else [spec]
         for var in refs:
             value = os.environ.get(var)

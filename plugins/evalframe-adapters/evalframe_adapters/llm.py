@@ -44,6 +44,7 @@ from evalframe.plugin.registry import retriever
 from ._common import build_ranking, clipped, coerce_id
 from ._http import (
     MAX_WAIT_SECONDS,
+    VARIABLE_NAME,
     FailureTally,
     JsonClient,
     RateLimiter,
@@ -302,6 +303,14 @@ class LLMRecommender:
                 self._normalised.setdefault(self._normalise(ident), ident)
         headers: dict[str, str] = {}
         secrets: list[str] = []
+        if config.api_key_env and not VARIABLE_NAME.fullmatch(config.api_key_env):
+            # not quoted: the key itself, pasted or from ${oc.env:...}, is the likely value
+            raise ConfigError(
+                "retriever.api_key_env is not an environment variable's name: it may be the "
+                "key itself (a ${oc.env:...} here is replaced by the variable's value)",
+                key="retriever.api_key_env",
+                hint="give the variable's name: retriever.api_key_env=OPENAI_API_KEY",
+            )
         if config.api_key_env:
             headers, secrets = env_headers(
                 {"Authorization": f"Bearer ${{{config.api_key_env}}}"}, "retriever.api_key_env"
