@@ -125,7 +125,11 @@ def _cache_dir(view: RunView) -> Path | None:
     if not isinstance(where, str) or not where.strip():
         return None
     path = Path(where).expanduser()
-    return path if path.is_dir() else None
+    try:  # another user's (/root/.cache/evalframe): the page is drawn without its plot cache
+        usable = path.is_dir() and os.access(path, os.W_OK | os.X_OK)
+    except OSError:
+        return None
+    return path if usable else None
 
 
 def _multi_cache_dir(multi: MultiRun) -> Path | None:

@@ -217,3 +217,31 @@ def test_two_values_share_a_key_only_when_they_are_the_same(a: object, b: object
     plotcache._spell(a, spelled_a)
     plotcache._spell(b, spelled_b)
     assert ("\x00".join(spelled_a) == "\x00".join(spelled_b)) == _same(a, b)
+
+
+def test_a_cache_folder_another_user_owns_is_left_out_not_an_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`evalframe report RUN` of a run made by root (output.cache_dir /root/.cache/...):
+    Path.is_dir() raised PermissionError and the page failed, exit 2, where the page
+    needs no plot cache. Root is never refused, so the refusal is made here."""
+    import types
+
+    from evalframe.report import page
+
+    theirs = tmp_path / "theirs"
+    theirs.mkdir()
+    view = types.SimpleNamespace(config={"output": {"cache_dir": str(theirs)}})
+    assert page._cache_dir(view) == theirs  # type: ignore[arg-type]  # only .config is read
+    real = Path.is_dir
+
+    def refused(self: Path) -> bool:
+        if self == theirs:
+            raise PermissionError(13, "Permission denied", str(self))
+        return real(self)
+
+    monkeypatch.setattr(Path, "is_dir", refused)
+    assert page._cache_dir(view) is None  # type: ignore[arg-type]
+    monkeypatch.undo()
+    monkeypatch.setattr(page.os, "access", lambda path, mode: False)  # readable, not writable
+    assert page._cache_dir(view) is None  # type: ignore[arg-type]
