@@ -400,6 +400,10 @@ def _unreachable(uri: str, exc: Exception) -> ConfigError:
 
 
 def _runs(args: argparse.Namespace) -> int:
+    if args.metrics:  # a name no metric has showed a column of dashes, exit 0
+        from evalframe.metrics import parse_metrics
+
+        args.metrics = [str(m) for m in parse_metrics(args.metrics, key="--metrics")]
     uri = resolve_uri(args.uri)
     _check_readable(uri)
     if not _store_exists(uri):

@@ -629,7 +629,8 @@ def test_a_sweep_started_with_the_server_down_is_synced_later_with_nesting(
 def test_runs_reports_user_errors_without_tracebacks(
     project: Any, store: str, client: Callable[[str], Any], unused_port: int
 ) -> None:
-    """Bad filter, dead server and --max 0 exit 2 with a message; --json is parseable."""
+    """Bad filter, dead server, --max 0 and a metric name no metric has exit 2 with a
+    message; --json is parseable."""
     from evalframe_mlflow.upload import Uploader
 
     record = _record(
@@ -647,6 +648,7 @@ def test_runs_reports_user_errors_without_tracebacks(
         "dead": _popen(root, "runs", "--uri", f"http://127.0.0.1:{unused_port}"),
         "max": _popen(root, "runs", "--uri", store, "--max", "0"),
         "json": _popen(root, "runs", "--uri", store, "--json"),
+        "metric": _popen(root, "runs", "--uri", store, "-m", "RR", "Foo@x"),
     }
     outs = {name: (p.communicate(timeout=120), p.returncode) for name, p in procs.items()}
     for name, ((_, stderr), _) in outs.items():
@@ -664,6 +666,10 @@ def test_runs_reports_user_errors_without_tracebacks(
 
     (_, stderr), code = outs["max"]
     assert code == 2 and "between 1 and 50000" in stderr, stderr
+
+    (stdout, stderr), code = outs["metric"]  # was a column of dashes, exit 0
+    assert code == 2 and stdout == "", stdout
+    assert stderr.startswith("error: option --metrics[1]: cannot read metric 'Foo@x'"), stderr
 
     (stdout, stderr), code = outs["json"]
     assert code == 0, stderr
