@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from evalframe.core.errors import EXIT_GATE_FAILED, EXIT_OK, ConfigError, PluginError
+from evalframe.core.errors import EXIT_GATE_FAILED, EXIT_OK, ConfigError, DataError, PluginError
 from evalframe.core.types import Ranking
 from evalframe.pipeline.config import validate_experiment
 from evalframe.pipeline.run import run_experiment
@@ -374,6 +374,24 @@ def test_a_run_file_with_queries_the_golden_set_lacks_says_so(project: Project) 
     assert "the run has 2 queries not in the golden set (ignored): extra-a, extra-b" in (
         out.getvalue()
     )
+
+
+def test_a_run_file_of_none_of_the_golden_queries_is_refused(project: Project) -> None:
+    """The wrong file (or ids written another way): every golden query was missing, every
+    score 0, exit 0 with a note. `trec-eval` refuses the same; so does a run now."""
+    run = project.root / "run.trec"
+    run.write_text("".join(f"Q{q} Q0 install 1 2.0 r\n" for q in ("1", "2", "3")))
+    retriever = {"name": "run_file", "path": str(run), "format": "trec"}
+    exp = validate_experiment(raw_config(project, retriever=retriever, corpus=None))
+    with pytest.raises(DataError) as err:
+        run_experiment(exp, progress=False)
+    assert err.value.key == "retriever.path"
+    assert err.value.message.startswith(
+        "the run answers 3 queries and none is a golden query (its ids: Q1, Q2, Q3; "
+        "the golden set's: 1, 2, 3"
+    )
+    out = project.root / "out"  # made before retrieval (the CLI removes it), left empty
+    assert not out.exists() or list(out.iterdir()) == []
 
 
 @pytest.mark.parametrize("shown", [True, False])

@@ -624,6 +624,18 @@ def _retrieve(exp: Experiment, inputs: Inputs, queries: GoldenSet, *, progress: 
     if held is not None:  # a run file: the queries it answers that no golden query asked
         known = {q.id for q in inputs.golden.queries}
         extra = sorted(str(q) for q in held if q not in known)
+        if held and len(extra) == len(held):
+            # every golden query missing, every score 0, exit 0: the wrong file, or ids
+            # written another way, never a result (trec-eval refuses the same)
+            raise DataError(
+                f"the run answers {len(held)} quer{'y' if len(held) == 1 else 'ies'} and none "
+                f"is a golden query (its ids: {shown(extra, 5)}; the golden set's: "
+                f"{shown(sorted(known), 5)}), so every golden query would be scored as missing",
+                key="retriever.path",
+                expected="a run of this golden set's queries",
+                hint="check that it is the run for this golden set; ids written another way "
+                "(Q01 for q01) need the same form on both sides",
+            )
         run = run.model_copy(update={"metadata": {**run.metadata, "extra_queries": extra}})
     if cache is not None:
         stats = {"hits": cache.hits, "misses": cache.misses}
