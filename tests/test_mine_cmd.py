@@ -316,6 +316,23 @@ def test_rejudge_refuses_a_folder_as_out(project: Project) -> None:
     assert "re-judged" not in result.stdout
 
 
+def test_rejudge_refuses_a_delta_p_that_is_no_number_and_keeps_a_missing_one(
+    project: Project,
+) -> None:
+    """`delta_p: high` was shown as "no delta_p: kept", exit 0: a wrong value read as none."""
+    (project.root / "mined.yaml").write_text(MINED.replace("delta_p: 0.12", "delta_p: high"))
+    result = project.run("mine", "rejudge", "mined.yaml", "--threshold", "0.2", "--out", "n.yaml")
+    assert result.code == 2, result.stderr
+    assert result.stderr.startswith(
+        "error: mined.yaml: pairs[0].candidates[1].delta_p is 'high', not a number"
+    ), result.stderr
+    assert not (project.root / "n.yaml").exists()
+    (project.root / "mined.yaml").write_text(MINED.replace(", delta_p: 0.12", ""))
+    result = project.run("mine", "rejudge", "mined.yaml", "--threshold", "0.2", "--out", "n.yaml")
+    assert result.code == 0, result.stderr
+    assert "no delta_p: kept" in result.stdout
+
+
 def test_rejudge_checks_run_before_writing_out(project: Project) -> None:
     (project.root / "mined.yaml").write_text(MINED)
     result = project.run(

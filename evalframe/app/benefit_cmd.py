@@ -79,6 +79,17 @@ def main(argv: Sequence[str]) -> int:
     from evalframe.plugin.registry import validation_problems
     from evalframe.report.analyses import render_benefit
 
+    if args.score == "records" and (args.judge != "facts" or args.judge_param):
+        # unused with records, a typo in the judge's name went unseen until --score answers
+        raise ConfigError(
+            "--judge and --judge-param choose how an answer is judged, which only --score "
+            "answers does; --score records takes each attempt's own success",
+            key="--judge",
+            got=" ".join(
+                [f"--judge {args.judge}", *(f"--judge-param {p}" for p in args.judge_param or [])]
+            ),
+            hint="add --score answers (with --golden PATH), or leave --judge out",
+        )
     if args.score == "answers" and not args.golden:
         raise ConfigError(
             "--score answers judges each answer against its task's facts, which live in the "

@@ -194,7 +194,11 @@ def rejudge_main(argv: Sequence[str]) -> int:
     # the run is checked before anything is written or printed: a wrong --run leaves no file
     run_cfg = _run_config(args.run, args.path) if args.run is not None else None
     new, changes = rejudge(
-        data, threshold=args.threshold, confidence=args.confidence, correction=args.correction
+        data,
+        threshold=args.threshold,
+        confidence=args.confidence,
+        correction=args.correction,
+        source=args.path,
     )
     text = dump_yaml(new)
     gates: tuple[list[Any], list[Any]] | None = None

@@ -88,8 +88,10 @@ def rejudge(
     threshold: float,
     confidence: float | None = None,
     correction: Correction | None = None,
+    source: Path | None = None,
 ) -> tuple[dict[str, Any], list[Change]]:
-    """A re-judged copy of the dataset and the candidates whose label changed."""
+    """A re-judged copy of the dataset and the candidates whose label changed; ``source``,
+    the file it came from, names where a value is wrong."""
     out = copy.deepcopy(data)
     mining: dict[str, Any] = out["mining"] if isinstance(out.get("mining"), dict) else {}
     conf = confidence if confidence is not None else float(mining.get("confidence", 0.95))
@@ -119,14 +121,23 @@ def rejudge(
                         Change(pid, str(cand.get("fqn")), before, LABEL[s.verdict], cand["delta_p"])
                     )
             continue
-        for cand in cands:
+        for j, cand in enumerate(cands):
             before = _label(cand.get("empirical_relevance"))
             dp = cand.get("delta_p")
-            if isinstance(dp, bool) or not isinstance(dp, (int, float)):
+            if dp is None:  # absent (or null): nothing to re-judge by, the label stays
                 changes.append(
                     Change(pid, str(cand.get("fqn")), before, before, None, "no delta_p: kept")
                 )
                 continue
+            if isinstance(dp, bool) or not isinstance(dp, (int, float)):
+                # `delta_p: high` is a mistake in the file, not a missing value
+                raise DataError(
+                    f"pairs[{index}].candidates[{j}].delta_p is {dp!r}, not a number",
+                    path=source,
+                    expected="delta_p: a number (the candidate's pass-rate difference), or "
+                    "no delta_p at all to keep its label",
+                    hint="fix the value in the file, or remove it",
+                )
             after = "YES" if float(dp) > threshold else "NO"
             cand["empirical_relevance"] = after
             cand.pop("verdict", None)  # a verdict from another threshold would mislead

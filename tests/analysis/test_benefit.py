@@ -322,6 +322,20 @@ def test_the_command_refuses_answer_scoring_without_a_golden_set(
     assert "--golden" in capsys.readouterr().err
 
 
+def test_the_command_refuses_a_judge_that_records_scoring_would_not_use(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`--judge nosuch` with the default --score records was accepted without a word."""
+    from evalframe.app.cli import main
+
+    out = tmp_path / "b"
+    assert main(["benefit", str(ARM_A), str(ARM_B), "--judge", "nosuch", "--out", str(out)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: option --judge: --judge and --judge-param choose how an answer")
+    assert "(got --judge nosuch)" in err and "add --score answers" in err
+    assert not out.exists()
+
+
 def test_the_command_says_when_out_is_a_file(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
