@@ -105,6 +105,18 @@ def test_compare_two_folders_writes_json_and_markdown(
     )  # the seeded randomization test gives the same p on every call
 
 
+def test_a_run_compared_with_itself_is_said(
+    project: Project, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`compare run1 run1` (a typo of the second name) compared in silence, all deltas 0."""
+    a = run(project, "a")
+    assert main(["compare", str(a), str(a)]) == 0
+    assert (
+        f"warning: {a} name one run folder ({a}): it is compared with itself, so every delta "
+        "below is 0 by construction"
+    ) in capsys.readouterr().err
+
+
 def test_compare_never_writes_into_a_run_folder_or_over_a_file(
     project: Project, capsys: pytest.CaptureFixture[str]
 ) -> None:

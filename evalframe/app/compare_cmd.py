@@ -180,6 +180,13 @@ def compare_main(argv: Sequence[str]) -> int:
         shutil.rmtree(scratch, ignore_errors=True)
     for other in others:
         check_comparable(a, other, allow_mismatch=args.allow_mismatch)
+        if other.path.resolve() == a.path.resolve():  # a typo of the second name, mostly
+            same = a.name if a.name == other.name else f"{a.name} and {other.name}"
+            print(
+                f"warning: {same} name one run folder ({a.path}): it is compared with itself, "
+                "so every delta below is 0 by construction",
+                file=sys.stderr,
+            )
     for name, alone in one_sided([a, *others]).items():
         said = f"only {name} computed" if not others[1:] else f"{name} computed, not every run"
         print(

@@ -81,6 +81,7 @@ def check_override_syntax(overrides: Sequence[str]) -> None:
             parser.parse_overrides([item])
         except OverrideParseException as exc:
             _refuse_a_metric_in_the_key(item, exc)
+            _refuse_no_equals(item, exc)
             fixed = quoted_override(item)
             if fixed is None:
                 continue
@@ -111,6 +112,21 @@ def check_override_syntax(overrides: Sequence[str]) -> None:
                 got=f"{shown} ({why})",
                 hint=hint,
             ) from None
+
+
+def _refuse_no_equals(item: str, exc: Exception) -> None:
+    """``depth`` alone: Hydra's "missing EQUAL at '<EOF>'" and its grammar, said as
+    evalframe says any other mistake (``~key`` deletes a key and needs none)."""
+    if "=" in item or item.startswith("~"):
+        return
+    key = item.lstrip("+")
+    raise ConfigError(
+        f"override {item!r} has no '=': an override sets a key or picks a group's option",
+        key=key,
+        expected="KEY=VALUE or GROUP=OPTION",
+        got=item,
+        hint=f"give it a value, e.g. {key}=VALUE (`--cfg job` prints every key and its value)",
+    ) from None
 
 
 def _refuse_a_metric_in_the_key(item: str, exc: Exception) -> None:

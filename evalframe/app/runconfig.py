@@ -140,6 +140,16 @@ def load_config(
     settings: list[str] = []
     for item in overrides:
         name, sep, value = item.lstrip("+").partition("=")
+        if not sep and not item.startswith("~"):
+            # `depth` alone became depth=None: "Input should be a valid integer (got None)"
+            raise ConfigError(
+                f"override {item!r} has no '=': an override sets a key or picks a group's "
+                "option",
+                key=name,
+                expected="KEY=VALUE or GROUP=OPTION",
+                got=item,
+                hint=f"give it a value, e.g. {name}=VALUE",
+            )
         if sep and name == "experiment":
             raise ConfigError(
                 f"{what} {path} is already composed: its experiment cannot be changed",

@@ -108,7 +108,7 @@ def parse_shard(value: str) -> Shard:
     """``"i/n"`` with ``0 <= i < n``; a ValueError that says what was expected otherwise."""
     found = _SHARD.match(value)
     if found is None:
-        raise ValueError(f"expected i/n, e.g. shard=0/4 (got {value!r})")
+        raise ValueError("expected i/n, e.g. shard=0/4")  # the caller says what it got
     index, count = int(found[1]), int(found[2])
     if count < 1:
         raise ValueError(f"shard {value!r}: the number of shards (after the /) is at least 1")

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from evalframe.app.overrides import check_override_syntax
@@ -27,3 +29,29 @@ def test_an_unquoted_metric_value_still_gets_the_quoting_hint() -> None:
     with pytest.raises(ConfigError) as err:
         check_override_syntax(["metrics.measures=[P(rel=2)@5,RR]"])
     assert "must be quoted inside the override" in err.value.message
+
+
+def test_an_override_without_equals_is_said_in_evalframes_words() -> None:
+    """`depth` alone was Hydra's "missing EQUAL at '<EOF>'" with a link to its grammar."""
+    with pytest.raises(ConfigError) as err:
+        check_override_syntax(["retriever.k1=0.9", "depth"])
+    assert err.value.key == "depth"
+    assert err.value.message == (
+        "override 'depth' has no '=': an override sets a key or picks a group's option"
+    )
+    assert err.value.hint is not None and "depth=VALUE" in err.value.hint
+    check_override_syntax(["~gates.recall"])  # deleting a key takes no value
+
+
+def test_a_stored_configs_override_without_equals_is_refused_not_set_to_null(
+    tmp_path: Path,
+) -> None:
+    """`run-config FILE depth` (and `rescore RUN depth`) set depth to None: "Input should be a
+    valid integer (got None)", as if the user had written null."""
+    from evalframe.app.runconfig import load_config
+
+    config = tmp_path / "config.yaml"
+    config.write_text("experiment: x\ndepth: 5\n")
+    with pytest.raises(ConfigError) as err:
+        load_config(config, ["depth"], None)
+    assert err.value.key == "depth" and "has no '='" in err.value.message

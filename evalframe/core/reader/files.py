@@ -122,7 +122,9 @@ def require_folder(
     hint: str = "point the setting at the folder",
 ) -> Path:
     """The path if it is a folder; a missing path or a file is a :class:`DataError`."""
-    p = require_file(path, what=what, key=key)
+    p = require_file(
+        path, what=what, key=key, expected=f"an existing {expected.removeprefix('a ')}"
+    )
     if not p.is_dir():
         raise DataError(
             f"{what} is a file, not a folder: {p}",
