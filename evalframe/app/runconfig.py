@@ -143,8 +143,7 @@ def load_config(
         if not sep and not item.startswith("~"):
             # `depth` alone became depth=None: "Input should be a valid integer (got None)"
             raise ConfigError(
-                f"override {item!r} has no '=': an override sets a key or picks a group's "
-                "option",
+                f"override {item!r} has no '=': an override sets a key or picks a group's option",
                 key=name,
                 expected="KEY=VALUE or GROUP=OPTION",
                 got=item,
