@@ -279,3 +279,24 @@ def test_rescore_refuses_a_folder_without_its_summary(project: Project) -> None:
     ), res.stderr
     assert "run the experiment again" in res.stderr
     assert sorted(p.name for p in nosum.iterdir()) == before  # nothing written
+
+
+def test_a_file_gone_from_a_run_folder_and_a_file_given_as_one_are_said_as_such(
+    project: Project,
+) -> None:
+    """The right folder with per_query.jsonl gone got "check the path (relative paths are
+    read from ...)"; a file given for the run folder got "summary.json not found" (report)
+    or "run folder not found" (rescore)."""
+    run = stored(project)
+    lost = copy(run, "lost")
+    (lost / "per_query.jsonl").unlink()
+    res = project.run("compare", str(run), str(lost))
+    assert res.code == 2 and "Traceback" not in res.stderr
+    assert f"(expected the per_query.jsonl the run wrote into {lost})" in res.stderr
+    assert "hint: restore per_query.jsonl from where the folder came" in res.stderr
+    afile = project.root / "afile"
+    afile.write_text("x")
+    for command in ("report", "rescore"):
+        res = project.run(command, str(afile))
+        assert res.code == 2, res.stderr
+        assert "a file, not a run folder" in res.stderr, res.stderr

@@ -65,7 +65,9 @@ def rescore_main(argv: Sequence[str]) -> int:
     run_dir: Path = args.run_dir
     if not run_dir.is_dir():
         raise DataError(
-            f"run folder not found: {run_dir}",
+            f"{run_dir} is a file, not a run folder"
+            if run_dir.is_file()
+            else f"run folder not found: {run_dir}",
             expected="a folder a run wrote (config.yaml, run.trec, summary.json)",
             hint="give the folder the run printed after 'Saved results to:' "
             "(outputs/<experiment>/<date_time> by default)",

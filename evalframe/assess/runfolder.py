@@ -443,6 +443,22 @@ class RunFolder:
         except DataError as exc:
             runs = self.runs_inside()
             if not runs:
+                if self.path.is_file():  # a file where the run folder belongs
+                    raise DataError(
+                        "a file, not a run folder",
+                        path=self.path,
+                        expected="a run folder (config.yaml, run.trec, summary.json)",
+                        hint="give the folder the run printed after 'Saved results to:'",
+                    ) from None
+                if self.path.is_dir() and any(self.path.iterdir()) and name != self.SUMMARY:
+                    # the right folder, one of its files gone: "check the path" misled
+                    raise DataError(
+                        exc.message,
+                        path=exc.path,
+                        expected=f"the {name} the run wrote into {self.path}",
+                        hint=f"restore {name} from where the folder came (a copy, `dvc "
+                        "pull`, git), or run the experiment again",
+                    ) from None
                 raise
             newest = max(runs, key=lambda r: r.name)
             raise DataError(
