@@ -446,7 +446,9 @@ def _list_runs(args: argparse.Namespace, uri: str) -> int:
             else []
         )
     except Exception as exc:  # MLflow reports a bad filter as a generic exception
-        if args.filter and ("filter" in str(exc).lower() or "invalid" in str(exc).lower()):
+        # the store answered the experiments' search just now: with a filter, the filter
+        # is what it refused ("Expected numeric value type for metric. Found x" too)
+        if args.filter:
             raise ConfigError(
                 f"MLflow rejected the filter: {str(exc).splitlines()[0]}",
                 key="--filter",

@@ -645,6 +645,8 @@ def test_runs_reports_user_errors_without_tracebacks(
     root = project.root
     procs = {
         "filter": _popen(root, "runs", "--uri", store, "--filter", "metrics.RR >> 1"),
+        # a syntax MLflow reads, a value it refuses: was blamed on the store ("start the server")
+        "value": _popen(root, "runs", "--uri", store, "--filter", "metrics.rr > x"),
         "dead": _popen(root, "runs", "--uri", f"http://127.0.0.1:{unused_port}"),
         "max": _popen(root, "runs", "--uri", store, "--max", "0"),
         "json": _popen(root, "runs", "--uri", store, "--json"),
@@ -656,6 +658,9 @@ def test_runs_reports_user_errors_without_tracebacks(
 
     (_, stderr), code = outs["filter"]
     assert code == 2 and "MLflow rejected the filter" in stderr, stderr
+    (_, stderr), code = outs["value"]
+    assert code == 2 and "error: option --filter: MLflow rejected the filter" in stderr, stderr
+    assert "start the server" not in stderr
 
     (_, stderr), code = outs["dead"]
     assert code == 2, stderr
