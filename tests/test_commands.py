@@ -249,6 +249,10 @@ def test_cache_info_and_clear(tmp_path: Path, capsys: pytest.CaptureFixture[str]
     assert f"cleared {tmp_path}: runs 2 B (2 B freed)" in out
     assert "kept mlflow-pending: pointers to runs not logged to MLflow yet" in out
     assert main(["cache", "clear", "--dir", str(tmp_path), "--kind", "bm25"]) == 2
+    # a mistyped --dir "cleared ...: nothing was cached", exit 0
+    for action in ("info", "clear"):
+        assert main(["cache", action, "--dir", str(tmp_path / "typo")]) == 2
+        assert "there is no cache folder at" in capsys.readouterr().err
 
 
 class HalfEmpty(Counting):

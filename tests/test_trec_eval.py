@@ -390,6 +390,16 @@ def test_no_common_query_is_an_error(tmp_path: Path, capsys: pytest.CaptureFixtu
     assert "hint: check that the run and the qrels are of the same topics" in err
 
 
+def test_the_two_files_swapped_are_told_qrels_first(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    q = write(tmp_path / "q", "1 0 a 1\n")
+    r = write(tmp_path / "r", "1 Q0 a 1 0.5 t\n")
+    err = error_of(capsys, r, q)  # the run where the qrels belong
+    assert err.startswith(f"error: {r}:1: a qrels line has 6 columns"), err
+    assert "is a run file given where the qrels belong? (trec-eval takes QRELS first" in err
+
+
 def test_an_empty_qrels_or_run_file_is_named_as_empty(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -341,6 +341,15 @@ def cache_main(argv: Sequence[str]) -> int:
     from evalframe.retrieval.cache import cache_info, clear_cache
 
     root = args.dir or default_cache_dir()
+    if args.dir is not None and not root.exists():
+        # a mistyped --dir "cleared ... nothing was cached", exit 0
+        raise DataError(
+            f"there is no cache folder at {root}",
+            key="--dir",
+            expected="an evalframe cache folder (what `evalframe cache info` shows)",
+            hint="check the path; without --dir the command uses $EVALFRAME_CACHE_DIR or "
+            "~/.cache/evalframe",
+        )
     if args.action == "clear":
         from evalframe.retrieval.cache import KEPT
 

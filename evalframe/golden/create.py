@@ -205,7 +205,10 @@ class CreateSession:
                 self._append(record)
         except KeyboardInterrupt:
             self.say("\n(interrupted; the question in progress was not saved)")
-        self.say(f"saved {self.saved} question(s) to {self.path}")
+        if self.saved or self.path.is_file():
+            self.say(f"saved {self.saved} question(s) to {self.path}")
+        else:  # "saved 0 question(s) to new.jsonl", and no such file
+            self.say(f"nothing saved: {self.path} was not created")
         return self.saved
 
     def _one(self, question: str) -> dict[str, Any] | None:

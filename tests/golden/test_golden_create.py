@@ -165,8 +165,11 @@ def test_end_of_input_mid_question_saves_nothing(
 ) -> None:
     golden = tmp_path / "gold.jsonl"
     assert create(monkeypatch, tmp_path, golden, corpus, "Where is the index cached?\n3\n") == 0
-    assert "this question was not saved" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert "this question was not saved" in out
     assert not golden.exists()
+    # it said "saved 0 question(s) to gold.jsonl", a file it never made
+    assert f"nothing saved: {golden} was not created" in out and "saved 0" not in out
 
 
 def test_a_broken_golden_file_is_refused_before_the_session(

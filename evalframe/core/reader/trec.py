@@ -397,6 +397,11 @@ class _Format:
 def _qrels_hint(fields: list[str]) -> str:
     if len(fields) == 3:
         return "is the iteration column missing? write 'qid 0 docno rel'"
+    if len(fields) == 6:  # a run's line: the two files given the other way round, mostly
+        return (
+            "this line has a run's six columns (qid Q0 docno rank score tag): is a run file "
+            "given where the qrels belong? (trec-eval takes QRELS first, then RUN)"
+        )
     return "TREC qrels have four columns; the second (iteration) is usually 0"
 
 
