@@ -74,6 +74,7 @@ def build_ranking(
     *,
     source: str,
     duplicates: Literal["error", "first"] = "error",
+    duplicates_key: str | None = None,
     **extra: Any,
 ) -> Ranking:
     """A best-first ranking of at most ``k`` documents from ``(id, score)`` items.
@@ -84,6 +85,8 @@ def build_ranking(
     scores, items are sorted by score, highest first (stable, so ties keep the
     given order). ``duplicates="error"`` reports a repeated id as a
     :class:`PluginError` naming the query; ``"first"`` keeps the first one.
+    ``duplicates_key``: the caller's setting for that (``retriever.duplicates``),
+    named in the error's hint when the caller has one.
     """
     ids: list[str] = []
     raw_scores: list[Any] = []
@@ -112,7 +115,13 @@ def build_ranking(
             raise PluginError(
                 f"{source} returned document {doc!r} twice for query {query_id!r}",
                 hint="return each document once (deduplicate chunk hits per document "
-                "before returning them)",
+                "before returning them)"
+                + (
+                    f", or set {duplicates_key}=first to keep each document's first, "
+                    "best-ranked occurrence"
+                    if duplicates_key
+                    else ""
+                ),
             )
         seen.add(doc)
         ids.append(doc)

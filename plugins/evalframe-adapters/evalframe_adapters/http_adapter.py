@@ -29,7 +29,7 @@ from typing import Any, Literal
 from pydantic import Field, ValidationInfo, field_validator, model_validator
 
 from evalframe.core.errors import PluginError
-from evalframe.core.secrets import remember_secrets
+from evalframe.core.secrets import remember_secrets, url_secrets
 from evalframe.core.types import Ranking
 from evalframe.plugin.protocols import NOT_IN_CACHE_KEY, PluginContext, Query
 from evalframe.plugin.registry import retriever
@@ -256,7 +256,16 @@ class HttpRetriever:
         if exc.hint is not None:
             hint = exc.hint
         elif exc.fatal:
-            hint = "check retriever.url and the credentials in retriever.headers_from_env"
+            # where this config carries its credential, as far as it says
+            cfg = self.config
+            where = (
+                "retriever.headers_from_env"
+                if cfg.headers_from_env
+                else "the key in retriever.url"
+                if url_secrets(cfg.url)
+                else "retriever.headers_from_env (none are set: the request carried no key)"
+            )
+            hint = f"check retriever.url and the credentials: {where}"
         else:
             if exc.status is not None and 200 <= exc.status < 300:  # answered, not JSON
                 hint = (
@@ -395,5 +404,6 @@ class HttpRetriever:
             k,
             source=f"http retriever ({cfg.url})",
             duplicates=cfg.duplicates,
+            duplicates_key=f"{self.client.key_prefix}duplicates",
             **extra,
         )

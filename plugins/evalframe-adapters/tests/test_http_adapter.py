@@ -168,7 +168,11 @@ def test_bad_credentials_stop_the_run_even_when_failures_are_allowed(serve: Serv
     server = serve(lambda req: Reply(401, {"error": "unauthorized"}))
     with pytest.raises(PluginError, match="HTTP 401") as err:
         make(server.url, allow_failed_queries=True).retrieve(QUERIES[0], 5)
-    assert "headers_from_env" in err.value.render()
+    # this config sends no key at all: the hint says so
+    assert err.value.hint == (
+        "check retriever.url and the credentials: retriever.headers_from_env (none are set: "
+        "the request carried no key)"
+    )
 
 
 def test_connection_refused_is_retried_then_reported() -> None:
@@ -228,6 +232,11 @@ def test_a_key_in_the_url_that_the_service_echoes_never_shows(
         with caplog.at_level(logging.DEBUG), pytest.raises(PluginError) as err:
             r.retrieve(QUERIES[0], 5)
         assert "HTTP 401" in err.value.render()
+        if "api_key" in url:  # the key is in the URL: the hint points there, not at headers
+            assert (
+                err.value.hint
+                == "check retriever.url and the credentials: the key in retriever.url"
+            )
         for text in (err.value.render(), repr(err.value), caplog.text):
             assert secret not in text
         caplog.clear()
@@ -322,8 +331,10 @@ def test_bare_id_lists_and_wrong_paths(serve: Serve) -> None:
 
 def test_duplicates_error_or_keep_first(serve: Serve) -> None:
     server = serve(lambda req: Reply(body={"results": [{"id": "a"}, {"id": "a"}, {"id": "b"}]}))
-    with pytest.raises(PluginError, match="'a' twice for query 'q1'"):
+    with pytest.raises(PluginError, match="'a' twice for query 'q1'") as err:
         make(server.url, score_path=None).retrieve(QUERIES[0], 5)
+    # the setting that keeps the first is named in the hint (it was not)
+    assert "or set retriever.duplicates=first to keep" in str(err.value.hint)
     ranking = make(server.url, score_path=None, duplicates="first").retrieve(QUERIES[0], 5)
     assert ranking is not None and ranking.doc_ids == ("a", "b")
 
