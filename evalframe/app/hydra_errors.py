@@ -205,11 +205,15 @@ def plain_config(cfg: Any, what: str, hint: str) -> dict[str, Any]:
     from omegaconf import OmegaConf
     from omegaconf.errors import OmegaConfBaseException
 
+    from evalframe.core.secrets import remember_environment_values
+
     try:
         raw = OmegaConf.to_container(cfg, resolve=True, throw_on_missing=True)
     except OmegaConfBaseException as exc:
         raise omegaconf_error(exc, what, hint) from None
     assert isinstance(raw, dict)  # to_container of a DictConfig is a dict
+    # what came from ${oc.env:...}: an error about its setting does not quote it
+    remember_environment_values(OmegaConf.to_container(cfg, resolve=False), raw)
     return {str(k): v for k, v in raw.items()}
 
 

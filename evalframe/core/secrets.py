@@ -55,6 +55,7 @@ __all__ = [
     "LiteralSecret",
     "find_literal_secrets",
     "forget_secrets",
+    "from_environment",
     "is_secret_name",
     "is_secret_param",
     "known_secrets",
@@ -64,6 +65,7 @@ __all__ = [
     "redact_override_value",
     "redact_text",
     "redact_traceback",
+    "remember_environment_values",
     "remember_secret",
     "remember_secrets",
     "shown_secret",
@@ -292,6 +294,32 @@ def _secret_values(
             yield from url_secrets(node, extra)
 
 
+#: Values a config took from the environment (``${oc.env:KEY}`` resolved), kept so that
+#: an error about such a setting does not quote it: ``timeout_seconds: ${oc.env:KEY}``
+#: (the wrong variable) would print the key itself in "Input should be a number (got ...)".
+_FROM_ENVIRONMENT: set[str] = set()
+
+
+def remember_environment_values(raw: Any, resolved: Any) -> None:
+    """Remember each value of ``resolved`` whose setting in ``raw`` (the same config, not
+    resolved) reads the environment (``${oc.env:...}``): see :func:`from_environment`."""
+    if isinstance(raw, Mapping) and isinstance(resolved, Mapping):
+        for key, value in raw.items():
+            if key in resolved:
+                remember_environment_values(value, resolved[key])
+    elif isinstance(raw, list | tuple) and isinstance(resolved, list | tuple):
+        for a, b in zip(raw, resolved, strict=False):
+            remember_environment_values(a, b)
+    elif isinstance(raw, str) and "oc.env:" in raw and str(resolved) != raw:
+        with _KNOWN_LOCK:
+            _FROM_ENVIRONMENT.add(str(resolved))
+
+
+def from_environment(value: Any) -> bool:
+    """Whether ``value`` is one a config took from the environment (not to be quoted)."""
+    return isinstance(value, str) and value in _FROM_ENVIRONMENT
+
+
 def known_secrets() -> frozenset[str]:
     """Every remembered secret, in each form it is looked for (for tests and checks)."""
     return frozenset(form for form, _ in _KNOWN)
@@ -303,6 +331,7 @@ def forget_secrets() -> None:
     with _KNOWN_LOCK:
         _KNOWN = ()
         _FRAGMENTS.clear()
+        _FROM_ENVIRONMENT.clear()
 
 
 #: The shortest piece of a remembered secret that is redacted on its own: a message may

@@ -30,7 +30,7 @@ from typing import Any, Generic, TypeVar
 from pydantic import BaseModel, ValidationError
 
 from evalframe.core.errors import ConfigError, EvalframeError, PluginError
-from evalframe.core.secrets import redact, remember_secrets
+from evalframe.core.secrets import from_environment, redact, remember_secrets
 from evalframe.plugin.dists import distribution_of, entry_points, learn_distribution, version_of
 
 __all__ = [
@@ -704,6 +704,9 @@ def validation_problems(
         else:  # a validator's ValueError reads as its own sentence, without pydantic's label
             msg = err["msg"].removeprefix("Value error, ")
             # what was given, as it may be shown: a header refused as a credential is one
+            if from_environment(err["input"]):  # the wrong variable may hold a key
+                problems.append((where, f"{msg} (got the value of an ${{oc.env:...}}, not shown)"))
+                continue
             got = redact(err["input"], _name=name)
             problems.append((where, f"{msg} (got {got!r})"))
     return problems

@@ -183,6 +183,31 @@ def test_the_secret_itself_where_its_variables_name_belongs_is_refused_unsaid(
     assert_nowhere(SECRET, project.root, res.stdout, res.stderr)
 
 
+@pytest.mark.parametrize(
+    "override",
+    [
+        "retriever.timeout_seconds=${oc.env:EF_TEST_SEARCH_KEY}",
+        "depth=${oc.env:EF_TEST_SEARCH_KEY}",
+    ],
+    ids=["plugin setting", "experiment setting"],
+)
+def test_a_value_from_the_environment_is_not_quoted_where_it_does_not_fit(
+    project: Project, monkeypatch: pytest.MonkeyPatch, override: str
+) -> None:
+    """The wrong variable in a number setting: "Input should be a valid number ... (got
+    'sk-live-...')" printed the key in full (the setting's name is no secret's)."""
+    monkeypatch.setenv("EF_TEST_SEARCH_KEY", SECRET)
+    more = (
+        ["retriever=http", "retriever.url=http://127.0.0.1:9/s"] if "retriever" in override else []
+    )
+    res = project.run(*project.data_args(), *more, override, "tracking=none", "hydra.run.dir=o")
+    assert res.code == 2, res.stderr
+    key = override.split("=")[0]
+    assert f"error: config key {key}: " in res.stderr
+    assert "(got the value of an ${oc.env:...}, not shown)" in res.stderr
+    assert_nowhere(SECRET, project.root, res.stdout, res.stderr)
+
+
 @pytest.mark.slow
 def test_a_password_in_the_tracking_uri_is_used_but_never_written_or_printed(
     project: Project, monkeypatch: pytest.MonkeyPatch
