@@ -39,7 +39,9 @@ def _without(data: dict[str, Any], *keys: str) -> dict[str, Any]:
     return {k: v for k, v in data.items() if not any(k.startswith(p) for p in keys)}
 
 
-def test_shards_merged_give_exactly_the_unsharded_run(shard_project: Path) -> None:
+def test_shards_merged_give_exactly_the_unsharded_run(
+    shard_project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     root = shard_project
     assert shard_main(root, "retriever.k1=0.4", f"hydra.run.dir={root / 'base'}") == 1
     baseline = f"baseline={root / 'base'}"
@@ -75,6 +77,13 @@ def test_shards_merged_give_exactly_the_unsharded_run(shard_project: Path) -> No
     assert sizes == [10, 9, 9, 9]
     # a run folder like any other: the page and summary.md are there (they were not)
     assert (merged / "report.html").is_file() and (merged / "summary.md").is_file()
+    # a shard is no run to promote: said, with the merge to do first (it said "not a
+    # finished run: ... the run stopped while writing its outputs")
+    capsys.readouterr()
+    assert main(["baseline", "promote", shards[0], "--name", "x", "--root", str(root / "b")]) == 2
+    err = capsys.readouterr().err
+    assert f"{shards[0]} is a shard (it holds shard.json), one slice of a sharded run" in err
+    assert "merge the shards first" in err
 
 
 def test_merge_and_rescore_refuse_a_retriever_setting(

@@ -49,6 +49,15 @@ def _require_finished_run(run_dir: Path) -> None:
     except DataError as exc:
         if exc.got is not None:  # a folder of runs: the error names the one to give
             raise
+    if RunFolder.is_shard(run_dir):  # one slice of a sharded run: its merge is the run
+        raise DataError(
+            f"{run_dir} is a shard (it holds {RunFolder.SHARD}), one slice of a sharded run, "
+            "not a run",
+            path=run_dir,
+            expected="a finished run's folder",
+            hint="merge the shards first (evalframe merge SHARD... --out RUN_DIR), then promote "
+            "RUN_DIR; see docs/scaling.md",
+        )
     raise DataError(
         f"{run_dir} is not a finished run: it has no {RunFolder.SUMMARY}, which a run writes "
         "last, so it is no run's folder or the run stopped while writing its outputs",

@@ -192,8 +192,8 @@ def _file_in_the_way(exc: OSError) -> str | None:
         else f"cannot write {path}: {in_the_way} is a file, not a folder"
     )
     return (
-        f"error: {what}\n  hint: give a path whose folders are folders (another --out or "
-        "output.dir), or move the file away"
+        f"error: {what}\n  hint: give a path whose folders are folders (the option or "
+        "setting that named it: --out, --root, output.dir ...), or move the file away"
     )
 
 
