@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from evalframe.core.argtypes import number, whole
-from evalframe.core.errors import EXIT_ERROR, ConfigError, EvalframeError
+from evalframe.core.errors import EXIT_ERROR, ConfigError, DataError, EvalframeError
 from evalframe.core.secrets import redact_text
 from evalframe_mlflow.upload import artifact_location_for, resolve_uri
 
@@ -527,17 +527,24 @@ def sync_main(argv: Sequence[str]) -> int:
 
     from evalframe_mlflow.pending import find_pending_in, indexed_records, relpath, sync
 
+    from evalframe_mlflow.record import PENDING_FILE
+
     for p in args.paths:
+        # a path given on the command line is no config key (it said "config key paths")
         if not p.exists():
-            print(
-                ConfigError(
-                    f"{p} does not exist",
-                    key="paths",
-                    expected="a run folder, a sweep folder or a folder to search",
-                ).render(),
-                file=sys.stderr,
+            said = DataError(
+                f"{p} does not exist",
+                expected="a run folder, a sweep folder or a folder to search",
             )
-            return EXIT_ERROR
+        elif p.is_file() and p.name != PENDING_FILE:  # "nothing to sync", exit 0, before
+            said = DataError(
+                f"{p} is a file, and no {PENDING_FILE}",
+                expected=f"a run folder, a sweep folder, a folder to search or a {PENDING_FILE}",
+            )
+        else:
+            continue
+        print(said.render(), file=sys.stderr)
+        return EXIT_ERROR
     records = find_pending_in(args.paths) if args.paths else indexed_records()
     if not records:
         print(

@@ -516,6 +516,17 @@ def test_a_corrupt_record_is_reported_and_the_good_one_still_uploaded(
     assert run.data.metrics == {"RR": 0.5}
 
 
+def test_sync_of_a_path_that_is_no_record_nor_folder_is_an_error(project: Any) -> None:
+    """A file that is no record was "nothing to sync", exit 0; a missing path was
+    "config key paths" (a command-line argument is no config key)."""
+    (project.root / "notes.txt").write_text("x")
+    res = project.command("sync", str(project.root / "notes.txt"))
+    assert res.returncode == 2 and "is a file, and no mlflow_pending.json" in res.stderr
+    res = project.command("sync", str(project.root / "nowhere"))
+    assert res.returncode == 2, res.stderr
+    assert res.stderr.startswith(f"error: {project.root / 'nowhere'} does not exist")
+
+
 # -- 8./9. sweeps with the server down -----------------------------------------------------
 def _unreachable_sweep(project: Any, port: int) -> tuple[Path, subprocess.CompletedProcess[str]]:
     sweep = project.root / "sweep"
