@@ -526,7 +526,6 @@ def sync_main(argv: Sequence[str]) -> int:
     args = parser.parse_args(list(argv))
 
     from evalframe_mlflow.pending import find_pending_in, indexed_records, relpath, sync
-
     from evalframe_mlflow.record import PENDING_FILE
 
     for p in args.paths:
