@@ -150,7 +150,13 @@ class JsonlDataset:
                         tally.add(COLLISION, query.id, where=f"{path}:{lineno}")
                     queries.append(query)
         if not queries:
-            raise DataError("the golden set has no queries", path=files[0][0])
+            raise DataError(
+                "the golden set has no queries",
+                path=files[0][0],
+                expected="one JSON object per line, each a question with its expected chunks",
+                hint="add questions (`evalframe golden create FILE --corpus CORPUS` asks for "
+                "them), or point dataset.path at the golden set",
+            )
         root = Path(self.config.path)
         warn_ids_not_in_corpus(queries, self.context.corpus, "expected chunk")
         return GoldenSet.build(
@@ -203,7 +209,12 @@ class JsonlDataset:
         return GoldenQuery.checked(qid, question, judgments, metadata)
 
     def _query(self, record: Any, at: At, domain: str | None, seen: UniqueIds) -> GoldenQuery:
-        fields = at.mapping(record, "golden-set line")
+        fields = at.mapping(
+            record,
+            "golden-set line",
+            hint='write one question per line as an object: {"id": "q1", "question": "...", '
+            '"expected_chunks": ["doc-1"]} (docs/golden-sets.md)',
+        )
         if "expected_chunks" not in fields and all(
             f in fields for f in REQUIRED if f != "expected_chunks"
         ):
