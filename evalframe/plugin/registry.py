@@ -18,6 +18,8 @@ part would need the others.
 
 from __future__ import annotations
 
+import re
+
 import difflib
 import importlib
 import sys
@@ -689,7 +691,7 @@ def validation_problems(
     """(full config key, what is wrong) for each problem pydantic found; an unknown key
     of ``model`` (or of a model nested in it) with the field it is closest to."""
     problems = []
-    for err in exc.errors():
+    for err in _union_errors_merged(exc.errors()):
         loc = ".".join(str(p) for p in err["loc"])
         where = f"{key}.{loc}" if loc else key
         name = str(err["loc"][-1]) if err["loc"] else ""
@@ -710,6 +712,39 @@ def validation_problems(
             got = redact(err["input"], _name=name)
             problems.append((where, f"{msg} (got {got!r})"))
     return problems
+
+
+#: the last part of a location pydantic gives each member of a union it tried
+_UNION_TAG = re.compile(r"^(int|float|str|bool|none|list|dict|tuple|set)$|\[")
+
+
+def _union_errors_merged(errors: list[Any]) -> list[Any]:
+    """pydantic's errors, those of one union setting as one: ``trials.n: Input should
+    be a valid integer ... or 'auto'`` rather than ``trials.n.int: ...; trials.n.literal
+    ['auto']: ...`` (a location that names no setting, and the value said twice)."""
+    groups: dict[tuple[Any, ...], list[Any]] = {}
+    for err in errors:
+        loc = tuple(err["loc"])
+        if len(loc) > 1 and isinstance(loc[-1], str) and _UNION_TAG.search(loc[-1]):
+            groups.setdefault(loc[:-1], []).append(err)
+    merged, done = [], set()
+    for err in errors:
+        loc = tuple(err["loc"])
+        members = groups.get(loc[:-1]) if loc else None
+        if not members or len(members) < 2 or err not in members:
+            merged.append(err)
+            continue
+        if loc[:-1] in done:
+            continue
+        done.add(loc[:-1])
+        said = " or ".join(
+            dict.fromkeys(
+                m["msg"].removeprefix("Value error, ").removeprefix("Input should be ")
+                for m in members
+            )
+        )
+        merged.append({**err, "loc": loc[:-1], "msg": f"Input should be {said}"})
+    return merged
 
 
 def _nearest_field(model: type[BaseModel] | None, loc: tuple[Any, ...]) -> str | None:
