@@ -18,10 +18,9 @@ part would need the others.
 
 from __future__ import annotations
 
-import re
-
 import difflib
 import importlib
+import re
 import sys
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
