@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import gc
+import signal
 import sys
 from collections.abc import Callable, Sequence
 
@@ -327,6 +328,10 @@ def entry() -> None:
 
         process_ends_with_command()
     code = main()
+    # The command has said its result: a Ctrl-C from here (the interpreter's teardown)
+    # would print "Exception ignored in ... KeyboardInterrupt" and still exit with the
+    # code, so it is ignored. Non-daemon threads still joined at exit are bounded by then.
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     # The interpreter's last collections walk every object still alive (the modules,
     # pydantic's schemas, what a command keeps): 0.1 s at the end of a 10k rescore,
     # for a process that is ending. Frozen, they are not walked. (An object in a
