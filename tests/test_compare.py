@@ -199,6 +199,16 @@ def test_compare_says_which_metrics_only_one_run_computed(
     captured = capsys.readouterr()
     assert f"note: not compared: nDCG@3, which only {b} computed" in captured.err
     assert "nDCG@3" not in captured.out
+    # without --all only the headline metrics are compared: a metric in no run's headline
+    # (P@3 here) was left out of nothing, and the note named it all the same
+    c = project.root / "c"
+    measures = "metrics.measures=[R@5,RR,nDCG@10,P@3]"
+    assert main(["rescore", str(a), "--out", str(c), measures]) == 0
+    capsys.readouterr()
+    assert main(["compare", str(a), str(c)]) == 0
+    assert "not compared" not in capsys.readouterr().err
+    assert main(["compare", str(a), str(c), "--all"]) == 0
+    assert f"note: not compared: P@3, which only {c} computed" in capsys.readouterr().err
 
 
 def test_a_run_says_which_metrics_its_baseline_lacks(project: Project) -> None:

@@ -187,7 +187,15 @@ def compare_main(argv: Sequence[str]) -> int:
                 "so every delta below is 0 by construction",
                 file=sys.stderr,
             )
+    metrics = args.metrics or (None if args.all else headline_of(a, others))
+    # what would have been compared but cannot be: by default the runs' headline metrics
+    # (a one-sided AP beside a headline of R@5 and RR was "not compared" to no purpose)
+    headlines = {m for run in (a, *others) for m in run.headline}
     for name, alone in one_sided([a, *others]).items():
+        if metrics is not None and not args.metrics:
+            alone = [m for m in alone if m in headlines]
+        if not alone:
+            continue
         said = f"only {name} computed" if not others[1:] else f"{name} computed, not every run"
         print(
             f"note: not compared: {', '.join(alone)}, which {said} "
@@ -196,7 +204,6 @@ def compare_main(argv: Sequence[str]) -> int:
         )
     from evalframe.core.console import color_for, fit_width
 
-    metrics = args.metrics or (None if args.all else headline_of(a, others))
     width, color = fit_width(args.wide), color_for()
     if len(others) > 1:
         table = compare_many(
