@@ -19,6 +19,7 @@ interrupted run resumes where it stopped.
 
 from __future__ import annotations
 
+import functools
 import queue
 import threading
 import time
@@ -32,6 +33,7 @@ from evalframe.core.types import Corpus, GoldenSet, Ranking, Run
 from evalframe.plugin.blame import blamed, check_signature, who_made
 from evalframe.plugin.protocols import Query, Retriever
 from evalframe.retrieval.cache import RunCache, retriever_fingerprint
+from evalframe.retrieval.stopping import Stopped, stoppable
 
 __all__ = ["BATCH", "ask_all", "concurrency", "retrieve_all", "run_cache"]
 
@@ -147,6 +149,11 @@ def _sequential(
         yield [(i, _check(name, query, ranking, depth), elapsed_ms)]
 
 
+def _after(first_failed: list[int], i: int) -> bool:
+    """Whether query ``i`` comes after the earliest query that failed so far."""
+    return first_failed[0] < i
+
+
 #: What a worker hands back for a queued query it did not start (a query had failed).
 _SKIPPED = RuntimeError("not started: an earlier query failed")
 
@@ -165,14 +172,25 @@ def _concurrent(
     Ctrl-C stops the run quickly. On the first failure no new query is
     started (the queued ones neither: a service that never answers made each
     of them wait out its retries too), those already running finish (and are
-    yielded, so they are cached), then the failure of the earliest query in
-    the golden order is raised: the same error whatever the timing. The threads are daemons: on
+    yielded, so they are cached), or, when they come after the failed one in
+    the golden order, may give up their retries (:mod:`evalframe.retrieval.stopping`),
+    then the failure of the earliest query in the golden order is raised: the same
+    error whatever the timing. The threads are daemons: on
     Ctrl-C the process exits at once, abandoning the requests in flight
     (they were not answered, so nothing is lost) instead of waiting for them.
     """
     tasks: queue.SimpleQueue[int | None] = queue.SimpleQueue()
     done: queue.SimpleQueue[tuple[int, Any, float, BaseException | None]] = queue.SimpleQueue()
     stopping = threading.Event()  # a query failed: the queued ones are not started
+    # the earliest position that failed so far: a query in flight after it may give up
+    # its retries (retrieval.stopping), one before it may not (its failure could be first)
+    first_failed = [len(queries)]
+    lock = threading.Lock()
+
+    def failed(i: int) -> None:
+        with lock:
+            first_failed[0] = min(first_failed[0], i)
+        stopping.set()
 
     def work() -> None:
         while (i := tasks.get()) is not None:
@@ -182,10 +200,13 @@ def _concurrent(
                 done.put((i, None, 0.0, _SKIPPED))
                 continue
             try:
-                ranking, elapsed_ms = _one(retriever, queries[i], depth, label)
+                with stoppable(functools.partial(_after, first_failed, i)):
+                    ranking, elapsed_ms = _one(retriever, queries[i], depth, label)
                 done.put((i, ranking, elapsed_ms, None))
+            except Stopped:  # given up after an earlier query failed: as if never started
+                done.put((i, None, 0.0, _SKIPPED))
             except BaseException as exc:  # noqa: BLE001  # handed to the main thread
-                stopping.set()  # before this thread takes the next queued query
+                failed(i)  # before this thread takes the next queued query
                 done.put((i, None, 0.0, exc))
 
     threads = [
@@ -221,7 +242,7 @@ def _concurrent(
                         error = exc
                 if error is not None:
                     failures[i] = error
-                    stopping.set()
+                    failed(i)
             if answers:
                 yield sorted(answers, key=lambda a: a[0])
         if failures:

@@ -105,3 +105,36 @@ def test_after_a_failure_the_queued_queries_are_not_started() -> None:
         retrieve_all(Down(), golden, 5, progress=False)
     # the two running when they failed; q2 and q3, queued (2 * workers), never started
     assert sorted(started) == ["q0", "q1"], started
+
+
+def test_only_the_queries_after_the_failed_one_are_told_to_stop() -> None:
+    """retrieval.stopping: q1 fails at once while q0 and q2 are in flight. q2, after it in
+    the golden order, is told to stop (its answer cannot matter); q0, before it, is not:
+    its own failure is the earliest, and is the error raised, whatever the timing."""
+    import threading
+
+    from evalframe.retrieval.stopping import Stopped, stop_requested, wait_or_stop
+
+    golden = GoldenSet.build(
+        "g", [GoldenQuery(id=f"q{i}", text=f"t{i}", judgments={"d": 1}) for i in range(3)]
+    )
+    told: dict[str, bool] = {}
+    both_started = threading.Barrier(3)
+
+    class Mixed:
+        max_concurrency = 3
+
+        def retrieve(self, query: Query, k: int) -> Ranking:
+            both_started.wait(timeout=5)  # all three in flight before any fails
+            if query.id == "q1":
+                raise RuntimeError("q1 refused")
+            told[query.id] = wait_or_stop(1.0)  # a retry's wait, cut short if told
+            if told[query.id]:
+                assert stop_requested()
+                raise Stopped()
+            raise RuntimeError(f"{query.id} refused after its wait")
+
+    with pytest.raises(RuntimeError, match="q0 refused after its wait"):
+        retrieve_all(Mixed(), golden, 5, progress=False)
+    assert told == {"q0": False, "q2": True}
+    assert not stop_requested()  # outside the pipeline's threads, never

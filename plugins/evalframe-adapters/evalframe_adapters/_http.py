@@ -50,6 +50,7 @@ from pydantic import Field
 from evalframe.core.errors import ConfigError
 from evalframe.core.secrets import is_secret_param, redact_known, url_secrets
 from evalframe.plugin.protocols import NOT_IN_CACHE_KEY, PluginConfig
+from evalframe.retrieval.stopping import Stopped, stop_requested, wait_or_stop
 
 #: how a call is made, never what it answers (kept out of the retrieval cache key)
 _CALL = NOT_IN_CACHE_KEY
@@ -676,4 +677,13 @@ class JsonClient:
                 )
             delay = self.policy.delay(attempts - 1, attempt.retry_after)
             log.info("%s: attempt %d failed (%s); retrying in %.2fs", what, attempts, error, delay)
-            self._sleep(delay)
+            # the run stopped on an earlier query: this answer would never be read, so
+            # the retry (a Retry-After, a backoff of up to backoff_max) is not waited out
+            if self._sleep is time.sleep:  # waited in slices, looking whether to stop
+                stopped = wait_or_stop(delay)
+            else:  # a test's clock: one call, as it counts them
+                self._sleep(delay)
+                stopped = stop_requested()
+            if stopped:
+                log.info("%s: not retried: the run stopped on an earlier query", what)
+                raise Stopped()

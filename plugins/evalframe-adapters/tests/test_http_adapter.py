@@ -118,6 +118,29 @@ def test_the_pipeline_sends_in_parallel_within_the_concurrency_limit(serve: Serv
     assert list(run.rankings) == [q.id for q in QUERIES]  # in golden order, whatever the timing
 
 
+def test_after_a_query_fails_the_later_ones_in_flight_give_up_their_retries(
+    serve: Serve,
+) -> None:
+    """q1 is refused (a 400, never retried) while q2-q4, in flight beside it, are told by a
+    429 to come back in 20 s: each waited that out, and asked again, before the run could
+    end with q1's error (retrieval.stopping)."""
+
+    def answer(req: Request) -> Reply:
+        if req.body["query_id"] == "q1":
+            time.sleep(0.3)  # the others have their 429 by now, and wait
+            return Reply(400, {"error": "bad query"})
+        return Reply(429, {}, headers={"Retry-After": "20"})
+
+    server = serve(answer)
+    r = make(server.url, max_concurrency=4, retries=2)
+    golden = GoldenSet.build("g", [GoldenQuery(id=q.id, text=q.text) for q in QUERIES[:4]])
+    assert [q.id for q in golden.queries] == ["q1", "q2", "q3", "q4"]
+    with pytest.raises(PluginError, match="query 'q1'"):
+        retrieve_all(r, golden, 5, progress=False)
+    asked = sorted(req.body["query_id"] for req in server.requests)
+    assert asked == ["q1", "q2", "q3", "q4"]  # each once: no retry waited out
+
+
 def test_a_4xx_is_not_retried_and_is_reported_with_a_snippet(serve: Serve) -> None:
     server = serve(lambda req: Reply(400, {"detail": "query too long"}))
     with pytest.raises(PluginError) as err:
