@@ -12,7 +12,10 @@ Exit codes: 0 passed, 1 a required gate failed, 2 usage/config/data error,
 from __future__ import annotations
 
 import argparse
+import contextlib
+import functools
 import gc
+import os
 import signal
 import sys
 from collections.abc import Callable, Sequence
@@ -319,6 +322,14 @@ def _quiet_stdout() -> None:
         pass
 
 
+def _exit_now(code: int, signum: int, frame: object) -> None:
+    """Ctrl-C after the command's result: the process ends now, with the command's code."""
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(Exception):  # a stream closed in the teardown
+            stream.flush()
+    os._exit(code)
+
+
 def entry() -> None:
     """Console-script entry point."""
     if sys.argv[1:2] and sys.argv[1] in ("rescore", "merge", "report"):
@@ -328,10 +339,10 @@ def entry() -> None:
 
         process_ends_with_command()
     code = main()
-    # The command has said its result: a Ctrl-C from here (the interpreter's teardown)
-    # would print "Exception ignored in ... KeyboardInterrupt" and still exit with the
-    # code, so it is ignored. Non-daemon threads still joined at exit are bounded by then.
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    # The command has said its result: a Ctrl-C from here (the interpreter's teardown,
+    # an exit hook still uploading) printed "Exception ignored in ... KeyboardInterrupt"
+    # and exited with the code all the same. It now ends the process at once, with it.
+    signal.signal(signal.SIGINT, functools.partial(_exit_now, code))
     # The interpreter's last collections walk every object still alive (the modules,
     # pydantic's schemas, what a command keeps): 0.1 s at the end of a 10k rescore,
     # for a process that is ending. Frozen, they are not walked. (An object in a

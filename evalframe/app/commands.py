@@ -163,7 +163,8 @@ def rescore_main(argv: Sequence[str]) -> int:
             "writes run.trec again, so the documents past that depth would be lost for good",
             key="depth",
             hint=f"write the re-scored run elsewhere and keep this one as it is: evalframe "
-            f"rescore {run_dir} depth={exp.depth} --out {run_dir.name}-depth{exp.depth}",
+            f"rescore {run_dir} depth={exp.depth} --out "
+            f"{run_dir.parent / f'{run_dir.name}-depth{exp.depth}'}",
         )
     if cut:  # run.trec no longer holds exactly the rankings scored: written again
         exact = False

@@ -59,6 +59,7 @@ __all__ = [
     "is_secret_name",
     "is_secret_param",
     "known_secrets",
+    "names_a_secret_itself",
     "redact",
     "redact_known",
     "redact_mapping_text",
@@ -160,6 +161,21 @@ def _looks_like_a_token(user: str) -> bool:
         and any(c.isalpha() for c in user)
         and not _is_interpolation(user)
     )
+
+
+def names_a_secret_itself(value: str) -> bool:
+    """Whether ``value``, given where an environment variable's *name* belongs
+    (``api_key_env``, ``headers_from_env``), looks like the credential itself: a token
+    (16 characters or more, letters and digits mixed: ``sk-live-…``, ``ghp_…``), alone or
+    after an auth scheme (``Bearer tok-…``). ``OPENAI_API_KEY`` and ``Bearer $TOKEN``
+    name variables; an interpolation names one too."""
+    if _is_interpolation(value):
+        return False
+    words = value.split()
+    token = words[-1] if len(words) == 2 and "$" not in value else value
+    # an upper-case word with underscores is a variable's name (AWS_SECRET_ACCESS_KEY_2)
+    named = token.isupper() and "_" in token
+    return " " not in token and _looks_like_a_token(token) and not named
 
 
 def _userinfo(url: str) -> tuple[int, str, str, str | None] | None:
@@ -282,9 +298,10 @@ def _secret_values(
         for value in node:
             yield from _secret_values(value, extra, name, request=request, variable=variable)
     elif isinstance(node, str) and variable:
-        # a value where the name of a variable belongs (`api_key_env: ${oc.env:KEY}`
-        # resolved, or the key pasted): most likely the secret itself
-        if not _NAMES_VARIABLES.search(node) and not _is_interpolation(node):
+        # a key where the name of its variable belongs (`api_key_env: ${oc.env:KEY}`
+        # resolved, or the key pasted): remembered when it looks like one, whether or not
+        # it is also a valid name (ghp_…, sk_live_…); `conda_env: retrieval-py311` is not
+        if names_a_secret_itself(node):
             yield node
     elif isinstance(node, str):
         secret = is_secret_param if request else is_secret_name
@@ -310,7 +327,12 @@ def remember_environment_values(raw: Any, resolved: Any) -> None:
     elif isinstance(raw, list | tuple) and isinstance(resolved, list | tuple):
         for a, b in zip(raw, resolved, strict=False):
             remember_environment_values(a, b)
-    elif isinstance(raw, str) and "oc.env:" in raw and str(resolved) != raw:
+    elif (
+        isinstance(raw, str)
+        and "oc.env:" in raw
+        and str(resolved) != raw
+        and len(str(resolved)) >= MIN_KNOWN_SECRET  # '5', 'None', '': no key, and common
+    ):
         with _KNOWN_LOCK:
             _FROM_ENVIRONMENT.add(str(resolved))
 
@@ -335,7 +357,7 @@ def forget_secrets() -> None:
 
 
 #: The shortest piece of a remembered secret that is redacted on its own: a message may
-#: quote a secret cut short (pydantic shows a long value as its first and last 24
+#: quote a secret cut short (pydantic shows a long value as its first 24 and last 23
 #: characters around ``...``; a dict's repr cuts it anywhere), and the pieces together
 #: can be most of the key. Shorter pieces are left: they would match ordinary words.
 MIN_SECRET_FRAGMENT = 10
@@ -364,7 +386,7 @@ def _fragment_spans(text: str, value: str) -> Iterator[tuple[int, int]]:
         match = _fragments(value).search(text, end)
 
 
-def redact_known(text: str) -> str:
+def redact_known(text: str, *, pieces: bool = True) -> str:
     """``text`` with every remembered secret redacted (``sk-l…[redacted]``), wherever it is,
     and any piece of one of :data:`MIN_SECRET_FRAGMENT` characters or more (a secret
     quoted cut short: ``'sk-live-ABCDEFGH...stuvwxyz'``): a piece that begins a secret
@@ -372,11 +394,14 @@ def redact_known(text: str) -> str:
 
     The whole secrets go first, then the pieces of all of them at once, found in the
     same text: two secrets that share a piece (``-0123456789``) never cut each other
-    into pieces too short to be found."""
+    into pieces too short to be found. ``pieces=False`` looks for whole secrets only:
+    for a service's answer text, which is data (ids read from it), and long."""
     known = _KNOWN
     for value, shown in known:
         if value in text:
             text = text.replace(value, shown)
+    if not pieces:  # a service's answer: whole secrets only (its text is data, and long)
+        return text
     spans = sorted(
         (start, end, value, shown)
         for value, shown in known

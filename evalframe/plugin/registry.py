@@ -730,7 +730,10 @@ def _union_errors_merged(errors: list[Any]) -> list[Any]:
     for err in errors:
         loc = tuple(err["loc"])
         members = groups.get(loc[:-1]) if loc else None
-        if not members or len(members) < 2 or err not in members:
+        # a union's members were all given the one value; a mapping's entries named like
+        # types (labels: {int: a, str: b}) were given one each, and stay apart
+        same = members is not None and all(m["input"] == members[0]["input"] for m in members)
+        if not members or len(members) < 2 or err not in members or not same:
             merged.append(err)
             continue
         if loc[:-1] in done:

@@ -149,6 +149,13 @@ def _sequential(
         yield [(i, _check(name, query, ranking, depth), elapsed_ms)]
 
 
+def _untold(label: str, query: Query, exc: Stopped) -> PluginError:
+    return PluginError(
+        f"{label} gave up query {query.id!r} (raised Stopped) though no earlier query had failed",
+        hint="raise Stopped only when evalframe.retrieval.stopping.stop_requested() is true",
+    )
+
+
 def _after(first_failed: list[int], i: int) -> bool:
     """Whether query ``i`` comes after the earliest query that failed so far."""
     return first_failed[0] < i
@@ -203,8 +210,12 @@ def _concurrent(
                 with stoppable(functools.partial(_after, first_failed, i)):
                     ranking, elapsed_ms = _one(retriever, queries[i], depth, label)
                 done.put((i, ranking, elapsed_ms, None))
-            except Stopped:  # given up after an earlier query failed: as if never started
-                done.put((i, None, 0.0, _SKIPPED))
+            except Stopped as exc:  # given up after an earlier query failed: never started
+                if _after(first_failed, i):
+                    done.put((i, None, 0.0, _SKIPPED))
+                else:  # raised untold, it would drop the query without a word
+                    failed(i)
+                    done.put((i, None, 0.0, _untold(label, queries[i], exc)))
             except BaseException as exc:  # noqa: BLE001  # handed to the main thread
                 failed(i)  # before this thread takes the next queued query
                 done.put((i, None, 0.0, exc))

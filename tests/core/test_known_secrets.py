@@ -162,3 +162,40 @@ def test_the_values_under_a_users_redact_names_are_remembered(project: Any) -> N
     )
     assert "acme-tenant-7f3a9c21" in known_secrets()
     assert redact_text("tenant acme-tenant-7f3a9c21 unknown") == "tenant acme…[redacted] unknown"
+
+
+@pytest.mark.parametrize(
+    ("value", "is_secret"),
+    [
+        ("OPENAI_API_KEY", False),
+        ("AWS_SECRET_ACCESS_KEY_2", False),  # a variable's name, digits and all
+        ("Bearer $SEARCH_TOKEN", False),
+        ("${oc.env:KEY}", False),
+        ("retrieval-py311", False),  # `conda_env: retrieval-py311` names an environment
+        ("sk-live-0123456789abcdef", True),
+        ("ghp_abcdefghij1234567890", True),  # a valid identifier, and a token
+        ("sk_live_0123456789abcdef", True),
+        ("Bearer tok-9f8e7d6c5b4a3210", True),
+        ("ab12cd34ef56ab78cd90", True),  # a hex key
+    ],
+)
+def test_a_key_given_where_its_variables_name_belongs_is_told_apart(
+    value: str, is_secret: bool
+) -> None:
+    from evalframe.core.secrets import names_a_secret_itself
+
+    assert names_a_secret_itself(value) is is_secret
+    remember_secrets({"api_key_env": value})
+    assert (value.split()[-1] in known_secrets()) is is_secret
+
+
+def test_an_answer_loses_whole_secrets_only_and_a_message_their_pieces_too() -> None:
+    """Pieces are for messages that quote a secret cut short; a service's answer is data
+    (ids read from it) and long, and scanning it for every piece cost 50-1000 times
+    more."""
+    from evalframe.core.secrets import redact_known
+
+    remember_secret(LONG)
+    text = f"doc-1 doc-2 {LONG[:20]}"
+    assert redact_known(text, pieces=False) == text
+    assert redact_known(text) == "doc-1 doc-2 sk-l…[redacted]"

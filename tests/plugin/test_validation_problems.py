@@ -41,3 +41,16 @@ def test_other_problems_of_the_same_model_stay_apart() -> None:
         "; mine.trials.seeds: Input should be a valid integer, unable to parse string as an "
         "integer (got 'x')"
     )
+
+
+class Labelled(BaseModel):
+    labels: dict[str, int]
+
+
+def test_mapping_entries_named_like_types_are_not_taken_for_a_union() -> None:
+    """Each entry its own problem: merged, the second value was lost."""
+    with pytest.raises(ValidationError) as err:
+        Labelled.model_validate({"labels": {"int": "a", "str": "b"}})
+    said = format_validation_error(err.value, "metrics")
+    assert "metrics.labels.int: " in said and "(got 'a')" in said
+    assert "metrics.labels.str: " in said and "(got 'b')" in said

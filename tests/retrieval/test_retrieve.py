@@ -138,3 +138,22 @@ def test_only_the_queries_after_the_failed_one_are_told_to_stop() -> None:
         retrieve_all(Mixed(), golden, 5, progress=False)
     assert told == {"q0": False, "q2": True}
     assert not stop_requested()  # outside the pipeline's threads, never
+
+
+def test_a_retriever_that_gives_up_untold_is_an_error_not_a_silent_drop() -> None:
+    from evalframe.retrieval.stopping import Stopped
+
+    golden = GoldenSet.build(
+        "g", [GoldenQuery(id=f"q{i}", text=f"t{i}", judgments={"d": 1}) for i in range(3)]
+    )
+
+    class Quitter:
+        max_concurrency = 2
+
+        def retrieve(self, query: Query, k: int) -> Ranking:
+            if query.id == "q1":
+                raise Stopped()  # no query had failed: nobody told it to stop
+            return Ranking(query_id=query.id, doc_ids=("d",), scores=(1.0,))
+
+    with pytest.raises(PluginError, match=r"gave up query 'q1' \(raised Stopped\) though no"):
+        retrieve_all(Quitter(), golden, 5, progress=False)

@@ -122,8 +122,11 @@ def require_folder(
     hint: str = "point the setting at the folder",
 ) -> Path:
     """The path if it is a folder; a missing path or a file is a :class:`DataError`."""
-    p = require_file(
-        path, what=what, key=key, expected=f"an existing {expected.removeprefix('a ')}"
+    p = require_file(  # the default said as a missing folder's; a caller's own kept
+        path,
+        what=what,
+        key=key,
+        expected="an existing folder" if expected == "a folder" else expected,
     )
     if not p.is_dir():
         raise DataError(

@@ -48,7 +48,12 @@ import httpcore
 from pydantic import Field
 
 from evalframe.core.errors import ConfigError
-from evalframe.core.secrets import is_secret_param, redact_known, url_secrets
+from evalframe.core.secrets import (
+    is_secret_param,
+    names_a_secret_itself,
+    redact_known,
+    url_secrets,
+)
 from evalframe.plugin.protocols import NOT_IN_CACHE_KEY, PluginConfig
 from evalframe.retrieval.stopping import Stopped, stop_requested, wait_or_stop
 
@@ -220,7 +225,7 @@ def env_headers(mapping: Mapping[str, str], key: str) -> tuple[dict[str, str], l
     headers: dict[str, str] = {}
     secrets: list[str] = []
     for header, spec in mapping.items():
-        if "$" not in spec and not VARIABLE_NAME.fullmatch(spec):
+        if names_a_secret_itself(spec) or ("$" not in spec and not VARIABLE_NAME.fullmatch(spec)):
             # not quoted: a value where a name belongs is most likely the secret itself
             # (`${oc.env:TOKEN}` resolved, or the key pasted), remembered and redacted
             raise ConfigError(
@@ -548,14 +553,16 @@ class JsonClient:
         """Close the pooled connections."""
         self._pool.close()
 
-    def redact(self, text: str) -> str:
+    def redact(self, text: str, *, answer: bool = False) -> str:
         """The text with every secret header value, and each credential of the URL,
         replaced by ``***``, and every other secret of the run's settings redacted (a
         body field such as ``api_key: ${oc.env:TOKEN}``, which a service may quote back
-        in its answer: :func:`~evalframe.core.secrets.redact_known`)."""
+        in its answer: :func:`~evalframe.core.secrets.redact_known`). ``answer``: a
+        service's answer text, read for data (ids) and long, loses whole secrets only,
+        not the pieces of one an error message may quote cut short."""
         for secret in self._secrets:
             text = text.replace(secret, "***")
-        return redact_known(text)
+        return redact_known(text, pieces=not answer)
 
     def _once(self, data: bytes) -> _Attempt:
         """One attempt, over within ``timeout`` s, its answer read up to ``max_response_bytes``."""

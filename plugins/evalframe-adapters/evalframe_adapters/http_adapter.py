@@ -29,7 +29,7 @@ from typing import Any, Literal
 from pydantic import Field, ValidationInfo, field_validator, model_validator
 
 from evalframe.core.errors import PluginError
-from evalframe.core.secrets import remember_secrets, url_secrets
+from evalframe.core.secrets import redact, remember_secrets, url_secrets
 from evalframe.core.types import Ranking
 from evalframe.plugin.protocols import NOT_IN_CACHE_KEY, PluginContext, Query
 from evalframe.plugin.registry import retriever
@@ -263,6 +263,8 @@ class HttpRetriever:
                 if cfg.headers_from_env
                 else "the key in retriever.url"
                 if url_secrets(cfg.url)
+                else "the key in retriever.body_template"
+                if redact(cfg.body_template, _name="body_template") != cfg.body_template
                 else "retriever.headers_from_env (none are set: the request carried no key)"
             )
             hint = f"check retriever.url and the credentials: {where}"
@@ -397,7 +399,7 @@ class HttpRetriever:
         if isinstance(extra.get("answer"), str):
             # a service that echoes the request (headers and all) must not put a key into
             # per_query.jsonl, the page or the cache: stored text is redacted as errors are
-            extra["answer"] = self.client.redact(extra["answer"])
+            extra["answer"] = self.client.redact(extra["answer"], answer=True)
         return build_ranking(
             query_id,
             items,

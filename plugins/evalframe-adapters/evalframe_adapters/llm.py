@@ -37,6 +37,7 @@ from pydantic import Field, field_validator
 from evalframe.core.errors import ConfigError, DataError, PluginError
 from evalframe.core.messages import warn
 from evalframe.core.reader import read_json, read_json_array, read_jsonl, read_lines, require_file
+from evalframe.core.secrets import names_a_secret_itself
 from evalframe.core.types import Ranking, content_hash
 from evalframe.plugin.protocols import NOT_IN_CACHE_KEY, PluginContext, Query
 from evalframe.plugin.registry import retriever
@@ -303,7 +304,10 @@ class LLMRecommender:
                 self._normalised.setdefault(self._normalise(ident), ident)
         headers: dict[str, str] = {}
         secrets: list[str] = []
-        if config.api_key_env and not VARIABLE_NAME.fullmatch(config.api_key_env):
+        if config.api_key_env and (
+            names_a_secret_itself(config.api_key_env)
+            or not VARIABLE_NAME.fullmatch(config.api_key_env)
+        ):
             # not quoted: the key itself, pasted or from ${oc.env:...}, is the likely value
             raise ConfigError(
                 "retriever.api_key_env is not an environment variable's name: it may be the "
@@ -509,7 +513,8 @@ class LLMRecommender:
                 hint="is retriever.api_url an OpenAI-compatible endpoint?",
             ) from None
         # the model's text is stored (per_query.jsonl, the page): never a key it echoed
-        return self.rank(query.id, self.client.redact(str(content)), k, response.get("usage"))
+        answer = self.client.redact(str(content), answer=True)
+        return self.rank(query.id, answer, k, response.get("usage"))
 
     def rank(self, query_id: str, content: str, k: int, usage: Any = None) -> Ranking:
         """The ranking in one answer text: catalogue ids only, each once, in order."""

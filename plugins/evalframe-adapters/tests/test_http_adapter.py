@@ -137,8 +137,10 @@ def test_after_a_query_fails_the_later_ones_in_flight_give_up_their_retries(
     assert [q.id for q in golden.queries] == ["q1", "q2", "q3", "q4"]
     with pytest.raises(PluginError, match="query 'q1'"):
         retrieve_all(r, golden, 5, progress=False)
-    asked = sorted(req.body["query_id"] for req in server.requests)
-    assert asked == ["q1", "q2", "q3", "q4"]  # each once: no retry waited out
+    asked = [req.body["query_id"] for req in server.requests]
+    # each asked at most once: no retry waited out (a query a loaded machine had not yet
+    # started when q1 failed is not started at all)
+    assert "q1" in asked and len(asked) == len(set(asked)), asked
 
 
 def test_a_4xx_is_not_retried_and_is_reported_with_a_snippet(serve: Serve) -> None:

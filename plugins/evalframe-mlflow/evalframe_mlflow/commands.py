@@ -399,11 +399,33 @@ def _unreachable(uri: str, exc: Exception) -> ConfigError:
     )
 
 
+def _shown_metric(name: str, index: int) -> str:
+    """``--metrics`` NAME as the column it names: a metric's canonical string (``MRR`` is
+    ``RR``), or, as given, another key the runs log (``latency.p95_ms``, ``queries``,
+    ``R@5.ci_low``, ``slice.difficulty.easy.R@5``). A name that looks like a metric (an
+    ``@`` or a parameter list) and reads as none in any of its parts is refused."""
+    from evalframe.metrics import parse_metric
+
+    try:
+        return str(parse_metric(name))
+    except ConfigError:
+        pass
+    if "@" not in name and "(" not in name:
+        return name
+    parts = [name.rsplit(".", 1)[0], *name.split(".")]  # R@5.ci_low; slice.f.v.R@5
+    for part in parts:
+        try:
+            parse_metric(part)
+            return name
+        except ConfigError:
+            continue
+    parse_metric(name, key=f"--metrics[{index}]")  # raises, naming the option
+    return name
+
+
 def _runs(args: argparse.Namespace) -> int:
     if args.metrics:  # a name no metric has showed a column of dashes, exit 0
-        from evalframe.metrics import parse_metrics
-
-        args.metrics = [str(m) for m in parse_metrics(args.metrics, key="--metrics")]
+        args.metrics = [_shown_metric(name, i) for i, name in enumerate(args.metrics)]
     uri = resolve_uri(args.uri)
     _check_readable(uri)
     if not _store_exists(uri):
@@ -446,9 +468,12 @@ def _list_runs(args: argparse.Namespace, uri: str) -> int:
             else []
         )
     except Exception as exc:  # MLflow reports a bad filter as a generic exception
-        # the store answered the experiments' search just now: with a filter, the filter
-        # is what it refused ("Expected numeric value type for metric. Found x" too)
-        if args.filter:
+        # the store answered the experiments' search just now: with a filter, an error
+        # MLflow marks as a bad parameter is the filter's ("Expected numeric value type
+        # for metric. Found x" too); a server error or a timeout is not
+        said = str(exc).lower()
+        bad_value = getattr(exc, "error_code", None) == "INVALID_PARAMETER_VALUE"
+        if args.filter and (bad_value or "filter" in said or "invalid" in said):
             raise ConfigError(
                 f"MLflow rejected the filter: {str(exc).splitlines()[0]}",
                 key="--filter",

@@ -84,13 +84,14 @@ def keep_beyond_dvc_copy(record: RunRecord, folder: Path) -> Path | None:
     be kept (the record in ``folder`` stays, as for any other run)."""
     import shutil
 
-    from evalframe.core.io import dvc_workspace
+    from evalframe.core.io import dvc_workspace, in_workspace
     from evalframe_mlflow.record import PENDING_FILE
 
     here = folder.resolve()
     if dvc_workspace(here) == here:
         return None
-    target = index_dir() / "kept" / record.uid
+    # a relative $EVALFRAME_CACHE_DIR would be read in the copy, and go with it
+    target = in_workspace(index_dir()) / "kept" / record.uid
     artifacts = []
     try:
         for name in record.artifacts:

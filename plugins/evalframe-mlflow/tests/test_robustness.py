@@ -662,6 +662,8 @@ def test_runs_reports_user_errors_without_tracebacks(
         "max": _popen(root, "runs", "--uri", store, "--max", "0"),
         "json": _popen(root, "runs", "--uri", store, "--json"),
         "metric": _popen(root, "runs", "--uri", store, "-m", "RR", "Foo@x"),
+        # keys the runs log beside the metrics, and a statistic of one (docs/tracking.md)
+        "other": _popen(root, "runs", "--uri", store, "-m", "MRR", "latency.p95_ms", "R@5.ci_low"),
     }
     outs = {name: (p.communicate(timeout=120), p.returncode) for name, p in procs.items()}
     for name, ((_, stderr), _) in outs.items():
@@ -682,6 +684,9 @@ def test_runs_reports_user_errors_without_tracebacks(
 
     (_, stderr), code = outs["max"]
     assert code == 2 and "between 1 and 50000" in stderr, stderr
+
+    (stdout, stderr), code = outs["other"]  # shown, as before
+    assert code == 0, stderr
 
     (stdout, stderr), code = outs["metric"]  # was a column of dashes, exit 0
     assert code == 2 and stdout == "", stdout
