@@ -209,6 +209,9 @@ def test_compare_says_which_metrics_only_one_run_computed(
     assert "not compared" not in capsys.readouterr().err
     assert main(["compare", str(a), str(c), "--all"]) == 0
     assert f"note: not compared: P@3, which only {c} computed" in capsys.readouterr().err
+    # with --metrics, only what was named: RR is compared, P@3 was never asked for
+    assert main(["compare", str(a), str(c), "--metrics", "MRR"]) == 0
+    assert "not compared" not in capsys.readouterr().err
 
 
 def test_a_run_says_which_metrics_its_baseline_lacks(project: Project) -> None:

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from evalframe.assess.runfolder import RunFolder
 from evalframe.core.argtypes import folder, number, whole
-from evalframe.core.errors import ConfigError
+from evalframe.core.errors import ConfigError, EvalframeError
 
 __all__ = ["RUN_SOURCES_GROUP", "compare_main", "fetch_from_sources"]
 
@@ -84,6 +84,17 @@ def _gates_note(a: str, b: str, folder: Path, baselines: Path, width: int = 100)
         width=width,
     )
     return f"{said}\n  evalframe rescore {shlex.quote(b)} baseline={shlex.quote(a)} --out DIR"
+
+
+def _canonical(name: str) -> str:
+    """``--metrics`` NAME as the runs key it (``MRR`` is ``RR``); as given when it reads
+    as no metric (the comparison says so itself)."""
+    from evalframe.metrics import parse_metric
+
+    try:
+        return str(parse_metric(name))
+    except EvalframeError:
+        return name
 
 
 def compare_main(argv: Sequence[str]) -> int:
@@ -191,8 +202,11 @@ def compare_main(argv: Sequence[str]) -> int:
     # what would have been compared but cannot be: by default the runs' headline metrics
     # (a one-sided AP beside a headline of R@5 and RR was "not compared" to no purpose)
     headlines = {m for run in (a, *others) for m in run.headline}
+    asked = {_canonical(m) for m in args.metrics or ()}
     for name, alone in one_sided([a, *others]).items():
-        if metrics is not None and not args.metrics:
+        if args.metrics:  # what was named: the others were never to be compared
+            alone = [m for m in alone if m in asked]
+        elif metrics is not None:
             alone = [m for m in alone if m in headlines]
         if not alone:
             continue
