@@ -23,7 +23,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from evalframe.core.jsoncodec import dumps_line, jsonable
+from evalframe.core.jsoncodec import dumps_document, dumps_line, jsonable
 from evalframe.core.reader import read_json_array, read_jsonl, read_trec_run, require_file
 from evalframe.core.types import Run
 
@@ -153,8 +153,7 @@ def atomic_copy(source: str | Path, path: str | Path) -> Path:
 
 
 def atomic_write_json(path: str | Path, payload: Any) -> Path:
-    text = json.dumps(jsonable(payload), indent=2, ensure_ascii=False, allow_nan=False)
-    return atomic_write(path, text + "\n")
+    return atomic_write(path, dumps_document(payload))
 
 
 def atomic_write_jsonl(path: str | Path, records: Iterable[Any]) -> Path:

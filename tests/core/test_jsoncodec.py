@@ -90,3 +90,43 @@ def test_compact_json_is_the_json_modules_bytes_for_every_code_point() -> None:
         value = [[chars, chars[::-1]], ["", "x"]]
         want = json.dumps(value, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
         assert dumps_compact(value) == want, hex(start)
+
+
+def _reference_document(value: object) -> str:
+    """What a JSON file held before orjson wrote them: the json module, indented."""
+    text = json.dumps(jsoncodec.jsonable(value), indent=2, ensure_ascii=False, allow_nan=False)
+    return text + "\n"
+
+
+_ANY_FLOAT = st.floats(allow_nan=True, allow_infinity=True)
+_DOCUMENT = st.recursive(
+    st.none() | st.booleans() | st.integers() | _ANY_FLOAT | st.text(),
+    lambda inner: st.lists(inner, max_size=4)
+    | st.dictionaries(st.text(max_size=6) | st.integers(), inner, max_size=4),
+    max_leaves=20,
+)
+
+
+@given(_DOCUMENT)
+def test_a_json_file_is_the_json_modules_bytes(value: object) -> None:
+    assert jsoncodec.dumps_document(value) == _reference_document(value)
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        {"tiny": 1e-05, "huge": 1e16, "edge": 1e-4, "below": 9.999999999999999e-05},
+        {"wide": 2**64, "negative": -(2**63) - 1, "top": 2**64 - 1},
+        {"numpy": np.float32(0.5), "int64": np.int64(3), "nan": float("nan")},
+        {"lone surrogate": "\ud800", "controls": "\x00\x1f\x7f\u2028", "empty": [{}, []]},
+        {1: "int key", None: "None key", True: "bool key"},
+    ],
+)
+def test_values_orjson_could_write_otherwise_are_the_json_modules_bytes(value: object) -> None:
+    # 1e-05 is "1e-05" to the json module and "0.00001" to orjson; 2**64 is beyond orjson
+    assert jsoncodec.dumps_document(value) == _reference_document(value)
+
+
+def test_every_code_point_in_a_json_file_is_escaped_as_the_json_module_does() -> None:
+    text = "".join(chr(c) for c in range(0x110000) if not 0xD800 <= c <= 0xDFFF)
+    assert jsoncodec.dumps_document({"all": text}) == _reference_document({"all": text})
