@@ -18,7 +18,8 @@ __all__ = ["drop_stub_folder", "say_if_incomplete"]
 
 def drop_stub_folder() -> None:
     """After a usage, config or data error, the run folder Hydra made before the job ran,
-    if it holds nothing else: ``.hydra/`` and an empty ``hydra_app.log`` are not a run,
+    if it holds nothing else: ``.hydra/``, an empty ``hydra_app.log`` and the marker of a
+    run that had begun (:attr:`RunFolder.UNFINISHED`) are not a run,
     and left behind they read as one (``evalframe compare`` then calls it "not a run
     folder"). A sweep's jobs keep theirs: ``job.json`` records how each ended."""
     from hydra.core.hydra_config import HydraConfig
@@ -30,10 +31,13 @@ def drop_stub_folder() -> None:
     here = Path.cwd().resolve()
     if folder.resolve() in (here, *here.parents):  # hydra.run.dir=. : never the user's folder
         return
+    from evalframe.assess.runfolder import RunFolder
+
     try:
         for entry in folder.iterdir():
             empty_log = entry.suffix == ".log" and entry.is_file() and not entry.stat().st_size
-            if entry.name != ".hydra" and not empty_log:
+            # the marker of a run that had begun (RunFolder.prepare) is not a run either
+            if entry.name not in (".hydra", RunFolder.UNFINISHED) and not empty_log:
                 return
         shutil.rmtree(folder)
         # and the folders Hydra made above it, when they are empty now (`outputs/quickstart/`

@@ -74,7 +74,9 @@ def out_holds_a_run(
     # a tracked rescore or merge that failed leaves only its record of the failed run:
     # the same command again, the mistake mended, replaces it as it would a run
     failed = RunFolder(out).only_records()
-    if failed or RunFolder.holds_run(out):
+    # ... and one that stopped before its end (its marker) is replaced as a finished one
+    unfinished = (out / RunFolder.UNFINISHED).is_file()
+    if failed or unfinished or RunFolder.holds_run(out):
         waiting = RunFolder(out).undelivered()
         if waiting:
             # replaced whole, the folder would take the record with it, and the tracker

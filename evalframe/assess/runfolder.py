@@ -386,6 +386,13 @@ class RunFolder:
     BENEFIT: ClassVar[str] = "benefit.json"
     SHARD: ClassVar[str] = "shard.json"
     RANKINGS: ClassVar[str] = "rankings.jsonl"
+    #: Marks a folder a run is writing, or one that stopped before it finished: made just
+    #: before the run's first file, in a folder holding no finished run
+    #: (:meth:`mark_unfinished`), removed once ``summary.json`` is written (which marks a
+    #: finished run). It tells an interrupted
+    #: run's files, which the next run written there may replace, from a user's files
+    #: of the same names, which it may not.
+    UNFINISHED: ClassVar[str] = ".evalframe-unfinished"
     #: A tracker's record of the run that it could not deliver yet is kept in the run's
     #: folder as ``<tracker>`` + this (the MLflow plugin's ``mlflow_pending.json``): a
     #: folder that holds one is never replaced whole (:meth:`undelivered`), or the record
@@ -917,6 +924,71 @@ class RunFolder:
                 path=self.path / blocked[0],
                 hint=f"move that folder away, or set {key} to another folder",
             )
+        self._refuse_others_files(key)
+
+    def mark_unfinished(self) -> None:
+        """Mark the folder as a run's that has begun writing (:attr:`UNFINISHED`), just
+        before its first file: what a run stopped part way leaves is then the next run's
+        to write over. A finished run's folder keeps its ``summary.json`` until the new
+        run's replaces it (written last), so it needs no marker."""
+        marker = self.file(self.UNFINISHED)
+        if not marker.is_file() and not self.holds_run(self.path):
+            atomic_write(
+                marker,
+                "An evalframe run is writing this folder, or stopped before it finished "
+                "(it has no summary.json). The next run written here replaces its files.\n",
+            )
+
+    def _refuse_others_files(self, key: str) -> None:
+        """Refuse a folder holding files named like the run's own that no evalframe run
+        wrote: ``hydra.run.dir=.`` in a project whose ``config.yaml`` or ``metrics.json``
+        the run would write over, without a word. A finished run's folder
+        (:meth:`holds_run`) and an unfinished one's (:attr:`UNFINISHED`) are the run's
+        to replace; a user's other files (notes, a README) are left where they are."""
+        from evalframe.core.errors import ConfigError
+        from evalframe.core.messages import shown
+
+        taken = sorted(n for n in self.OWN_FILES if self.file(n).is_file())
+        if not taken or self.file(self.UNFINISHED).is_file() or self.holds_run(self.path):
+            return
+        if all(self._left_by_a_run(n) for n in taken):
+            return  # `dvc repro` removed the earlier run's outputs, and left these
+        shard = self.is_shard(self.path)
+        raise ConfigError(
+            f"the run's folder {self.path} holds "
+            + ("a shard's files" if shard else "files that no evalframe run wrote")
+            + ", under the names of the run's own files: the run would write over them",
+            key=key,
+            expected="a new folder, or the folder of an earlier evalframe run (with its "
+            "summary.json) to write the new run over",
+            got=f"{len(taken)} such file{'s' if len(taken) > 1 else ''}: {shown(taken, 4)}",
+            hint=f"set {key} to a new folder (for `python -m evalframe`: "
+            "hydra.run.dir=outputs/NAME), or move those files away; if they are an "
+            "evalframe run's that stopped before it finished, delete them",
+        )
+
+    def _left_by_a_run(self, name: str) -> bool:
+        """Whether ``name`` is one of the files an earlier run wrote that are no DVC
+        output (they differ on every run: ``timings.json``, the page and its summary; the
+        ``exp`` stage's corpus manifest), and reads as evalframe's. ``dvc repro`` removes
+        a stage's outputs, ``summary.json`` among them, before it runs the stage again,
+        and leaves these beside nothing."""
+        path = self.file(name)
+        try:
+            if name == self.TIMINGS:
+                timings = json.loads(path.read_bytes())
+                return isinstance(timings, dict) and {"created", "git"} <= timings.keys()
+            with path.open("rb") as handle:
+                head = handle.read(2048).decode("utf-8", "replace")
+        except (OSError, ValueError):
+            return False
+        if name == self.REPORT_HTML:
+            return "<title>evalframe" in head
+        if name == self.SUMMARY_MD:
+            return " · evalframe · " in head.partition("\n")[0]
+        if name == self.CORPUS_MANIFEST:  # the exp stage's (its corpus may be none)
+            return '"hash": "sha256 of the document text' in head
+        return False
 
     def recorded_exports(self) -> dict[str, str]:
         """The exporters' files the run in this folder wrote, as its ``summary.json`` records

@@ -14,7 +14,6 @@ from here too, for code written before the reader had its own module.
 from __future__ import annotations
 
 import functools
-import json
 import os
 import shutil
 import tempfile
@@ -23,7 +22,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from evalframe.core.jsoncodec import dumps_document, dumps_line, jsonable
+from evalframe.core.jsoncodec import dumps_document, dumps_line
 from evalframe.core.reader import read_json_array, read_jsonl, read_trec_run, require_file
 from evalframe.core.types import Run
 

@@ -338,8 +338,13 @@ def remember_environment_values(raw: Any, resolved: Any) -> None:
 
 
 def from_environment(value: Any) -> bool:
-    """Whether ``value`` is one a config took from the environment (not to be quoted)."""
-    return isinstance(value, str) and value in _FROM_ENVIRONMENT
+    """Whether ``value`` is, or holds, one a config took from the environment (not to be
+    quoted): ``depth: x${key}`` where ``key: ${oc.env:KEY}`` resolves to a text that
+    holds the key, and whose own setting names no variable."""
+    if not isinstance(value, str):
+        return False
+    with _KNOWN_LOCK:
+        return any(taken in value for taken in _FROM_ENVIRONMENT)
 
 
 def known_secrets() -> frozenset[str]:

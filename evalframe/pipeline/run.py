@@ -157,6 +157,7 @@ def _write_outputs(
 
     folder = RunFolder(exp.output_dir)
     folder.prepare()  # checked before retrieval too (run_experiment); a rescore's first check
+    folder.mark_unfinished()
     # Without `tracking`: where a run is reported is the environment's choice
     # (EVALFRAME_TRACKING, a CI's server) and changes no number; kept, it would make
     # the same run's config.yaml differ between machines. `rescore` tracks as a run would.
@@ -262,6 +263,8 @@ def _write_outputs(
     if earlier:
         folder.remove_stale(earlier, files.values())
     files["summary"] = folder.write_json(folder.SUMMARY, summary)
+    # a finished run now (summary.json): no longer one that stopped before its end
+    folder.file(folder.UNFINISHED).unlink(missing_ok=True)
     return files, summary
 
 

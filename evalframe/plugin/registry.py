@@ -697,20 +697,30 @@ def validation_problems(
         if err["type"] == "extra_forbidden":  # `+retriever.api_token=sk-…`: shown redacted
             near = _nearest_field(model, err["loc"])
             also = f"; did you mean {near!r}?" if near else ""
-            problems.append(
-                (where, f"unknown key (got {redact(err['input'], _name=name)!r}){also}")
-            )
+            problems.append((where, f"unknown key ({_given(err['input'], name)}){also}"))
         elif err["type"] == "missing":
             problems.append((where, "required but not set"))
         else:  # a validator's ValueError reads as its own sentence, without pydantic's label
             msg = err["msg"].removeprefix("Value error, ")
-            # what was given, as it may be shown: a header refused as a credential is one
-            if from_environment(err["input"]):  # the wrong variable may hold a key
-                problems.append((where, f"{msg} (got the value of an ${{oc.env:...}}, not shown)"))
-                continue
-            got = redact(err["input"], _name=name)
-            problems.append((where, f"{msg} (got {got!r})"))
+            problems.append((where, f"{msg} ({_given(err['input'], name)})"))
     return problems
+
+
+def _given(value: Any, name: str) -> str:
+    """What was given, as it may be shown: redacted (a header refused as a credential is
+    one), and not at all when it holds a value read from the environment, where the
+    wrong variable (or an unknown key's) may be a key: ``+tag=${oc.env:KEY}``."""
+    if _holds_environment_value(value):
+        return "got the value of an ${oc.env:...}, not shown"
+    return f"got {redact(value, _name=name)!r}"
+
+
+def _holds_environment_value(value: Any) -> bool:
+    if isinstance(value, Mapping):
+        return any(_holds_environment_value(v) for v in value.values())
+    if isinstance(value, list | tuple):
+        return any(_holds_environment_value(v) for v in value)
+    return from_environment(value)
 
 
 #: the last part of a location pydantic gives each member of a union it tried

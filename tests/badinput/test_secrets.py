@@ -208,6 +208,28 @@ def test_a_value_from_the_environment_is_not_quoted_where_it_does_not_fit(
     assert_nowhere(SECRET, project.root, res.stdout, res.stderr)
 
 
+@pytest.mark.parametrize(
+    "overrides",
+    [
+        ["+retriever.tok=${oc.env:EF_TEST_SEARCH_KEY}"],
+        ["+tag=${oc.env:EF_TEST_SEARCH_KEY}"],
+        ["+retriever.k9=${oc.env:EF_TEST_SEARCH_KEY}", "depth=x${retriever.k9}"],
+    ],
+    ids=["unknown plugin key", "unknown experiment key", "through another setting"],
+)
+def test_a_value_from_the_environment_is_not_quoted_under_an_unknown_key(
+    project: Project, monkeypatch: pytest.MonkeyPatch, overrides: list[str]
+) -> None:
+    """``+tag=${oc.env:KEY}``: "unknown key (got 'sk-live-...')" printed the key, and so
+    did a setting whose value holds it through another (``depth=x${...}``)."""
+    monkeypatch.setenv("EF_TEST_SEARCH_KEY", SECRET)
+    res = project.run(*project.data_args(), *overrides, "tracking=none", "hydra.run.dir=o")
+    assert res.code == 2, res.stderr
+    assert "(got the value of an ${oc.env:...}, not shown)" in res.stderr
+    assert "Traceback" not in res.stderr
+    assert_nowhere(SECRET, project.root, res.stdout, res.stderr)
+
+
 @pytest.mark.slow
 def test_a_password_in_the_tracking_uri_is_used_but_never_written_or_printed(
     project: Project, monkeypatch: pytest.MonkeyPatch

@@ -24,6 +24,7 @@ KEY = "sk-live-0123456789abcdef"
 def _nothing_known(monkeypatch: pytest.MonkeyPatch) -> None:
     """Each test starts knowing no secret, and what it learns is forgotten after it."""
     monkeypatch.setattr(secrets, "_KNOWN", ())
+    monkeypatch.setattr(secrets, "_FROM_ENVIRONMENT", set())
 
 
 def test_the_values_of_secret_named_settings_are_remembered_also_when_nested() -> None:
@@ -199,3 +200,16 @@ def test_an_answer_loses_whole_secrets_only_and_a_message_their_pieces_too() -> 
     text = f"doc-1 doc-2 {LONG[:20]}"
     assert redact_known(text, pieces=False) == text
     assert redact_known(text) == "doc-1 doc-2 sk-l…[redacted]"
+
+
+def test_a_value_from_the_environment_is_told_also_inside_a_longer_text() -> None:
+    """``key: ${oc.env:KEY}`` and ``depth: x${key}``: depth's own setting reads no
+    variable, yet its value holds the key; an error about depth must not quote it."""
+    raw = {"key": "${oc.env:EF_KEY}", "depth": "x${key}", "n": "${oc.env:EF_N}"}
+    resolved = {"key": "sk-live-0123456789", "depth": "xsk-live-0123456789", "n": "5"}
+    secrets.remember_environment_values(raw, resolved)
+    assert secrets.from_environment("sk-live-0123456789")
+    assert secrets.from_environment("xsk-live-0123456789")
+    assert not secrets.from_environment("5")  # shorter than 8 characters: not remembered
+    assert not secrets.from_environment("x")
+    assert not secrets.from_environment(12345678)
