@@ -75,7 +75,8 @@ def out_holds_a_run(
     # the same command again, the mistake mended, replaces it as it would a run
     failed = RunFolder(out).only_records()
     # ... and one that stopped before its end (its marker) is replaced as a finished one
-    unfinished = (out / RunFolder.UNFINISHED).is_file()
+    # (only when all it holds is a run's: one stopped in a user's project folder is not)
+    unfinished = (out / RunFolder.UNFINISHED).is_file() and RunFolder(out).holds_only_a_runs_files()
     if failed or unfinished or RunFolder.holds_run(out):
         waiting = RunFolder(out).undelivered()
         if waiting:

@@ -889,7 +889,7 @@ class RunFolder:
     def write_json(self, name: str, payload: Any) -> Path:
         return atomic_write_json(self.file(name), payload)
 
-    def prepare(self, key: str = "output.dir") -> None:
+    def prepare(self, key: str = "output.dir", *, shard: bool = False) -> None:
         """Make the folder, and check that the run can write every file of its own there.
 
         Called before a run retrieves anything and again before it writes: a folder
@@ -897,6 +897,9 @@ class RunFolder:
         that file, after the files before it were written (exit 3, a run folder
         without its summary); a folder that cannot be made (``/proc/x``) failed the
         same way. Both are the user's to fix: a located error, exit 2, nothing written.
+        So is a folder holding a user's files under the run's own names
+        (:meth:`_refuse_others_files`; ``shard``: a shard's folder, which may hold a
+        finished shard to write over).
         """
         import errno
 
@@ -924,7 +927,7 @@ class RunFolder:
                 path=self.path / blocked[0],
                 hint=f"move that folder away, or set {key} to another folder",
             )
-        self._refuse_others_files(key)
+        self._refuse_others_files(key, shard=shard)
 
     def mark_unfinished(self) -> None:
         """Mark the folder as a run's that has begun writing (:attr:`UNFINISHED`), just
@@ -939,56 +942,102 @@ class RunFolder:
                 "(it has no summary.json). The next run written here replaces its files.\n",
             )
 
-    def _refuse_others_files(self, key: str) -> None:
+    def _refuse_others_files(self, key: str, *, shard: bool = False) -> None:
         """Refuse a folder holding files named like the run's own that no evalframe run
         wrote: ``hydra.run.dir=.`` in a project whose ``config.yaml`` or ``metrics.json``
-        the run would write over, without a word. A finished run's folder
-        (:meth:`holds_run`) and an unfinished one's (:attr:`UNFINISHED`) are the run's
-        to replace; a user's other files (notes, a README) are left where they are."""
+        the run would write over, without a word. Accepted: a finished run's folder (its
+        ``summary.json``, of any layout), a finished shard's for a shard (``shard``), an
+        unfinished run's (:attr:`UNFINISHED`), and what ``dvc repro`` leaves of an
+        earlier run (:meth:`_left_by_a_run`). A user's other files (notes, a README) are
+        left where they are."""
         from evalframe.core.errors import ConfigError
         from evalframe.core.messages import shown
 
         taken = sorted(n for n in self.OWN_FILES if self.file(n).is_file())
-        if not taken or self.file(self.UNFINISHED).is_file() or self.holds_run(self.path):
+        if not taken or self.file(self.UNFINISHED).is_file() or self._summary_of_a_run():
             return
-        if all(self._left_by_a_run(n) for n in taken):
+        if shard and self.is_shard(self.path):
+            return
+        unknown = [n for n in taken if not self._left_by_a_run(n)]
+        if not unknown:
             return  # `dvc repro` removed the earlier run's outputs, and left these
-        shard = self.is_shard(self.path)
+        in_sweep = (self.path.parent / SweepFolder.MARKER).is_file()
+        where = "hydra.sweep.dir=multirun/NAME" if in_sweep else "hydra.run.dir=outputs/NAME"
         raise ConfigError(
             f"the run's folder {self.path} holds "
-            + ("a shard's files" if shard else "files that no evalframe run wrote")
-            + ", under the names of the run's own files: the run would write over them",
+            + ("a shard's files" if self.is_shard(self.path) and not shard else "files")
+            + " under the names of the run's own files that are not an earlier evalframe "
+            "run's: the run would write over them",
             key=key,
             expected="a new folder, or the folder of an earlier evalframe run (with its "
             "summary.json) to write the new run over",
-            got=f"{len(taken)} such file{'s' if len(taken) > 1 else ''}: {shown(taken, 4)}",
-            hint=f"set {key} to a new folder (for `python -m evalframe`: "
-            "hydra.run.dir=outputs/NAME), or move those files away; if they are an "
-            "evalframe run's that stopped before it finished, delete them",
+            got=f"{len(unknown)} such file{'s' if len(unknown) > 1 else ''}: {shown(unknown, 4)}",
+            hint=f"set {key} to a new folder (for `python -m evalframe`: {where}), or move "
+            "those files away; if they are an evalframe run's that stopped before it "
+            "finished, delete them",
         )
 
+    def _summary_of_a_run(self) -> bool:
+        """Whether the folder's ``summary.json`` is a run's, of any layout (one written
+        before the ``layout`` key existed names its experiment all the same)."""
+        try:
+            summary = json.loads(self.file(self.SUMMARY).read_bytes())
+        except (OSError, ValueError):
+            return False
+        return isinstance(summary, dict) and "experiment" in summary
+
+    #: The keys that tell an earlier run's JSON files from a user's of the same name.
+    _SIGNATURES: ClassVar[dict[str, frozenset[str]]] = {
+        TIMINGS: frozenset({"created", "git"}),
+        COMPARISON: frozenset({"a", "b", "paired_queries", "metrics"}),
+        CALIBRATION: frozenset({"n", "ece", "mce", "brier", "verdict"}),
+        BENEFIT: frozenset({"arms", "tasks", "pairs", "rows"}),
+        JOB: frozenset({"exit_code", "error", "sweep_id"}),
+    }
+
     def _left_by_a_run(self, name: str) -> bool:
-        """Whether ``name`` is one of the files an earlier run wrote that are no DVC
-        output (they differ on every run: ``timings.json``, the page and its summary; the
-        ``exp`` stage's corpus manifest), and reads as evalframe's. ``dvc repro`` removes
-        a stage's outputs, ``summary.json`` among them, before it runs the stage again,
-        and leaves these beside nothing."""
+        """Whether ``name`` reads as a file of an earlier run that is no DVC output, as
+        ``dvc repro`` leaves it: it removes a stage's outputs (``summary.json`` among them)
+        before it runs the stage again, and leaves what differs on every run
+        (``timings.json``, the page and its summary), what an experiment may not write
+        (a comparison, the analyses' files, the ``exp`` stage's corpus manifest), and a
+        failed sweep job's ``job.json``."""
         path = self.file(name)
         try:
-            if name == self.TIMINGS:
-                timings = json.loads(path.read_bytes())
-                return isinstance(timings, dict) and {"created", "git"} <= timings.keys()
+            if name in self._SIGNATURES:
+                data = json.loads(path.read_bytes())
+                return isinstance(data, dict) and self._SIGNATURES[name] <= data.keys()
             with path.open("rb") as handle:
                 head = handle.read(2048).decode("utf-8", "replace")
         except (OSError, ValueError):
             return False
+        first = head.partition("\n")[0]
         if name == self.REPORT_HTML:
             return "<title>evalframe" in head
         if name == self.SUMMARY_MD:
-            return " · evalframe · " in head.partition("\n")[0]
-        if name == self.CORPUS_MANIFEST:  # the exp stage's (its corpus may be none)
+            return " · evalframe · " in first
+        if name == self.COMPARISON_MD:
+            return first.startswith("## Comparison: ")
+        if name == self.CORPUS_MANIFEST:
             return '"hash": "sha256 of the document text' in head
         return False
+
+    def holds_only_a_runs_files(self) -> bool:
+        """Whether everything in the folder is a run's: its own files, Hydra's, trackers'
+        records, the marker. A folder marked unfinished that holds anything else (a run
+        stopped in a user's project folder) is not a run's to replace whole."""
+        try:
+            entries = list(self.path.iterdir())
+        except OSError:
+            return False
+        records = (self.UNDELIVERED_SUFFIX, self.DELIVERED_SUFFIX)
+        return all(
+            e.name in self.OWN_FILES
+            or e.name in (".hydra", self.UNFINISHED)
+            or e.name.endswith(records)
+            or (e.suffix == ".log" and e.is_file())
+            for e in entries
+        )
 
     def recorded_exports(self) -> dict[str, str]:
         """The exporters' files the run in this folder wrote, as its ``summary.json`` records

@@ -338,13 +338,17 @@ def remember_environment_values(raw: Any, resolved: Any) -> None:
 
 
 def from_environment(value: Any) -> bool:
-    """Whether ``value`` is, or holds, one a config took from the environment (not to be
-    quoted): ``depth: x${key}`` where ``key: ${oc.env:KEY}`` resolves to a text that
-    holds the key, and whose own setting names no variable."""
-    if not isinstance(value, str):
+    """Whether ``value`` is one a config took from the environment (not to be quoted), or
+    holds one that looks like a key (:func:`names_a_secret_itself`): ``depth: x${key}``
+    where ``key: ${oc.env:KEY}``. A plain word or path from the environment (a project's
+    name, ``$HOME``'s cache folder) inside a longer value does not hide it."""
+    if isinstance(value, bool) or not isinstance(value, str | int | float):
         return False
+    text = str(value)  # ${oc.decode:${oc.env:N}} gives a number
     with _KNOWN_LOCK:
-        return any(taken in value for taken in _FROM_ENVIRONMENT)
+        if text in _FROM_ENVIRONMENT:
+            return True
+        return any(t in text for t in _FROM_ENVIRONMENT if names_a_secret_itself(t))
 
 
 def known_secrets() -> frozenset[str]:

@@ -122,6 +122,9 @@ def run_shard(
 ) -> ShardOutcome:
     """Retrieve shard ``exp.shard``'s slice of the queries and write its shard folder."""
     assert exp.shard is not None  # the caller checked
+    folder = RunFolder(exp.output_dir)
+    # before retrieval: a folder of a user's files of a shard's names is refused
+    folder.prepare(shard=True)
     inputs = load_inputs(exp)
     golden = inputs.golden
     ids = shard_queries(golden, exp.shard)
@@ -131,8 +134,8 @@ def run_shard(
 
     from omegaconf import OmegaConf
 
-    folder = RunFolder(exp.output_dir)
-    folder.path.mkdir(parents=True, exist_ok=True)
+    folder.prepare(shard=True)
+    folder.mark_unfinished()
     folder.write_text(folder.CONFIG, OmegaConf.to_yaml(OmegaConf.create(exp.public_config)))
     folder.write_run(run, tag=exp.run_tag)
     folder.write_rankings(ids, run)
@@ -160,6 +163,7 @@ def run_shard(
             "choices": (metadata or {}).get("choices", {}),
         },
     )
+    folder.file(folder.UNFINISHED).unlink(missing_ok=True)  # a finished shard now
     return ShardOutcome(folder.path, exp.shard, len(ids), len(golden))
 
 

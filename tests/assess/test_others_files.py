@@ -5,6 +5,7 @@ refused before anything is retrieved; a folder an evalframe run left unfinished
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -129,18 +130,20 @@ def test_a_run_that_fails_before_writing_leaves_no_marker() -> None:
 
 
 def test_what_dvc_leaves_of_an_earlier_run_is_written_over() -> None:
+    base = toy("base")
     first = evalframe.run(
         retriever=search,
         golden=GOLDEN,
         corpus=DOCS,
-        overrides=[*SETTINGS[:-1], "report.html=true"],
+        overrides=[*SETTINGS[:-1], "report.html=true", f"baseline={base.path}"],
         output_dir="results",
         progress=False,
     )
+    left = LEFT_BY_DVC | {RunFolder.COMPARISON, RunFolder.COMPARISON_MD}
     for entry in first.path.iterdir():
-        if entry.is_file() and entry.name not in LEFT_BY_DVC:
+        if entry.is_file() and entry.name not in left:
             entry.unlink()
-    assert {p.name for p in first.path.iterdir() if p.is_file()} == LEFT_BY_DVC
+    assert {p.name for p in first.path.iterdir() if p.is_file()} == left
     again = toy("results")
     assert again.metric("RR") == pytest.approx(0.75)
 
@@ -174,3 +177,67 @@ def test_the_cli_says_it_in_one_paragraph_with_exit_2(tmp_path: Path) -> None:
     assert "Traceback" not in done.stderr
     assert "metrics.json" in done.stderr and "hydra.run.dir=" in done.stderr
     assert (tmp_path / "metrics.json").read_text() == '{"mine": 1}\n'
+
+
+def test_a_failed_sweep_jobs_folder_is_written_over() -> None:
+    """A sweep job that failed keeps only its job.json; the sweep run again into the same
+    ``hydra.sweep.dir`` writes that job's run there."""
+    folder = Path("sweep", "1")
+    folder.mkdir(parents=True)
+    (folder / RunFolder.JOB).write_text(
+        '{"exit_code": 3, "error": "the service is down", "sweep_id": "abc"}\n'
+    )
+    assert toy(folder).metric("RR") == pytest.approx(0.75)
+
+
+def test_a_summary_from_before_the_layout_key_is_an_earlier_runs() -> None:
+    first = toy("old")
+    summary = json.loads((first.path / "summary.json").read_text())
+    del summary["layout"]
+    (first.path / "summary.json").write_text(json.dumps(summary))
+    assert toy("old").metric("RR") == pytest.approx(0.75)
+
+
+def test_a_stopped_run_in_a_users_folder_does_not_make_it_replaceable(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The marker of a run stopped in a project folder (its files under other names) does
+    not let ``rescore --out`` replace the folder whole: only a folder of a run's files."""
+    from evalframe.app.outfolder import out_holds_a_run
+
+    project = Path("project")
+    (project / "src").mkdir(parents=True)
+    (project / "NOTES.md").write_text("mine")
+    RunFolder(project).mark_unfinished()
+    with pytest.raises(ConfigError, match="not an evalframe run's"):
+        out_holds_a_run(project, [], command="rescore", new="run", made_from="x", suggest="y")
+    stopped = Path("stopped")
+    stopped.mkdir()
+    RunFolder(stopped).mark_unfinished()
+    (stopped / "config.yaml").write_text("half: written\n")
+    assert out_holds_a_run(stopped, [], command="rescore", new="run", made_from="x", suggest="y")
+
+
+@pytest.mark.slow
+def test_a_shard_refuses_a_users_files_and_writes_over_its_own(tmp_path: Path) -> None:
+    def shard(folder: Path) -> subprocess.CompletedProcess[str]:
+        argv = ["+experiment=quickstart", "shard=0/2", f"hydra.run.dir={folder}"]
+        return subprocess.run(
+            [sys.executable, "-m", "evalframe", *argv, "tracking=none"],
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+
+    mine = tmp_path / "mine"
+    mine.mkdir()
+    (mine / "config.yaml").write_text("my: own\n")
+    refused = shard(mine)
+    assert refused.returncode == 2, refused.stderr
+    assert "config.yaml" in refused.stderr and "Traceback" not in refused.stderr
+    assert (mine / "config.yaml").read_text() == "my: own\n"
+    own = tmp_path / "own"
+    for _ in range(2):  # the second writes over the finished shard of the first
+        done = shard(own)
+        assert done.returncode == 0, done.stderr
+    assert (own / RunFolder.SHARD).is_file() and not (own / RunFolder.UNFINISHED).exists()

@@ -212,4 +212,16 @@ def test_a_value_from_the_environment_is_told_also_inside_a_longer_text() -> Non
     assert secrets.from_environment("xsk-live-0123456789")
     assert not secrets.from_environment("5")  # shorter than 8 characters: not remembered
     assert not secrets.from_environment("x")
-    assert not secrets.from_environment(12345678)
+
+
+def test_a_word_or_path_from_the_environment_hides_only_itself() -> None:
+    raw = {"project": "${oc.env:EF_PROJECT}", "cache": "${oc.env:EF_CACHE}", "n": "${N}"}
+    resolved = {"project": "evalframe", "cache": "/home/me/.cache/evalframe", "n": 12345678}
+    secrets.remember_environment_values({**raw, "n": "${oc.decode:${oc.env:EF_N}}"}, resolved)
+    assert secrets.from_environment("evalframe")
+    assert secrets.from_environment("/home/me/.cache/evalframe")
+    assert secrets.from_environment(12345678)  # decoded to a number, quoted all the same
+    # inside a longer value, only what looks like a key is hidden
+    assert not secrets.from_environment("evalframe/data/golden.jsonl")
+    assert not secrets.from_environment("/home/me/.cache/evalframe/x")
+    assert not secrets.from_environment(True)
