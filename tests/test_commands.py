@@ -843,7 +843,8 @@ def test_rescore_out_is_new_empty_or_an_earlier_run_and_never_other_files(
     project: Project, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """--out follows merge's rule (app.outfolder): a re-scored run is never written among
-    other files, nor over the run it is made from; an earlier run there is replaced whole."""
+    other files, nor over the run it is made from; an earlier run there is replaced whole,
+    when the folder holds nothing else."""
     with RETRIEVERS.scoped() as reg:
         reg.add("counting", Counting, CountingConfig)
         run_dir = stored_run(project)
@@ -886,7 +887,13 @@ def test_rescore_out_is_new_empty_or_an_earlier_run_and_never_other_files(
         assert main(["rescore", str(run_dir), "--out", str(again)]) == 0
         assert "note: replacing" not in capsys.readouterr().err
         first = {p.name: p.read_bytes() for p in again.iterdir()}
+        # a file that is not the run's: replacing the folder whole would delete it
         (again / "old_export.csv").write_text("stale\n")
+        assert main(["rescore", str(run_dir), "--out", str(again)]) == 2
+        err = capsys.readouterr().err
+        assert f"{again} holds a run and files that are not a run's" in err
+        assert "old_export.csv" in err and (again / "old_export.csv").is_file()
+        (again / "old_export.csv").unlink()
         assert main(["rescore", str(run_dir), "--out", str(again)]) == 0
         notes = [line for line in capsys.readouterr().err.splitlines() if "note:" in line]
         assert notes == [
@@ -894,7 +901,6 @@ def test_rescore_out_is_new_empty_or_an_earlier_run_and_never_other_files(
             "kept unless the rescore fails (--out ANOTHER_DIR keeps it)"
         ]
         second = {p.name: p.read_bytes() for p in again.iterdir()}
-        assert "old_export.csv" not in second
         assert second["metrics.json"] == first["metrics.json"]
         assert set(second) == set(first)
         # nothing left aside beside it

@@ -75,8 +75,21 @@ def out_holds_a_run(
     # the same command again, the mistake mended, replaces it as it would a run
     failed = RunFolder(out).only_records()
     # ... and one that stopped before its end (its marker) is replaced as a finished one
-    # (only when all it holds is a run's: one stopped in a user's project folder is not)
-    unfinished = (out / RunFolder.UNFINISHED).is_file() and RunFolder(out).holds_only_a_runs_files()
+    unfinished = (out / RunFolder.UNFINISHED).is_file()
+    if unfinished or RunFolder.holds_run(out):
+        # replaced whole, but only a run's folder: one written into a user's project
+        # folder would take the user's files with it
+        others = RunFolder(out).others_files()
+        if others:
+            raise ConfigError(
+                f"{out} holds a run and files that are not a run's: replacing the run's "
+                f"folder whole would delete them",
+                key="--out",
+                expected="a new folder, or an earlier run's folder holding nothing else",
+                got=f"{len(others)} other entr{'y' if len(others) == 1 else 'ies'}: "
+                f"{shown(others, 5)}",
+                hint=f"give --out a new folder, e.g. {out.parent / suggest}",
+            )
     if failed or unfinished or RunFolder.holds_run(out):
         waiting = RunFolder(out).undelivered()
         if waiting:

@@ -819,12 +819,15 @@ class RunFolder:
     @classmethod
     def holds_run(cls, folder: Path) -> bool:
         """Whether ``folder`` is a folder an evalframe run wrote (of any layout): its
-        summary.json is a run's, not any file of that name."""
+        summary.json is a run's, not any file of that name. One written before the
+        ``layout`` key existed has the keys every run's summary has had."""
         try:
             summary = json.loads(cls(folder).file(cls.SUMMARY).read_bytes())
         except (OSError, ValueError):
             return False
-        return isinstance(summary, dict) and "layout" in summary and "experiment" in summary
+        if not isinstance(summary, dict) or "experiment" not in summary:
+            return False
+        return "layout" in summary or {"golden_set", "overall"} <= summary.keys()
 
     def undelivered(self) -> list[str]:
         """The names of the trackers' records in this folder not delivered yet
@@ -847,8 +850,9 @@ class RunFolder:
 
     @classmethod
     def is_shard(cls, path: Path) -> bool:
-        """Whether ``path`` holds a finished shard (``shard.json`` is written last)."""
-        return (Path(path) / cls.SHARD).is_file()
+        """Whether ``path`` holds a finished shard (``shard.json`` is written last; a shard
+        run again into it and stopped part way leaves the marker beside the old one)."""
+        return (Path(path) / cls.SHARD).is_file() and not (Path(path) / cls.UNFINISHED).exists()
 
     def shard(self) -> dict[str, Any]:
         """``shard.json``: which slice, and what it was retrieved with."""
@@ -954,20 +958,33 @@ class RunFolder:
         from evalframe.core.messages import shown
 
         taken = sorted(n for n in self.OWN_FILES if self.file(n).is_file())
-        if not taken or self.file(self.UNFINISHED).is_file() or self._summary_of_a_run():
+        if not taken or self.file(self.UNFINISHED).is_file():
             return
-        if shard and self.is_shard(self.path):
+        if shard:
+            # a shard writes over a finished shard only: over a run, it would leave a
+            # folder that is both (its run.trec cut to the shard's queries)
+            if self.is_shard(self.path) and not self.holds_run(self.path):
+                return
+            unknown = taken
+        elif self.holds_run(self.path):
             return
-        unknown = [n for n in taken if not self._left_by_a_run(n)]
-        if not unknown:
-            return  # `dvc repro` removed the earlier run's outputs, and left these
+        else:
+            unknown = self._not_left_by_a_run(taken)
+            if not unknown:
+                return  # `dvc repro` removed the earlier run's outputs, and left these
         in_sweep = (self.path.parent / SweepFolder.MARKER).is_file()
         where = "hydra.sweep.dir=multirun/NAME" if in_sweep else "hydra.run.dir=outputs/NAME"
+        if shard and self.holds_run(self.path):
+            said = "a finished run, which a shard would write over (a shard replaces a shard)"
+        elif self.is_shard(self.path) and not shard:
+            said = "a shard's files, which the run would write over"
+        else:
+            said = (
+                "files under the names of the run's own files that are not an earlier "
+                "evalframe run's: the run would write over them"
+            )
         raise ConfigError(
-            f"the run's folder {self.path} holds "
-            + ("a shard's files" if self.is_shard(self.path) and not shard else "files")
-            + " under the names of the run's own files that are not an earlier evalframe "
-            "run's: the run would write over them",
+            f"the run's folder {self.path} holds {said}",
             key=key,
             expected="a new folder, or the folder of an earlier evalframe run (with its "
             "summary.json) to write the new run over",
@@ -977,14 +994,16 @@ class RunFolder:
             "finished, delete them",
         )
 
-    def _summary_of_a_run(self) -> bool:
-        """Whether the folder's ``summary.json`` is a run's, of any layout (one written
-        before the ``layout`` key existed names its experiment all the same)."""
-        try:
-            summary = json.loads(self.file(self.SUMMARY).read_bytes())
-        except (OSError, ValueError):
-            return False
-        return isinstance(summary, dict) and "experiment" in summary
+    def _not_left_by_a_run(self, taken: list[str]) -> list[str]:
+        """Those of ``taken`` that are not what an earlier run left (:meth:`_left_by_a_run`).
+        Every run writes ``timings.json``, which no DVC stage lists as an output: without
+        one that reads as a run's, the rest is not a run's leftovers (``compare --out``
+        writes a comparison of its own), unless it is a failed sweep job's ``job.json``."""
+        if taken == [self.JOB] and self._left_by_a_run(self.JOB):
+            return []
+        if self.TIMINGS not in taken or not self._left_by_a_run(self.TIMINGS):
+            return taken
+        return [n for n in taken if not self._left_by_a_run(n)]
 
     #: The keys that tell an earlier run's JSON files from a user's of the same name.
     _SIGNATURES: ClassVar[dict[str, frozenset[str]]] = {
@@ -1022,21 +1041,27 @@ class RunFolder:
             return '"hash": "sha256 of the document text' in head
         return False
 
-    def holds_only_a_runs_files(self) -> bool:
-        """Whether everything in the folder is a run's: its own files, Hydra's, trackers'
-        records, the marker. A folder marked unfinished that holds anything else (a run
-        stopped in a user's project folder) is not a run's to replace whole."""
+    def others_files(self) -> list[str]:
+        """What in the folder is not a run's, sorted: a run's are its own files, Hydra's,
+        trackers' records, the marker and the exports its summary recorded. A folder
+        holding anything else (a run written into a user's project folder) is not a
+        run's to replace whole (``rescore``/``merge --out``)."""
         try:
             entries = list(self.path.iterdir())
         except OSError:
-            return False
+            return []
         records = (self.UNDELIVERED_SUFFIX, self.DELIVERED_SUFFIX)
-        return all(
-            e.name in self.OWN_FILES
-            or e.name in (".hydra", self.UNFINISHED)
-            or e.name.endswith(records)
-            or (e.suffix == ".log" and e.is_file())
+        exports = self.recorded_exports()
+        return sorted(
+            e.name
             for e in entries
+            if not (
+                e.name in self.OWN_FILES
+                or e.name in exports
+                or e.name in (".hydra", self.UNFINISHED)
+                or e.name.endswith(records)
+                or (e.suffix == ".log" and e.is_file())
+            )
         )
 
     def recorded_exports(self) -> dict[str, str]:

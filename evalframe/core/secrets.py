@@ -341,7 +341,8 @@ def from_environment(value: Any) -> bool:
     """Whether ``value`` is one a config took from the environment (not to be quoted), or
     holds one that looks like a key (:func:`names_a_secret_itself`): ``depth: x${key}``
     where ``key: ${oc.env:KEY}``. A plain word or path from the environment (a project's
-    name, ``$HOME``'s cache folder) inside a longer value does not hide it."""
+    name, a cache folder without digits) inside a longer value does not hide it; one that
+    looks like a key does, which fails safe (the error says less)."""
     if isinstance(value, bool) or not isinstance(value, str | int | float):
         return False
     text = str(value)  # ${oc.decode:${oc.env:N}} gives a number

@@ -118,7 +118,7 @@ def test_out_is_new_empty_or_an_earlier_run_and_never_other_files(
 
     # an earlier run: replaced whole (a file it had and the merge does not write goes
     # too), said in one line
-    (out / "old_export.csv").write_text("stale\n")
+    (out / "comparison.md").write_text("stale: an earlier run's comparison\n")
     assert main(["merge", *shards, "--out", str(out), NO_PAGE]) == 1
     notes = [line for line in capsys.readouterr().err.splitlines() if "note:" in line]
     assert notes == [
@@ -126,7 +126,7 @@ def test_out_is_new_empty_or_an_earlier_run_and_never_other_files(
         "unless the merge fails (--out ANOTHER_DIR keeps it)"
     ]
     second = _files(out)
-    assert "old_export.csv" not in second
+    assert "comparison.md" not in second
     # the same shards, the same numbers: only what is measured or dated differs
     assert {k: v for k, v in second.items() if k != "timings.json"} == {
         k: v for k, v in first.items() if k != "timings.json"
@@ -144,7 +144,7 @@ def test_a_merge_that_fails_while_replacing_puts_the_earlier_run_back(
     out = tmp_path / "merged"
     shards = _shards(sharded)
     assert main(["merge", *shards, "--out", str(out), NO_PAGE]) == 1
-    (out / "old_export.csv").write_text("an earlier run's own file\n")
+    (out / "comparison.md").write_text("an earlier run's own file\n")
     before = _files(out)
 
     def interrupted(self: TerminalReport, result: object) -> None:

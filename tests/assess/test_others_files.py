@@ -209,8 +209,9 @@ def test_a_stopped_run_in_a_users_folder_does_not_make_it_replaceable(
     (project / "src").mkdir(parents=True)
     (project / "NOTES.md").write_text("mine")
     RunFolder(project).mark_unfinished()
-    with pytest.raises(ConfigError, match="not an evalframe run's"):
+    with pytest.raises(ConfigError, match="files that are not a run's") as caught:
         out_holds_a_run(project, [], command="rescore", new="run", made_from="x", suggest="y")
+    assert "NOTES.md" in str(caught.value) and "src" in str(caught.value)
     stopped = Path("stopped")
     stopped.mkdir()
     RunFolder(stopped).mark_unfinished()
@@ -241,3 +242,55 @@ def test_a_shard_refuses_a_users_files_and_writes_over_its_own(tmp_path: Path) -
         done = shard(own)
         assert done.returncode == 0, done.stderr
     assert (own / RunFolder.SHARD).is_file() and not (own / RunFolder.UNFINISHED).exists()
+    run = toy(tmp_path / "run").path  # a shard would cut its run.trec to the slice
+    before = (run / "run.trec").read_bytes()
+    over_a_run = shard(run)
+    assert over_a_run.returncode == 2, over_a_run.stderr
+    assert "a finished run" in over_a_run.stderr
+    assert (run / "run.trec").read_bytes() == before
+
+
+def test_a_finished_run_in_a_users_folder_is_not_replaced_whole() -> None:
+    """A run written among a user's notes: ``rescore --out`` there would have replaced
+    the folder whole, notes and all; it is refused, naming them."""
+    from evalframe.app.outfolder import out_holds_a_run
+
+    mine = Path("notes")
+    mine.mkdir()
+    (mine / "NOTES.md").write_text("mine")
+    toy(mine)
+    with pytest.raises(ConfigError, match=r"NOTES\.md"):
+        out_holds_a_run(mine, [], command="rescore", new="run", made_from="x", suggest="y")
+    assert out_holds_a_run(
+        toy("clean").path, [], command="rescore", new="run", made_from="x", suggest="y"
+    )
+
+
+def test_a_users_summary_naming_an_experiment_is_not_a_runs() -> None:
+    mine = Path("mine")
+    mine.mkdir()
+    (mine / "summary.json").write_text('{"experiment": "my notes"}\n')
+    (mine / "config.yaml").write_text("my: own\n")
+    with pytest.raises(ConfigError, match=r"summary\.json"):
+        toy(mine)
+    assert (mine / "config.yaml").read_text() == "my: own\n"
+
+
+def test_a_comparison_of_compare_out_is_not_taken_for_a_runs_leftovers() -> None:
+    """``evalframe compare A B --out D`` writes comparison.json and .md: with no run's
+    timings.json beside them they are not what DVC left of a run."""
+    base = toy("base")
+    with_baseline = evalframe.run(
+        retriever=search,
+        golden=GOLDEN,
+        corpus=DOCS,
+        overrides=[*SETTINGS, f"baseline={base.path}"],
+        output_dir="run",
+        progress=False,
+    )
+    mine = Path("compared")
+    mine.mkdir()
+    for name in (RunFolder.COMPARISON, RunFolder.COMPARISON_MD):
+        (mine / name).write_bytes((with_baseline.path / name).read_bytes())
+    with pytest.raises(ConfigError, match="comparison"):
+        toy(mine)
