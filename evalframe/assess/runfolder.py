@@ -986,7 +986,10 @@ class RunFolder:
         raise ConfigError(
             f"the run's folder {self.path} holds {said}",
             key=key,
-            expected="a new folder, or the folder of an earlier evalframe run (with its "
+            expected="a new folder, or an earlier shard's folder (with its shard.json) to "
+            "write the shard over"
+            if shard
+            else "a new folder, or the folder of an earlier evalframe run (with its "
             "summary.json) to write the new run over",
             got=f"{len(unknown)} such file{'s' if len(unknown) > 1 else ''}: {shown(unknown, 4)}",
             hint=f"set {key} to a new folder (for `python -m evalframe`: {where}), or move "
