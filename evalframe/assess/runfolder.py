@@ -972,7 +972,8 @@ class RunFolder:
             unknown = self._not_left_by_a_run(taken)
             if not unknown:
                 return  # `dvc repro` removed the earlier run's outputs, and left these
-        in_sweep = (self.path.parent / SweepFolder.MARKER).is_file()
+        # a job's folder is under its sweep's, at any depth (hydra.sweep.subdir=${a}/${b})
+        in_sweep = any((up / SweepFolder.MARKER).is_file() for up in self.path.parents)
         where = "hydra.sweep.dir=multirun/NAME" if in_sweep else "hydra.run.dir=outputs/NAME"
         if shard and self.holds_run(self.path):
             said = "a finished run, which a shard would write over (a shard replaces a shard)"
@@ -1382,7 +1383,14 @@ class SweepFolder:
 
     @staticmethod
     def record_job(job_dir: Path, exit_code: int, error: str | None = None) -> None:
-        """Record how one sweep job ended, for :meth:`jobs` in the launching process."""
+        """Record how one sweep job ended, for :meth:`jobs` in the launching process.
+
+        A ``job.json`` there that is not a sweep job's record (a user's own file in a
+        folder the job was refused for) is not written over: OSError, which the caller
+        says as a warning."""
+        target = job_dir / RunFolder.JOB
+        if target.exists() and not RunFolder(job_dir)._left_by_a_run(RunFolder.JOB):
+            raise OSError(f"{target} is not a sweep job's record; it is left as it is")
         sweep_id = _read_json(job_dir.parent / SweepFolder.MARKER).get("id")
         atomic_write_json(
             job_dir / RunFolder.JOB, {"exit_code": exit_code, "error": error, "sweep_id": sweep_id}

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 import evalframe
-from evalframe.assess.runfolder import RunFolder
+from evalframe.assess.runfolder import RunFolder, SweepFolder
 from evalframe.core.errors import ConfigError
 
 DOCS = {"d1": "cats sit on mats", "d2": "dogs bark at night"}
@@ -177,6 +177,30 @@ def test_the_cli_says_it_in_one_paragraph_with_exit_2(tmp_path: Path) -> None:
     assert "Traceback" not in done.stderr
     assert "metrics.json" in done.stderr and "hydra.run.dir=" in done.stderr
     assert (tmp_path / "metrics.json").read_text() == '{"mine": 1}\n'
+    # and Hydra's files for the refused job are gone with it: the folder is as it was
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["metrics.json"]
+
+
+def test_a_refused_run_leaves_what_was_in_hydras_folder_before(tmp_path: Path) -> None:
+    """Only what Hydra wrote for the refused job goes: a ``.hydra/`` that held a file of
+    the user's stays, with that file, and so does a log with something in it."""
+    (tmp_path / "config.yaml").write_text("my: own config\n")
+    (tmp_path / ".hydra").mkdir()
+    (tmp_path / ".hydra" / "notes.txt").write_text("mine\n")
+    (tmp_path / "__main__.log").write_text("my log\n")
+    done = subprocess.run(
+        [
+            *(sys.executable, "-m", "evalframe", "+experiment=quickstart"),
+            *(f"hydra.run.dir={tmp_path}", "tracking=none"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 2, done.stderr
+    assert sorted(p.name for p in (tmp_path / ".hydra").iterdir()) == ["notes.txt"]
+    assert (tmp_path / "__main__.log").read_text() == "my log\n"
+    assert (tmp_path / "config.yaml").read_text() == "my: own config\n"
 
 
 def test_a_failed_sweep_jobs_folder_is_written_over() -> None:
@@ -188,6 +212,37 @@ def test_a_failed_sweep_jobs_folder_is_written_over() -> None:
         '{"exit_code": 3, "error": "the service is down", "sweep_id": "abc"}\n'
     )
     assert toy(folder).metric("RR") == pytest.approx(0.75)
+
+
+def test_a_job_folder_deep_in_a_sweep_gets_the_sweep_hint() -> None:
+    """``hydra.sweep.subdir=${a}/${b}`` puts a job two folders under its sweep's: the
+    hint still names ``hydra.sweep.dir``, the setting that moves it."""
+    SweepFolder(Path("multi")).start()
+    folder = Path("multi", "bm25", "0")
+    folder.mkdir(parents=True)
+    (folder / "config.yaml").write_text("my: own config\n")
+    with pytest.raises(ConfigError) as refused:
+        RunFolder(folder).prepare()
+    assert "hydra.sweep.dir=multirun/NAME" in refused.value.hint
+
+
+def test_a_users_job_json_is_not_written_over_by_the_sweeps_record() -> None:
+    """A sweep job refused for a user's files still records how it ended, but never
+    over a ``job.json`` of the user's: the record is refused (OSError, said as a
+    warning by the job) and the file is left as it was."""
+    SweepFolder(Path("multi")).start()
+    mine = Path("multi", "0")
+    mine.mkdir()
+    (mine / RunFolder.JOB).write_text('{"my": "own job file"}\n')
+    with pytest.raises(OSError, match="not a sweep job's record"):
+        SweepFolder.record_job(mine, 2, "refused")
+    assert (mine / RunFolder.JOB).read_text() == '{"my": "own job file"}\n'
+    # a sweep's own record of an earlier try is written over
+    ours = Path("multi", "1")
+    ours.mkdir()
+    SweepFolder.record_job(ours, 3, "the service is down")
+    SweepFolder.record_job(ours, 0)
+    assert json.loads((ours / RunFolder.JOB).read_text())["exit_code"] == 0
 
 
 def test_a_summary_from_before_the_layout_key_is_an_earlier_runs() -> None:
