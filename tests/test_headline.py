@@ -82,6 +82,7 @@ def test_headline_json_holds_the_headline_means_and_bounds(project: Project) -> 
         *(f"{m}{s}" for m in ("R@5", "RR", "nDCG@10") for s in ("", ".ci_low", ".ci_high")),
         "gates.passed",
         "gates.failed",
+        "gates.advisory_missed",
     ]
     assert written["queries"] == 4
     per_query = [json.loads(line) for line in (out / "per_query.jsonl").read_text().splitlines()]

@@ -51,9 +51,13 @@ def flat_metrics(evaluation: Evaluation, gates: list[GateResult]) -> dict[str, f
 
 
 def _gate_counts(gates: list[GateResult]) -> dict[str, int]:
+    """The gates that passed, the required ones that failed (the run's verdict: a run
+    that passed counts none, so ``gates.failed > 0`` is an alert), and the advisory
+    ones that missed (shown, never failing the run)."""
     return {
         "gates.passed": sum(1 for g in gates if g.passed),
-        "gates.failed": sum(1 for g in gates if not g.passed),
+        "gates.failed": sum(1 for g in gates if g.required and not g.passed),
+        "gates.advisory_missed": sum(1 for g in gates if not g.required and not g.passed),
     }
 
 

@@ -105,6 +105,20 @@ def test_bob_runs_from_a_fresh_folder_with_bobs_numbers(tmp_path: Path) -> None:
     assert summary["policies"]["ties"] == "given" and summary["policies"]["no_relevant"] == "bob"
     assert summary["ties"] == {"rule": "given", "k": 5, "queries": 1, "ranked": 103}
     assert summary["slices"] == {"fields": ["domain", "difficulty"], "skipped": {}}
+    # a run that passed counts no failed gate (what a dashboard alerts on): its advisory
+    # bands that missed are counted apart, as gates.json lists them
+    gates = json.loads((out / "gates.json").read_text(encoding="utf-8"))["gates"]
+    advisory_missed = [g["name"] for g in gates if not g["required"] and not g["passed"]]
+    assert advisory_missed and all(g["passed"] for g in gates if g["required"])
+    head = json.loads((out / "headline.json").read_text(encoding="utf-8"))
+    assert (head["gates.passed"], head["gates.failed"], head["gates.advisory_missed"]) == (
+        len(gates) - len(advisory_missed),
+        0,
+        len(advisory_missed),
+    )
+    assert {k: got[k] for k in head if k.startswith("gates.")} == {
+        k: v for k, v in head.items() if k.startswith("gates.")
+    }
 
 
 def test_one_domain_is_compared_with_its_own_part_of_the_baseline(tmp_path: Path) -> None:

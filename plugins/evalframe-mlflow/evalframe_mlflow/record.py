@@ -685,7 +685,8 @@ def build_run_record(
         values.update(_latency(timings, ("p50_ms", "p95_ms", "mean_ms", "max_ms")))
     else:
         values = headline_metrics(headline_json, summary, headline) if summary else {}
-        for count in ("gates.passed", "gates.failed"):  # a folder from before headline.json
+        # a folder from before headline.json
+        for count in ("gates.passed", "gates.failed", "gates.advisory_missed"):
             number = _number(metrics_json.get(count))
             if number is not None and count not in values:
                 values[count] = number

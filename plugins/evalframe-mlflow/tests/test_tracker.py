@@ -93,6 +93,7 @@ def test_cli_run_is_logged_to_sqlite(project: Any, store: str, client: Callable[
         "queries",
         "gates.passed",
         "gates.failed",
+        "gates.advisory_missed",
         "latency.p50_ms",
         "latency.p95_ms",
     }
