@@ -331,6 +331,22 @@ def test_rescore_through_the_run_file_alone_reproduces_the_folder(project: Proje
         assert (project.root / "again" / name).read_bytes() == (run_dir / name).read_bytes()
 
 
+def test_rescore_out_the_run_folder_itself_says_it_is_in_place(
+    project: Project, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``--out`` promises a copy elsewhere; given the run's own folder (by another spelling)
+    the rescore is in place, and says so rather than let the user think it kept the run."""
+    run_dir, _ = _half_empty_run(project)
+    with RETRIEVERS.scoped() as reg:
+        reg.add("half_empty", HalfEmpty, CountingConfig)
+        capsys.readouterr()
+        same = run_dir.parent / "." / run_dir.name
+        assert main(["rescore", str(run_dir), "--out", str(same)]) == 0
+    err = capsys.readouterr().err
+    assert f"note: --out {same} is the run folder itself: it is re-scored in place" in err
+    assert RunFolder.is_run(run_dir)
+
+
 def test_a_per_query_file_with_more_ids_than_scores_is_a_located_error(
     project: Project, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -108,6 +108,23 @@ def test_merge_and_rescore_refuse_a_retriever_setting(
     assert not (root / "r").exists()
 
 
+def test_a_merge_says_its_shards_took_rankings_from_the_cache(
+    shard_project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Shards that found their rankings in the cache: the merged run says so, with no hint
+    to re-run with ``cache.retrieval=false`` (a merge retrieves nothing)."""
+    root = shard_project
+    cached = ("cache.retrieval=true", "stats.bootstrap=0")
+    assert shard_main(root, *cached, f"hydra.run.dir={root / 'whole'}") == 1  # fills the cache
+    sweep = ("-m", "shard=0/2,1/2", f"hydra.sweep.dir={root / 'sh'}")
+    assert shard_main(root, *cached, *sweep) == 0
+    capsys.readouterr()
+    assert main(["merge", str(root / "sh" / "0"), str(root / "sh" / "1"), "--out", "m"]) == 1
+    out = capsys.readouterr().out
+    assert "0 retrieved, 37 from cache (by the 2 shards; a merge retrieves nothing)" in out
+    assert "cache.retrieval=false" not in out
+
+
 def test_a_merged_run_says_what_its_shards_retrievers_warned_about(shard_project: Path) -> None:
     """A run file read by every shard warns in every shard: the merged summary says it once.
     A warning of one shard only is said with that shard's name. The file's queries that no

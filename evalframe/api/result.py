@@ -392,8 +392,10 @@ class Result:
         missed = [g.name for g in gates if not g.required and not g.passed]
         if self.failed_gates:
             text = "✗ FAILED: " + ", ".join(g.name for g in self.failed_gates)
-        elif gates:
+        elif required:
             text = f"✓ PASSED: {len(required)} required gate(s) passed"
+        elif gates:
+            text = "PASSED: no required gate, nothing was checked"
         else:
             text = "✓ PASSED: no gates configured"
         if missed:

@@ -135,7 +135,14 @@ def rescore_main(argv: Sequence[str]) -> int:
             "of its files are kept unless the rescore fails (--out ANOTHER_DIR keeps it)",
             file=sys.stderr,
         )
-    if args.out is None and args.overrides:
+    if args.out is not None and args.out.resolve() == run_dir.resolve():
+        # --out RUN_DIR itself: not "a copy elsewhere", whatever the docs of --out promise
+        print(
+            f"note: --out {args.out} is the run folder itself: it is re-scored in place "
+            "(--out ANOTHER_DIR keeps it as it is)",
+            file=sys.stderr,
+        )
+    elif args.out is None and args.overrides:
         print(
             f"note: re-scoring {run_dir} in place: its metrics, gates, config and report are "
             "replaced by the re-scored ones (--out DIR writes them there and keeps these)",

@@ -8,7 +8,7 @@ stamps it with the gate's configured name and whether it is ``required``
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -21,7 +21,7 @@ from evalframe.plugin.blame import blamed, build
 from evalframe.plugin.protocols import Gate, PluginContext
 from evalframe.plugin.registry import GATES, configure
 
-__all__ = ["GateSpec", "run_gates", "verdict_warnings"]
+__all__ = ["GateSpec", "run_gates", "verdict_state", "verdict_warnings"]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -81,6 +81,28 @@ def run_gates(specs: list[GateSpec], evaluation: Evaluation) -> list[GateResult]
 def verdict(results: list[GateResult]) -> bool:
     """True when every *required* gate passed."""
     return all(r.passed for r in results if r.required)
+
+
+#: :func:`verdict_state`'s three answers (``summary.json``'s ``verdict``).
+PASSED, FAILED, UNCHECKED = "passed", "failed", "unchecked"
+
+
+def verdict_state(results: Sequence[GateResult | Mapping[str, Any]]) -> str:
+    """``failed`` when a required gate failed; ``passed`` when there are required gates
+    and all passed; ``unchecked`` when no gate is required (none configured, or advisory
+    ones only). An unchecked run exits 0 like a passed one, but nothing that could fail
+    it was checked: every report says so rather than show it as passed. ``results``:
+    the gates, or their entries as ``gates.json`` holds them."""
+    flags = [
+        (bool(r.get("required")), bool(r.get("passed")))
+        if isinstance(r, Mapping)
+        else (r.required, r.passed)
+        for r in results
+    ]
+    required = [passed for req, passed in flags if req]
+    if not required:
+        return UNCHECKED
+    return PASSED if all(required) else FAILED
 
 
 def verdict_warnings(golden: GoldenSet, results: list[GateResult]) -> list[str]:

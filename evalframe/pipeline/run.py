@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from evalframe import __version__
 from evalframe.analysis import AnalysisOutput, BootstrapSettings, run_analyses
 from evalframe.analysis.failures import DocFrequency
-from evalframe.assess.gates import run_gates, verdict, verdict_warnings
+from evalframe.assess.gates import run_gates, verdict, verdict_state, verdict_warnings
 from evalframe.assess.results import Evaluation, GateResult
 from evalframe.assess.runfolder import (
     LAYOUT,
@@ -244,6 +244,7 @@ def _write_outputs(
             for f, groups in evaluation.by_slice.items()
         },
         "gates_passed": verdict(gates),
+        "verdict": verdict_state(gates),  # passed, failed, or unchecked: no required gate
         "verdict_warnings": verdict_warnings(golden, gates),
         # what the terminal warned about, for whoever reads only the files or the page:
         # the retriever's (kept by a rescore, which does not retrieve) and the rest

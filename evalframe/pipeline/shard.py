@@ -359,7 +359,8 @@ def _merged_run(exp: Experiment, shards: Sequence[ShardInput], golden: GoldenSet
         if ranking is not None:
             rankings[q.id] = ranking
     hits = [s.info.get("retrieval_cache") for s in shards]
-    meta: dict[str, Any] = {"retriever": exp.retriever.spec.name}
+    # "shards": what was retrieved was retrieved by them (a merge retrieves nothing)
+    meta: dict[str, Any] = {"retriever": exp.retriever.spec.name, "shards": len(shards)}
     if all(isinstance(h, dict) for h in hits):
         meta["cache"] = {
             k: sum(int(h.get(k, 0)) for h in hits if isinstance(h, dict))

@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
+from evalframe.assess.gates import FAILED, PASSED, UNCHECKED, verdict_state
 from evalframe.assess.runfolder import FAIL
 from evalframe.report import plots
 from evalframe.report.analyses import render_stored
@@ -39,7 +40,12 @@ def render_summary_md(
     s = view.summary
     gates = view.gates.get("gates") or []
     failed = [g for g in gates if g.get("required") and not g.get("passed")]
-    head = "✗ FAILED" if failed else "✓ PASSED"
+    head = {
+        FAILED: "✗ FAILED",
+        PASSED: "✓ PASSED",
+        # exit 0, but no gate could fail it: not shown as a verdict (as the terminal says)
+        UNCHECKED: "PASSED (no required gate: nothing was checked)",
+    }[verdict_state(gates)]
     warnings = [str(w) for w in view.gates.get("warnings") or []]
     if warnings:
         head += " (provisional)"

@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from evalframe.assess.gates import FAILED, PASSED, UNCHECKED, verdict_state
 from evalframe.assess.runfolder import RunFolder
 from evalframe.core.errors import ConfigError
 from evalframe.report import plots
@@ -169,11 +170,18 @@ def render_multi_page(multi: MultiRun, out: Path | None = None) -> str:
         ]
     shown = _shown(views, names)
     result, how = _significance(multi, shown)
-    passed = sum(1 for v in views if v.gates.get("passed", True))
+    states = [verdict_state(v.gates.get("gates") or []) for v in views]
+    passed, unchecked = states.count(PASSED), states.count(UNCHECKED)
     failed_jobs = multi.failed or []
-    banner_cls = "pass" if passed == len(views) and not failed_jobs else "fail"
-    symbol = "✓" if banner_cls == "pass" else "✗"
-    banner = f"{symbol} {passed} of {len(views)} run(s) passed every required gate"
+    if unchecked == len(views) and not failed_jobs:  # no run had a gate that could fail it
+        banner_cls, symbol = "none", ""
+        banner = f"{len(views)} run(s), none with a required gate: nothing was checked"
+    else:
+        banner_cls = "pass" if FAILED not in states and not failed_jobs else "fail"
+        symbol = "✓ " if banner_cls == "pass" else "✗ "
+        banner = f"{symbol}{passed} of {len(views)} run(s) passed every required gate"
+        if unchecked:
+            banner += f" ({unchecked} with none required: nothing checked)"
     if failed_jobs:
         banner += f"; {len(failed_jobs)} job(s) left no result"
     head = ["run", "folder", "queries", *(_metric_head(m, named) for m in shown), "gates"]
@@ -202,6 +210,8 @@ def render_multi_page(multi: MultiRun, out: Path | None = None) -> str:
         cells.append(
             "none"
             if not gates
+            else "none required"
+            if verdict_state(gates) == UNCHECKED
             else (
                 f"<span class='s-fail'>✗ failed: {esc(', '.join(bad))}</span>"
                 if bad
@@ -299,7 +309,10 @@ def multi_markdown(multi: MultiRun) -> str:
         golden = v.summary.get("golden_set") or {}
         overall = v.summary.get("overall") or {}
         gates = v.gates.get("gates") or []
-        verdict = "none" if not gates else ("passed" if v.gates.get("passed") else "FAILED")
+        verdict = {PASSED: "passed", FAILED: "FAILED", UNCHECKED: "none required"}[
+            verdict_state(gates)
+        ]
+        verdict = "none" if not gates else verdict
         lines.append(
             f"| {label} | {golden.get('name', '?')} ({golden.get('content_hash', '?')}) | "
             f"{golden.get('queries', '?')} | "

@@ -13,6 +13,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from evalframe.assess.gates import UNCHECKED, verdict_state
 from evalframe.assess.runfolder import FAIL, PASS, WARN
 from evalframe.report import plots
 from evalframe.report.analyses import render_stored
@@ -167,6 +168,13 @@ def verdict_banner(gates: Mapping[str, Any]) -> str:
     if failed:
         text = f"✗ FAILED: required gate(s) failed: {', '.join(failed)}"
         cls = "fail"
+    elif entries and verdict_state(entries) == UNCHECKED:
+        # advisory gates only: exit 0, but nothing that could fail the run was checked
+        text = (
+            f"PASSED: no required gate, so nothing that could fail the run was checked "
+            f"({len(entries)} advisory)"
+        )
+        cls = "none"
     elif entries:
         required = sum(1 for g in entries if g.get("required"))
         advisory_count = len(entries) - required

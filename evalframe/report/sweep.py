@@ -29,6 +29,8 @@ def _verdict(job: SweepJob) -> str:
         return "no result"
     if job.exit_code >= 2:
         return f"error (exit {job.exit_code})"
+    if job.summary.get("verdict") == "unchecked":  # no required gate: nothing could fail it
+        return "none required"
     passed = job.summary.get("gates_passed")
     if isinstance(passed, bool):
         return "passed" if passed else "FAILED"
@@ -112,10 +114,12 @@ def render_sweep(
     order = [0, 1, len(cols) - 1, *range(2, len(cols) - 1)]
     cols = [cols[i] for i in order]
     rows = [[r[i] for i in order] for r in rows]
-    passed = sum(1 for j in jobs if _verdict(j) == "passed")
+    verdicts = [_verdict(j) for j in jobs]
+    passed, unchecked = verdicts.count("passed"), verdicts.count("none required")
     title = (
         f"Sweep {sweep_dir}: {len(jobs)} job{'s' if len(jobs) != 1 else ''}, {passed} passed "
         "their gates"
+        + (f", {unchecked} had no required gate (nothing checked)" if unchecked else "")
     )
     parts = split_columns(cols, rows, keep=3, width=width)
     drawn: list[Any] = [Text(title)]

@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
-from evalframe.assess.gates import verdict_warnings
+from evalframe.assess.gates import UNCHECKED, verdict_state, verdict_warnings
 from evalframe.assess.runfolder import (
     FAIL,
     NEGATIVE,
@@ -145,9 +145,14 @@ def render_report(
         out.append(f"  {evaluation.scores.ties.describe()}")
     cache = evaluation.run.metadata.get("cache")
     if cache and cache.get("hits"):
+        shards = evaluation.run.metadata.get("shards")
         out.append(
             f"  retrieval     {cache['misses']} retrieved, {cache['hits']} from cache "
-            "(cache.retrieval=false to re-run all)"
+            + (
+                f"(by the {shards} shards; a merge retrieves nothing)"
+                if shards
+                else "(cache.retrieval=false to re-run all)"
+            )
         )
     # a run file's rankings are looked up, not retrieved: no latency to speak of
     if evaluation.latency and exp.retriever.spec.name != "run_file":
@@ -283,6 +288,11 @@ def _closing(
         )
     elif not gates:  # exit 0 all the same; said, so that it is not read as a verdict
         out.append(f"Result: PASSED (no gates configured: nothing was checked){provisional}")
+    elif verdict_state(gates) == UNCHECKED:  # advisory gates only: none of them can fail it
+        out.append(
+            f"Result: PASSED (no required gate: nothing that could fail the run was checked; "
+            f"{len(gates)} advisory){provisional}"
+        )
     else:
         out.append(f"Result: PASSED{provisional}")
     return out

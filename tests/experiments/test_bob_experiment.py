@@ -121,6 +121,35 @@ def test_bob_runs_from_a_fresh_folder_with_bobs_numbers(tmp_path: Path) -> None:
     }
 
 
+def test_advisory_bands_alone_are_no_verdict_in_any_report(tmp_path: Path) -> None:
+    """The documented first step on a team's own data: B.O.B's bands without its
+    baseline. Advisory gates cannot fail a run: exit 0, and the terminal, summary.json,
+    summary.md and the page say nothing that could fail it was checked (they said
+    "✓ PASSED: every required gate passed (0 required, 3 advisory)")."""
+    args = ("+experiment=bob", "baseline=null", "gates=bob_bands", "tracking=none")
+    res = evalframe(tmp_path, *args, "hydra.run.dir=out")
+    assert res.returncode == 0, res.stdout[-3000:] + res.stderr
+    out = tmp_path / "out"
+    gates = json.loads((out / "gates.json").read_text(encoding="utf-8"))["gates"]
+    assert gates and not any(g["required"] for g in gates)
+    assert (
+        "Result: PASSED (no required gate: nothing that could fail the run was checked; "
+        f"{len(gates)} advisory)"
+    ) in res.stdout
+    summary = json.loads((out / "summary.json").read_text(encoding="utf-8"))
+    assert (summary["verdict"], summary["gates_passed"]) == ("unchecked", True)
+    head = (out / "summary.md").read_text(encoding="utf-8").splitlines()[0]
+    assert head == "## PASSED (no required gate: nothing was checked) · evalframe · bob"
+    page = (out / "report.html").read_text(encoding="utf-8")
+    assert '<div class="verdict none" id="verdict">PASSED: no required gate' in page
+    # and with no gate at all, summary.md is no verdict either (it said "✓ PASSED")
+    res = evalframe(tmp_path, *args[:2], "gates=none", "tracking=none", "hydra.run.dir=bare")
+    assert res.returncode == 0, res.stderr
+    assert "Result: PASSED (no gates configured: nothing was checked)" in res.stdout
+    head = (tmp_path / "bare" / "summary.md").read_text(encoding="utf-8").splitlines()[0]
+    assert head.startswith("## PASSED (no required gate: nothing was checked)")
+
+
 def test_one_domain_is_compared_with_its_own_part_of_the_baseline(tmp_path: Path) -> None:
     res = evalframe(
         tmp_path,

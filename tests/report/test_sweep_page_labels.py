@@ -75,6 +75,10 @@ def test_the_sweep_page_heads_its_columns_with_the_jobs_labels(sweep_project: Pr
     # the terminal table of the same jobs heads its columns alike
     terminal = render_sweep(sweep_dir, SweepFolder(sweep_dir).jobs(), width=200)
     assert all(labels[m] in terminal.splitlines()[1].split() for m in ADK["measures"])
+    # the jobs have no gate: neither the page nor the terminal calls them passed (they said
+    # "✓ 2 of 2 run(s) passed every required gate" and "2 passed their gates")
+    assert '<div class="verdict none">2 run(s), none with a required gate: nothing was' in page
+    assert "2 jobs, 0 passed their gates, 2 had no required gate (nothing checked)" in terminal
     # the per-slice bars of the first metric: axis title (the SVG's label too) and caption
     assert f'aria-label="per-slice bars: mean {hit1} (whisker: bootstrap CI)' in page
     assert f"Per-slice means of {hit1} (<code>Hit@1</code>)" in page

@@ -215,16 +215,21 @@ def check_url(value: str) -> str:
 VARIABLE_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
-def env_headers(mapping: Mapping[str, str], key: str) -> tuple[dict[str, str], list[str]]:
+def env_headers(
+    mapping: Mapping[str, str], key: str, *, keyed_by_header: bool = True
+) -> tuple[dict[str, str], list[str]]:
     """Headers whose values come from environment variables, and those secret values.
 
     A value is the variable's name (``MY_TOKEN``) or a text with ``$VAR``
     references (``Bearer $MY_TOKEN``; ``${VAR}`` also works outside Hydra
-    configs). An unset variable is a ConfigError naming the variable.
+    configs). An unset variable is a ConfigError naming the variable, under
+    ``key.<header>`` (the mapping is the user's setting), or under ``key`` alone
+    when ``keyed_by_header`` is false (a plugin built the header from ``key``).
     """
     headers: dict[str, str] = {}
     secrets: list[str] = []
     for header, spec in mapping.items():
+        where = f"{key}.{header}" if keyed_by_header else key
         if names_a_secret_itself(spec) or ("$" not in spec and not VARIABLE_NAME.fullmatch(spec)):
             # not quoted: a value where a name belongs is most likely the secret itself
             # (`${oc.env:TOKEN}` resolved, or the key pasted), remembered and redacted
@@ -232,7 +237,7 @@ def env_headers(mapping: Mapping[str, str], key: str) -> tuple[dict[str, str], l
                 f"the value of header {header!r} is neither an environment variable's name "
                 "nor a text with $NAME in it: it may be the secret itself (a ${oc.env:...} "
                 "here is replaced by the variable's value before evalframe sees it)",
-                key=f"{key}.{header}",
+                key=where,
                 hint=f"give the variable's name: {key}={{{header}: MY_TOKEN}}, or "
                 f"'{key}={{{header}: \"Bearer $MY_TOKEN\"}}'",
             )
@@ -242,7 +247,7 @@ def env_headers(mapping: Mapping[str, str], key: str) -> tuple[dict[str, str], l
             if not value:
                 raise ConfigError(
                     f"environment variable {var} is not set (needed for header {header!r})",
-                    key=f"{key}.{header}",
+                    key=where,
                     hint=f"export {var}=... before running evalframe",
                 )
             secrets.append(value)

@@ -317,7 +317,9 @@ class LLMRecommender:
             )
         if config.api_key_env:
             headers, secrets = env_headers(
-                {"Authorization": f"Bearer ${{{config.api_key_env}}}"}, "retriever.api_key_env"
+                {"Authorization": f"Bearer ${{{config.api_key_env}}}"},
+                "retriever.api_key_env",
+                keyed_by_header=False,
             )
         interval = max(1.0 / config.rate_limit if config.rate_limit else 0.0, config.delay_seconds)
         self.client = JsonClient(

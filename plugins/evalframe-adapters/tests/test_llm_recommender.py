@@ -229,8 +229,10 @@ def test_missing_key_names_the_variable(
     server: FakeServer, catalogue: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.delenv("EFA_LLM_MISSING", raising=False)
-    with pytest.raises(ConfigError, match="EFA_LLM_MISSING is not set"):
+    with pytest.raises(ConfigError, match="EFA_LLM_MISSING is not set") as err:
         make(server, catalogue, api_key_env="EFA_LLM_MISSING")
+    # the setting a user changes, not the header the plugin built from it
+    assert err.value.key == "retriever.api_key_env"
 
 
 def test_catalogue_from_the_corpus_or_none(server: FakeServer) -> None:

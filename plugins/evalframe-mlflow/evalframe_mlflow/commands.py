@@ -109,6 +109,8 @@ def _result(run: Any) -> str:
         return "error"
     if run.info.status != "FINISHED":
         return str(run.info.status).lower()
+    if tags.get("evalframe.verdict") == "unchecked":  # no required gate: nothing was checked
+        return "unchecked"
     return {"true": "passed", "false": "FAILED"}.get(tags.get("evalframe.gates_passed", ""), "—")
 
 

@@ -656,6 +656,8 @@ def build_run_record(
         tags["evalframe.exit_code"] = str(outcome.exit_code)
     if "gates_passed" in summary:
         tags["evalframe.gates_passed"] = str(bool(summary["gates_passed"])).lower()
+    if isinstance(summary.get("verdict"), str):  # passed, failed, or unchecked (none required)
+        tags["evalframe.verdict"] = summary["verdict"]
     said = summary.get("verdict_warnings")
     if isinstance(said, list) and said:  # an unblessed or drifted golden set (KnowCode)
         tags["evalframe.provisional"] = "true"

@@ -17,6 +17,13 @@ def run(status: str, **tags: str) -> SimpleNamespace:
     [
         ("FINISHED", {"evalframe.gates_passed": "true"}, "passed"),
         ("FINISHED", {"evalframe.gates_passed": "false"}, "FAILED"),  # a gate failed: exit 1
+        # no required gate: exit 0, but nothing was checked (it said "passed")
+        (
+            "FINISHED",
+            {"evalframe.gates_passed": "true", "evalframe.verdict": "unchecked"},
+            "unchecked",
+        ),
+        ("FINISHED", {"evalframe.gates_passed": "true", "evalframe.verdict": "passed"}, "passed"),
         ("FAILED", {}, "error"),  # an error stopped it (it was "failed", one case apart)
         ("RUNNING", {}, "running"),
         ("KILLED", {}, "killed"),

@@ -130,6 +130,7 @@ def test_cli_run_is_logged_to_sqlite(project: Any, store: str, client: Callable[
     assert tags["evalframe.plugin.retriever"].startswith("bm25 (evalframe-bm25 ")
     assert tags["evalframe.exit_code"] == "0"
     assert tags["evalframe.gates_passed"] == "true"
+    assert tags["evalframe.verdict"] == "unchecked"  # no gate: nothing could fail the run
     assert tags["evalframe.upload"] == "complete"
     summary = json.loads((project.root / "out" / "summary.json").read_text())
     assert tags["evalframe.golden_hash"] == summary["golden_set"]["content_hash"]
