@@ -52,6 +52,7 @@ from evalframe.core.secrets import (
     is_secret_param,
     names_a_secret_itself,
     redact_known,
+    remember_secret,
     url_secrets,
 )
 from evalframe.plugin.protocols import NOT_IN_CACHE_KEY, PluginConfig
@@ -546,6 +547,11 @@ class JsonClient:
         # and what the URL carries (a key in its query, a password or token before its
         # host, from the environment): a service's error page may echo the request line
         self._secrets = [s for s in [*secrets, *url_secrets(url)] if s]
+        # ... and wherever else the run quotes what the service sent: an id that echoes
+        # the request ("returned a document id evalframe cannot keep ... 'Bearer sk-...'")
+        # is quoted by the core, which redacts what was remembered
+        for secret in self._secrets:
+            remember_secret(secret)
         self.timeout = timeout
         self.policy = policy
         self.limiter = limiter

@@ -289,6 +289,30 @@ def test_a_key_the_service_echoes_in_its_answer_is_not_stored(
     assert ranking is not None and ranking.answer == "you sent Bearer ***"
 
 
+@pytest.mark.parametrize("echoed_as", ["an id with a space", "an id twice"])
+def test_a_key_the_service_echoes_in_a_document_id_is_not_quoted(
+    serve: Serve, monkeypatch: pytest.MonkeyPatch, echoed_as: str
+) -> None:
+    """An answer whose id echoes the request's header: the error naming the id (quoted
+    by the core, not the client) printed the key from the environment in full."""
+    secret = "tok-ZZZZyyyyXXXXwwww9876"
+    monkeypatch.setenv("EFA_TEST_TOKEN", secret)
+
+    def echo(req: Request) -> Reply:
+        sent = req.headers["Authorization"]
+        if echoed_as == "an id twice":
+            doc = f"echo_{sent.replace(' ', '_')}"
+            return Reply(body={"results": [{"id": doc, "score": 1.0}, {"id": doc, "score": 0.5}]})
+        return Reply(body={"results": [{"id": f"you sent {sent}", "score": 1.0}]})
+
+    r = make(serve(echo).url, headers_from_env={"Authorization": "Bearer $EFA_TEST_TOKEN"})
+    with pytest.raises(PluginError) as err:
+        r.retrieve(QUERIES[0], 5)
+    said = err.value.render()
+    assert secret not in said and "tok-ZZZZ" not in said
+    assert ("cannot keep" if echoed_as == "an id with a space" else "twice") in said
+
+
 def test_a_body_secret_the_service_echoes_in_its_answer_is_not_stored(serve: Serve) -> None:
     """A key sent in the body (``api_key: ${oc.env:TOKEN}``, resolved before the plugin
     sees it) and quoted back in a 200 answer went into per_query.jsonl, the page and the
