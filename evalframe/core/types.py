@@ -64,6 +64,11 @@ def normalise_id(value: Any) -> Any:
         if is_plain_id(value):
             return value
         value = value.strip(_ASCII_SPACE)
+        if any(unicodedata.category(ch) == "Cs" for ch in value):  # "\ud800" from JSON
+            raise ValueError(
+                f"the id {value!r} holds half of a UTF-16 surrogate pair, which is no "
+                "character and cannot be written as UTF-8 (a tool cut an emoji in two)"
+            )
         if any(unicodedata.category(ch) == "Cc" or ch == " " for ch in value):
             raise ValueError(
                 f"the id {value!r} contains whitespace or a control character, which a TREC "

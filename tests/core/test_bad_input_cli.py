@@ -15,6 +15,8 @@ from pathlib import Path
 import pytest
 
 from evalframe.app import cli
+from evalframe.core.errors import DataError
+from evalframe.core.reader.jsonfiles import read_json
 
 DATA = Path(__file__).parents[1] / "data" / "trec_eval"
 BOM = b"\xef\xbb\xbf"
@@ -150,3 +152,54 @@ def test_golden_validate_on_a_folder_named_like_a_file(
     assert f"KnowCode golden set is a folder, not a file: {folder}" in one_paragraph_error(
         code, err
     )
+
+
+@pytest.mark.parametrize(
+    ("line", "said"),
+    [
+        # nested past Python's stack: orjson refuses it, the json module recursed (exit 3)
+        (
+            '{"id": 2, "question": "x", "expected_chunks": [], "m": '
+            + "[" * 3000
+            + "]" * 3000
+            + "}",
+            "its JSON is nested too deeply to read",
+        ),
+        # an integer of 5,000 digits: Python's int limit (ValueError, exit 3)
+        (
+            '{"id": 1' + "0" * 5000 + ', "question": "x", "expected_chunks": ["a"]}',
+            "it holds a number evalframe cannot read (Exceeds the limit (4300 digits)",
+        ),
+        # half of a surrogate pair: valid JSON, no character (content hash: exit 3)
+        (
+            '{"id": 2, "question": "x \\ud800 y", "expected_chunks": [1]}',
+            "a string holds half of a UTF-16 surrogate pair",
+        ),
+    ],
+    ids=["deep", "huge-int", "lone-surrogate"],
+)
+def test_json_python_cannot_hold_is_a_located_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], line: str, said: str
+) -> None:
+    path = tmp_path / "gold.jsonl"
+    path.write_text(json.dumps(RECORD) + "\n" + line + "\n", encoding="utf-8")
+    code, _, err = golden_validate(capsys, path)
+    err = one_paragraph_error(code, err)
+    assert f"{path}:2: " in err and said in err
+    # a whole JSON document (KnowCode's, Galaxy's formats read them): the same error
+    doc = tmp_path / "gold.json"
+    doc.write_text("[\n" + json.dumps(RECORD) + ",\n" + line + "\n]\n", encoding="utf-8")
+    with pytest.raises(DataError) as refused:
+        read_json(doc, what="golden set")
+    assert said in refused.value.render() and str(doc) in refused.value.render()
+
+
+def test_a_surrogate_pair_is_one_character_and_read(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``\\ud83d\\ude00`` is 😀 written as two escapes: whole, it is read as it was."""
+    path = tmp_path / "gold.jsonl"
+    record = {**RECORD, "question": "How do I install it? \\ud83d\\ude00"}
+    path.write_text(json.dumps(record).replace("\\\\u", "\\u") + "\n", encoding="utf-8")
+    code, _, err = golden_validate(capsys, path)
+    assert code in (0, 1) and "half of a UTF-16" not in err, err

@@ -57,6 +57,12 @@ def read_jsonl(
                 got=repr(line.strip()[:80]),
                 hint="each line must be one complete JSON object",
             ) from None
+        except (RecursionError, ValueError) as exc:  # valid JSON evalframe cannot hold
+            raise DataError(
+                _unreadable(exc), path=p, line=lineno, got=repr(line.strip()[:80])
+            ) from None
+        if "\\u" in line:  # an escape, perhaps half a surrogate pair (one look, in C)
+            _refuse_lone_surrogates(line, value, p, lineno)
         if unique_keys:
             repeated = _repeated_key(line, value)
             if repeated is not None:
@@ -212,6 +218,9 @@ def read_json(
             line=exc.lineno,
             hint=hint,
         ) from None
+    except (RecursionError, ValueError) as exc:  # valid JSON evalframe cannot hold
+        raise DataError(f"the {what}: {_unreadable(exc)}", path=p) from None
+    _refuse_lone_surrogates(text, data, p, None)
     doc = JsonDocument(p, text, data)
     repeated = _repeated_key(text, data) if unique_keys else None
     if repeated is not None:
@@ -263,6 +272,43 @@ def read_json_array(
         )
     offsets = doc.items(doc.start())
     return [(doc.line_at(at), value) for at, value in zip(offsets, doc.data, strict=True)]
+
+
+def _unreadable(exc: BaseException) -> str:
+    """What is wrong with JSON the parser read but Python cannot hold: arrays or objects
+    nested past the interpreter's stack, or an integer of thousands of digits."""
+    if isinstance(exc, RecursionError):
+        return (
+            "its JSON is nested too deeply to read (arrays or objects inside one another "
+            "about a thousand levels down)"
+        )
+    return f"it holds a number evalframe cannot read ({str(exc).split(';')[0]})"
+
+
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
+
+
+def _refuse_lone_surrogates(text: str, value: Any, path: Path, line: int | None) -> None:
+    """A ``\\ud800`` escape with no partner is valid JSON but no character: it cannot be
+    written as UTF-8 (the set's content hash, every file a run writes), and failed there
+    as a crash. Refused at its line; looked for only when the text has such an escape."""
+    if "\\u" not in text or _SURROGATE_ESCAPE.search(text) is None:  # the first: memchr
+        return
+    try:
+        json.dumps(value, ensure_ascii=False).encode("utf-8")
+    except UnicodeEncodeError:
+        at = line
+        if at is None:  # a whole document: the first line with such an escape
+            found = _SURROGATE_ESCAPE.search(text)
+            at = text.count("\n", 0, found.start() if found else 0) + 1
+        raise DataError(
+            "a string holds half of a UTF-16 surrogate pair (an escape such as \\ud800 "
+            "with no partner), which is no character and cannot be written as UTF-8",
+            path=path,
+            line=at,
+            hint="the tool that wrote the file cut a character (an emoji) in two: fix "
+            "or remove that escape",
+        ) from None
 
 
 def _where(exc: json.JSONDecodeError) -> str:
