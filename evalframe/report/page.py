@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from evalframe.assess.runfolder import RunFolder, SweepFolder
-from evalframe.core.errors import ConfigError
+from evalframe.core.errors import ConfigError, EvalframeError
 from evalframe.core.io import atomic_write
 from evalframe.core.messages import warn
 from evalframe.core.progress import step
@@ -277,6 +277,13 @@ class RunPage:
                     corpus=result.corpus,
                     cache_dir=exp.cache_dir,
                 )
+            )
+        except EvalframeError as exc:  # the data, not the report: said without a traceback
+            said = exc.render().removeprefix("error: ").replace("\n  hint: ", "; ")
+            warn(
+                f"report.html was not written: {said}. The run's other files are complete; "
+                f"`evalframe report {exp.output_dir}` draws the page once the corpus is the "
+                "one the run read"
             )
         except Exception as exc:  # noqa: BLE001  # the run's results stand without their page
             # credentials a plugin's text may carry are redacted (core.secrets)
