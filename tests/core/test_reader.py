@@ -633,3 +633,30 @@ def test_a_key_repeated_inside_a_member_object_is_found(outer: dict, inner: dict
     twice = body[:-1] + "," + json.dumps(name) + ":0}"
     text = json.dumps({**outer, member: "@"}, separators=(",", ":")).replace('"@"', twice)
     assert _repeated_key(text, json.loads(text)) == name
+
+
+@pytest.mark.parametrize("reader", ["columns", "run"])
+def test_a_run_whose_lines_end_in_cr_alone_is_refused_not_cut_to_its_first_record(
+    tmp_path: Path, reader: str
+) -> None:
+    """Read as one line, the file was its first record: words after the tag are ignored,
+    so every other record was dropped without a word (exit 0)."""
+    path = tmp_path / "mac.run"
+    path.write_bytes(b"q1 Q0 d1 1 0.9 t\rq1 Q0 d2 2 0.8 t\rq2 Q0 d3 1 0.7 t\r")
+    read = read_run_columns if reader == "columns" else read_trec_run
+    with pytest.raises(DataError) as refused:
+        read(path)
+    said = refused.value.render()
+    assert f"{path}:1: the line holds 18 fields with carriage returns between them" in said
+    assert "tr '\\r' '\\n'" in said
+
+
+def test_crlf_and_a_stray_cr_between_fields_are_read_as_trec_eval_reads_them(
+    tmp_path: Path,
+) -> None:
+    """CR is whitespace (C's isspace): a CRLF file, and a CR inside a line of six
+    fields, are read, record for record."""
+    path = tmp_path / "ok.run"
+    path.write_bytes(b"q1 Q0 d1 1 0.9 t\r\nq1 Q0 d2 2 0.8\rt\r\nq2 Q0 d3 1 0.7 t\r\n")
+    run = read_trec_run(path)
+    assert {q: r.doc_ids for q, r in run.rankings.items()} == {"q1": ("d1", "d2"), "q2": ("d3",)}

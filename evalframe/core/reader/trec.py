@@ -31,6 +31,7 @@ number parser and its range checks, and a change to one is a change to both.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -540,12 +541,47 @@ def parse_run(data: bytes, path: str) -> RunColumns:
 
 
 def _checked(data: bytes, path: str, fmt: _Format) -> bytes:
-    """The file's bytes without a BOM, checked to be UTF-8 without NUL bytes."""
+    """The file's bytes without a BOM, checked to be UTF-8 without NUL bytes, and not
+    with lines that end in a carriage return alone (:func:`_refuse_cr_line_ends`)."""
     data = check_text(data, path=path, what=fmt.what)
+    if b"\r" in data:  # one look (memchr); most files have none, or only CRLF ends
+        _refuse_cr_line_ends(data, path, fmt)
     if not data.isascii():  # only non-ASCII text can hold a no-break space, or a mark
         warn_unicode_space(data.decode("utf-8"), path=path, what=fmt.what)
         warn_inner_bom(data, path=path, what=fmt.what)
     return data
+
+
+def _refuse_cr_line_ends(data: bytes, path: str, fmt: _Format) -> None:
+    """A carriage return not followed by a newline is whitespace between fields, as in
+    trec_eval. A line with one that holds more fields than a record has is a file whose
+    lines end in CR alone (an old Mac format, a tool's export): read as one line, a run
+    kept its first record and dropped the rest without a word (words after the tag are
+    ignored). Refused at that line."""
+    if data.count(b"\r") == data.count(b"\r\n"):
+        return
+    checked_to = -1
+    for bare in _BARE_CR.finditer(data):  # only the lines holding one are looked at
+        if bare.start() < checked_to:
+            continue
+        start = data.rfind(b"\n", 0, bare.start()) + 1
+        end = data.find(b"\n", bare.start())
+        checked_to = end = len(data) if end == -1 else end
+        fields = len(data[start:end].split())
+        if fields > fmt.width:
+            raise DataError(
+                f"the line holds {fields} fields with carriage returns between them, "
+                f"where a {fmt.what} line holds {fmt.width} ({fmt.layout}): the file's "
+                "lines end in a carriage return alone, and it would be read as one line",
+                path=path,
+                line=data.count(b"\n", 0, start) + 1,
+                expected="lines that end in \\n or \\r\\n",
+                hint=f"convert its line ends: tr '\\r' '\\n' < {path} > fixed.{fmt.name}",
+            )
+
+
+#: A carriage return with no newline after it.
+_BARE_CR = re.compile(rb"\r(?!\n)")
 
 
 def _columns(
