@@ -198,6 +198,31 @@ def test_a_gain_map_no_number_can_be_made_of_is_refused(
     assert "Traceback" not in captured.err and captured.out == ""
 
 
+@pytest.mark.parametrize(
+    "flag",
+    [
+        "set_F.1e400",  # inf: crashed an assertion (exit 3)
+        "set_F.nan",  # scored as if a weight, exit 0
+        "iprec_at_recall.nan,0.5",  # a level printed as "0.00"
+        "11pt_avg.nan",
+        "iprec_at_recall.x",
+    ],
+)
+def test_a_real_parameter_that_is_no_finite_number_is_refused(
+    flag: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from evalframe.app.cli import main
+
+    code = main(["trec-eval", "-m", flag, str(DATA / "qrels.test"), str(DATA / "results.test")])
+    assert code == 2
+    captured = capsys.readouterr()
+    bad = flag.split(".", 1)[1].split(",")[0]
+    assert captured.err.startswith(
+        f"error: option -m: measure {flag}: {bad!r} is not a finite number"
+    )
+    assert "Traceback" not in captured.err and captured.out == ""
+
+
 def test_gains_whose_ideal_dcg_overflows_are_refused_before_scoring(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

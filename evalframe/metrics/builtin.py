@@ -145,6 +145,8 @@ def _gain_map(text: str) -> dict[int, float]:
             ) from None
         if not sep:
             raise ValueError(f"gain map entry {item!r} is not label:gain (e.g. gain=1:3;2:9)")
+        if not math.isfinite(mapping[int(label)]):  # 1:nan scored every query 0 in silence
+            raise ValueError(f"gain map entry {item!r}: the gain is not a finite number")
     return mapping
 
 

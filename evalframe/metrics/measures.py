@@ -274,7 +274,15 @@ def parse_metric(text: str | Metric, *, key: str | None = None) -> Metric:
                     key=key,
                     expected="NAME(key=value,...)",
                 )
-            given[pkey.strip()] = _coerce(pval.strip())
+            value = _coerce(pval.strip())
+            if isinstance(value, float) and not math.isfinite(value):  # nan, inf, 1e400
+                raise ConfigError(
+                    f"metric {raw!r}: parameter {pkey.strip()!r} is {pval.strip()!r}, which is "
+                    "not a finite number",
+                    key=key,
+                    expected="a finite number, e.g. beta=0.5",
+                )
+            given[pkey.strip()] = value
     view = given.pop("view", None)
     if view is not None and not (isinstance(view, str) and view.isidentifier()):
         raise ConfigError(

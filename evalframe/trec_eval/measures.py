@@ -179,7 +179,7 @@ def _eleven_pt(req: Request, p: _Params) -> list[Output]:
     if req.params is None:
         m = _with("11pt", p.iprec)
         return [Output("11pt_avg", req.root, "float", (m,), _value(m))]
-    levels = sorted(_atof(v) for v in req.params.split(","))
+    levels = sorted(_finite(v, req) for v in req.params.split(","))
     ms = tuple(_with("IPrec", p.iprec, _recall_level(v, req)) for v in levels)
     return [Output(f"11pt_avg_{req.params}", req.root, "float", ms, partial(_pt_avg, ms=ms))]
 
@@ -192,7 +192,7 @@ def _ndcg(req: Request, p: _Params) -> list[Output]:
 
 
 def _set_f(req: Request, p: _Params) -> list[Output]:
-    x = _atof(req.params.split(",")[0]) if req.params else 1.0
+    x = _finite(req.params.split(",")[0], req) if req.params else 1.0
     if x < 0:
         raise ConfigError(f"measure set_F.{req.params}: the weight must not be negative", key="-m")
     name = f"set_F_{req.params}" if req.params else "set_F"
@@ -339,6 +339,19 @@ def _atof(text: str) -> float:
     return float(match.group()) if match else 0.0
 
 
+def _finite(text: str, req: Request) -> float:
+    """A real parameter (a recall level, set_F's weight), stricter than C's ``atof``,
+    which reads ``nan``, ``inf`` and ``1e400`` as such and a word as 0: they named a
+    level "0.00" or crashed the scoring. Anything but a finite number is refused."""
+    if _NUMBER.fullmatch(text) is None or not math.isfinite(float(text)):
+        raise ConfigError(
+            f"measure {req.root}.{req.params}: {text.strip()!r} is not a finite number",
+            key="-m",
+            expected="numbers such as 0.5 or 1e-3, comma-separated",
+        )
+    return float(text)
+
+
 def _long_cuts(req: Request) -> list[int]:
     spec = SUPPORTED[req.root]
     if req.params is None:
@@ -366,7 +379,7 @@ def _long_cuts(req: Request) -> list[int]:
 def _double_cuts(req: Request) -> list[float]:
     if req.params is None:
         return list(SUPPORTED[req.root].default)
-    cuts = sorted(_atof(p) for p in req.params.split(","))
+    cuts = sorted(_finite(p, req) for p in req.params.split(","))
     if len(set(cuts)) != len(cuts):
         raise ConfigError(f"measure {req.root}.{req.params}: duplicate cutoffs", key="-m")
     return cuts

@@ -401,3 +401,20 @@ def test_declared_bounds_must_be_a_range() -> None:
     with pytest.raises(PluginError, match="declares bounds"):
         metric("BadBounds", bounds=(1.0, 0.0))(lambda m, k, p: np.zeros(0))
     assert "BadBounds" not in METRICS
+
+
+@pytest.mark.parametrize(
+    ("text", "said"),
+    [
+        # SetF(beta=inf) retrieved, then failed as "the kernel returned NaN" (exit 2, late)
+        ("SetF(beta=1e400)", "parameter 'beta' is '1e400', which is not a finite number"),
+        ("SetF(beta=nan)", "parameter 'beta' is 'nan', which is not a finite number"),
+        # a gain of NaN scored every query 0 without a word (exit 0)
+        ("nDCG(gain=1:nan)@5", "the gain is not a finite number"),
+        ("nDCG(gain=1:1e400)@5", "the gain is not a finite number"),
+    ],
+)
+def test_a_parameter_that_is_no_finite_number_is_refused_at_its_key(text: str, said: str) -> None:
+    err = _error(text, key="metrics.measures[0]")
+    assert said in err.message
+    assert err.key == "metrics.measures[0]"
