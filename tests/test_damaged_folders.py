@@ -263,6 +263,31 @@ def test_compare_names_the_missing_summary(project: Project) -> None:
     )
 
 
+@pytest.mark.parametrize(
+    ("field", "value", "said"),
+    [
+        ("golden_set", "x", "field 'golden_set' must be an object"),  # AttributeError, exit 3
+        ("metrics", 5, "field 'metrics' must be an array"),  # TypeError, exit 3
+        ("gates_passed", "yes", "field 'gates_passed' must be true or false"),
+    ],
+)
+def test_a_summary_field_of_the_wrong_type_is_a_located_error(
+    project: Project, field: str, value: object, said: str
+) -> None:
+    run = stored(project)
+    edited = copy(run, "edited")
+    path = edited / "summary.json"
+    summary = json.loads(path.read_text())
+    summary[field] = value
+    path.write_text(json.dumps(summary))
+    for args in (("compare", str(edited), str(run)), ("report", str(edited))):
+        res = project.run(*args)
+        assert res.code == 2, res.stderr
+        assert "Traceback" not in res.stderr
+        assert res.stderr.startswith(f"error: {path}: {said}"), res.stderr
+        assert f"(got {value!r})" in res.stderr
+
+
 def test_rescore_refuses_a_folder_without_its_summary(project: Project) -> None:
     """A run writes summary.json last: a folder without it stopped while writing, and a
     rescore in place turned it into one that looked finished (exit 0)."""

@@ -238,6 +238,54 @@ def per_query_records(evaluation: Evaluation, rule: StatusRule) -> list[dict[str
     return records
 
 
+#: The JSON type of each field of ``summary.json`` that readers look into (``compare``,
+#: ``report``, ``rescore``), as every version writes it; None where it may be null.
+_SUMMARY_SHAPE: dict[str, tuple[type, ...]] = {
+    "experiment": (str,),
+    "golden_set": (dict,),
+    "corpus": (dict, type(None)),
+    "baseline": (dict, type(None)),
+    "metrics": (list,),
+    "headline": (list,),
+    "labels": (dict,),
+    "policies": (dict,),
+    "counts": (dict,),
+    "overall": (dict,),
+    "slices": (dict,),
+    "by_slice": (dict,),
+    "gates_passed": (bool,),
+    "verdict": (str,),
+    "analysis": (dict,),
+    "run_file": (dict, type(None)),
+}
+_SHARD_SHAPE: dict[str, tuple[type, ...]] = {
+    "shard": (dict,),
+    "golden_set": (dict,),
+    "queries": (list,),
+}
+_JSON_TYPES = {dict: "an object", list: "an array", str: "a string", bool: "true or false"}
+
+
+def _check_shape(data: dict[str, Any], shape: dict[str, tuple[type, ...]], path: Path) -> None:
+    """A field of the wrong JSON type (a hand edit, a merge conflict resolved badly) is
+    a located error naming it, not a crash where a reader looks into it (exit 3)."""
+    for name, kinds in shape.items():
+        if name not in data:
+            continue  # an older folder's: the readers fall back
+        value = data[name]
+        if not isinstance(value, kinds) or (bool not in kinds and isinstance(value, bool)):
+            wanted = " or ".join(
+                "null" if k is type(None) else _JSON_TYPES.get(k, k.__name__) for k in kinds
+            )
+            raise DataError(
+                f"field {name!r} must be {wanted}",
+                path=path,
+                key=name,
+                got=repr(value)[:80],
+                hint="restore the file from the run (or re-run it); it was edited by hand",
+            )
+
+
 def stated_queries(summary: dict[str, Any]) -> int | None:
     """How many golden queries ``summary.json`` says the run scored: ``per_query.jsonl``
     holds one record for each. None when the summary does not say (an older folder)."""
@@ -516,6 +564,7 @@ class RunFolder:
                 path=self.file(self.SUMMARY),
                 hint="upgrade evalframe to read it",
             )
+        _check_shape(data, _SUMMARY_SHAPE, self.file(self.SUMMARY))
         return data
 
     def metrics(self) -> dict[str, Any]:
@@ -857,6 +906,7 @@ class RunFolder:
     def shard(self) -> dict[str, Any]:
         """``shard.json``: which slice, and what it was retrieved with."""
         data = self._json(self.SHARD, "shard description")
+        _check_shape(data, _SHARD_SHAPE, self.file(self.SHARD))
         layout = data.get("layout", 1)
         if not isinstance(layout, int) or layout > LAYOUT:
             raise DataError(
