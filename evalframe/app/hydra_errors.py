@@ -66,17 +66,28 @@ _FS_ERROR = re.compile(
 )
 
 
+_LOG_FS_ERROR = re.compile(
+    r"^(?P<kind>\w*Error): \[Errno \d+\] (?P<what>[^\n]+?): '(?P<path>[^'\n]+)'\s*$",
+    re.MULTILINE,
+)
+
+
 def _fs_error(text: str) -> EvalframeError | None:
     """A traceback Hydra printed for a folder it could not make (``hydra.run.dir`` under
     a file, a read-only working folder), as a located error."""
     found = _FS_ERROR.search(text)
+    if found is None and "Unable to configure handler 'file'" in text:
+        # the job's log file in a folder it cannot write (a read-only hydra.run.dir):
+        # the OS error is the cause, further up, and logging's ValueError the last line
+        found = _LOG_FS_ERROR.search(text)
     if found is None or "Traceback (most recent call last)" not in text:
         return None
     path = found["path"]
     sweep = "multirun" in text  # a frame of Hydra's multirun, or its sweep folder
     key = "hydra.sweep.dir" if sweep else "hydra.run.dir"
     return ConfigError(
-        f"the {'sweep' if sweep else 'run'}'s folder cannot be made: {found['what']}: {path!r}",
+        f"the {'sweep' if sweep else 'run'}'s folder cannot be made or written: "
+        f"{found['what']}: {path!r}",
         key=key,
         hint="Hydra writes a run under outputs/ (a -m sweep under multirun/) in the current "
         f"folder: run from a folder you can write to, or set {key}=DIR to one",

@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 import shlex
 from collections.abc import Sequence
+from typing import Any
 
 from evalframe.core.errors import ConfigError
 from evalframe.core.secrets import redact_mapping_text, redact_override_value
@@ -65,6 +66,22 @@ def quoted_override(item: str) -> str | None:
     return f"{key}={fixed}" if fixed != value else None
 
 
+#: Hydra's folders a run or a sweep is written into: empty, Hydra writes into the
+#: current folder (``hydra.run.dir=$OUTDIR`` with the variable unset).
+_RUN_FOLDERS = ("hydra.run.dir", "hydra.sweep.dir")
+
+
+def _refuse_an_empty_folder(key: str, value: Any, item: str) -> None:
+    if key in _RUN_FOLDERS and (value is None or (isinstance(value, str) and not value.strip())):
+        raise ConfigError(
+            f"{key} is empty: the run would be written into the current folder",
+            key=key,
+            got=repr(item),
+            hint=f"give a folder ({key}=outputs/NAME), or leave {key} out for the default; "
+            "a variable of the shell that is not set gives an empty value",
+        )
+
+
 def check_override_syntax(overrides: Sequence[str]) -> None:
     """An override Hydra cannot read because a value needs quotes: say so, with the fix.
 
@@ -78,7 +95,8 @@ def check_override_syntax(overrides: Sequence[str]) -> None:
     parser = OverridesParser.create()
     for item in overrides:
         try:
-            parser.parse_overrides([item])
+            (parsed,) = parser.parse_overrides([item])
+            _refuse_an_empty_folder(parsed.key_or_group, parsed.value(), item)
         except OverrideParseException as exc:
             _refuse_a_metric_in_the_key(item, exc)
             _refuse_no_equals(item, exc)

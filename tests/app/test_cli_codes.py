@@ -3,6 +3,10 @@ its traceback (not 1, a failed gate), and a misspelt command gets a suggestion."
 
 from __future__ import annotations
 
+import os
+import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -145,3 +149,31 @@ def test_a_folder_where_a_run_writes_a_file_is_found_before_anything_is_written(
     err = capsys.readouterr().err
     assert err.startswith(f"error: cannot write {run / 'report.html'}: it is a folder")
     assert sorted(p.name for p in run.iterdir()) == before
+
+
+def test_a_run_folder_that_cannot_be_written_is_the_keys_error(tmp_path: Path) -> None:
+    """An existing hydra.run.dir without write permission: Hydra's logging setup failed
+    on its log file, a 30-line traceback ending in "Unable to configure handler 'file'"
+    (exit 2 all the same). Said as the key's error now. As root (CI, here), the
+    permission is dropped for the process with setpriv, as a user's shell has none."""
+    run_dir = tmp_path / "ro"
+    run_dir.mkdir()
+    run_dir.chmod(0o555)
+    command = [sys.executable, "-m", "evalframe", "+experiment=quickstart", "tracking=none"]
+    command.append(f"hydra.run.dir={run_dir}")
+    if os.geteuid() == 0:
+        setpriv = shutil.which("setpriv")
+        if setpriv is None:
+            pytest.skip("root without setpriv: a read-only folder is writable")
+        drop = "-dac_override,-dac_read_search"
+        command = [setpriv, f"--bounding-set={drop}", f"--inh-caps={drop}", *command]
+    try:
+        done = subprocess.run(command, capture_output=True, text=True, timeout=120, cwd=tmp_path)
+    finally:
+        run_dir.chmod(0o755)
+    assert done.returncode == 2, done.stderr
+    assert "Traceback" not in done.stderr
+    assert done.stderr.startswith(
+        "error: config key hydra.run.dir: the run's folder cannot be made or written: "
+        f"Permission denied: '{run_dir / 'hydra_app.log'}'"
+    ), done.stderr

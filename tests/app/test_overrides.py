@@ -55,3 +55,24 @@ def test_a_stored_configs_override_without_equals_is_refused_not_set_to_null(
     with pytest.raises(ConfigError) as err:
         load_config(config, ["depth"], None)
     assert err.value.key == "depth" and "has no '='" in err.value.message
+
+
+@pytest.mark.parametrize(
+    "item", ["hydra.run.dir=", "hydra.run.dir=''", "hydra.sweep.dir=", "hydra.run.dir=null"]
+)
+def test_an_empty_run_folder_is_refused_before_hydra_writes_into_the_current_one(
+    item: str,
+) -> None:
+    """``hydra.run.dir=$OUTDIR`` with the variable unset: Hydra wrote the run (config.yaml,
+    run.trec, .hydra/) into the current folder, exit 0."""
+    with pytest.raises(ConfigError) as refused:
+        check_override_syntax(["+experiment=quickstart", item])
+    key = item.partition("=")[0]
+    assert refused.value.key == key
+    assert f"{key} is empty: the run would be written into the current folder" in (
+        refused.value.message
+    )
+
+
+def test_a_run_folder_is_still_any_folder() -> None:
+    check_override_syntax(["hydra.run.dir=out", "hydra.sweep.dir=multirun/x", "hydra.run.dir=."])
