@@ -88,6 +88,9 @@ def main(argv: Sequence[str]) -> int:
         what="shard config",
         hint="write changes as key=value or group=option, e.g. tracking=none",
         stored_rankings=True,
+        # the merge is the run: tracked as a run is (EVALFRAME_TRACKING, tracking=...), not
+        # as its shards were (a sharded sweep tracks none of its shards)
+        fresh_tracking=True,
     )
     exp = validate_experiment(raw)
     # the golden set and corpus against the shards, each shard's slice: no tracker yet

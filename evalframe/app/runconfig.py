@@ -109,6 +109,7 @@ def load_config(
     stored_rankings: bool = False,
     repair: str = _RESTORE,
     refuse_secrets: bool = False,
+    fresh_tracking: bool = False,
 ) -> dict[str, Any]:
     """The composed config in ``path`` with ``overrides`` applied, resolved and checked.
 
@@ -124,7 +125,9 @@ def load_config(
     ``refuse_secrets``: a credential written into the file or an override is
     refused, as the command line refuses it (``run-config``, which runs the
     config; a stored run's config holds its credentials redacted, and a rescore
-    sends nothing).
+    sends nothing). ``fresh_tracking``: a ``tracking`` section in the file is dropped,
+    so the environment and the overrides pick it as on a run (``merge``: a shard's
+    config, written by shards that were tracked by none, still held ``tracking: none``).
     """
     from omegaconf import DictConfig, OmegaConf
     from omegaconf.errors import OmegaConfBaseException
@@ -195,6 +198,8 @@ def load_config(
                 got="no settings (only comments or blank lines)" if root is None else _kind(root),
                 hint=repair,
             )
+        if fresh_tracking and "tracking" in cfg:
+            del cfg["tracking"]
         in_file = OmegaConf.to_container(cfg, resolve=False)  # to locate a credential in it
         if "tracking" not in cfg and "tracking" not in groups:
             # a run's config.yaml keeps no tracking section: track as a fresh run would

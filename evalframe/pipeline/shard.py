@@ -69,8 +69,9 @@ _NOT_IDENTITY = (("shard",), ("output", "dir"), ("output", "cache_dir"))
 
 
 def config_identity(config: Mapping[str, Any]) -> dict[str, Any]:
-    """The config minus the settings that may differ between shards of one evaluation."""
-    out: dict[str, Any] = {k: v for k, v in config.items() if k != "shard"}
+    """The config minus the settings that may differ between shards of one evaluation
+    (where each is tracked changes no number)."""
+    out: dict[str, Any] = {k: v for k, v in config.items() if k not in ("shard", "tracking")}
     output = out.get("output")
     if isinstance(output, Mapping):
         out["output"] = {k: v for k, v in output.items() if k not in ("dir", "cache_dir")}
@@ -136,7 +137,10 @@ def run_shard(
 
     folder.prepare(shard=True)
     folder.mark_unfinished()
-    folder.write_text(folder.CONFIG, OmegaConf.to_yaml(OmegaConf.create(exp.public_config)))
+    # without `tracking`, as a run's config.yaml: where the merged run is reported is the
+    # merge's environment's choice, and changes no number
+    stored = {k: v for k, v in exp.public_config.items() if k != "tracking"}
+    folder.write_text(folder.CONFIG, OmegaConf.to_yaml(OmegaConf.create(stored)))
     folder.write_run(run, tag=exp.run_tag)
     folder.write_rankings(ids, run)
     folder.write_json(  # last: a folder with shard.json is a finished shard

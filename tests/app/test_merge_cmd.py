@@ -76,6 +76,41 @@ def test_a_refused_merge_tracks_nothing_and_an_accepted_one_is_one_run(
     assert int(runs[0].data.metrics["queries"]) == 37
 
 
+@pytest.mark.slow  # MLflow's store: about 5 s
+@pytest.mark.filterwarnings("ignore::DeprecationWarning")  # MLflow's sqlalchemy, not ours
+def test_a_merge_is_tracked_as_a_run_whatever_its_shards_were_tracked_by(
+    sharded: Path,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    mlflow_store: Callable[[Path], str],
+) -> None:
+    """Shards of a sweep run with EVALFRAME_TRACKING=none kept `tracking: none` in their
+    config.yaml, which the merge inherited: `tracking.uri=...` alone (which tracks a run)
+    was ignored without a word, and the merged run was never tracked."""
+    for shard in _shards(sharded):  # like a run's, the shard's config.yaml has no tracking
+        assert "tracking" not in (Path(shard) / "config.yaml").read_text()
+    # shards an earlier evalframe wrote, with the section
+    old = tmp_path / "old"
+    for i, shard in enumerate(_shards(sharded)):
+        copy = old / str(i)
+        copy.mkdir(parents=True)
+        for f in Path(shard).iterdir():
+            if f.is_file():
+                (copy / f.name).write_bytes(f.read_bytes())
+        with (copy / "config.yaml").open("a") as handle:
+            handle.write("tracking:\n  name: none\n")
+    monkeypatch.delenv("EVALFRAME_TRACKING")
+    store = mlflow_store(tmp_path / "mlflow.db")
+    out = tmp_path / "merged"
+    argv = ["merge", str(old / "0"), str(old / "1"), "--out", str(out), NO_PAGE]
+    assert main([*argv, f"tracking.uri={store}"]) == 1  # the project's gate fails
+    from mlflow.tracking import MlflowClient
+
+    client = MlflowClient(store)
+    runs = client.search_runs([e.experiment_id for e in client.search_experiments()])
+    assert [r.data.tags["evalframe.run_folder"] for r in runs] == [str(out.resolve())]
+
+
 def test_out_is_new_empty_or_an_earlier_run_and_never_other_files(
     sharded: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
