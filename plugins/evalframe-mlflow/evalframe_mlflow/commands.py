@@ -26,6 +26,8 @@ from evalframe_mlflow.upload import artifact_location_for, resolve_uri
 __all__ = ["fetch_run", "group_members", "runs_main", "serve", "sync_main", "ui_main"]
 
 _RUN_ID = re.compile(r"^(?:runs:/|mlflow:)?([0-9a-f]{32})/?$")
+#: The first characters of a run id, as `evalframe runs` prints them (8), or more.
+_RUN_ID_PREFIX = re.compile(r"^(?:runs:/|mlflow:)?([0-9a-f]{6,31})/?$")
 
 
 def _store_exists(uri: str) -> bool:
@@ -828,9 +830,43 @@ def _stop_group(proc: subprocess.Popen[bytes], grace: float) -> None:
 
 
 # -- compare on run ids ---------------------------------------------------------------
+def _run_id_from_prefix(client: Any, prefix: str, uri: str) -> str:
+    """The one run in the store whose id begins with ``prefix`` (every experiment's)."""
+    try:
+        experiments = [e.experiment_id for e in client.search_experiments()]
+        found: list[str] = []
+        token = None
+        while experiments:
+            page = client.search_runs(experiments, max_results=1000, page_token=token)
+            found += [r.info.run_id for r in page if r.info.run_id.startswith(prefix)]
+            token = page.token
+            if not token:
+                break
+    except Exception as exc:  # noqa: BLE001  # MLflow's own exception types, or the network
+        raise _unreachable(uri, exc) from None
+    if len(found) == 1:
+        return found[0]
+    if not found:
+        raise ConfigError(
+            f"no MLflow run in {uri} has an id beginning with {prefix}",
+            expected="the id of a run logged by evalframe, or its first characters "
+            "(see `evalframe runs`)",
+            hint="set MLFLOW_TRACKING_URI to the store it was logged to",
+        )
+    raise ConfigError(
+        f"{len(found)} MLflow runs in {uri} have ids beginning with {prefix}",
+        got=", ".join(sorted(found)[:5]) + (" ..." if len(found) > 5 else ""),
+        hint="give more of the id (`evalframe runs --wide` shows them whole)",
+    )
+
+
 def fetch_run(ref: str, dest: Path) -> Path | None:
-    """Download a logged run's result files into ``dest``; None if ``ref`` is not a run id."""
-    match = _RUN_ID.match(ref.strip())
+    """Download a logged run's result files into ``dest``; None if ``ref`` is not a run id.
+
+    A run id's first characters (6 or more: ``evalframe runs`` prints 8) stand for the
+    one run whose id begins with them, as git takes a commit's; two such runs are
+    refused, with both named."""
+    match = _RUN_ID.match(ref.strip()) or _RUN_ID_PREFIX.match(ref.strip())
     if match is None:
         return None
     run_id = match.group(1)
@@ -841,6 +877,8 @@ def fetch_run(ref: str, dest: Path) -> Path | None:
     from evalframe_mlflow.upload import Uploader
 
     client = Uploader(uri, timeout_seconds=5, retries=1, write=False).client
+    if len(run_id) < 32:
+        run_id = _run_id_from_prefix(client, run_id, uri)
     try:
         client.get_run(run_id)
     except Exception as exc:  # noqa: BLE001  # MLflow raises its own exception type for a missing run

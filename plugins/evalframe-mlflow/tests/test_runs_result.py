@@ -127,3 +127,29 @@ def test_no_param_column_is_headed_as_another_column_is() -> None:
     text = render_runs(runs[:1], ["RR"], ["x.RR", "y.result"], width=100)
     head = next(line for line in text.splitlines() if line.startswith("run "))
     assert head.split() == ["run", "name", "result", "RR", "x.RR", "y.result", "started"]
+
+
+def test_a_prefix_two_runs_share_is_refused_naming_both() -> None:
+    """Our own lookup (a real store gives two ids a shared beginning only by chance):
+    one match is the run, two are named, none says so."""
+    from evalframe_mlflow.commands import _run_id_from_prefix
+
+    from evalframe.core.errors import ConfigError
+
+    class Page(list):  # what MlflowClient.search_runs returns: a list with a token
+        token = None
+
+    ids = ["abcdef01" + "0" * 24, "abcdef02" + "0" * 24, "12345678" + "0" * 24]
+    client = SimpleNamespace(
+        search_experiments=lambda: [SimpleNamespace(experiment_id="0")],
+        search_runs=lambda *a, **k: Page(
+            SimpleNamespace(info=SimpleNamespace(run_id=i)) for i in ids
+        ),
+    )
+    assert _run_id_from_prefix(client, "123456", "sqlite:///x.db") == ids[2]
+    with pytest.raises(ConfigError) as two:
+        _run_id_from_prefix(client, "abcdef", "sqlite:///x.db")
+    assert "2 MLflow runs in sqlite:///x.db have ids beginning with abcdef" in two.value.message
+    assert ids[0] in str(two.value.got) and ids[1] in str(two.value.got)
+    with pytest.raises(ConfigError, match="no MLflow run in sqlite:///x.db has an id beginning"):
+        _run_id_from_prefix(client, "999999", "sqlite:///x.db")

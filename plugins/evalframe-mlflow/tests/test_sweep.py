@@ -121,6 +121,21 @@ def test_compare_accepts_mlflow_run_ids(
     assert missing.returncode == 2
     assert f"no MLflow run {'0' * 32}" in missing.stderr
 
+    # the 8 characters `evalframe runs` prints stand for the run (it said "not a run id")
+    a, b = by_k1["1.2"], by_k1["0.5"]
+    res = project.command("compare", a[:8], b[:8], "--out", "cmp_short")
+    assert res.returncode == 0, res.stderr
+    short = json.loads((project.root / "cmp_short" / "comparison.json").read_text())
+    assert {k: v for k, v in short.items() if k not in strip} == {
+        k: v for k, v in from_ids.items() if k not in strip
+    }
+    # a beginning no run has, and one too short to be an id's
+    unknown = next(p for p in ("000000", "ffffff") if not a.startswith(p) and not b.startswith(p))
+    res = project.command("compare", unknown, b[:8])
+    assert res.returncode == 2
+    assert f"no MLflow run in {store} has an id beginning with {unknown}" in res.stderr
+    assert project.command("compare", a[:5], b[:8]).returncode == 2  # not taken for an id
+
 
 @pytest.mark.slow
 def test_a_sweep_under_the_joblib_launcher_is_tracked_the_same(
