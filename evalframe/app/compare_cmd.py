@@ -53,8 +53,8 @@ def _run_folder(ref: str, root: Path, scratch: Path | None = None) -> Path:
                 expected="a folder with summary.json, a baseline name, or an MLflow run id "
                 "(runs:/ID or the 32-hex id; the store is $MLFLOW_TRACKING_URI or ./mlflow.db)",
                 hint=(f"{exc.hint}; " if exc.hint else "")
-                + "`evalframe runs` shows the first 8 characters of an id; "
-                "`evalframe runs --wide` shows them whole",
+                + "an MLflow run id, or its first characters as `evalframe runs` shows them, "
+                "needs the evalframe-mlflow plugin and the store the run was logged to",
             ) from None
         return folder
 
