@@ -136,8 +136,22 @@ def _legend(fig: Figure, handles: Any, labels: Sequence[str]) -> float:
 
 def _short(label: str, limit: int = 42) -> str:
     """A label that fits beside a plot (a run labelled by long overrides); the page's
-    tables carry the whole label."""
+    tables carry the whole label. Overrides lose their keys' sections first
+    (``metrics.policies.missing_query=skip`` -> ``missing_query=skip``): cut from
+    the right, two jobs that differ in their second override read the same."""
+    if len(label) <= limit:
+        return label
+    label = " ".join(_setting(word) for word in label.split(" "))
     return label if len(label) <= limit else label[: limit - 1] + "…"
+
+
+def _setting(override: str) -> str:
+    """``a.b.key=value`` as ``key=value`` (with its ``+``/``~``); anything else as it is."""
+    key, sep, value = override.partition("=")
+    if not sep or "." not in key:
+        return override
+    mark = key[: len(key) - len(key.lstrip("+~"))]
+    return f"{mark}{key.rsplit('.', 1)[1]}={value}"
 
 
 def _svg(fig: Figure, name: str, label: str) -> str:
