@@ -134,6 +134,16 @@ def test_adk_runs_from_a_fresh_folder_with_adks_numbers(tmp_path: Path) -> None:
     ):
         assert got[ours] == pytest.approx(expected[theirs], abs=1e-9), ours
         assert got[f"{ours}.n"] == expected["n"] == 48  # 51 pairs, 3 without a YES
+    # what MLflow logs and runs/compare show: all four of ADK's metrics (the default
+    # headline left out nDCG@5 and Precision@5, and added an nDCG@10 ADK never computes)
+    head = read_json(out / "headline.json")
+    assert [k for k in head if "." not in k and k != "queries"] == [
+        "Hit@1",
+        "Hit@5",
+        "P@5",
+        "RR",
+        "nDCG@5",
+    ]
     # the headline of docs/experiments.md and the data README (35 and 44 hits of 48)
     assert (expected["Recall@1"], expected["Recall@5"]) == (35 / 48, 44 / 48)
     assert [round(expected[m], 3) for m in ("Precision@5", "MRR", "NDCG@5")] == [
