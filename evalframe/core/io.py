@@ -13,6 +13,7 @@ from here too, for code written before the reader had its own module.
 
 from __future__ import annotations
 
+import errno
 import functools
 import os
 import shutil
@@ -32,6 +33,7 @@ __all__ = [
     "atomic_write_chunks",
     "atomic_write_json",
     "atomic_write_jsonl",
+    "check_writable",
     "default_cache_dir",
     "dvc_workspace",
     "in_workspace",
@@ -39,6 +41,7 @@ __all__ = [
     "read_jsonl",
     "read_trec_run",
     "replacing_folder",
+    "UnwritableTarget",
     "require_file",
     "write_trec_run",
 ]
@@ -106,6 +109,34 @@ def _file_mode() -> int:
     return 0o666 & ~mask
 
 
+class UnwritableTarget(OSError):
+    """A file cannot be made beside ``filename`` (a read-only folder, ``/proc``): raised
+    for the user's path, not for the hidden temp file that failed, which no one named.
+    An OSError still, for callers that warn and go on."""
+
+
+def _temp_beside(target: Path) -> tuple[int, str]:
+    """mkstemp in ``target``'s folder (made if missing); a failure of either said of
+    ``target`` (UnwritableTarget)."""
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        return tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    except OSError as exc:
+        if exc.errno in (errno.EEXIST, errno.ENOTDIR):
+            raise  # a file where a folder must be: the caller's message names it
+        raise UnwritableTarget(exc.errno, exc.strerror, str(target)) from None
+
+
+def check_writable(path: str | Path) -> None:
+    """Make (and remove) a file beside ``path``, before work whose result would be lost
+    if it could not be saved (``golden create``'s answers, ``golden sample``'s draw):
+    UnwritableTarget now rather than after the work."""
+    target = Path(path)
+    fd, tmp = _temp_beside(target)
+    os.close(fd)
+    Path(tmp).unlink(missing_ok=True)
+
+
 def atomic_write(path: str | Path, text: str | bytes) -> Path:
     """Write ``text`` (or bytes) to ``path`` via a temp file + rename (never half-written)."""
     return atomic_write_chunks(path, [text])
@@ -116,8 +147,7 @@ def atomic_write_chunks(path: str | Path, chunks: Iterable[str | bytes]) -> Path
     a large file (a run of 10M lines) is never held whole in memory. A chunk that
     fails to come (an exception from the iterable) leaves no file behind."""
     target = Path(path)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    fd, tmp = _temp_beside(target)
     try:
         os.fchmod(fd, _file_mode())
         # a 1 MB buffer: 30 MB of per-query records in 30 writes, not 3,700 of 8 KB
@@ -136,8 +166,7 @@ def atomic_write_chunks(path: str | Path, chunks: Iterable[str | bytes]) -> Path
 def atomic_copy(source: str | Path, path: str | Path) -> Path:
     """Copy a file to ``path`` via a temp file + rename (never half-written)."""
     target = Path(path)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    fd, tmp = _temp_beside(target)
     try:
         os.fchmod(fd, _file_mode())
         with os.fdopen(fd, "wb") as handle, open(source, "rb") as src:

@@ -208,6 +208,28 @@ def test_create_refuses_a_path_under_a_file_before_the_first_question(
     assert blocker.read_text() == "mine\n"
 
 
+def test_create_and_sample_refuse_a_folder_no_file_can_be_made_in_before_the_work(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    """``/proc`` takes no new file: ``create`` asked every question, then failed naming a
+    hidden ``.gold.jsonl.XXXX.tmp`` (the answers lost); ``sample`` crashed with a
+    traceback (exit 3). Both refuse the path before the work now. (``/proc`` refuses
+    root too, as a read-only folder does not.)"""
+    corpus = write_jsonl(tmp_path / "corpus.jsonl", CORPUS)
+    golden = Path("/proc/evalframe-test/gold.jsonl")
+    assert create(monkeypatch, golden, corpus, tmp_path / "c") == 2
+    captured = capsys.readouterr()
+    assert "Question:" not in captured.out  # nothing asked, so no answer is lost
+    assert captured.err.startswith(f"error: cannot write {golden}: ")
+    assert ".tmp" not in captured.err and "Traceback" not in captured.err
+
+    source = write_jsonl(tmp_path / "gold.jsonl", bob_records(4))
+    assert main(["sample", str(source), "--out", "/proc/review.jsonl"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("error: option --out: cannot write /proc/review.jsonl: ")
+    assert ".tmp" not in err and "Traceback" not in err
+
+
 @pytest.mark.parametrize("under", [False, True])
 def test_create_refuses_a_cache_dir_that_is_a_file_before_the_first_question(
     monkeypatch: pytest.MonkeyPatch,

@@ -127,6 +127,7 @@ def create(args: argparse.Namespace) -> int:
         )
     if target.is_file() and target.read_text(encoding="utf-8").strip():
         load_golden(target, "jsonl")  # refuse to append to a file the loader cannot read
+    _writable(target, None)  # a read-only folder: found before the first question too
     cache_dir = Path(args.cache_dir).expanduser() if args.cache_dir else default_cache_dir()
     try:  # the index is built at the first question: a cache that cannot be made, now
         cache_folder(cache_dir)
@@ -157,6 +158,7 @@ def sample(args: argparse.Namespace) -> int:
 
     out = Path(args.out)
     _check_out(out, args)
+    _writable(out, "--out")
     if out.exists() and not args.force:
         raise ConfigError(
             f"the review file {out} already exists",
@@ -220,6 +222,22 @@ def sample(args: argparse.Namespace) -> int:
         f"`evalframe golden review-check {out}`"
     )
     return EXIT_OK
+
+
+def _writable(target: Path, key: str | None) -> None:
+    """A file can be written beside ``target``, or a ConfigError on ``key`` now (not
+    after the questions are answered, or the sample drawn)."""
+    from evalframe.core.io import UnwritableTarget, check_writable
+
+    try:
+        check_writable(target)
+    except UnwritableTarget as exc:
+        raise ConfigError(
+            f"cannot write {target}: {exc.strerror}",
+            key=key,
+            expected="a file in a folder you can write to",
+            hint="give a path in a folder you can write to (a missing folder is created)",
+        ) from None
 
 
 def _file_in_the_way(folder: Path) -> Path | None:
