@@ -28,6 +28,7 @@ from evalframe.core.reader import read_json_array, read_jsonl, read_trec_run, re
 from evalframe.core.types import Run
 
 __all__ = [
+    "UnwritableTargetError",
     "atomic_copy",
     "atomic_write",
     "atomic_write_chunks",
@@ -41,7 +42,6 @@ __all__ = [
     "read_jsonl",
     "read_trec_run",
     "replacing_folder",
-    "UnwritableTarget",
     "require_file",
     "write_trec_run",
 ]
@@ -109,7 +109,7 @@ def _file_mode() -> int:
     return 0o666 & ~mask
 
 
-class UnwritableTarget(OSError):
+class UnwritableTargetError(OSError):
     """A file cannot be made beside ``filename`` (a read-only folder, ``/proc``): raised
     for the user's path, not for the hidden temp file that failed, which no one named.
     An OSError still, for callers that warn and go on."""
@@ -117,20 +117,20 @@ class UnwritableTarget(OSError):
 
 def _temp_beside(target: Path) -> tuple[int, str]:
     """mkstemp in ``target``'s folder (made if missing); a failure of either said of
-    ``target`` (UnwritableTarget)."""
+    ``target`` (UnwritableTargetError)."""
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
         return tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
     except OSError as exc:
         if exc.errno in (errno.EEXIST, errno.ENOTDIR):
             raise  # a file where a folder must be: the caller's message names it
-        raise UnwritableTarget(exc.errno, exc.strerror, str(target)) from None
+        raise UnwritableTargetError(exc.errno, exc.strerror, str(target)) from None
 
 
 def check_writable(path: str | Path) -> None:
     """Make (and remove) a file beside ``path``, before work whose result would be lost
     if it could not be saved (``golden create``'s answers, ``golden sample``'s draw):
-    UnwritableTarget now rather than after the work."""
+    UnwritableTargetError now rather than after the work."""
     target = Path(path)
     fd, tmp = _temp_beside(target)
     os.close(fd)

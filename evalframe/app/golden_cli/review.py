@@ -227,11 +227,11 @@ def sample(args: argparse.Namespace) -> int:
 def _writable(target: Path, key: str | None) -> None:
     """A file can be written beside ``target``, or a ConfigError on ``key`` now (not
     after the questions are answered, or the sample drawn)."""
-    from evalframe.core.io import UnwritableTarget, check_writable
+    from evalframe.core.io import UnwritableTargetError, check_writable
 
     try:
         check_writable(target)
-    except UnwritableTarget as exc:
+    except UnwritableTargetError as exc:
         raise ConfigError(
             f"cannot write {target}: {exc.strerror}",
             key=key,
