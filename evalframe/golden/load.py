@@ -227,6 +227,16 @@ def load_golden(
     file is not read.
     """
     p = require_file(path, what="golden set")
+    if not p.is_file() and not p.is_dir():
+        # a pipe (mkfifo, <(...)): read to infer its format, then to load it, then for its
+        # lines' places; the second read hung, or came back empty and lost every place
+        raise DataError(
+            "the golden set is a pipe or a device, not a file: the golden commands read it "
+            "more than once",
+            path=p,
+            expected="a regular file (or a folder of per-domain files)",
+            hint="save what it gives to a file first (... > gold.jsonl), and give that file",
+        )
     inferred: str | None = None
     reason: str | None = None
     if fmt is None:

@@ -203,3 +203,29 @@ def test_a_surrogate_pair_is_one_character_and_read(
     path.write_text(json.dumps(record).replace("\\\\u", "\\u") + "\n", encoding="utf-8")
     code, _, err = golden_validate(capsys, path)
     assert code in (0, 1) and "half of a UTF-16" not in err, err
+
+
+def test_golden_validate_refuses_a_pipe_it_would_read_twice(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A named pipe: read once to infer its format, the second read hung forever (the
+    writer gone); from ``<(...)`` it came back empty and every location was lost."""
+    import os
+    import threading
+
+    pipe = tmp_path / "gold.jsonl"
+    os.mkfifo(pipe)
+
+    def feed() -> None:
+        try:  # whoever opens the other end first: never left blocking the test
+            fd = os.open(pipe, os.O_WRONLY | os.O_NONBLOCK)
+        except OSError:
+            return
+        os.close(fd)
+
+    writer = threading.Thread(target=feed, daemon=True)
+    writer.start()
+    code, _, err = golden_validate(capsys, pipe)
+    writer.join(timeout=5)
+    err = one_paragraph_error(code, err)
+    assert err.startswith(f"error: {pipe}: the golden set is a pipe or a device, not a file")
