@@ -164,3 +164,19 @@ def test_a_long_metric_name_wraps_and_leaves_numbers_and_verdicts_whole() -> Non
         cells = (f"{o.mean_a:.3f}", f"{o.mean_b:.3f}", f"{o.delta:+.3f}", comp.verdict(mc))
         assert any(all(c in row for c in cells) for row in table.splitlines()), mc.metric
     assert max(len(row) for row in table.splitlines()) <= 100
+
+
+def test_a_long_labels_line_wraps_under_its_own_text() -> None:
+    """KnowCode's labels run past 100 columns: the rest of the line started at column 0
+    (``R(view=files)@5`` alone under the table), as the run's report never does."""
+    comp = compare_runs(_run("a", BASE), _run("b", CAND), correction="holm", alpha=0.05)
+    comp.labels = {
+        "R@5": "file coverage@5 (every expected file)",
+        "P@5": "precision@5 of the whole list",
+        "RR": "MRR over the first expected entity",
+    }
+    text = render_comparison(comp, width=100)
+    start = text.index("  labels (metrics.labels): ")
+    block = text[start:].split("\n")
+    assert len(block[0]) <= 100 and block[1].startswith("      ") and block[1].strip()
+    assert "RR" in " ".join(line.strip() for line in block[:3])

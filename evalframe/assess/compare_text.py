@@ -169,8 +169,8 @@ def _render_terminal(comp: Comparison, *, width: int, color: bool) -> str:
         )
     )
     legend = comp.legend()
-    if legend:
-        parts.append(Text(f"  {legend}"))
+    if legend:  # wrapped under its own text, as the run's report wraps it
+        parts.append(_hanging(legend, 2, 6))
     first = comp.metrics[0]
     for fname, groups in first.by_slice.items():
         slice_rows = []
