@@ -398,8 +398,9 @@ def plots_section(view: RunView, baseline: BaselineView | None = None) -> str:
         parts.append(
             figure(
                 plots.scores_svg(hist),
-                "Scores of every retrieved document: judged relevant (solid, hatched) against "
-                "the rest (dashed). Overlap means the scores alone do not separate them.",
+                "Scores of every retrieved document: judged relevant (solid outline, "
+                "hatched) against the rest (dashed outline). Overlap means the scores alone "
+                "do not separate them.",
                 ident="plot-scores",
             )
         )
