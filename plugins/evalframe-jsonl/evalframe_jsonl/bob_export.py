@@ -5,7 +5,8 @@ files in that format. evalframe already reads one as a baseline
 (``evalframe.assess.bob_results``); this exporter writes one, so the team's
 other tools keep working while evalframe runs the evaluation::
 
-    {"k": 5, "recall_mean": ..., "precision_mean": ..., "mrr_mean": ...,
+    {"k": 5, "golden": "domains@ac56...", "retriever": "bm25",
+     "recall_mean": ..., "precision_mean": ..., "mrr_mean": ...,
      "per_query": [{"id": 1001, "recall": 1.0, "precision": 0.2, "mrr": 1.0}, ...]}
 
 ``recall``, ``precision`` and ``mrr`` are the run's ``R@k``, ``P@k`` and
@@ -65,7 +66,14 @@ class BobResultsExport:
                 continue
             kept.append(picked)
             rows.append({"id": int(query.id) if query.id.isdigit() else query.id, **picked})
-        out: dict[str, object] = {"k": self.config.k}
+        # what B.O.B's own file says beside its numbers (reference 001's baseline.json):
+        # which golden set and which retriever; no date, so the same run gives the same bytes
+        retriever = run.run.metadata.get("retriever")
+        out: dict[str, object] = {
+            "k": self.config.k,
+            "golden": f"{run.golden.name}@{run.golden.content_hash}",
+            "retriever": str(retriever) if retriever else run.experiment,
+        }
         for field in METRICS:
             total = 0.0
             for values in kept:  # summed in order, as B.O.B sums its list

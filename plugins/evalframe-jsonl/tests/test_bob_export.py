@@ -62,6 +62,10 @@ def test_b_o_bs_shape_with_the_means_of_the_listed_queries(tmp_path: Path) -> No
     data = json.loads(text)
     assert data == {
         "k": 5,
+        # which set and which retriever, as B.O.B's baseline.json says beside its numbers
+        # (no retriever in the run's metadata: the experiment's name)
+        "golden": f"g@{GOLDEN.content_hash}",
+        "retriever": "bob",
         "recall_mean": (0.5 + 1.0) / 2,
         "precision_mean": (0.2 + 0.0) / 2,
         "mrr_mean": (0.5 + 0.0) / 2,
