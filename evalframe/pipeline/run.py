@@ -57,7 +57,7 @@ from evalframe.plugin.protocols import (
 )
 from evalframe.retrieval.corpora import checked_load, checked_texts, with_manifest
 from evalframe.retrieval.normalise import normalise_run
-from evalframe.retrieval.retrieve import retrieve_all, run_cache
+from evalframe.retrieval.retrieve import answers_in_batches, retrieve_all, run_cache
 
 if TYPE_CHECKING:
     from evalframe.assess.compare import Comparison
@@ -620,7 +620,8 @@ def _retrieve(exp: Experiment, inputs: Inputs, queries: GoldenSet, *, progress: 
     # the wall time of the whole retrieval (timings.json, the terminal): what concurrency
     # and batching change, which no query's latency shows
     elapsed = round(time.perf_counter() - began, 3)
-    run = run.model_copy(update={"metadata": {**run.metadata, "retrieval_seconds": elapsed}})
+    timed = {"retrieval_seconds": elapsed, "batched": answers_in_batches(retriever)}
+    run = run.model_copy(update={"metadata": {**run.metadata, **timed}})
     # what it saw that the run must say
     for note in plugin_list(retriever, "notes", exp.retriever.spec, exp.retriever.key):
         warn(f"{name}: {note}")

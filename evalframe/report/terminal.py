@@ -159,7 +159,14 @@ def render_report(
         lat = evaluation.latency
         took = evaluation.run.metadata.get("retrieval_seconds")
         wall = f" · retrieval took {took:.2f} s" if isinstance(took, int | float) else ""
-        out.append(f"  latency       p50 {lat['p50_ms']:.1f} ms · p95 {lat['p95_ms']:.1f} ms{wall}")
+        shared = (
+            " (in batches: each batch's time is shared out evenly among its queries)"
+            if evaluation.run.metadata.get("batched")
+            else ""
+        )
+        out.append(
+            f"  latency       p50 {lat['p50_ms']:.1f} ms · p95 {lat['p95_ms']:.1f} ms{wall}{shared}"
+        )
 
     for fname, groups in evaluation.by_slice.items():
         out.append("")

@@ -35,7 +35,7 @@ from evalframe.plugin.protocols import Query, Retriever
 from evalframe.retrieval.cache import RunCache, retriever_fingerprint
 from evalframe.retrieval.stopping import Stopped, stoppable
 
-__all__ = ["BATCH", "ask_all", "concurrency", "retrieve_all", "run_cache"]
+__all__ = ["BATCH", "answers_in_batches", "ask_all", "concurrency", "retrieve_all", "run_cache"]
 
 #: Queries handed to ``retrieve_batch`` at once: large enough for a batch API
 #: to pay off, small enough that a killed run loses little and progress moves.
@@ -61,6 +61,12 @@ def concurrency(retriever: Any, name: str | None = None) -> int:
             expected="an integer >= 1 (how many queries it may be asked at once)",
         )
     return value
+
+
+def answers_in_batches(retriever: Any) -> bool:
+    """Whether the pipeline hands ``retriever`` its queries in batches: each query's
+    latency is then its batch's time shared out evenly (p50 = p95 within a batch)."""
+    return _batch_method(retriever) is not None
 
 
 def _batch_method(retriever: Any) -> Callable[[Sequence[Query], int], Sequence[Any]] | None:

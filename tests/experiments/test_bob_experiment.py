@@ -101,6 +101,8 @@ def test_bob_runs_from_a_fresh_folder_with_bobs_numbers(tmp_path: Path) -> None:
     assert "⚠ precision_band (advisory): P@5 = 0.223 > 0.6 does not hold" in text
     assert "hint: better ranking or filtering is needed" in text
     assert "Failed queries (MRR < 0.5): 18" in text  # as B.O.B prints it
+    # bm25 answers in one batch: p50 = p95, said so rather than read as measured spread
+    assert "(in batches: each batch's time is\n      shared out evenly among its queries)" in text
     summary = json.loads((out / "summary.json").read_text(encoding="utf-8"))
     assert summary["policies"]["ties"] == "given" and summary["policies"]["no_relevant"] == "bob"
     assert summary["ties"] == {"rule": "given", "k": 5, "queries": 1, "ranked": 103}
