@@ -278,9 +278,10 @@ def _check_shape(data: dict[str, Any], shape: dict[str, tuple[type, ...]], path:
                 "null" if k is type(None) else _JSON_TYPES.get(k, k.__name__) for k in kinds
             )
             raise DataError(
-                f"field {name!r} must be {wanted}",
+                f"{name} is not as evalframe writes it",
                 path=path,
                 key=name,
+                expected=wanted,
                 got=repr(value)[:80],
                 hint="restore the file from the run (or re-run it); it was edited by hand",
             )

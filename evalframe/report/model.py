@@ -126,6 +126,18 @@ class RunView:
             return [str(n) for n in names]
         return list((self.records[0].get("metrics") or {}) if self.records else {})
 
+    @property
+    def leading_metrics(self) -> list[str]:
+        """The run's measures with its headline set first (``metrics.headline``: the ones
+        the team chose to watch, KnowCode's recall@10 and file coverage@5), as the page's
+        bars and query table pick the first few: by the first measures alone, KnowCode's
+        page showed precision@1, precision@5 and MRR, none of the metrics its gates check
+        per task type."""
+        names = self.metric_names
+        headline = self.summary.get("headline")
+        first = [str(h) for h in headline if str(h) in names] if isinstance(headline, list) else []
+        return [*first, *(n for n in names if n not in first)]
+
     def label(self, name: str) -> str:
         """The metric's display name (``metrics.labels``: ADK's ``Recall@1`` for
         ``Hit@1``), else its canonical one. Files and gates keep the canonical."""

@@ -200,7 +200,7 @@ def equal_note(view: RunView, what: str, *, html: bool = True) -> str:
     """`` On every query RR@1 equals Hit@1, so their bars are not shown again.``: the
     measures :func:`headline_metrics` passed over for an equal one, or nothing. HTML
     (names in ``<code>``), or plain text with ``html=False``."""
-    over = passed_over(view.metric_names, view.rule.criterion, view.records)
+    over = passed_over(view.leading_metrics, view.rule.criterion, view.records)
     if not over:
         return ""
     name = (lambda m: labelled_html(view, m)) if html else view.labelled
@@ -220,7 +220,7 @@ def queries_section(view: RunView, texts: DocTexts | None) -> str:
     records = view.records
     fields = view.slice_fields
     criterion = view.rule.criterion
-    shown_metrics = headline_metrics(view.metric_names, criterion, records=records)
+    shown_metrics = headline_metrics(view.leading_metrics, criterion, records=records)
     if criterion in view.metric_names and criterion not in shown_metrics:
         shown_metrics.append(criterion)
     has_category = any(category(r) for r in records)

@@ -371,7 +371,7 @@ def plots_section(view: RunView, baseline: BaselineView | None = None) -> str:
             ident="plot-curves",
         )
     )
-    chosen = headline_metrics(view.metric_names, view.rule.criterion, records=view.records)
+    chosen = headline_metrics(view.leading_metrics, view.rule.criterion, records=view.records)
     bars = {m: slice_bars(view.summary, m) for m in chosen}
     bars = {m: b for m, b in bars.items() if b}
     if bars:
