@@ -120,6 +120,11 @@ def test_advisory_gate_failure_does_not_fail_the_run(project: Project) -> None:
         ("depth=0", "depth"),
         ("metrics.measures=[Foo]", "no metric named 'Foo'"),
         ("report.criterion=AP@3", "report.criterion"),
+        # Hydra's own sentences (no key, "HYDRA_FULL_ERROR=1"), and a traceback for `=3`
+        ("=3", "error: the override '=3' has no key before its '='"),
+        ("depth=1,2", "config key depth: depth=1,2 is a comma-separated value"),
+        ("~nosuch", "config key nosuch: ~nosuch deletes a key the config does not have"),
+        ("+retriever=bm25", "config key retriever: +retriever=... adds a second retriever"),
     ],
 )
 def test_config_mistakes_exit_2_with_the_key(
@@ -128,7 +133,7 @@ def test_config_mistakes_exit_2_with_the_key(
     res = project.run(*project.data_args(), override)
     assert res.code == 2, (res.stdout, res.stderr)
     assert fragment in res.stderr
-    assert "Traceback" not in res.stderr
+    assert "Traceback" not in res.stderr and "HYDRA_FULL_ERROR" not in res.stderr
 
 
 def test_missing_golden_file(project: Project) -> None:

@@ -101,9 +101,55 @@ _ALREADY_THERE = re.compile(
 )
 
 
+#: Hydra's plain messages for an override it cannot take, said in evalframe's form.
+_AMBIGUOUS = re.compile(r"Ambiguous value for argument '(?P<item>(?P<key>[^=']+)=[^'\n]*)'")
+_NOT_THERE = re.compile(r"Could not delete from config\. '(?P<key>[^']+)' does not exist\.")
+_TWICE = re.compile(r"^(?P<group>[\w/.-]+) appears more than once in the final defaults list",
+                    re.MULTILINE)  # fmt: skip
+_NO_DIR = re.compile(r"Additional config directory '(?P<dir>[^'\n]+)' not found")
+
+
+def _override_error(text: str) -> EvalframeError | None:
+    """An override Hydra refuses with a sentence and no key: said as that key's error."""
+    found = _AMBIGUOUS.search(text)
+    if found is not None:
+        item, key = found["item"], found["key"]
+        value = item.partition("=")[2]
+        return ConfigError(
+            f"{item} is a comma-separated value: a list, a text or a sweep",
+            key=key.lstrip("+~"),
+            hint=f"a list: '{key}=[{value}]'; a text: '{key}=\"{value}\"'; a sweep over "
+            "each: add -m",
+        )
+    found = _NOT_THERE.search(text)
+    if found is not None:
+        return ConfigError(
+            f"~{found['key']} deletes a key the config does not have",
+            key=found["key"],
+            hint="check its spelling (python -m evalframe +experiment=NAME --cfg job shows "
+            "the composed config)",
+        )
+    found = _TWICE.search(text)
+    if found is not None:
+        group = found["group"]
+        return ConfigError(
+            f"+{group}=... adds a second {group}, and the config has one already",
+            key=group,
+            hint=f"write {group}=OPTION (without the plus) to pick another",
+        )
+    found = _NO_DIR.search(text)
+    if found is not None:
+        return ConfigError(
+            f"the config folder {found['dir']} is not there",
+            key="--config-dir",
+            hint="give -cd/--config-dir a folder that holds your experiment/ configs",
+        )
+    return None
+
+
 def hydra_error(text: str) -> EvalframeError | None:
     """Hydra's error text as evalframe's located error, when we know what it means."""
-    made = _fs_error(text)
+    made = _fs_error(text) or _override_error(text)
     if made is not None:
         return made
     missing = missing_option_error(text)  # hydra/launcher=ray without its plugin installed

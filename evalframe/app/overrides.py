@@ -96,6 +96,12 @@ def check_override_syntax(overrides: Sequence[str]) -> None:
     for item in overrides:
         try:
             (parsed,) = parser.parse_overrides([item])
+            if not parsed.key_or_group.strip():  # `=3`: Hydra crashed on it (a traceback)
+                raise ConfigError(
+                    f"the override {item!r} has no key before its '='",
+                    expected="KEY=VALUE, e.g. depth=10, or GROUP=OPTION, e.g. retriever=bm25",
+                    got=repr(item),
+                )
             _refuse_an_empty_folder(parsed.key_or_group, parsed.value(), item)
         except OverrideParseException as exc:
             _refuse_a_metric_in_the_key(item, exc)
