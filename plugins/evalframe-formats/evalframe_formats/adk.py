@@ -22,8 +22,9 @@ As a **dataset**, each pair is a golden query: ``YES`` candidates are relevant
 (label 1), ``NO`` candidates are judged non-relevant (label 0); any other value
 is an error. Each candidate's ``delta_p`` is kept in the query's metadata as
 ``delta_p: {fqn: value}``; the pair's ``metadata`` mapping and any other
-pair field (``source``, ...) are query metadata too. A pair without a ``YES``
-candidate is a negative example.
+pair field (``source``, ...) are query metadata too, and ``benchmark`` is
+the id's part before its ``:`` (``fix_errors``) unless the pair gives one. A
+pair without a ``YES`` candidate is a negative example.
 
 Files written by ``evalframe mine`` give each candidate a ``verdict``
 (relevant, not_relevant, inconclusive) beside its YES/NO; an inconclusive one
@@ -437,6 +438,11 @@ class AdkDataset:
                 hint="rename the key inside the pair's metadata",
             )
         metadata.update(extra)
+        # ADK's ids name their benchmark (`fix_errors:01`), its files no field: the
+        # per-benchmark breakdown (ADK's `slices: [benchmark]`) from the id's prefix
+        prefix, colon, _ = pair.id.partition(":")
+        if colon and prefix:
+            metadata.setdefault("benchmark", prefix)
         return GoldenQuery(
             id=pair.id,
             text=pair.query,

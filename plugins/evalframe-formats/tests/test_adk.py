@@ -95,7 +95,31 @@ def test_pair_metadata_and_delta_p_are_query_metadata() -> None:
         "base_success_rate": 0.1,
         "source": "api_understanding",
         "delta_p": {LLM_AGENT: 0.85, RETRY: 0.02},
+        "benchmark": "api_understanding",  # the id's prefix: ADK's files name it nowhere else
     }
+
+
+def test_the_benchmark_is_the_ids_prefix_unless_the_pair_names_one(tmp_path: Path) -> None:
+    """ADK's real files name a pair's benchmark only in its id (``fix_errors:01``): the
+    per-benchmark slices of ``+experiment=adk`` found no field and were dropped."""
+    path = yaml_file(
+        tmp_path,
+        """
+        pairs:
+          - id: "fix_errors:01"
+            query: "q"
+            candidates: [{fqn: a, text: "x", empirical_relevance: "YES"}]
+          - id: "multi_agent:02"
+            query: "q"
+            candidates: [{fqn: a, text: "x", empirical_relevance: "YES"}]
+            metadata: {benchmark: mine}
+          - id: "plain"
+            query: "q"
+            candidates: [{fqn: a, text: "x", empirical_relevance: "YES"}]
+        """,
+    )
+    got = {q.id: q.metadata.get("benchmark") for q in adk_dataset(path)}
+    assert got == {"fix_errors:01": "fix_errors", "multi_agent:02": "mine", "plain": None}
 
 
 def test_a_pair_without_a_yes_candidate_is_a_negative_example() -> None:
