@@ -15,7 +15,7 @@ from pathlib import Path
 
 from evalframe.assess.runfolder import RunFolder
 from evalframe.core.argtypes import folder, number, whole
-from evalframe.core.errors import ConfigError, EvalframeError
+from evalframe.core.errors import ConfigError, DataError, EvalframeError
 
 __all__ = ["RUN_SOURCES_GROUP", "compare_main", "fetch_from_sources"]
 
@@ -34,6 +34,18 @@ def fetch_from_sources(ref: str, dest: Path) -> Path | None:
         if folder is not None:
             return Path(folder)
     return None
+
+
+def _criterion(folder: Path) -> str | None:
+    """B's status criterion (``report.criterion`` in its config.yaml): the metric the top
+    regressed queries are ranked by, as the run's own report ranks them; None when B's
+    folder keeps no readable config (a baseline's, an MLflow run's download)."""
+    try:
+        report = RunFolder(folder).config().get("report")
+    except DataError:
+        return None
+    value = report.get("criterion") if isinstance(report, dict) else None
+    return str(value) if value else None
 
 
 def _run_folder(ref: str, root: Path, scratch: Path | None = None) -> Path:
@@ -241,6 +253,7 @@ def compare_main(argv: Sequence[str]) -> int:
         correction=args.correction,
         alpha=args.alpha,
         seed=args.seed,
+        lead=_criterion(others[0].path),
     )
     print(render_comparison(comparison, width=width, color=color))
     note = _gates_note(args.a, args.b[0], others[0].path, args.baselines, width or 100)

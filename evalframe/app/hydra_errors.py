@@ -295,6 +295,10 @@ def composition_error(exc: BaseException, hint: str = API_HINT) -> EvalframeErro
         "\n".join(f"{type(e).__module__}.{type(e).__name__}: {e}" for e in chain)
     )
     if known is not None:
+        if known.message.endswith("a list, a text or a sweep") and hint is API_HINT:
+            known.hint = (known.hint or "").replace(
+                "a sweep over each: add -m", "a sweep: call evalframe.run once per value"
+            )
         return known
     message = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
     key = getattr(exc, "full_key", None)

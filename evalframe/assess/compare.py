@@ -149,6 +149,13 @@ class Comparison:
     golden: GoldenChange | None = None
     #: the display names both runs give their metrics (``metrics.labels``): B.O.B's MRR
     labels: Mapping[str, str] = field(default_factory=dict)
+    #: the metric the per-slice tables and the top regressed queries are shown by (the
+    #: run's status criterion where both computed it: :func:`compare_runs`'s ``lead``)
+    lead: str = ""
+
+    def leading(self) -> MetricComparison:
+        """The comparison of :attr:`lead` (the first metric's, for an older record)."""
+        return next((mc for mc in self.metrics if mc.metric == self.lead), self.metrics[0])
 
     def shown(self, metric: str) -> str:
         """``metric`` as the tables show it: its label (``MRR``) where both runs give one."""
@@ -201,6 +208,7 @@ class Comparison:
             },
             "top_regressed": self.top_regressed,
             "top_improved": self.top_improved,
+            "lead": self.leading().metric,
         }
 
 
@@ -303,8 +311,13 @@ def compare_runs(
     resamples: int = 1000,
     randomization: int = 10_000,
     top: int = 5,
+    lead: str | None = None,
 ) -> Comparison:
     """Paired statistics for every metric both runs computed, overall and per slice.
+
+    ``lead``: the metric the top regressed and improved queries are ranked by, when
+    both runs computed it: the run's status criterion (``report.criterion``, B.O.B's
+    MRR), as ``summary.md`` ranks its top regressions; else the first metric.
 
     The pairs are the queries both runs hold; on different golden sets (compared
     anyway), a shared query whose relevant documents changed is left out
@@ -357,7 +370,7 @@ def compare_runs(
         else:
             mc.p_adjusted_slices.setdefault(where, {})[str(value)] = p_adj
             mc.interval_slices.setdefault(where, {})[str(value)] = interval
-    lead = names[0]
+    lead = lead if lead in names else names[0]
     deltas = sorted(
         ((b.values[lead].get(q, math.nan) - a.values[lead].get(q, math.nan), q) for q in shared),
         key=lambda x: x[0],
@@ -390,6 +403,7 @@ def compare_runs(
         golden=change,
         # a label one run gives and the other does not (or gives otherwise) is not shown
         labels={m: v for m, v in b.labels.items() if a.labels.get(m) == v},
+        lead=lead,
     )
 
 

@@ -31,7 +31,7 @@ def _unbounded(comp: Comparison) -> str:
     """
     shown = [mc.interval for mc in comp.metrics]
     if comp.metrics:  # the lead metric's slices are printed with their intervals too
-        shown += [i for group in comp.metrics[0].interval_slices.values() for i in group.values()]
+        shown += [i for group in comp.leading().interval_slices.values() for i in group.values()]
     if not any(math.isinf(i.low) or math.isinf(i.high) for i in shown):
         return ""
     return (
@@ -90,7 +90,7 @@ def render_comparison(
         )
     if comp.legend():
         lines += ["", f"({comp.legend()})"]
-    first = comp.metrics[0]
+    first = comp.leading()
     for fname, groups in first.by_slice.items():
         lines += ["", f"### {comp.shown(first.metric)} by {fname}:"]
         for value, c in groups.items():
@@ -171,7 +171,7 @@ def _render_terminal(comp: Comparison, *, width: int, color: bool) -> str:
     legend = comp.legend()
     if legend:  # wrapped under its own text, as the run's report wraps it
         parts.append(_hanging(legend, 2, 6))
-    first = comp.metrics[0]
+    first = comp.leading()
     for fname, groups in first.by_slice.items():
         slice_rows = []
         for value, c in groups.items():

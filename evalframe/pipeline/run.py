@@ -389,6 +389,7 @@ def _compare_with_baseline(
         alpha=exp.compare.alpha,
         seed=exp.stats.seed,
         resamples=max(exp.stats.bootstrap, 200),
+        lead=exp.report.criterion,
     )
     outputs["comparison"] = folder.write_json(folder.COMPARISON, comparison.as_dict())
     outputs["comparison_md"] = folder.write_text(

@@ -190,9 +190,10 @@ def drift_section(view: RunView, baseline: BaselineView) -> str:
         "regressed.</p>"
     ]
     metrics = list(comparison.get("metrics") or {})
-    # the comparison's lead metric, whose slices the terminal prints with their intervals
-    # (B.O.B's R@5 by domain): one metric per slice on every surface, not RR here
-    lead = metrics[0] if metrics else None
+    # the comparison's lead metric (the run's status criterion: B.O.B's MRR), whose slices
+    # the terminal prints with their intervals: one metric per slice on every surface
+    stated = comparison.get("lead")
+    lead = stated if stated in metrics else (metrics[0] if metrics else None)
     if lead is not None:
         rows = delta_rows(comparison, lead)
         if rows:

@@ -107,6 +107,7 @@ def baseline_view(view: RunView, ref: str, root: Path) -> BaselineView:
         alpha=float(compare_cfg.get("alpha", 0.05)),
         seed=int(stats.get("seed", 0)),
         resamples=max(int(stats.get("bootstrap", 1000)), 200),
+        lead=view.rule.criterion,
     )
     return BaselineView(
         name=loaded.name,

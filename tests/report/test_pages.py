@@ -148,12 +148,14 @@ def test_the_drift_view_names_the_documents_that_changed(
     sources = page[page.index('class="sources"') :]
     assert "<code>cache</code>" in sources[: sources.index("</table>")]
     assert "1 document(s) with changed text, 0 added, 0 removed" in page
-    # one metric per slice on every surface: the comparison's lead, as the terminal prints
-    # it with its intervals (not the ✓/⚠/✗ criterion, RR, which the page used)
-    lead = next(iter(result.comparison.as_dict()["metrics"]))
-    assert lead == "R@5"
-    assert f"<h3>{lead} per slice</h3>" in page and "<h3>RR per slice</h3>" not in page
+    # one metric per slice and per top query on every surface: the status criterion
+    # (report.criterion, RR), by which summary.md ranked its top regressions while the
+    # terminal and the page used the first measure (R@5)
+    lead = result.comparison.as_dict()["lead"]
+    assert lead == "RR" and next(iter(result.comparison.as_dict()["metrics"])) == "R@5"
+    assert f"<h3>{lead} per slice</h3>" in page and "<h3>R@5 per slice</h3>" not in page
     assert f"{lead} by difficulty:" in (result.report or "")
+    assert f"Top regressed ({lead}):" in (result.report or "")
     summary = (project.root / "after" / "summary.md").read_text()
     assert "**Drift:** 1 pass→fail, 0 fail→pass; corpus: 1 document(s) changed" in summary
     assert "### Top regressions (RR)" in summary and "| 3 |" in summary
