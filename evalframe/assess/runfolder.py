@@ -246,16 +246,16 @@ _SUMMARY_SHAPE: dict[str, tuple[type, ...]] = {
     "corpus": (dict, type(None)),
     "baseline": (dict, type(None)),
     "metrics": (list,),
-    "headline": (list,),
-    "labels": (dict,),
+    "headline": (list, type(None)),
+    "labels": (dict, type(None)),
     "policies": (dict,),
     "counts": (dict,),
     "overall": (dict,),
     "slices": (dict,),
     "by_slice": (dict,),
     "gates_passed": (bool,),
-    "verdict": (str,),
-    "analysis": (dict,),
+    "verdict": (str, type(None)),
+    "analysis": (dict, type(None)),
     "run_file": (dict, type(None)),
 }
 _SHARD_SHAPE: dict[str, tuple[type, ...]] = {
@@ -1440,7 +1440,7 @@ class SweepFolder:
         folder the job was refused for) is not written over: OSError, which the caller
         says as a warning."""
         target = job_dir / RunFolder.JOB
-        if target.exists() and not RunFolder(job_dir)._left_by_a_run(RunFolder.JOB):
+        if target.exists() and "exit_code" not in _read_json(target):  # any version's has it
             raise OSError(f"{target} is not a sweep job's record; it is left as it is")
         sweep_id = _read_json(job_dir.parent / SweepFolder.MARKER).get("id")
         atomic_write_json(
