@@ -153,15 +153,15 @@ def environment_error(exc: BaseException) -> str | None:
     blocked = _file_in_the_way(exc) or _folder_in_the_way(exc)
     if blocked is not None:
         return blocked
-    from evalframe.core.io import UnwritableTargetError
-
-    if isinstance(exc, UnwritableTargetError):  # no file can be made beside it (/proc, a mount)
-        return (
-            f"error: cannot write {exc.filename}: {exc.strerror}\n  hint: write it to a "
-            "folder you can write to (the option or setting that named it: --out, "
-            "output.dir ...)"
-        )
     if exc.errno not in _ENVIRONMENT_ERRNOS:
+        from evalframe.core.io import UnwritableTargetError
+
+        if isinstance(exc, UnwritableTargetError):  # no file can be made there (/proc)
+            return (
+                f"error: cannot write {exc.filename}: {exc.strerror}\n  hint: write it to a "
+                "folder you can write to (the option or setting that named it: --out, "
+                "output.dir ...)"
+            )
         return None
     where = f" {exc.filename}" if exc.filename else ""
     fixes = {
