@@ -45,7 +45,7 @@ def _criterion(folder: Path) -> str | None:
     except DataError:
         return None
     value = report.get("criterion") if isinstance(report, dict) else None
-    return str(value) if value else None
+    return _canonical(str(value)) if value else None  # `MRR` in the file is RR
 
 
 def _run_folder(ref: str, root: Path, scratch: Path | None = None) -> Path:
@@ -199,6 +199,8 @@ def compare_main(argv: Sequence[str]) -> int:
         others = [
             load_run_data(_run_folder(ref, args.baselines, scratch), name=ref) for ref in args.b
         ]
+        # B's status criterion, read while a downloaded run's files are still here
+        lead = _criterion(others[0].path) if others else None
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
     for other in others:
@@ -253,7 +255,7 @@ def compare_main(argv: Sequence[str]) -> int:
         correction=args.correction,
         alpha=args.alpha,
         seed=args.seed,
-        lead=_criterion(others[0].path),
+        lead=lead,
     )
     print(render_comparison(comparison, width=width, color=color))
     note = _gates_note(args.a, args.b[0], others[0].path, args.baselines, width or 100)

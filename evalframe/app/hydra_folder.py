@@ -71,6 +71,8 @@ def _drop_hydra_files(folder: Path) -> None:
 
     if RunFolder.holds_run(folder) or RunFolder.is_shard(folder):
         return
+    if (folder / RunFolder.UNFINISHED).exists():  # this run's own, stopped part way: its
+        return  # .hydra/ records the config that made what it wrote
     hydra = folder / ".hydra"
     made = [hydra / name for name in _HYDRA_FILES]
     made += [p for p in folder.glob("*.log") if p.is_file() and not p.stat().st_size]

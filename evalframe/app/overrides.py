@@ -102,7 +102,8 @@ def check_override_syntax(overrides: Sequence[str]) -> None:
                     expected="KEY=VALUE, e.g. depth=10, or GROUP=OPTION, e.g. retriever=bm25",
                     got=repr(item),
                 )
-            _refuse_an_empty_folder(parsed.key_or_group, parsed.value(), item)
+            if not parsed.is_delete():  # ~hydra.run.dir: Hydra's default folder, not none
+                _refuse_an_empty_folder(parsed.key_or_group, parsed.value(), item)
         except OverrideParseException as exc:
             _refuse_a_metric_in_the_key(item, exc)
             _refuse_no_equals(item, exc)

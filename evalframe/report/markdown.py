@@ -44,7 +44,9 @@ def render_summary_md(
         FAILED: "✗ FAILED",
         PASSED: "✓ PASSED",
         # exit 0, but no gate could fail it: not shown as a verdict (as the terminal says)
-        UNCHECKED: "PASSED (no required gate: nothing was checked)",
+        UNCHECKED: "PASSED (no required gate: nothing was checked)"
+        if gates
+        else "PASSED (no gates configured: nothing was checked)",
     }[verdict_state(gates)]
     warnings = [str(w) for w in view.gates.get("warnings") or []]
     if warnings:

@@ -93,7 +93,7 @@ class RunView:
     def rule(self) -> Rule:
         cfg = self.report_config
         return Rule(
-            criterion=str(cfg.get("criterion", "RR")),
+            criterion=_canonical(str(cfg.get("criterion", "RR"))),
             pass_at=float(cfg.get("pass_at", 1.0)),
             fail_below=float(cfg.get("fail_below", 0.5)),
         )
@@ -312,3 +312,15 @@ def stored_corpus_texts(view: RunView, corpus: Corpus | None = None) -> DocTexts
         reason = exc.render().splitlines()[0] if isinstance(exc, EvalframeError) else str(exc)
         return DocTexts(note=f"The run's corpus could not be loaded again ({reason}).")
     return corpus_texts(view, found.items())
+
+
+def _canonical(name: str) -> str:
+    """A metric as the run's files key it (``MRR`` in a config is ``RR``); as given when
+    it reads as no metric."""
+    from evalframe.core.errors import EvalframeError
+    from evalframe.metrics import parse_metric
+
+    try:
+        return str(parse_metric(name))
+    except EvalframeError:
+        return name

@@ -281,10 +281,18 @@ class RunPage:
             )
         except EvalframeError as exc:  # the data, not the report: said without a traceback
             said = exc.render().removeprefix("error: ").replace("\n  hint: ", "; ")
+            # a corpus edited since the run (its manifest's hashes): the page can wait
+            changed = "the corpus was read with" in exc.message or "this run started from" in (
+                exc.message
+            )
             warn(
-                f"report.html was not written: {said}. The run's other files are complete; "
-                f"`evalframe report {exp.output_dir}` draws the page once the corpus is the "
-                "one the run read"
+                f"report.html was not written: {said}. The run's other files are complete"
+                + (
+                    f"; `evalframe report {exp.output_dir}` draws the page once the corpus is "
+                    "the one the run read"
+                    if changed
+                    else ""
+                )
             )
         except Exception as exc:  # noqa: BLE001  # the run's results stand without their page
             # credentials a plugin's text may carry are redacted (core.secrets)

@@ -76,3 +76,8 @@ def test_an_empty_run_folder_is_refused_before_hydra_writes_into_the_current_one
 
 def test_a_run_folder_is_still_any_folder() -> None:
     check_override_syntax(["hydra.run.dir=out", "hydra.sweep.dir=multirun/x", "hydra.run.dir=."])
+
+
+def test_deleting_the_run_folder_setting_is_not_an_empty_one() -> None:
+    """``~hydra.run.dir`` falls back to Hydra's default folder: it was refused as empty."""
+    check_override_syntax(["~hydra.run.dir"])

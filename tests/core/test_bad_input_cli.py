@@ -194,6 +194,17 @@ def test_json_python_cannot_hold_is_a_located_error(
     assert said in refused.value.render() and str(doc) in refused.value.render()
 
 
+def test_a_lone_surrogate_in_a_document_is_placed_at_its_own_line(tmp_path: Path) -> None:
+    """A whole pair (😀 as two escapes) on line 2, half a pair on line 4: the error named
+    line 2, the first escape of any kind."""
+    doc = tmp_path / "gold.json"
+    lines = ["[", '"\\ud83d\\ude00",', '"ok",', '"x \\ud800 y"', "]"]
+    doc.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    with pytest.raises(DataError) as refused:
+        read_json(doc, what="golden set")
+    assert refused.value.line == 4
+
+
 def test_a_surrogate_pair_is_one_character_and_read(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -647,7 +647,7 @@ def test_a_run_whose_lines_end_in_cr_alone_is_refused_not_cut_to_its_first_recor
     with pytest.raises(DataError) as refused:
         read(path)
     said = refused.value.render()
-    assert f"{path}:1: the line holds 18 fields with carriage returns between them" in said
+    assert f"{path}:1: the line holds carriage returns between what reads as more than" in said
     assert "tr '\\r' '\\n'" in said
 
 
@@ -657,6 +657,10 @@ def test_crlf_and_a_stray_cr_between_fields_are_read_as_trec_eval_reads_them(
     """CR is whitespace (C's isspace): a CRLF file, and a CR inside a line of six
     fields, are read, record for record."""
     path = tmp_path / "ok.run"
-    path.write_bytes(b"q1 Q0 d1 1 0.9 t\r\nq1 Q0 d2 2 0.8\rt\r\nq2 Q0 d3 1 0.7 t\r\n")
+    # a CR between fields, and one before a word after the tag (a run's line may hold
+    # words after its tag: it was refused as "7 fields")
+    path.write_bytes(
+        b"q1 Q0 d1 1 0.9 t\r\nq1 Q0 d2 2 0.8\rt\r\nq2 Q0 d3 1 0.7 t\rnote\r\n"
+    )
     run = read_trec_run(path)
     assert {q: r.doc_ids for q, r in run.rankings.items()} == {"q1": ("d1", "d2"), "q2": ("d3",)}

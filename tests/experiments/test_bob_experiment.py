@@ -149,7 +149,7 @@ def test_advisory_bands_alone_are_no_verdict_in_any_report(tmp_path: Path) -> No
     assert res.returncode == 0, res.stderr
     assert "Result: PASSED (no gates configured: nothing was checked)" in res.stdout
     head = (tmp_path / "bare" / "summary.md").read_text(encoding="utf-8").splitlines()[0]
-    assert head.startswith("## PASSED (no required gate: nothing was checked)")
+    assert head.startswith("## PASSED (no gates configured: nothing was checked)")
 
 
 def test_one_domain_is_compared_with_its_own_part_of_the_baseline(tmp_path: Path) -> None:

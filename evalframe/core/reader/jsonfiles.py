@@ -22,6 +22,11 @@ from evalframe.core.errors import DataError
 from evalframe.core.jsoncodec import loads
 from evalframe.core.reader.files import read_lines, read_text
 
+try:  # what the JSON codec reads with, when installed (evalframe.core.jsoncodec)
+    import orjson as _orjson
+except ImportError:  # pragma: no cover - orjson is a dependency
+    _orjson = None  # type: ignore[assignment]
+
 __all__ = ["JsonDocument", "read_json", "read_json_array", "read_jsonl"]
 
 _DECODER = json.JSONDecoder()
@@ -285,22 +290,36 @@ def _unreadable(exc: BaseException) -> str:
     return f"it holds a number evalframe cannot read ({str(exc).split(';')[0]})"
 
 
-_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
+#: A high surrogate's escape with its low partner, or either alone (half a pair).
+_SURROGATE_ESCAPE = re.compile(
+    r"\\u[dD][89abAB][0-9a-fA-F]{2}(?P<low>\\u[dD][c-fC-F][0-9a-fA-F]{2})?"
+    r"|\\u[dD][c-fC-F][0-9a-fA-F]{2}"
+)
 
 
 def _refuse_lone_surrogates(text: str, value: Any, path: Path, line: int | None) -> None:
     """A ``\\ud800`` escape with no partner is valid JSON but no character: it cannot be
     written as UTF-8 (the set's content hash, every file a run writes), and failed there
-    as a crash. Refused at its line; looked for only when the text has such an escape."""
-    if "\\u" not in text or _SURROGATE_ESCAPE.search(text) is None:  # the first: memchr
+    as a crash. Refused at its line. Looked for only in a text with a ``\\u`` escape, and
+    there by orjson first, which refuses half a pair and parses a whole one (😀 as two
+    escapes) at C speed: a corpus of emoji is not written out again to find none."""
+    if "\\u" not in text:  # one look, in C: no escape at all
         return
+    if _orjson is not None:
+        try:
+            _orjson.loads(text)
+            return  # orjson read it: no half pair in it
+        except _orjson.JSONDecodeError:
+            pass  # half a pair, or JSON orjson reads otherwise than json: look
     try:
         json.dumps(value, ensure_ascii=False).encode("utf-8")
     except UnicodeEncodeError:
         at = line
-        if at is None:  # a whole document: the first line with such an escape
-            found = _SURROGATE_ESCAPE.search(text)
-            at = text.count("\n", 0, found.start() if found else 0) + 1
+        if at is None:  # a whole document: the line of the first escape without a partner
+            lone = next(
+                (m for m in _SURROGATE_ESCAPE.finditer(text) if not _paired(m)), None
+            )
+            at = text.count("\n", 0, lone.start() if lone else 0) + 1
         raise DataError(
             "a string holds half of a UTF-16 surrogate pair (an escape such as \\ud800 "
             "with no partner), which is no character and cannot be written as UTF-8",
@@ -309,6 +328,11 @@ def _refuse_lone_surrogates(text: str, value: Any, path: Path, line: int | None)
             hint="the tool that wrote the file cut a character (an emoji) in two: fix "
             "or remove that escape",
         ) from None
+
+
+def _paired(match: re.Match[str]) -> bool:
+    """Whether a :data:`_SURROGATE_ESCAPE` match is a whole pair (a high one and its low)."""
+    return match.group("low") is not None
 
 
 def _where(exc: json.JSONDecodeError) -> str:

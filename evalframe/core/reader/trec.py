@@ -560,6 +560,9 @@ def _refuse_cr_line_ends(data: bytes, path: str, fmt: _Format) -> None:
     ignored). Refused at that line."""
     if data.count(b"\r") == data.count(b"\r\n"):
         return
+    # a run's line may hold words after its tag (exact is False): a second record's
+    # fields, not one more word, tell a line that holds two
+    limit = fmt.width if fmt.exact else 2 * fmt.width - 1
     checked_to = -1
     for bare in _BARE_CR.finditer(data):  # only the lines holding one are looked at
         if bare.start() < checked_to:
@@ -567,11 +570,11 @@ def _refuse_cr_line_ends(data: bytes, path: str, fmt: _Format) -> None:
         start = data.rfind(b"\n", 0, bare.start()) + 1
         end = data.find(b"\n", bare.start())
         checked_to = end = len(data) if end == -1 else end
-        fields = len(data[start:end].split())
-        if fields > fmt.width:
+        # at most limit + 1 fields split off: a CR-only file is one "line" of all of them
+        if len(data[start:end].split(None, limit)) > limit:
             raise DataError(
-                f"the line holds {fields} fields with carriage returns between them, "
-                f"where a {fmt.what} line holds {fmt.width} ({fmt.layout}): the file's "
+                "the line holds carriage returns between what reads as more than one "
+                f"record, where a {fmt.what} line holds one ({fmt.layout}): the file's "
                 "lines end in a carriage return alone, and it would be read as one line",
                 path=path,
                 line=data.count(b"\n", 0, start) + 1,

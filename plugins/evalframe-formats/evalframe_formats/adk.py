@@ -22,9 +22,10 @@ As a **dataset**, each pair is a golden query: ``YES`` candidates are relevant
 (label 1), ``NO`` candidates are judged non-relevant (label 0); any other value
 is an error. Each candidate's ``delta_p`` is kept in the query's metadata as
 ``delta_p: {fqn: value}``; the pair's ``metadata`` mapping and any other
-pair field (``source``, ...) are query metadata too, and ``benchmark`` is
-the id's part before its ``:`` (``fix_errors``) unless the pair gives one. A
-pair without a ``YES`` candidate is a negative example.
+pair field (``source``, ...) are query metadata too. With
+``benchmark_from_id`` (the ``adk`` experiment sets it) a pair without a
+``benchmark`` gets its id's part before its ``:`` (``fix_errors``). A pair
+without a ``YES`` candidate is a negative example.
 
 Files written by ``evalframe mine`` give each candidate a ``verdict``
 (relevant, not_relevant, inconclusive) beside its YES/NO; an inconclusive one
@@ -372,6 +373,11 @@ class AdkDatasetConfig(PluginConfig):
         description="candidates with verdict 'inconclusive' (evalframe mine): judged "
         "non-relevant (no), or left unjudged",
     )
+    benchmark_from_id: bool = Field(
+        False,
+        description="a pair without a 'benchmark' in its metadata gets its id's part "
+        "before ':' (ADK's ids name their benchmark); part of the set's content hash",
+    )
 
 
 def _read(config: AdkDatasetConfig | AdkCorpusConfig, key: str) -> tuple[Path, list[AdkPair]]:
@@ -439,9 +445,10 @@ class AdkDataset:
             )
         metadata.update(extra)
         # ADK's ids name their benchmark (`fix_errors:01`), its files no field: the
-        # per-benchmark breakdown (ADK's `slices: [benchmark]`) from the id's prefix
+        # per-benchmark breakdown (ADK's `slices: [benchmark]`) from the id's prefix.
+        # Asked for (the adk experiment does): it is metadata, so the set's hash moves
         prefix, colon, _ = pair.id.partition(":")
-        if colon and prefix:
+        if config is not None and config.benchmark_from_id and colon and prefix:
             metadata.setdefault("benchmark", prefix)
         return GoldenQuery(
             id=pair.id,

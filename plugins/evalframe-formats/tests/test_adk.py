@@ -95,13 +95,14 @@ def test_pair_metadata_and_delta_p_are_query_metadata() -> None:
         "base_success_rate": 0.1,
         "source": "api_understanding",
         "delta_p": {LLM_AGENT: 0.85, RETRY: 0.02},
-        "benchmark": "api_understanding",  # the id's prefix: ADK's files name it nowhere else
     }
 
 
 def test_the_benchmark_is_the_ids_prefix_unless_the_pair_names_one(tmp_path: Path) -> None:
     """ADK's real files name a pair's benchmark only in its id (``fix_errors:01``): the
-    per-benchmark slices of ``+experiment=adk`` found no field and were dropped."""
+    per-benchmark slices of ``+experiment=adk`` found no field and were dropped. Asked
+    for (the experiment does): it is metadata, part of the set's content hash, so a set
+    loaded without it keeps the hash it had."""
     path = yaml_file(
         tmp_path,
         """
@@ -118,8 +119,13 @@ def test_the_benchmark_is_the_ids_prefix_unless_the_pair_names_one(tmp_path: Pat
             candidates: [{fqn: a, text: "x", empirical_relevance: "YES"}]
         """,
     )
-    got = {q.id: q.metadata.get("benchmark") for q in adk_dataset(path)}
+    config = AdkDatasetConfig(path=str(path), benchmark_from_id=True)
+    derived = AdkDataset(config, PluginContext()).load()
+    got = {q.id: q.metadata.get("benchmark") for q in derived}
     assert got == {"fix_errors:01": "fix_errors", "multi_agent:02": "mine", "plain": None}
+    plain = adk_dataset(path)  # the default: as before, and its hash with it
+    assert plain.by_id()["fix_errors:01"].metadata.get("benchmark") is None
+    assert plain.content_hash != derived.content_hash
 
 
 def test_a_pair_without_a_yes_candidate_is_a_negative_example() -> None:

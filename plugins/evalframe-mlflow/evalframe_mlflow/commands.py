@@ -830,8 +830,9 @@ def _stop_group(proc: subprocess.Popen[bytes], grace: float) -> None:
 
 
 # -- compare on run ids ---------------------------------------------------------------
-def _run_id_from_prefix(client: Any, prefix: str, uri: str) -> str:
-    """The one run in the store whose id begins with ``prefix`` (every experiment's)."""
+def _run_id_from_prefix(client: Any, prefix: str, uri: str) -> str | None:
+    """The one run in the store whose id begins with ``prefix`` (every experiment's);
+    None when none does. Two are refused, named."""
     try:
         experiments = [e.experiment_id for e in client.search_experiments()]
         found: list[str] = []
@@ -847,12 +848,7 @@ def _run_id_from_prefix(client: Any, prefix: str, uri: str) -> str:
     if len(found) == 1:
         return found[0]
     if not found:
-        raise ConfigError(
-            f"no MLflow run in {uri} has an id beginning with {prefix}",
-            expected="the id of a run logged by evalframe, or its first characters "
-            "(see `evalframe runs`)",
-            hint="set MLFLOW_TRACKING_URI to the store it was logged to",
-        )
+        return None
     raise ConfigError(
         f"{len(found)} MLflow runs in {uri} have ids beginning with {prefix}",
         got=", ".join(sorted(found)[:5]) + (" ..." if len(found) > 5 else ""),
@@ -870,15 +866,21 @@ def fetch_run(ref: str, dest: Path) -> Path | None:
     if match is None:
         return None
     run_id = match.group(1)
+    prefix = len(run_id) < 32
     uri = resolve_uri(None)
+    if prefix and not _store_exists(uri):
+        return None  # a folder's name that happens to be hex (`decade`): compare says
     _check_readable(uri)
     if not _store_exists(uri):
         raise _no_store(uri)
     from evalframe_mlflow.upload import Uploader
 
     client = Uploader(uri, timeout_seconds=5, retries=1, write=False).client
-    if len(run_id) < 32:
-        run_id = _run_id_from_prefix(client, run_id, uri)
+    if prefix:
+        found = _run_id_from_prefix(client, run_id, uri)
+        if found is None:
+            return None  # no run begins with it: a typo of a folder as likely as of an id
+        run_id = found
     try:
         client.get_run(run_id)
     except Exception as exc:  # noqa: BLE001  # MLflow raises its own exception type for a missing run
@@ -900,6 +902,8 @@ def fetch_run(ref: str, dest: Path) -> Path | None:
                     got=", ".join(sorted(names)) or "no artifacts",
                 )
             client.download_artifacts(run_id, needed, str(dest))
+        if "config.yaml" in names:  # its status criterion leads the comparison, as a folder's
+            client.download_artifacts(run_id, "config.yaml", str(dest))
     except EvalframeError:
         raise
     except Exception as exc:  # noqa: BLE001  # artifact store unreachable or files gone

@@ -129,11 +129,11 @@ def test_compare_accepts_mlflow_run_ids(
     assert {k: v for k, v in short.items() if k not in strip} == {
         k: v for k, v in from_ids.items() if k not in strip
     }
-    # a beginning no run has, and one too short to be an id's
+    # a beginning no run has (a folder's hex name as likely as an id), and one too short
     unknown = next(p for p in ("000000", "ffffff") if not a.startswith(p) and not b.startswith(p))
     res = project.command("compare", unknown, b[:8])
     assert res.returncode == 2
-    assert f"no MLflow run in {store} has an id beginning with {unknown}" in res.stderr
+    assert f"'{unknown}' is not a run folder, a baseline in " in res.stderr
     assert project.command("compare", a[:5], b[:8]).returncode == 2  # not taken for an id
 
 
