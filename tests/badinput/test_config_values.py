@@ -91,7 +91,9 @@ def test_a_run_folder_hydra_cannot_make_is_one_paragraph(project: Project, sweep
     assert res.code == 2
     assert "Traceback" not in res.stderr and "HYDRA_FULL_ERROR" not in res.stderr
     what = "sweep" if sweep else "run"
-    assert res.stderr.startswith(f"error: config key {key}: the {what}'s folder cannot be made or written: ")
+    assert res.stderr.startswith(
+        f"error: config key {key}: the {what}'s folder cannot be made or written: "
+    )
     assert "Not a directory" in res.stderr and f"set {key}=DIR" in res.stderr
 
 
