@@ -659,8 +659,6 @@ def test_crlf_and_a_stray_cr_between_fields_are_read_as_trec_eval_reads_them(
     path = tmp_path / "ok.run"
     # a CR between fields, and one before a word after the tag (a run's line may hold
     # words after its tag: it was refused as "7 fields")
-    path.write_bytes(
-        b"q1 Q0 d1 1 0.9 t\r\nq1 Q0 d2 2 0.8\rt\r\nq2 Q0 d3 1 0.7 t\rnote\r\n"
-    )
+    path.write_bytes(b"q1 Q0 d1 1 0.9 t\r\nq1 Q0 d2 2 0.8\rt\r\nq2 Q0 d3 1 0.7 t\rnote\r\n")
     run = read_trec_run(path)
     assert {q: r.doc_ids for q, r in run.rankings.items()} == {"q1": ("d1", "d2"), "q2": ("d3",)}

@@ -316,9 +316,7 @@ def _refuse_lone_surrogates(text: str, value: Any, path: Path, line: int | None)
     except UnicodeEncodeError:
         at = line
         if at is None:  # a whole document: the line of the first escape without a partner
-            lone = next(
-                (m for m in _SURROGATE_ESCAPE.finditer(text) if not _paired(m)), None
-            )
+            lone = next((m for m in _SURROGATE_ESCAPE.finditer(text) if not _paired(m)), None)
             at = text.count("\n", 0, lone.start() if lone else 0) + 1
         raise DataError(
             "a string holds half of a UTF-16 surrogate pair (an escape such as \\ud800 "
