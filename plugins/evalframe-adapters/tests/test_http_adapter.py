@@ -295,7 +295,7 @@ def test_a_key_the_service_echoes_in_a_document_id_is_not_quoted(
 ) -> None:
     """An answer whose id echoes the request's header: the error naming the id (quoted
     by the core, not the client) printed the key from the environment in full."""
-    secret = "tok-ZZZZyyyyXXXXwwww9876"
+    secret = "tok-ZZZZyyyyQQQQwwww9876"
     monkeypatch.setenv("EFA_TEST_TOKEN", secret)
 
     def echo(req: Request) -> Reply:
