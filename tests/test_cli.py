@@ -125,6 +125,7 @@ def test_advisory_gate_failure_does_not_fail_the_run(project: Project) -> None:
         ("depth=1,2", "config key depth: depth=1,2 is a comma-separated value"),
         ("~nosuch", "config key nosuch: ~nosuch deletes a key the config does not have"),
         ("+retriever=bm25", "config key retriever: +retriever=... adds a second retriever"),
+        ("~hydra.run.dir", "config key hydra.run.dir: ~hydra.run.dir: Hydra's own setting"),
     ],
 )
 def test_config_mistakes_exit_2_with_the_key(

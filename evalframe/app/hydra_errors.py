@@ -107,6 +107,7 @@ _NOT_THERE = re.compile(r"Could not delete from config\. '(?P<key>[^']+)' does n
 _TWICE = re.compile(r"^(?P<group>[\w/.-]+) appears more than once in the final defaults list",
                     re.MULTILINE)  # fmt: skip
 _NO_DIR = re.compile(r"Additional config directory '(?P<dir>[^'\n]+)' not found")
+_NO_DELETE = re.compile(r"Error merging override ~(?P<key>\S+)\s*\n[^\n]*does not support deletion")
 
 
 def _override_error(text: str) -> EvalframeError | None:
@@ -136,6 +137,13 @@ def _override_error(text: str) -> EvalframeError | None:
             f"+{group}=... adds a second {group}, and the config has one already",
             key=group,
             hint=f"write {group}=OPTION (without the plus) to pick another",
+        )
+    found = _NO_DELETE.search(text)
+    if found is not None:
+        return ConfigError(
+            f"~{found['key']}: Hydra's own setting cannot be deleted",
+            key=found["key"],
+            hint=f"give it a value ({found['key']}=...), or leave it out for its default",
         )
     found = _NO_DIR.search(text)
     if found is not None:

@@ -164,9 +164,29 @@ def _format_may_be_wrong(exc: DataError) -> bool:
     line, or at the file's first record (not JSON, required fields missing). One at a
     later line (a duplicate id, a bad label at line 7) follows records the format read
     as it should: the format is plainly right, and the error's own hint is the fix."""
+    if any(said in exc.message for said in _NOT_THE_FORMAT):
+        return False  # JSON no format could hold (too deep, a huge number, half a pair)
     if exc.line is None or exc.path is None:
         return True
     return not _text_before(Path(exc.path), exc.line)
+
+
+def _in_the_set(exc: DataError, root: Path) -> bool:
+    """Whether ``exc`` is of the golden set's own file (or of a file in its folder),
+    not of another one loaded with it (the ``--queries`` file)."""
+    if exc.path is None:
+        return True
+    where = Path(exc.path).resolve()
+    root = root.resolve()
+    return where == root or root in where.parents
+
+
+#: Load errors that are the file's text, whatever its format.
+_NOT_THE_FORMAT = (
+    "nested too deeply to read",
+    "holds a number evalframe cannot read",
+    "half of a UTF-16 surrogate pair",
+)
 
 
 def _text_before(path: Path, line: int) -> bool:
@@ -290,8 +310,10 @@ def load_golden(
     except DataError as exc:
         as_options(exc, "dataset", None, "--param", _settings(spec))
         others = ", ".join(n for n in DATASETS.names() if n != fmt)
-        if not _format_may_be_wrong(exc):
-            pass  # records before it were read in this format: its own hint is the fix
+        if not _format_may_be_wrong(exc) or not _in_the_set(exc, p):
+            # records before it were read in this format, or the error is another file's
+            # (--queries): its own hint is the fix
+            pass
         elif inferred is not None:  # the file may be fine, in another format than guessed
             exc.hint = (f"{exc.hint}; " if exc.hint else "") + (
                 f"{fmt} was a guess from {reason}: a file in another format needs "

@@ -280,11 +280,13 @@ class RunPage:
                 )
             )
         except EvalframeError as exc:  # the data, not the report: said without a traceback
-            said = exc.render().removeprefix("error: ").replace("\n  hint: ", "; ")
             # a corpus edited since the run (its manifest's hashes): the page can wait
             changed = "the corpus was read with" in exc.message or "this run started from" in (
                 exc.message
             )
+            if changed:  # its hint (a writer at work) is a run's; here the files changed
+                exc.hint = None
+            said = exc.render().removeprefix("error: ").replace("\n  hint: ", "; ")
             warn(
                 f"report.html was not written: {said}. The run's other files are complete"
                 + (

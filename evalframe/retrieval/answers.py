@@ -103,11 +103,14 @@ def build_ranking(
         try:
             doc = normalise_id(doc)
         except ValueError as exc:  # a space inside: a TREC run could not hold it
+            cut = "surrogate" in str(exc)  # half a UTF-16 pair: an emoji cut in two
             raise PluginError(
                 f"{source} returned a document id evalframe cannot keep for query "
                 f"{query_id!r} (result {position}): {exc}",
-                got=repr(raw_id)[:80],
-                hint="ids are single words: map the service's ids to ones without spaces",
+                got=None if cut else repr(raw_id)[:80],  # the message quotes it already
+                hint="the service cut a character of that id in two: fix it there"
+                if cut
+                else "ids are single words: map the service's ids to ones without spaces",
             ) from None
         if doc in seen:
             if duplicates == "first":

@@ -240,3 +240,18 @@ def test_golden_validate_refuses_a_pipe_it_would_read_twice(
     writer.join(timeout=5)
     err = one_paragraph_error(code, err)
     assert err.startswith(f"error: {pipe}: the golden set is a pipe or a device, not a file")
+
+
+def test_a_queries_files_error_gets_no_hint_about_the_golden_sets_format(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``--format`` names the golden set's format: an error of the ``--queries`` file (or
+    JSON no format could hold) said "jsonl was a guess ...: --format NAME", no fix."""
+    gold = tmp_path / "g.jsonl"
+    gold.write_text('{"id": "q01", "question": "x", "expected_chunks": ["a"]}\n')
+    queries = tmp_path / "qs.jsonl"
+    queries.write_text('{"id": "q01", "query": "x \\ud800"}\n')
+    code, _, err = golden_validate(capsys, gold, "--queries", str(queries))
+    err = one_paragraph_error(code, err)
+    assert f"{queries}:1: a string holds half of a UTF-16 surrogate pair" in err
+    assert "--format" not in err

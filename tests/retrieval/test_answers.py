@@ -31,4 +31,5 @@ def test_an_id_holding_half_a_surrogate_pair_is_a_plugin_error() -> None:
         build_ranking("q1", [("d0", 3.0), ("doc\ud800x", 2.0)], 5, source="http retriever")
     assert "cannot keep for query 'q1' (result 2)" in err.value.message
     assert "half of a UTF-16 surrogate pair" in err.value.message
+    assert "spaces" not in (err.value.hint or "")  # the whitespace case's advice does not fit
     err.value.render().encode("utf-8")  # the message itself can be printed

@@ -307,8 +307,8 @@ class RunFileRetriever:
         if removed:
             warn(
                 f"run file {config.path}: {removed} repeated document id(s) "
-                f"removed in {queries} quer{'y' if queries == 1 else 'ies'} of the whole file "
-                "(the first, highest-ranked occurrence is kept; a shard reads it all too)"
+                f"removed in {queries} quer{'y' if queries == 1 else 'ies'} of the file "
+                "(the first, highest-ranked occurrence is kept)"
             )
 
     @property

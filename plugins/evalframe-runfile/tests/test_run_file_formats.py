@@ -75,7 +75,7 @@ def test_predictions_order_is_the_ranking_and_repeats_are_dropped_with_a_warning
     assert ask(r, "q3") == ()  # answered with nothing: empty, not missing
     assert ask(r, "q404") is None
     assert r.duplicates_removed == 1
-    assert "1 repeated document id(s) removed in 1 query of the whole file" in capsys.readouterr().err
+    assert "1 repeated document id(s) removed in 1 query of the file" in capsys.readouterr().err
 
 
 def test_scored_results_are_sorted_by_score(tmp_path: Path) -> None:
