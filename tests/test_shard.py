@@ -282,3 +282,18 @@ def test_a_sweep_over_shards_is_not_tracked_and_ends_with_the_merge_command(
     assert "merge them into one run with:\n  evalframe merge sh/0 sh/1 --out sh/merged" in (
         capsys.readouterr().out
     )
+
+
+def test_a_shard_index_out_of_range_names_its_file(
+    two_shards: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``index: -1`` (a hand edit) was read as a shard of its own: "shard 0/2 is missing:
+    2 of 2 given", naming no file."""
+    root = two_shards
+    info_path = root / "sh" / "0" / "shard.json"
+    info = json.loads(info_path.read_text())
+    info["shard"]["index"] = -1
+    info_path.write_text(json.dumps(info))
+    err = _merge_error(capsys, str(root / "sh" / "0"), str(root / "sh" / "1"), "--out", "m")
+    assert err.startswith(f"error: {info_path}: not a shard description written by evalframe")
+    assert "0 <= i < n" in err

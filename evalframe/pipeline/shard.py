@@ -207,10 +207,16 @@ def read_shards(paths: Sequence[Path]) -> list[ShardInput]:
             )
         info = folder.shard()
         try:
-            Shard(int(info["shard"]["index"]), int(info["shard"]["count"]))
+            index, count = int(info["shard"]["index"]), int(info["shard"]["count"])
+            if not 0 <= index < count:  # -1 was read as a shard of its own, missing the 0th
+                raise ValueError(f"shard {index}/{count}")
         except (KeyError, TypeError, ValueError):
             raise DataError(
-                "not a shard description written by evalframe", path=folder.file(folder.SHARD)
+                "not a shard description written by evalframe",
+                path=folder.file(folder.SHARD),
+                expected="shard: {index: i, count: n} with 0 <= i < n",
+                got=repr(info.get("shard"))[:80],
+                hint="restore the file from the shard's run (or run that shard again)",
             ) from None
         shards.append(ShardInput(folder.path, info, folder.rankings()))
     return shards
